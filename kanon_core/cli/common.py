@@ -1,0 +1,90 @@
+"""Options and helpers shared by the subcommands, so every command reads files the same way."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import MISSING_SEMANTICS, Dataset, Roles
+from ..errors import InputError
+from ..io import load_dataset
+
+
+def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> None:
+    """FILE, --qi, --weight, --missing, --missing-codes: the conventions of every subcommand."""
+    p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat); CSV delimiter is sniffed")
+    p.add_argument("--qi", required=qi_required, help="comma-separated quasi-identifiers")
+    p.add_argument("--weight", help="sampling weight variable")
+    p.add_argument("--missing", choices=MISSING_SEMANTICS, default="wildcard",
+                   help="missing values match anything (wildcard, default) or are a category of their own")
+    p.add_argument("--missing-codes", default=None,
+                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=99' (NA is always missing)")
+
+
+def split_list(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    return tuple(s.strip() for s in text.split(",") if s.strip())
+
+
+def parse_missing_codes(text: str | None) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, tuple[Any, ...]] = {}
+    for part in split_list(text):
+        if "=" not in part:
+            raise InputError(f"--missing-codes expects var=code|code, got '{part}'.")
+        var, codes = part.split("=", 1)
+        out[var.strip()] = tuple(_number_or_text(c) for c in codes.split("|") if c != "")
+    return out
+
+
+def _number_or_text(text: str) -> Any:
+    try:
+        f = float(text)
+    except ValueError:
+        return text
+    return int(f) if f.is_integer() else f
+
+
+def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
+    """Load FILE with the roles given on the command line."""
+    roles = Roles(qis=split_list(getattr(args, "qi", None)), weight=getattr(args, "weight", None), **extra_roles)
+    ds = load_dataset(args.file, roles=roles, missing=args.missing,
+                      missing_codes=parse_missing_codes(getattr(args, "missing_codes", None)))
+    ds.weights()  # validate early: a bad weight is a clear error before any work
+    return ds
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Plain JSON types from numpy/pandas values (NaN -> null)."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, pd.DataFrame):
+        return to_jsonable(obj.to_dict(orient="records"))
+    if obj is pd.NA:
+        return None
+    return obj
+
+
+def write_json(path: str | None, payload: Any) -> None:
+    text = json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False)
+    if path is None or path == "-":
+        print(text)
+    else:
+        Path(path).write_text(text + "\n", encoding="utf-8")
