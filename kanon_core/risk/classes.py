@@ -1,0 +1,167 @@
+"""Equivalence-class sizes: fk (records sharing a record's QI values) and Fk (their summed weights).
+
+Two missing-value semantics (see :data:`kanon_core.dataset.MISSING_HELP`):
+
+* ``category``: missing is a value; classes are the groups of identical rows.
+* ``wildcard`` (sdcMicro's ``freqCalc``): records r and s *match* when, on every QI, their values are
+  equal or one of them is missing. fk(r) counts the records matching r (r included). Matching is not
+  transitive, so these are not a partition; they are computed exactly.
+
+Exact wildcard counting. Identical rows are first collapsed (with multiplicity and summed weight). Then
+one of two exact methods is chosen by estimated cost:
+
+* *pattern pairs*: for every pair of missing patterns (A, B), rows of A and rows of B match iff they
+  agree on the QIs observed in both; one grouped count per pair. Cost ~ P^2 numpy calls + P*n work, for
+  P distinct missing patterns: best when P is small (large files with a few incomplete variables).
+* *pairwise scan*: each collapsed row with a missing value is compared with every collapsed row in a
+  compiled loop (numba). Cost ~ n_missing * n_unique * q: best when patterns are many and the file is
+  survey-sized. Complete rows never match other distinct complete rows, so those pairs are skipped.
+
+Both are tested against a brute-force count (hypothesis) and against each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from ..dataset import Dataset, MissingSemantics, check_semantics
+from .keys import group_ids, pack_rows
+
+WildcardMethod = Literal["auto", "pairs", "scan"]
+
+
+@dataclass(frozen=True)
+class ClassSizes:
+    """Per-record class sizes in input order; ``Fk`` is None without weights."""
+
+    fk: np.ndarray
+    Fk: np.ndarray | None
+    missing: MissingSemantics
+
+
+def class_sizes(
+    codes: np.ndarray,
+    missing: MissingSemantics = "wildcard",
+    weights: np.ndarray | None = None,
+    method: WildcardMethod = "auto",
+) -> np.ndarray:
+    """fk per record (int64), or Fk (float64, summed weights of matching records) when ``weights`` given."""
+    res = compute_class_sizes(codes, missing, weights, method)
+    return res.fk if weights is None else res.Fk  # type: ignore[return-value]
+
+
+def compute_class_sizes(
+    codes: np.ndarray,
+    missing: MissingSemantics = "wildcard",
+    weights: np.ndarray | None = None,
+    method: WildcardMethod = "auto",
+) -> ClassSizes:
+    """fk and (with weights) Fk for every record, exactly, under the chosen missing semantics."""
+    check_semantics(missing)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.ndim != 2:
+        raise ValueError("codes must be a 2-D array")
+    n = codes.shape[0]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if n == 0:
+        return ClassSizes(np.zeros(0, np.int64), None if w is None else np.zeros(0), missing)
+    gid, mult = group_ids(codes)
+    wsum = np.bincount(gid, weights=w, minlength=len(mult)) if w is not None else mult.astype(np.float64)
+    if missing == "category" or not (codes < 0).any():
+        fk_u, Fk_u = mult.copy(), wsum.copy()
+    else:
+        first = np.zeros(len(mult), dtype=np.int64)
+        first[gid[::-1]] = np.arange(n - 1, -1, -1)
+        uniq = codes[first]
+        fk_u, Fk_u = _wildcard_unique(uniq, mult, wsum, method)
+    fk = fk_u[gid].astype(np.int64)
+    Fk = Fk_u[gid] if w is not None else None
+    return ClassSizes(fk=fk, Fk=Fk, missing=missing)
+
+
+def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod):
+    n_u, q = uniq.shape
+    miss = uniq < 0
+    has_miss = miss.any(axis=1)
+    if method == "auto":
+        pattern_keys = np.unique(np.packbits(miss, axis=1), axis=0)
+        n_patterns = len(pattern_keys)
+        cost_pairs = n_patterns**2 * 4e-5 + n_patterns * n_u * q * 2e-9
+        cost_scan = int(has_miss.sum()) * n_u * q * 1.5e-9
+        method = "pairs" if cost_pairs < cost_scan else "scan"
+    if method == "pairs":
+        return _wildcard_by_pattern_pairs(uniq, miss, mult, wsum)
+    from ._wildcard_kernel import wildcard_scan
+
+    fk = mult.astype(np.int64).copy()
+    Fk = wsum.astype(np.float64).copy()
+    wildcard_scan(uniq, has_miss, mult.astype(np.int64), wsum.astype(np.float64), fk, Fk)
+    return fk, Fk
+
+
+def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
+    n_u, q = uniq.shape
+    pat_ids, _ = group_ids(miss.astype(np.int32))
+    groups = [np.flatnonzero(pat_ids == p) for p in range(pat_ids.max() + 1)]
+    masks = [miss[g[0]] for g in groups]
+    fk = np.zeros(n_u, dtype=np.int64)
+    Fk = np.zeros(n_u, dtype=np.float64)
+    for ga, ma in zip(groups, masks, strict=True):
+        for gb, mb in zip(groups, masks, strict=True):
+            common = np.flatnonzero(~(ma | mb))
+            # Re-densify jointly: pack_rows keys of two different row sets are only comparable when the
+            # radices agree, so pack both sets together.
+            both = pack_rows(np.concatenate([uniq[np.ix_(ga, common)], uniq[np.ix_(gb, common)]]))
+            ka, kb = both[: len(ga)], both[len(ga):]
+            ukb, inv = np.unique(kb, return_inverse=True)
+            cnt = np.bincount(inv.reshape(-1), weights=mult[gb], minlength=len(ukb))
+            wts = np.bincount(inv.reshape(-1), weights=wsum[gb], minlength=len(ukb))
+            pos = np.searchsorted(ukb, ka)
+            pos_c = np.minimum(pos, len(ukb) - 1)
+            found = ukb[pos_c] == ka
+            fk[ga] += np.where(found, cnt[pos_c], 0).astype(np.int64)
+            Fk[ga] += np.where(found, wts[pos_c], 0.0)
+    return fk, Fk
+
+
+# -- a small counting interface, so an out-of-core backend can serve the same questions ------------------
+class ClassCounter(Protocol):
+    """Answers "how large is each record's class on these QIs?" (in-memory today, pluggable later)."""
+
+    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False) -> ClassSizes: ...
+
+
+@dataclass(frozen=True)
+class InMemoryCounter:
+    """Counts on the integer codes of an in-memory :class:`Dataset`."""
+
+    dataset: Dataset
+
+    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False) -> ClassSizes:
+        qm = self.dataset.qi_matrix(qis)
+        w = self.dataset.weights() if weighted else None
+        return compute_class_sizes(qm.codes, missing, w)
+
+
+def brute_force_class_sizes(codes: np.ndarray, missing: MissingSemantics, weights: np.ndarray | None = None):
+    """O(n^2) reference used by the tests (kept here so tests and docs share one definition)."""
+    codes = np.asarray(codes)
+    n = codes.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    fk = np.zeros(n, dtype=np.int64)
+    Fk = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            a, b = codes[i], codes[j]
+            if missing == "category":
+                ok = bool(np.all(a == b))
+            else:
+                ok = bool(np.all((a == b) | (a < 0) | (b < 0)))
+            if ok:
+                fk[i] += 1
+                Fk[i] += w[j]
+    return fk, Fk

@@ -1,0 +1,42 @@
+"""Packing several integer code columns into one int64 key per row, without overflow.
+
+Counting equivalence classes is a group-by on several columns; numpy is fastest on one int64 key.
+Mixed-radix packing (key = key * (cardinality + 1) + code + 1) is exact while the product of the
+radices fits in 63 bits; beyond that the partial key is re-densified with ``np.unique`` (ranks
+instead of raw values), which keeps the key exact for any number of columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_LIMIT = np.int64(2**62)
+
+
+def pack_rows(codes: np.ndarray) -> np.ndarray:
+    """One int64 key per row; equal rows get equal keys, different rows different keys.
+
+    ``codes`` is an (n, m) int array whose values are >= -1 (-1 = missing is treated as a value).
+    """
+    n, m = codes.shape
+    key = np.zeros(n, dtype=np.int64)
+    if m == 0:
+        return key
+    span = 1  # number of distinct key values possible so far (upper bound)
+    for j in range(m):
+        col = codes[:, j].astype(np.int64) + 1
+        radix = int(col.max()) + 1 if n else 1
+        if span * radix >= _LIMIT:
+            uniq, key = np.unique(key, return_inverse=True)
+            key = key.astype(np.int64).reshape(-1)
+            span = len(uniq)
+        key = key * radix + col
+        span *= radix
+    return key
+
+
+def group_ids(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group id per row and the size of each group (identical rows form a group)."""
+    key = pack_rows(codes)
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
