@@ -101,6 +101,8 @@ def load_dataset(
     """Read a file into a :class:`Dataset` (version 0 of a session)."""
     table = read_table(source, filename)
     meta = dict(table.meta)
+    if not isinstance(source, (bytes, bytearray)):
+        meta.update(read_labels_sidecar(Path(source), table.frame))
     for col, codes in (missing_codes or {}).items():
         if col not in table.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
@@ -108,6 +110,50 @@ def load_dataset(
         meta[col] = VariableMeta(m.label, m.value_labels, tuple(m.missing_codes) + tuple(codes))
     name = Path(filename).stem if filename else Path(str(source)).stem
     return Dataset(frame=table.frame, meta=meta, roles=roles or Roles(), missing=missing, name=name)  # type: ignore[arg-type]
+
+
+def sidecar_path(path: Path) -> Path:
+    """``data.csv`` -> ``data.labels.json``: variable and value labels for formats that cannot hold them."""
+    return path.with_name(path.stem + ".labels.json")
+
+
+def read_labels_sidecar(path: Path, frame: pd.DataFrame) -> dict[str, VariableMeta]:
+    """Labels from a JSON sidecar ``{var: {"label": ..., "value_labels": {code: text}, "missing_codes": [...]}}``.
+
+    Codes are JSON strings; they are matched to the column's values (numbers or text).
+    """
+    side = sidecar_path(path)
+    if not side.exists():
+        return {}
+    import json
+
+    try:
+        spec = json.loads(side.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(f"The labels file {side.name} is not valid JSON.") from None
+    return labels_from_spec(spec, frame)
+
+
+def labels_from_spec(spec: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, VariableMeta]:
+    out: dict[str, VariableMeta] = {}
+    for var, d in spec.items():
+        if var not in frame.columns or not isinstance(d, Mapping):
+            continue
+        numeric = pd.api.types.is_numeric_dtype(frame[var].dtype)
+        vl = {_typed_code(k, numeric): str(v) for k, v in (d.get("value_labels") or {}).items()}
+        mc = tuple(_typed_code(str(c), numeric) for c in (d.get("missing_codes") or ()))
+        out[var] = VariableMeta(label=d.get("label"), value_labels=vl, missing_codes=mc)
+    return out
+
+
+def _typed_code(code: str, numeric: bool) -> Any:
+    if not numeric:
+        return code
+    try:
+        f = float(code)
+    except ValueError:
+        return code
+    return int(f) if f.is_integer() else f
 
 
 def _extension(filename: str) -> str:
