@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, TypeVar
 
-from .dataset import Dataset, Roles
+from .dataset import Dataset, Roles, VariableMeta
 from .errors import InputError
 from .progress import Progress
 
@@ -153,3 +153,24 @@ class DropVariables(Step):
 
     def describe(self) -> str:
         return f"Drop {', '.join(self.columns)}"
+
+
+@register_step
+@dataclasses.dataclass(frozen=True)
+class DeclareMissingCodes(Step):
+    """Declare codes of a variable that mean "missing" (e.g. -9, 99), in addition to empty cells."""
+
+    kind: ClassVar[str] = "declare_missing_codes"
+    column: str = ""
+    codes: tuple[Any, ...] = ()
+
+    def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
+        if self.column not in ds.frame.columns:
+            raise InputError(f"Unknown variable '{self.column}'.")
+        m = ds.meta_of(self.column)
+        meta = dict(ds.meta)
+        meta[self.column] = VariableMeta(m.label, m.value_labels, tuple(self.codes))
+        return ds.with_frame(ds.frame, meta)
+
+    def describe(self) -> str:
+        return f"Missing codes of {self.column}: {', '.join(map(str, self.codes)) or 'none'}"

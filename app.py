@@ -1,0 +1,32 @@
+"""kanon dashboard: statistical disclosure control of survey microdata.
+
+Run with ``streamlit run app.py``. Pages live in ``pages/`` and are registered here explicitly; all
+numbers come from ``kanon_core``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from kanon_app import sidebar, state
+
+st.set_page_config(page_title="kanon — disclosure control", page_icon="🛡️", layout="wide")
+
+PAGE_DIR = Path(__file__).resolve().parent / "pages"
+PAGES = [
+    ("data.py", "Data", "📂"),
+    ("risk.py", "Risk", "⚠️"),
+    ("minucs.py", "MINUCs", "🔎"),
+    ("recode.py", "Recode", "🧮"),
+    ("suppress.py", "Suppress", "✂️"),
+    ("compare.py", "Compare", "📊"),
+    ("export.py", "Export", "💾"),
+]
+
+state.init()
+pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES if (PAGE_DIR / f).exists()]
+nav = st.navigation(pages)
+sidebar.render_timeline()
+nav.run()

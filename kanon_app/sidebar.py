@@ -1,0 +1,42 @@
+"""The sidebar: the version timeline with a risk summary each, undo/redo and branching."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from kanon_core.errors import KanonError
+from kanon_core.risk.timeline import version_risk
+
+from . import state
+
+
+def render_timeline() -> None:
+    hist = state.history()
+    k = int(state.settings()["k"])
+    st.sidebar.markdown("### Versions")
+    src = state.source()
+    st.sidebar.caption(f"Data: {src.get('title', src.get('name', ''))}")
+    c1, c2 = st.sidebar.columns(2)
+    if c1.button("↶ Undo", disabled=not hist.can_undo(), width="stretch", key="btn_undo"):
+        hist.undo()
+        st.rerun()
+    if c2.button("↷ Redo", disabled=not hist.can_redo(), width="stretch", key="btn_redo"):
+        hist.redo()
+        st.rerun()
+    original = hist.original.dataset
+    for vid in sorted(hist.versions):
+        v = hist.versions[vid]
+        try:
+            r = state.memo("version_risk", k, lambda v=v: version_risk(original, v.dataset, k), version=v)
+        except KanonError:
+            r = None
+        risk = "" if r is None else f" · {r.n_violating:,} < k={k}" + (
+            f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
+        marker = "▶ " if vid == hist.current_id else ""
+        depth = len(hist.lineage(vid)) - 1
+        label = f"{'  ' * depth}{marker}v{vid}: {v.label}{risk}"
+        if vid == hist.current_id:
+            st.sidebar.markdown(f"**{label}**")
+        elif st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)"):
+            hist.checkout(vid)
+            st.rerun()

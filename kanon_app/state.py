@@ -1,0 +1,101 @@
+"""Workflow state kept in ``st.session_state`` under keys that no widget is bound to.
+
+Widgets get their own ``w_*`` keys and copy their value into the workflow state; Streamlit forgets
+widget keys of pages not shown, the workflow state survives page changes. Expensive results are memoised
+per (history, version, function, parameters) — never keyed on the frame itself, which Streamlit would
+hash from a sample.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from kanon_core.dataset import Dataset
+from kanon_core.history import History, Version
+from kanon_core.steps import Step
+
+from .samples import DEFAULT_SAMPLE, SAMPLES, load_sample
+
+T = TypeVar("T")
+MEMO_SIZE = 48
+
+
+def init() -> None:
+    """Load the default sample with preset roles on first open, so a demo needs no clicks."""
+    ss = st.session_state
+    if "history" not in ss:
+        ss["history"] = History.start(load_sample(DEFAULT_SAMPLE))
+        ss["source"] = {"kind": "sample", "key": DEFAULT_SAMPLE, "title": SAMPLES[DEFAULT_SAMPLE].title,
+                        "path": str(SAMPLES[DEFAULT_SAMPLE].path)}
+    ss.setdefault("settings", {"k": 3})
+    ss.setdefault("memo", OrderedDict())
+    ss.setdefault("flash", [])
+
+
+def history() -> History:
+    return st.session_state["history"]
+
+
+def current() -> Version:
+    return history().current
+
+
+def dataset() -> Dataset:
+    return current().dataset
+
+
+def settings() -> dict[str, Any]:
+    return st.session_state["settings"]
+
+
+def set_source(ds: Dataset, source: dict[str, Any]) -> None:
+    """Start a new session history on freshly loaded data (the previous one is dropped)."""
+    st.session_state["history"] = History.start(ds)
+    st.session_state["source"] = source
+    st.session_state["memo"] = OrderedDict()
+    for key in [k for k in st.session_state if str(k).startswith("result_")]:
+        del st.session_state[key]
+
+
+def source() -> dict[str, Any]:
+    return st.session_state["source"]
+
+
+def apply(step: Step) -> Version:
+    return history().apply(step)
+
+
+def flash(message: str) -> None:
+    """A message shown once on the next run (e.g. after a step is applied and the page reruns)."""
+    st.session_state["flash"].append(message)
+
+
+def show_flash() -> None:
+    for msg in st.session_state.get("flash", []):
+        st.success(msg)
+    st.session_state["flash"] = []
+
+
+def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version | None = None) -> T:
+    """Memoise ``compute()`` for the given version (default current) and parameters (LRU, bounded)."""
+    version = version or current()
+    key = (history().uid, version.id, name, params)
+    cache: OrderedDict = st.session_state["memo"]
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = compute()
+    cache[key] = value
+    while len(cache) > MEMO_SIZE:
+        cache.popitem(last=False)
+    return value
+
+
+def widget_value(widget_key: str, default: Any) -> None:
+    """Seed a widget's key from workflow state before the widget is created."""
+    if widget_key not in st.session_state:
+        st.session_state[widget_key] = default

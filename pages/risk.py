@@ -1,0 +1,75 @@
+"""Risk: equivalence-class sizes and k-anonymity violations for the chosen quasi-identifiers."""
+
+from __future__ import annotations
+
+import plotly.express as px
+import streamlit as st
+
+from kanon_app import state
+from kanon_core.errors import KanonError
+from kanon_core.risk.summary import risk_summary, violating_records
+from kanon_core.steps import SetRoles
+
+st.title("Risk")
+state.show_flash()
+ds = state.dataset()
+settings = state.settings()
+
+c1, c2 = st.columns([4, 1])
+state.widget_value("w_risk_qis", list(ds.roles.qis))
+state.widget_value("w_k", int(settings["k"]))
+qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_risk_qis")
+k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_k"))
+settings["k"] = k
+if tuple(qis) != ds.roles.qis and qis:
+    if st.button("Use these as the quasi-identifiers (new version)", key="btn_risk_set_qis"):
+        r = ds.roles
+        try:
+            state.apply(SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes,
+                                 tuple(c for c in r.direct_ids if c not in qis)))
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()
+if not qis:
+    st.info("Choose at least one quasi-identifier.")
+    st.stop()
+
+try:
+    qm = ds.qi_matrix(qis)
+    weights = ds.weights()
+    summary = state.memo("risk_summary", (tuple(qis), k, ds.missing),
+                         lambda: risk_summary(qm, k, ds.missing, weights))
+except KanonError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.caption(f"Missing values count as **{ds.missing}** (change on the Data page).")
+m = st.columns(5)
+m[0].metric("Records", f"{summary.n_records:,}")
+m[1].metric("k achieved", f"{summary.k_achieved:,}")
+m[2].metric(f"Records violating k={k}", f"{summary.n_violating:,}",
+            help="Records whose equivalence class (fk) is smaller than k.")
+m[3].metric("Sample uniques", f"{summary.n_sample_uniques:,}", help="Records with fk = 1.")
+m[4].metric("Distinct patterns", f"{summary.n_classes:,}")
+
+left, right = st.columns(2)
+with left:
+    fig = px.bar(summary.size_distribution, x="class_size", y="records", title="Records by class size (fk)")
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig, width="stretch", key="chart_sizes")
+with right:
+    import pandas as pd
+
+    viol = pd.DataFrame({"k": list(summary.violations), "violating records": list(summary.violations.values())})
+    fig2 = px.bar(viol, x="k", y="violating records", title="Records violating k, for k = 2..10")
+    fig2.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig2, width="stretch", key="chart_viol")
+
+st.subheader("Quasi-identifiers")
+st.dataframe(summary.per_qi, hide_index=True, width="stretch")
+
+st.subheader(f"Records violating k = {k}")
+table = violating_records(qm, summary.sizes.fk, k, summary.sizes.Fk)
+st.caption(f"Showing {len(table):,} of {summary.n_violating:,}, smallest classes first.")
+st.dataframe(table, hide_index=True, width="stretch")
