@@ -173,6 +173,11 @@ def _read_csv(raw: bytes) -> pd.DataFrame:
     except csv.Error:
         first = sample.splitlines()[0] if sample.splitlines() else ""
         sep = max(",;\t|", key=first.count)
+    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    names = [h.strip() for h in header]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:  # pandas would silently rename them to a.1, a.2
+        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
     frame = pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, keep_default_na=True)
     return frame
 

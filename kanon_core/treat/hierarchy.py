@@ -1,0 +1,711 @@
+"""Generalization hierarchies: for every original value, its generalized value at each level.
+
+A hierarchy is Sweeney's value generalization hierarchy (seed 001, "DGH/VGH"): level 0 is the original
+value, each next level is coarser, the last level is ``*`` (nothing released). It is stored the way ARX
+stores it on disk: one row per original value, one column per level, so ARX hierarchy files
+(semicolon-separated, no header) import and export without loss.
+
+Values in a data file and in a hierarchy file rarely have the same type (an age read as the integer 39,
+the hierarchy cell the text ``"39"``; a ZIP code 2138 against ``"02138"``), so values are matched through
+:func:`value_key`, a normalised text form in which numbers compare by value.
+
+The builders (intervals, quantiles, the greedy capacity binning of seed 002, top/bottom coding and
+clipping of seed 003, category grouping, character masking of seed 001, dates) all return a
+:class:`Hierarchy`; validation is in one place, the constructor.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import io
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+TOP = "*"
+"""The label of the last level: the value is not released."""
+
+
+# -- matching values -------------------------------------------------------------------------------------------
+def value_key(value: Any) -> str | None:
+    """A normalised text form of a value, so that ``39``, ``39.0``, ``"39"`` and ``" 39 "`` match.
+
+    Numbers (and texts that read as finite numbers) compare by value: integral numbers become their
+    integer digits (``"02138"`` and ``2138`` give ``"2138"``), others their shortest float repr. Any
+    other text is stripped. Missing values (None, NaN, NA) give None.
+    """
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if math.isnan(f):
+            return None
+        return _number_key(f)
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    text = str(value).strip()
+    if text and text[0] in "+-.0123456789":
+        try:
+            f = float(text)
+        except ValueError:
+            return text
+        if math.isfinite(f):
+            return _number_key(f)
+    return text
+
+
+def _number_key(f: float) -> str:
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f.is_integer() and abs(f) < 2**63:
+        return str(int(f))
+    return repr(f)
+
+
+def format_number(x: float) -> str:
+    """Shortest readable text of a bound: integers without a decimal point."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 2**63:
+        return str(int(x))
+    return f"{x:.10g}"
+
+
+# -- the hierarchy ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hierarchy:
+    """One row per original value: ``rows[i] = (original, level 1, ..., TOP)``, all texts.
+
+    Invariants (checked on construction; messages name rows and levels, never values):
+
+    * at least two levels, every row with the same number of levels;
+    * original values distinct (after :func:`value_key`);
+    * each level is a coarsening of the one before: two values sharing a label at level l share one
+      at level l + 1 (otherwise a more general level would re-separate records);
+    * the last level has a single label (it is the hierarchy's root, usually ``*``).
+    """
+
+    rows: tuple[tuple[str, ...], ...]
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        rows = tuple(tuple(str(c) for c in r) for r in self.rows)
+        object.__setattr__(self, "rows", rows)
+        _validate_rows(rows, self.name)
+
+    # -- shape -----------------------------------------------------------------------------------------------
+    @property
+    def height(self) -> int:
+        """Number of levels, 0 (original) to ``height - 1`` (root)."""
+        return len(self.rows[0])
+
+    @property
+    def max_level(self) -> int:
+        return self.height - 1
+
+    @property
+    def n_values(self) -> int:
+        return len(self.rows)
+
+    @property
+    def originals(self) -> tuple[str, ...]:
+        return tuple(r[0] for r in self.rows)
+
+    def labels_at(self, level: int) -> tuple[str, ...]:
+        """The label of every row at ``level``."""
+        self._check_level(level)
+        return tuple(r[level] for r in self.rows)
+
+    def groups_at(self, level: int) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Group index per row at ``level`` (groups numbered in order of first row) and group labels."""
+        self._check_level(level)
+        labels: dict[str, int] = {}
+        idx = np.empty(self.n_values, dtype=np.int32)
+        for i, r in enumerate(self.rows):
+            idx[i] = labels.setdefault(r[level], len(labels))
+        return idx, tuple(labels)
+
+    def n_groups(self) -> tuple[int, ...]:
+        """Number of distinct labels per level (non-increasing)."""
+        return tuple(len({r[lv] for r in self.rows}) for lv in range(self.height))
+
+    def _check_level(self, level: int) -> None:
+        if not 0 <= level < self.height:
+            raise InputError(
+                f"Hierarchy{_of(self.name)} has levels 0 to {self.max_level}; level {level} does not exist."
+            )
+
+    # -- matching data values ------------------------------------------------------------------------------
+    def match(self, values: Sequence[Any], labels: Sequence[str] | None = None) -> np.ndarray:
+        """Row index of each value (-1 where the hierarchy has no row for it).
+
+        Values are matched by :func:`value_key`; a value without a row is then tried by its display label
+        (an SPSS code 1 labelled "Male" matches a hierarchy written with "Male").
+        """
+        index = {value_key(o): i for i, o in enumerate(self.originals)}
+        out = np.full(len(values), -1, dtype=np.int64)
+        for i, v in enumerate(values):
+            pos = index.get(value_key(v), -1)
+            if pos < 0 and labels is not None:
+                pos = index.get(value_key(labels[i]), -1)
+            out[i] = pos
+        return out
+
+    def tables(self, values: Sequence[Any], labels: Sequence[str] | None = None) -> LevelTables:
+        """Lookup tables from the codes of one QI (``values[c]`` behind code c) to generalized codes.
+
+        Raises :class:`InputError` when some value has no row (the message gives only the count).
+        """
+        rows = self.match(values, labels)
+        unknown = int((rows < 0).sum())
+        if unknown:
+            raise InputError(
+                f"{unknown} value(s) of variable{_of(self.name)} are not in its hierarchy. Add rows for them "
+                "(or rebuild the hierarchy from the data)."
+            )
+        tabs, level_labels = [], []
+        for level in range(self.height):
+            grp, glabels = self.groups_at(level)
+            used = grp[rows]
+            # Renumber the groups actually present, in hierarchy order, so codes stay dense and ordered.
+            present = np.unique(used)
+            remap = np.full(len(glabels), -1, dtype=np.int32)
+            remap[present] = np.arange(len(present), dtype=np.int32)
+            tabs.append(remap[used].astype(np.int32))
+            level_labels.append(tuple(glabels[g] for g in present))
+        table = np.vstack(tabs) if tabs else np.empty((0, len(values)), np.int32)
+        return LevelTables(table=table, labels=tuple(level_labels))
+
+    # -- conversions ---------------------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """One column per level (``level 0`` ... ), for display and for an editable table."""
+        cols = [f"level {i}" for i in range(self.height)]
+        return pd.DataFrame(list(self.rows), columns=cols, dtype=object)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, name: str = "") -> Hierarchy:
+        """Rebuild from an (edited) table: one row per value, one column per level, in column order."""
+        if frame.shape[1] < 2:
+            raise InputError("A hierarchy needs at least two columns (the value and its generalization).")
+        rows = []
+        for i, r in enumerate(frame.itertuples(index=False)):
+            cells = ["" if (c is None or (isinstance(c, float) and math.isnan(c))) else str(c) for c in r]
+            if any(c.strip() == "" for c in cells):
+                raise InputError(f"Row {i + 1} of hierarchy{_of(name)} has an empty cell.")
+            rows.append(tuple(c.strip() for c in cells))
+        return cls(tuple(rows), name)
+
+    def to_arx_csv(self, delimiter: str = ";") -> str:
+        """ARX's hierarchy file: one row per value, one column per level, no header."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+        writer.writerows(self.rows)
+        return buf.getvalue()
+
+    def to_json(self) -> list[list[str]]:
+        return [list(r) for r in self.rows]
+
+    def with_name(self, name: str) -> Hierarchy:
+        return Hierarchy(self.rows, name)
+
+
+@dataclass(frozen=True)
+class LevelTables:
+    """``table[l, c]``: generalized code at level l of data code c; ``labels[l][g]``: label of code g.
+
+    Generalized codes are dense (only groups present in the data) and follow hierarchy order.
+    """
+
+    table: np.ndarray
+    labels: tuple[tuple[str, ...], ...]
+
+    @property
+    def n_groups(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.labels)
+
+
+def _of(name: str) -> str:
+    return f" '{name}'" if name else ""
+
+
+def _validate_rows(rows: tuple[tuple[str, ...], ...], name: str) -> None:
+    if not rows:
+        raise InputError(f"Hierarchy{_of(name)} has no rows.")
+    height = len(rows[0])
+    if height < 2:
+        raise InputError(f"Hierarchy{_of(name)} needs at least two levels (the value and '{TOP}').")
+    for i, r in enumerate(rows):
+        if len(r) != height:
+            raise InputError(f"Row {i + 1} of hierarchy{_of(name)} has {len(r)} levels; row 1 has {height}.")
+    seen: dict[str | None, int] = {}
+    for i, r in enumerate(rows):
+        key = value_key(r[0])
+        if key in seen:
+            raise InputError(f"Rows {seen[key] + 1} and {i + 1} of hierarchy{_of(name)} have the same original value.")
+        seen[key] = i
+    for level in range(1, height):
+        parent: dict[str, str] = {}
+        for i, r in enumerate(rows):
+            prev, cur = r[level - 1], r[level]
+            if parent.setdefault(prev, cur) != cur:
+                raise InputError(
+                    f"Level {level} of hierarchy{_of(name)} is not a coarsening of level {level - 1}: "
+                    f"row {i + 1} shares its level-{level - 1} label with another row but not its level-{level} label."
+                )
+    if len({r[-1] for r in rows}) != 1:
+        raise InputError(f"The last level of hierarchy{_of(name)} must have a single label (e.g. '{TOP}').")
+
+
+def _complete(originals: Sequence[str], levels: Sequence[Sequence[str]], name: str) -> Hierarchy:
+    """Assemble rows from level label lists, dropping repeated levels and appending the root ``*``."""
+    cols: list[list[str]] = [list(originals)]
+    for lab in levels:
+        lab = [str(x) for x in lab]
+        if _same_partition(lab, cols[-1]):
+            continue
+        cols.append(lab)
+    if len(set(cols[-1])) > 1 or len(cols) == 1:
+        cols.append([TOP] * len(originals))
+    else:
+        cols[-1] = [TOP] * len(originals)
+    return Hierarchy(tuple(zip(*cols, strict=True)), name)
+
+
+def _same_partition(a: Sequence[str], b: Sequence[str]) -> bool:
+    """True when two labelings group the rows identically (a level that adds nothing is dropped)."""
+    return len(set(a)) == len(set(b)) == len(set(zip(a, b, strict=True)))
+
+
+# -- numeric helpers -------------------------------------------------------------------------------------------
+def _numeric_distinct(values: Iterable[Any], name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Sorted distinct numeric values, their record counts and their texts (row originals)."""
+    s = pd.Series(list(values) if not isinstance(values, pd.Series) else values)
+    s = s[s.notna()]
+    num = pd.to_numeric(s, errors="coerce")
+    bad = int(num.isna().sum())
+    if bad:
+        raise InputError(f"Variable{_of(name)} has {bad} non-numeric value(s); numeric hierarchies need numbers.")
+    if len(num) == 0:
+        raise InputError(f"Variable{_of(name)} has no observed values.")
+    arr = num.to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"Variable{_of(name)} has infinite values.")
+    uniq, counts = np.unique(arr, return_counts=True)
+    return uniq, counts, [format_number(u) for u in uniq]
+
+
+def _all_integral(x: np.ndarray) -> bool:
+    return bool(np.all(x == np.round(x)))
+
+
+def _interval_label(lo: float, hi: float, integral: bool) -> str:
+    """Label of [lo, hi): ``"20-24"`` for integer data (ARX's style), ``"[20, 25)"`` otherwise."""
+    if math.isinf(lo) and math.isinf(hi):
+        return TOP
+    if math.isinf(lo):
+        return f"<{format_number(hi)}"
+    if math.isinf(hi):
+        return f">={format_number(lo)}"
+    if integral and float(lo).is_integer() and float(hi).is_integer():
+        last = hi - 1
+        return format_number(lo) if last <= lo else f"{format_number(lo)}-{format_number(last)}"
+    return f"[{format_number(lo)}, {format_number(hi)})"
+
+
+def _labels_from_cuts(uniq: np.ndarray, cuts: Sequence[float], integral: bool) -> list[str]:
+    """Bin every value into (-inf, c1), [c1, c2), ..., [cm, inf) and label the bins."""
+    edges = np.concatenate([[-np.inf], np.unique(np.asarray(cuts, dtype=np.float64)), [np.inf]])
+    pos = np.searchsorted(edges, uniq, side="right") - 1
+    return [_interval_label(edges[p], edges[p + 1], integral) for p in pos]
+
+
+# -- builders: intervals --------------------------------------------------------------------------------------
+def cut_hierarchy(values: Iterable[Any], levels: Sequence[Sequence[float]], name: str = "") -> Hierarchy:
+    """Intervals from custom cut points, one list per level (each list a subset of the one before).
+
+    A cut point c starts the interval ``[c, next cut)``; values below the first cut form ``<c1``.
+    """
+    uniq, _, texts = _numeric_distinct(values, name)
+    integral = _all_integral(uniq)
+    for i in range(1, len(levels)):
+        if not set(map(float, levels[i])) <= set(map(float, levels[i - 1])):
+            raise InputError(
+                f"Cut points of level {i + 1} must be a subset of those of level {i}, so that each level "
+                "coarsens the one before."
+            )
+    return _complete(texts, [_labels_from_cuts(uniq, cuts, integral) for cuts in levels], name)
+
+
+def interval_hierarchy(
+    values: Iterable[Any],
+    widths: Sequence[float],
+    origin: float | None = None,
+    bottom: float | None = None,
+    top: float | None = None,
+    name: str = "",
+) -> Hierarchy:
+    """Fixed-width intervals, one width per level (each a whole multiple of the one before).
+
+    Intervals start at ``origin`` (default: the lowest value rounded down to the first width). With
+    ``bottom``/``top`` the tails are coded into ``<bottom`` and ``>=top`` at every level (seed 003's
+    clipping of outliers, which lets narrow intervals reach k where the tails alone would not).
+    """
+    uniq, _, _ = _numeric_distinct(values, name)
+    if not widths:
+        raise InputError("Give at least one interval width.")
+    ws = [float(w) for w in widths]
+    if any(w <= 0 for w in ws):
+        raise InputError("Interval widths must be positive.")
+    for a, b in zip(ws, ws[1:], strict=False):
+        ratio = b / a
+        if ratio < 1 or abs(ratio - round(ratio)) > 1e-9:
+            raise InputError("Each interval width must be a whole multiple of the previous one (e.g. 5, 10, 20).")
+    if bottom is not None and top is not None and bottom >= top:
+        raise InputError("The bottom code must be below the top code.")
+    if origin is not None:
+        o = float(origin)
+    elif bottom is not None:
+        o = float(bottom)
+    else:
+        o = math.floor(float(uniq[0]) / ws[0]) * ws[0]
+    integral = _all_integral(uniq) and _all_integral(np.array([o, *ws]))
+    texts = [format_number(u) for u in uniq]
+    levels = []
+    for w in ws:
+        lab = []
+        for u in uniq:
+            if top is not None and u >= top:
+                lab.append(f">={format_number(top)}")
+            elif bottom is not None and u < bottom:
+                lab.append(f"<{format_number(bottom)}")
+            else:
+                b = math.floor((u - o) / w + 1e-12)
+                lo, hi = o + b * w, o + (b + 1) * w
+                lo = lo if bottom is None else max(lo, float(bottom))
+                hi = hi if top is None else min(hi, float(top))
+                lab.append(_interval_label(lo, hi, integral))
+        levels.append(lab)
+    return _complete(texts, levels, name)
+
+
+def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2), name: str = "") -> Hierarchy:
+    """Intervals holding about equal numbers of records: quantile cuts, finest level first.
+
+    Coarser levels snap their quantile cuts to the nearest cut of the level below, so the levels nest.
+    """
+    s = pd.Series(list(values) if not isinstance(values, pd.Series) else values)
+    num = pd.to_numeric(s[s.notna()], errors="coerce")
+    if num.isna().any():
+        raise InputError(f"Variable{_of(name)} has non-numeric values; quantile bins need numbers.")
+    data = np.sort(num.to_numpy(dtype=np.float64))
+    if len(data) == 0:
+        raise InputError(f"Variable{_of(name)} has no observed values.")
+    bins = sorted({int(b) for b in n_bins if int(b) >= 2}, reverse=True)
+    if not bins:
+        raise InputError("Quantile bins: give numbers of bins of at least 2.")
+    levels: list[list[float]] = []
+    for b in bins:
+        qs = np.quantile(data, np.arange(1, b) / b, method="lower")
+        cuts = sorted({float(_next_above(data, q)) for q in qs} - {float(data[0])})
+        cuts = [c for c in cuts if c > data[0]]
+        if levels:
+            prev = np.asarray(levels[-1])
+            cuts = sorted({float(prev[np.argmin(np.abs(prev - c))]) for c in cuts}) if len(prev) else []
+        levels.append(cuts)
+    return cut_hierarchy(data, levels, name)
+
+
+def _next_above(sorted_data: np.ndarray, q: float) -> float:
+    """The smallest observed value above ``q`` (a cut is where a new interval starts)."""
+    i = np.searchsorted(sorted_data, q, side="right")
+    return float(sorted_data[min(i, len(sorted_data) - 1)])
+
+
+# -- builder: greedy capacity binning (seed 002) --------------------------------------------------------------
+def greedy_bins(uniq: np.ndarray, counts: np.ndarray, capacity: float, start: np.ndarray | None = None) -> np.ndarray:
+    """Bin index per distinct value after Angiuli & Waldo's greedy merging (seed 002, section IV.B).
+
+    Start from ``start`` (bin per value by default). While some bin holds fewer than ``capacity``
+    records, perform the cheapest merge of such a bin with its left or right neighbour. The cost is the
+    change of the bins' means, the placeholder values the records are released with, summed in squares
+    over the records whose placeholder moves: ``n_a n_b / (n_a + n_b) * (mean_a - mean_b)^2``. Merging
+    towards the closer mass keeps bins narrow and the means close to the pre-discretized values. Ties go
+    to the leftmost pair, so the result is deterministic.
+    """
+    n_vals = len(uniq)
+    bin_of = np.arange(n_vals) if start is None else np.asarray(start).copy()
+    nb = int(bin_of.max()) + 1 if n_vals else 0
+    cnt = np.bincount(bin_of, weights=counts, minlength=nb).astype(np.float64)
+    tot = np.bincount(bin_of, weights=counts * uniq, minlength=nb).astype(np.float64)
+    right = [b + 1 if b + 1 < nb else -1 for b in range(nb)]
+    left = [b - 1 for b in range(nb)]
+    parent = list(range(nb))
+    version = [0] * nb
+    heap: list[tuple[float, int, int, int, int]] = []
+
+    def push(a: int) -> None:
+        b = right[a]
+        if a < 0 or b < 0 or (cnt[a] >= capacity and cnt[b] >= capacity):
+            return
+        na, nbb = cnt[a], cnt[b]
+        ma = tot[a] / na if na > 0 else 0.0
+        mb = tot[b] / nbb if nbb > 0 else 0.0
+        cost = na * nbb / (na + nbb) * (ma - mb) ** 2 if na + nbb > 0 else 0.0
+        heapq.heappush(heap, (cost, a, b, version[a], version[b]))
+
+    for a in range(nb - 1):
+        push(a)
+    while heap:
+        _, a, b, va, vb = heapq.heappop(heap)
+        if version[a] != va or version[b] != vb or right[a] != b or parent[a] != a or parent[b] != b:
+            continue
+        cnt[a] += cnt[b]  # merge bin b (the right one) into a
+        tot[a] += tot[b]
+        parent[b] = a
+        right[a] = right[b]
+        if right[b] >= 0:
+            left[right[b]] = a
+        version[a] += 1
+        if left[a] >= 0:
+            push(left[a])
+        push(a)
+    root = np.array(parent, dtype=np.int64)
+    while True:  # resolve chains of merges (each bin points to a bin on its left)
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    _, dense = np.unique(root[bin_of], return_inverse=True)
+    return dense.reshape(-1)
+
+
+def greedy_binning_hierarchy(
+    values: Iterable[Any], capacities: Sequence[float] = (5,), name: str = ""
+) -> Hierarchy:
+    """Seed 002's minimum-width binning with bin capacity c, one level per capacity (increasing).
+
+    Each level merges the bins of the one below, so the levels nest. Bins are labelled by the range of
+    the values they hold (``1950-1952``), a single value by itself.
+    """
+    uniq, counts, texts = _numeric_distinct(values, name)
+    caps = sorted(float(c) for c in capacities)
+    if not caps or caps[0] < 1:
+        raise InputError("Bin capacities must be at least 1.")
+    integral = _all_integral(uniq)
+    levels, current = [], None
+    for c in caps:
+        current = greedy_bins(uniq, counts.astype(np.float64), c, current)
+        levels.append(_range_labels(uniq, current, integral))
+    return _complete(texts, levels, name)
+
+
+def _range_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]:
+    lo = np.full(bins.max() + 1, np.inf)
+    hi = np.full(bins.max() + 1, -np.inf)
+    np.minimum.at(lo, bins, uniq)
+    np.maximum.at(hi, bins, uniq)
+    out = []
+    for b in bins:
+        a, z = lo[b], hi[b]
+        out.append(format_number(a) if a == z else f"{format_number(a)}-{format_number(z)}")
+    return out
+
+
+# -- builder: top/bottom coding and clipping (seed 003) -------------------------------------------------------
+def top_bottom_hierarchy(
+    values: Iterable[Any], bottom: float | None = None, top: float | None = None, clip: bool = False, name: str = ""
+) -> Hierarchy:
+    """Level 1 merges the tails: values >= ``top`` into one category, values <= ``bottom`` into another.
+
+    The labels are ``>=top`` / ``<=bottom``; with ``clip=True`` they are the bounds themselves, as with
+    seed 003's ``clip`` (an age of 87 released as 60). Values in between stay as they are.
+    """
+    if bottom is None and top is None:
+        raise InputError("Give a bottom code, a top code or both.")
+    if bottom is not None and top is not None and bottom >= top:
+        raise InputError("The bottom code must be below the top code.")
+    uniq, _, texts = _numeric_distinct(values, name)
+    lab = []
+    for u, t in zip(uniq, texts, strict=True):
+        if top is not None and u >= top:
+            lab.append(format_number(top) if clip else f">={format_number(top)}")
+        elif bottom is not None and u <= bottom:
+            lab.append(format_number(bottom) if clip else f"<={format_number(bottom)}")
+        else:
+            lab.append(t)
+    return _complete(texts, [lab], name)
+
+
+# -- builder: categories -----------------------------------------------------------------------------------------
+def grouping_hierarchy(
+    values: Iterable[Any], levels: Sequence[Mapping[Any, str]], name: str = ""
+) -> Hierarchy:
+    """Categories grouped through editable mappings, one per level.
+
+    Level l maps the labels of level l - 1 (the original values for level 1) to group names; labels
+    not mentioned stay as they are. Keys are matched with :func:`value_key`.
+    """
+    texts = _distinct_texts(values, name)
+    current = list(texts)
+    cols = []
+    for mapping in levels:
+        keyed = {value_key(k): str(v) for k, v in mapping.items()}
+        current = [keyed.get(value_key(c), c) for c in current]
+        cols.append(list(current))
+    return _complete(texts, cols, name)
+
+
+def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
+    """Distinct observed values as row texts, numbers in numeric order then texts alphabetically."""
+    seen: dict[str, Any] = {}
+    for v in values:
+        key = value_key(v)
+        if key is not None and key not in seen:
+            seen[key] = v
+    if not seen:
+        raise InputError(f"Variable{_of(name)} has no observed values.")
+
+    def order(k: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(k), k)
+        except ValueError:
+            return (1, 0.0, k)
+
+    return sorted(seen, key=order)
+
+
+# -- builder: masking (seed 001's ZIP codes) -----------------------------------------------------------------
+def masking_hierarchy(
+    values: Iterable[Any], mask_char: str = "*", width: int | None = None, name: str = ""
+) -> Hierarchy:
+    """Level l replaces the last l characters by ``mask_char`` (02138, 0213*, 021**, ...), then ``*``.
+
+    Numbers lose leading zeros when read, so ``width`` left-pads them with zeros (ZIP codes: 5).
+    """
+    texts = _distinct_texts(values, name)
+    shown = [t.zfill(width) if width and t.lstrip("-").isdigit() else t for t in texts]
+    longest = max(len(t) for t in shown)
+    cols = []
+    for lv in range(1, longest):
+        cols.append([t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) for t in shown])
+    return _complete(texts, cols, name)
+
+
+# -- builder: dates ----------------------------------------------------------------------------------------------
+DATE_LEVELS = ("month", "quarter", "year", "decade")
+
+
+def date_hierarchy(
+    values: Iterable[Any], levels: Sequence[str] = ("month", "quarter", "year"), name: str = ""
+) -> Hierarchy:
+    """Dates to month (``2020-03``), quarter (``2020-Q1``), year (``2020``) and decade (``2020s``)."""
+    unknown = [lv for lv in levels if lv not in DATE_LEVELS]
+    if unknown:
+        raise InputError(f"Date levels must be among {', '.join(DATE_LEVELS)}.")
+    order = sorted(levels, key=DATE_LEVELS.index)
+    seen: dict[str, Any] = {}
+    for v in values:
+        key = value_key(v)
+        if key is not None and key not in seen:
+            seen[key] = v
+    if not seen:
+        raise InputError(f"Variable{_of(name)} has no observed values.")
+    texts = list(seen)
+    parsed = pd.to_datetime(pd.Series([seen[t] for t in texts], dtype=object), errors="coerce")
+    bad = int(parsed.isna().sum())
+    if bad:
+        raise InputError(f"{bad} value(s) of variable{_of(name)} are not dates.")
+    idx = np.argsort(parsed.to_numpy(), kind="stable")
+    texts = [texts[i] for i in idx]
+    parsed = parsed.iloc[idx].reset_index(drop=True)
+    fmt = {
+        "month": lambda d: f"{d.year:04d}-{d.month:02d}",
+        "quarter": lambda d: f"{d.year:04d}-Q{(d.month - 1) // 3 + 1}",
+        "year": lambda d: f"{d.year:04d}",
+        "decade": lambda d: f"{d.year // 10 * 10:04d}s",
+    }
+    cols = [[fmt[lv](d) for d in parsed] for lv in order]
+    return _complete(texts, cols, name)
+
+
+# -- ARX files -------------------------------------------------------------------------------------------------
+def read_arx_hierarchy(source: str | os.PathLike | bytes, name: str = "") -> Hierarchy:
+    """Read an ARX hierarchy CSV (semicolon by default; comma and tab are recognised), no header.
+
+    Trailing empty cells are ignored; a missing root column is added as ``*``.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"Hierarchy file not found: {path.name}")
+        raw = path.read_bytes()
+    text = raw.decode("utf-8-sig", errors="replace")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise InputError(f"The hierarchy file{_of(name)} is empty.")
+    delim = max(";,\t", key=lambda d: lines[0].count(d)) if ";" not in lines[0] else ";"
+    rows = []
+    for r in csv.reader(lines, delimiter=delim):
+        cells = [c.strip() for c in r]
+        while cells and cells[-1] == "":
+            cells.pop()
+        rows.append(tuple(cells))
+    widths = {len(r) for r in rows}
+    if len(widths) != 1:
+        raise InputError(f"The rows of hierarchy file{_of(name)} have different numbers of levels.")
+    if len({r[-1] for r in rows}) > 1 or widths == {1}:
+        rows = [r + (TOP,) for r in rows]
+    return Hierarchy(tuple(rows), name)
+
+
+def write_arx_hierarchy(hierarchy: Hierarchy, path: str | os.PathLike) -> Path:
+    path = Path(path)
+    path.write_text(hierarchy.to_arx_csv(), encoding="utf-8")
+    return path
+
+
+def find_hierarchy_file(directory: str | os.PathLike, variable: str) -> Path | None:
+    """``*hierarchy_<var>.csv`` (ARX's naming, e.g. ``adult_hierarchy_age.csv``) or ``<var>.csv``."""
+    d = Path(directory)
+    exact = d / f"{variable}.csv"
+    if exact.is_file():
+        return exact
+    matches = sorted(p for p in d.glob(f"*hierarchy_{variable}.csv") if p.is_file())
+    return matches[0] if matches else None
+
+
+def load_hierarchies(directory: str | os.PathLike, variables: Sequence[str]) -> dict[str, Hierarchy]:
+    """The hierarchy of each variable from a folder of ARX files; a missing file is an error."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError(f"Hierarchy folder not found: {d.name}")
+    out, missing = {}, []
+    for v in variables:
+        p = find_hierarchy_file(d, v)
+        if p is None:
+            missing.append(v)
+        else:
+            out[v] = read_arx_hierarchy(p, v)
+    if missing:
+        raise InputError(
+            f"No hierarchy file for {', '.join(missing)} (looked for '*hierarchy_<var>.csv' and '<var>.csv')."
+        )
+    return out
+
+
+def hierarchy_from_json(rows: Sequence[Sequence[Any]], name: str = "") -> Hierarchy:
+    return Hierarchy(tuple(tuple(str(c) for c in r) for r in rows), name)
