@@ -134,15 +134,17 @@ class ModelMatrix:
     """Design matrix over all records (rows outside ``sample`` are zero) and the outcome.
 
     ``sample`` flags the complete cases used; ``kinds`` says for each covariate whether it entered as
-    ``"numeric"`` or ``"categorical"``; ``event`` is the outcome value coded 1 for a binary outcome.
+    ``"numeric"`` or ``"categorical"``. ``y`` is the outcome as numbers (None when it is text) and
+    ``y_binary`` the outcome coded 0/1 when it takes exactly two values (``event`` is the value coded 1,
+    the larger one), else None.
     """
 
     x: np.ndarray
-    y: np.ndarray
+    y: np.ndarray | None
+    y_binary: np.ndarray | None
     sample: np.ndarray
     columns: tuple[MatrixColumn, ...]
     kinds: dict[str, str]
-    outcome_binary: bool
     event: Any
     outcome_levels: tuple[Any, ...]
 
@@ -198,40 +200,48 @@ def build_matrix(
             columns.append(MatrixColumn(v, v, None, _var_label(ds, v)))
             blocks.append(np.nan_to_num(numeric_values[v]))
             continue
-        values = frame[v].to_numpy(dtype=object)
-        present = sorted({values[i] for i in np.flatnonzero(sample)}, key=_sort_key)
+        present, codes = _level_codes(frame[v], sample)
         labels = ds.meta_of(v).value_labels
-        for level in present[1:]:
-            ind = np.fromiter((x == level for x in values), dtype=bool, count=n) if n else np.zeros(0, bool)
+        for i, level in enumerate(present[1:], start=1):
             columns.append(MatrixColumn(f"{v}[{_level_text(level)}]", v, level,
                                         f"{_var_label(ds, v)}: {_label_for(level, labels)}"))
-            blocks.append(ind.astype(np.float64))
+            blocks.append((codes == i).astype(np.float64))
     for term, values, covariate in extra_numeric:
         columns.append(MatrixColumn(term, covariate, None, term))
         blocks.append(np.asarray(values, dtype=np.float64))
     x = np.column_stack(blocks)
     x[~sample] = 0.0
 
-    y_raw = frame[formula.outcome]
-    y, binary, event, levels = _outcome(y_raw, sample, formula.outcome)
-    return ModelMatrix(x=x, y=y, sample=sample, columns=tuple(columns), kinds=kinds, outcome_binary=binary,
+    y_num, y_bin, event, levels = _outcome(frame[formula.outcome], sample, formula.outcome)
+    return ModelMatrix(x=x, y=y_num, y_binary=y_bin, sample=sample, columns=tuple(columns), kinds=kinds,
                        event=event, outcome_levels=levels)
 
 
-def _outcome(series: pd.Series, sample: np.ndarray, name: str) -> tuple[np.ndarray, bool, Any, tuple[Any, ...]]:
+def _level_codes(series: pd.Series, sample: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Sorted levels present in ``sample`` and each record's level index (-1 outside the levels)."""
     values = series.to_numpy(dtype=object)
-    observed = sorted({values[i] for i in np.flatnonzero(sample)}, key=_sort_key)
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    present = sorted({values[i] for i in np.flatnonzero(sample)}, key=_sort_key)
+    index = {level: i for i, level in enumerate(present)}
+    codes = np.fromiter((index.get(x, -1) for x in values), dtype=np.int64, count=len(values))
+    return [_plain(v) for v in present], codes
+
+
+def _outcome(
+    series: pd.Series, sample: np.ndarray, name: str
+) -> tuple[np.ndarray | None, np.ndarray | None, Any, tuple[Any, ...]]:
+    """The outcome as numbers (None if not numeric) and as 0/1 (None unless it has two values)."""
+    observed, codes = _level_codes(series, sample)
+    y_bin = None
+    event = None
     if len(observed) == 2:
         event = observed[1]
-        y = np.fromiter((v == event for v in values), dtype=bool, count=len(values)).astype(np.float64)
-        y[~sample] = 0.0
-        return y, True, _plain(event), tuple(_plain(v) for v in observed)
-    if not numeric:
-        raise InputError(f"Outcome '{name}' is not numeric and not binary; a regression needs a number or a yes/no outcome.")
-    y = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
-    y = np.where(sample, y, 0.0)
-    return y, False, None, ()
+        y_bin = np.where(sample, (codes == 1).astype(np.float64), 0.0)
+    y_num = None
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        y_num = np.where(sample, pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64), 0.0)
+    if y_num is None and y_bin is None:
+        raise InputError(f"Outcome '{name}' is neither numeric nor binary; a regression needs a number or a yes/no outcome.")
+    return y_num, y_bin, event, tuple(observed)
 
 
 def _var_label(ds: Dataset, v: str) -> str:

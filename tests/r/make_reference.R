@@ -90,6 +90,9 @@ for (cs in cases) {
   for (mname in names(models)) {
     spec <- models[[mname]]
     fit <- svyglm(spec$formula, design = des, family = spec$family, control = ctl)
+    # glm's working weights lag one IRLS step behind the final coefficients; restarting from the
+    # converged coefficients makes the sandwich use weights at the solution (SEs exact to ~1e-12).
+    fit <- svyglm(spec$formula, design = des, family = spec$family, control = ctl, start = coef(fit))
     tab <- summary(fit)$coefficients
     coefs[[length(coefs) + 1]] <- data.frame(
       t(id), model = mname, term = rownames(tab),
