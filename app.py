@@ -28,5 +28,6 @@ PAGES = [
 state.init()
 pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES if (PAGE_DIR / f).exists()]
 nav = st.navigation(pages)
-sidebar.render_timeline()
+with st.sidebar:
+    sidebar.render_timeline()
 nav.run()

@@ -10,19 +10,26 @@ from kanon_core.risk.timeline import version_risk
 from . import state
 
 
+def _undo() -> None:
+    state.history().undo()
+
+
+def _redo() -> None:
+    state.history().redo()
+
+
+def _checkout(vid: int) -> None:
+    state.history().checkout(vid)
+
+
 def render_timeline() -> None:
     hist = state.history()
     k = int(state.settings()["k"])
     st.sidebar.markdown("### Versions")
     src = state.source()
     st.sidebar.caption(f"Data: {src.get('title', src.get('name', ''))}")
-    c1, c2 = st.sidebar.columns(2)
-    if c1.button("↶ Undo", disabled=not hist.can_undo(), width="stretch", key="btn_undo"):
-        hist.undo()
-        st.rerun()
-    if c2.button("↷ Redo", disabled=not hist.can_redo(), width="stretch", key="btn_redo"):
-        hist.redo()
-        st.rerun()
+    st.sidebar.button("↶ Undo", disabled=not hist.can_undo(), key="btn_undo", on_click=_undo)
+    st.sidebar.button("↷ Redo", disabled=not hist.can_redo(), key="btn_redo", on_click=_redo)
     original = hist.original.dataset
     for vid in sorted(hist.versions):
         v = hist.versions[vid]
@@ -37,6 +44,6 @@ def render_timeline() -> None:
         label = f"{'  ' * depth}{marker}v{vid}: {v.label}{risk}"
         if vid == hist.current_id:
             st.sidebar.markdown(f"**{label}**")
-        elif st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)"):
-            hist.checkout(vid)
-            st.rerun()
+        else:
+            st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)",
+                              on_click=_checkout, args=(vid,))

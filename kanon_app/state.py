@@ -69,15 +69,28 @@ def apply(step: Step) -> Version:
     return history().apply(step)
 
 
-def flash(message: str) -> None:
-    """A message shown once on the next run (e.g. after a step is applied and the page reruns)."""
-    st.session_state["flash"].append(message)
+def flash(message: str, kind: str = "success") -> None:
+    """A message shown once, on the page's next render (callbacks run before the page script)."""
+    st.session_state["flash"].append((kind, message))
 
 
 def show_flash() -> None:
-    for msg in st.session_state.get("flash", []):
-        st.success(msg)
+    for kind, msg in st.session_state.get("flash", []):
+        {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(msg)
     st.session_state["flash"] = []
+
+
+def run_step(step: Step, done: str | None = None) -> None:
+    """Apply a step as a widget callback; errors become a message, never a traceback."""
+    from kanon_core.errors import KanonError
+
+    try:
+        apply(step)
+    except KanonError as exc:
+        flash(str(exc), "error")
+    else:
+        if done:
+            flash(done)
 
 
 def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version | None = None) -> T:

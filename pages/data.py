@@ -6,11 +6,70 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.samples import SAMPLES, load_sample
+from kanon_core.cli.common import parse_missing_codes
 from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles
 from kanon_core.describe import too_many_distinct, variable_summary
 from kanon_core.errors import KanonError
 from kanon_core.io import load_dataset, supported_extensions
 from kanon_core.steps import DeclareMissingCodes, SetMissing, SetRoles
+
+NONE = "(none)"
+
+
+def _load_sample() -> None:
+    key = st.session_state["w_sample"]
+    state.set_source(load_sample(key), {"kind": "sample", "key": key, "title": SAMPLES[key].title,
+                                        "path": str(SAMPLES[key].path)})
+    state.flash(f"Loaded: {SAMPLES[key].title}")
+
+
+def _load_upload() -> None:
+    up = st.session_state.get("w_upload")
+    if up is None:
+        state.flash("Choose a file first.", "warning")
+        return
+    try:
+        ds = load_dataset(up.getvalue(), filename=up.name)
+    except KanonError as exc:
+        state.flash(str(exc), "error")
+        return
+    state.set_source(ds, {"kind": "upload", "title": up.name, "name": up.name})
+    state.flash(f"Loaded {up.name}: {ds.n_records:,} records, {len(ds.columns)} variables.")
+
+
+def _apply_roles() -> None:
+    ss = st.session_state
+    ds = state.dataset()
+
+    def pick(key: str) -> str | None:
+        return None if ss[key] == NONE else ss[key]
+
+    new = Roles(tuple(ss["w_roles_qis"]), pick("w_roles_weight"), pick("w_roles_strata"), pick("w_roles_psu"),
+                tuple(ss["w_roles_outcomes"]), tuple(ss["w_roles_direct"]))
+    many = too_many_distinct(ds, list(new.qis))
+    if many and not ss.get("w_roles_many"):
+        state.flash("These quasi-identifiers have very many distinct values, which makes almost every record "
+                    "unique: " + ", ".join(f"{c} ({n:,})" for c, n in many.items())
+                    + ". Recode them first, or tick the box to use them anyway.", "warning")
+        return
+    try:
+        ds.with_roles(new).weights()
+    except KanonError as exc:
+        state.flash(str(exc), "error")
+        return
+    state.run_step(SetRoles.from_roles(new), "Roles applied as a new version.")
+
+
+def _declare_codes() -> None:
+    var = st.session_state["w_mc_var"]
+    text = st.session_state.get(f"w_mc_codes_{var}", "")
+    try:
+        codes = parse_missing_codes(f"{var}=" + "|".join(t.strip() for t in text.split(",") if t.strip()))
+    except KanonError as exc:
+        state.flash(str(exc), "error")
+        return
+    state.run_step(DeclareMissingCodes(var, codes.get(var, ())), f"Missing codes of {var} declared.")
+
 
 st.title("Data")
 state.show_flash()
@@ -20,23 +79,12 @@ with st.expander("Load data", expanded=False):
     if choice == "Sample data":
         key = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k].title, key="w_sample")
         st.caption(SAMPLES[key].description)
-        if st.button("Load sample", key="btn_load_sample"):
-            state.set_source(load_sample(key), {"kind": "sample", "key": key, "title": SAMPLES[key].title,
-                                                "path": str(SAMPLES[key].path)})
-            state.flash(f"Loaded: {SAMPLES[key].title}")
-            st.rerun()
+        st.button("Load sample", key="btn_load_sample", on_click=_load_sample)
     else:
-        st.caption("The file is read in memory and never leaves this machine.")
-        up = st.file_uploader("Microdata file", type=[e.lstrip(".") for e in supported_extensions()], key="w_upload")
-        if up is not None and st.button("Load this file", key="btn_load_upload"):
-            try:
-                ds = load_dataset(up.getvalue(), filename=up.name)
-            except KanonError as exc:
-                st.error(str(exc))
-            else:
-                state.set_source(ds, {"kind": "upload", "title": up.name, "name": up.name})
-                state.flash(f"Loaded {up.name}: {ds.n_records:,} records, {len(ds.columns)} variables.")
-                st.rerun()
+        st.caption("The file is read in memory and never leaves this machine. "
+                   "CSV (delimiter detected), Parquet, Excel, SPSS, Stata and SAS files are accepted.")
+        st.file_uploader("Microdata file", type=[e.lstrip(".") for e in supported_extensions()], key="w_upload")
+        st.button("Load this file", key="btn_load_upload", on_click=_load_upload)
 
 ds = state.dataset()
 src = state.source()
@@ -53,55 +101,28 @@ with tab_preview:
 with tab_roles:
     cols = ds.columns
     r = ds.roles
-    none = "(none)"
+    options = [NONE] + cols
     with st.form("roles_form"):
-        qis = st.multiselect("Quasi-identifiers (known to an intruder)", cols, default=list(r.qis), key="w_roles_qis")
+        st.multiselect("Quasi-identifiers (known to an intruder)", cols, default=list(r.qis), key="w_roles_qis")
         c1, c2, c3 = st.columns(3)
-        weight = c1.selectbox("Sampling weight", [none] + cols, index=([none] + cols).index(r.weight or none), key="w_roles_weight")
-        strata = c2.selectbox("Stratum", [none] + cols, index=([none] + cols).index(r.strata or none), key="w_roles_strata")
-        psu = c3.selectbox("PSU / cluster", [none] + cols, index=([none] + cols).index(r.psu or none), key="w_roles_psu")
-        outcomes = st.multiselect("Outcomes / analysis variables", cols, default=list(r.outcomes), key="w_roles_outcomes")
-        direct = st.multiselect("Direct identifiers (excluded from any release)", cols, default=list(r.direct_ids), key="w_roles_direct")
-        confirm_many = st.checkbox("I know some quasi-identifiers have very many distinct values", key="w_roles_many")
-        submitted = st.form_submit_button("Apply roles")
-    if submitted:
-        new = Roles(tuple(qis), None if weight == none else weight, None if strata == none else strata,
-                    None if psu == none else psu, tuple(outcomes), tuple(direct))
-        many = too_many_distinct(ds, list(qis))
-        if many and not confirm_many:
-            st.warning("These quasi-identifiers have very many distinct values, which makes almost every record "
-                       "unique: " + ", ".join(f"{c} ({n:,})" for c, n in many.items())
-                       + ". Recode them first, or tick the box to use them anyway.")
-        else:
-            try:
-                check = ds.with_roles(new)
-                check.weights()
-                state.apply(SetRoles.from_roles(new))
-            except KanonError as exc:
-                st.error(str(exc))
-            else:
-                state.flash("Roles applied as a new version.")
-                st.rerun()
+        c1.selectbox("Sampling weight", options, index=options.index(r.weight or NONE), key="w_roles_weight")
+        c2.selectbox("Stratum", options, index=options.index(r.strata or NONE), key="w_roles_strata")
+        c3.selectbox("PSU / cluster", options, index=options.index(r.psu or NONE), key="w_roles_psu")
+        st.multiselect("Outcomes / analysis variables", cols, default=list(r.outcomes), key="w_roles_outcomes")
+        st.multiselect("Direct identifiers (excluded from any release)", cols, default=list(r.direct_ids),
+                       key="w_roles_direct")
+        st.checkbox("I know some quasi-identifiers have very many distinct values", key="w_roles_many")
+        st.form_submit_button("Apply roles", on_click=_apply_roles)
 
 with tab_missing:
     st.markdown(MISSING_HELP)
     sem = st.radio("Missing values in risk counting", MISSING_SEMANTICS, index=MISSING_SEMANTICS.index(ds.missing),
                    horizontal=True, key="w_missing_sem")
-    if sem != ds.missing and st.button("Apply", key="btn_apply_missing"):
-        state.apply(SetMissing(sem))
-        st.rerun()
+    st.button("Apply", key="btn_apply_missing", disabled=sem == ds.missing,
+              on_click=state.run_step, args=(SetMissing(sem), f"Missing values now count as {sem}."))
     st.markdown("**Declared missing codes** (besides empty cells), e.g. `-9, -8` or `99`")
     c1, c2 = st.columns([1, 2])
     var = c1.selectbox("Variable", ds.columns, key="w_mc_var")
-    current_codes = ", ".join(map(str, ds.meta_of(var).missing_codes))
-    text = c2.text_input("Codes (comma-separated)", value=current_codes, key=f"w_mc_codes_{var}")
-    if st.button("Declare missing codes", key="btn_mc"):
-        from kanon_core.cli.common import parse_missing_codes
-
-        try:
-            codes = parse_missing_codes(f"{var}=" + "|".join(t.strip() for t in text.split(",") if t.strip()))[var]
-            state.apply(DeclareMissingCodes(var, codes))
-        except KanonError as exc:
-            st.error(str(exc))
-        else:
-            st.rerun()
+    state.widget_value(f"w_mc_codes_{var}", ", ".join(map(str, ds.meta_of(var).missing_codes)))
+    c2.text_input("Codes (comma-separated)", key=f"w_mc_codes_{var}")
+    st.button("Declare missing codes", key="btn_mc", on_click=_declare_codes)

@@ -22,15 +22,10 @@ qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_risk_qis")
 k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_k"))
 settings["k"] = k
 if tuple(qis) != ds.roles.qis and qis:
-    if st.button("Use these as the quasi-identifiers (new version)", key="btn_risk_set_qis"):
-        r = ds.roles
-        try:
-            state.apply(SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes,
-                                 tuple(c for c in r.direct_ids if c not in qis)))
-        except KanonError as exc:
-            st.error(str(exc))
-        else:
-            st.rerun()
+    r = ds.roles
+    step = SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes, tuple(c for c in r.direct_ids if c not in qis))
+    st.button("Use these as the quasi-identifiers (new version)", key="btn_risk_set_qis",
+              on_click=state.run_step, args=(step, "Quasi-identifiers applied as a new version."))
 if not qis:
     st.info("Choose at least one quasi-identifier.")
     st.stop()

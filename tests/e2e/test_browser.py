@@ -1,0 +1,52 @@
+"""The real app in headless Chromium: open, see the sample data, change k, see the count change."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def metric_value(page, label: str) -> str:
+    m = page.locator("[data-testid='stMetric']", has_text=label).first
+    return m.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def test_open_sample_change_k_and_undo(page, app_url, tmp_path):
+    page.goto(app_url)
+    wait_idle(page)
+    page.get_by_text("16,197 records").first.wait_for()
+    page.goto(app_url + "/risk")
+    wait_idle(page)
+    page.get_by_text("Records violating k=3").wait_for()
+    v3 = int(metric_value(page, "Records violating k=3").replace(",", ""))
+    box = page.locator("[data-testid='stNumberInput'] input").first
+    box.fill("2")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_text("Records violating k=2").wait_for()
+    v2 = int(metric_value(page, "Records violating k=2").replace(",", ""))
+    assert v2 < v3
+    assert v2 == int(metric_value(page, "Sample uniques").replace(",", ""))
+    page.screenshot(path=str(tmp_path / "risk.png"), full_page=True)
+
+
+def test_bad_upload_shows_a_message(page, app_url, tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_text("a,b,a\n1,2,3\n")
+    page.goto(app_url)
+    wait_idle(page)
+    page.get_by_text("Load data").click()
+    page.get_by_text("Upload a file").click()
+    wait_idle(page)
+    page.locator("input[type='file']").set_input_files(str(bad))
+    wait_idle(page)
+    page.get_by_role("button", name="Load this file").click()
+    wait_idle(page)
+    alert = page.locator("[data-testid='stAlert']", has_text=re.compile("Duplicated column names"))
+    alert.wait_for()
+    assert page.locator("[data-testid='stException']").count() == 0
