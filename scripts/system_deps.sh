@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Debian packages the test suite uses: Chromium for the real-browser test, and R with the survey
+# package to re-check the design-based estimates against R (the stored R reference values are checked
+# either way).
+set -euo pipefail
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+need=()
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(survey)' >/dev/null 2>&1; then
+  need+=(r-base-core r-cran-survey)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "Installing Debian packages: ${need[*]} ..."
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
