@@ -568,12 +568,16 @@ def grouping_hierarchy(
 
 
 def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
-    """Distinct observed values as row texts, numbers in numeric order then texts alphabetically."""
-    seen: dict[str, Any] = {}
+    """Distinct observed values as row texts (numbers in numeric order first, then texts alphabetically).
+
+    Distinctness is by :func:`value_key`; the row keeps the value's own text (a ZIP "02138" keeps its
+    leading zero), so masking sees what the officer sees.
+    """
+    seen: dict[str, str] = {}
     for v in values:
         key = value_key(v)
         if key is not None and key not in seen:
-            seen[key] = v
+            seen[key] = format_number(v) if isinstance(v, (int, float, np.integer, np.floating)) else str(v).strip()
     if not seen:
         raise InputError(f"Variable{_of(name)} has no observed values.")
 
@@ -583,7 +587,7 @@ def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
         except ValueError:
             return (1, 0.0, k)
 
-    return sorted(seen, key=order)
+    return [seen[k] for k in sorted(seen, key=order)]
 
 
 # -- builder: masking (seed 001's ZIP codes) -----------------------------------------------------------------

@@ -1,0 +1,414 @@
+"""Global recoding as steps: generalize variables to hierarchy levels, or recode one variable.
+
+Global recoding changes a value the same way in every record (seed 000: the officer's main tool; seed
+001: full-domain generalization). Both steps are pure and deterministic and carry everything they need
+(:class:`GeneralizeStep` embeds its hierarchies as plain rows), so a saved recipe replays on its own.
+
+Previews (:func:`preview_step`) show the counts per new value and the effect on risk before a step is
+applied, so the officer sees what a recode buys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset, VariableMeta
+from ..errors import InputError
+from ..progress import Progress, report
+from ..steps import Step, register_step
+from .hierarchy import Hierarchy, format_number, value_key
+
+
+# -- generalization -------------------------------------------------------------------------------------------
+def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: int) -> pd.Series:
+    """The column with every value replaced by its label at ``level`` (missing stays missing).
+
+    Values are matched to hierarchy rows robustly (see :meth:`Hierarchy.match`); a value without a row
+    is an :class:`InputError` naming only the count.
+    """
+    if column not in ds.frame.columns:
+        raise InputError(f"Unknown variable '{column}'.")
+    hierarchy = hierarchy if hierarchy.name else hierarchy.with_name(column)
+    qm = ds.qi_matrix([column])
+    tabs = hierarchy.tables(qm.values[0], qm.labels[0])
+    codes = qm.codes[:, 0]
+    labels = np.array(tabs.labels[level] + (None,), dtype=object)
+    gen = np.where(codes >= 0, tabs.table[level][np.maximum(codes, 0)], len(tabs.labels[level]))
+    return pd.Series(labels[gen], index=ds.frame.index, name=column, dtype=object)
+
+
+def suppress_small_classes(ds: Dataset, qis: Sequence[str], k: int) -> tuple[Dataset, int]:
+    """Blank every QI of the records whose class is smaller than ``k`` (ARX's record suppression).
+
+    Under wildcard semantics a blanked record matches every record, so no other record's class shrinks
+    and one pass suffices; under category semantics the blanked records form a class of their own, which
+    is exempt from k (as in ARX, where suppressed records are removed from the release).
+    """
+    from ..risk.classes import class_sizes
+
+    if k <= 1:
+        return ds, 0
+    fk = class_sizes(ds.qi_matrix(qis).codes, ds.missing)
+    small = fk < k
+    n = int(small.sum())
+    if n == 0:
+        return ds, 0
+    frame = ds.frame.copy()
+    for q in qis:
+        frame[q] = frame[q].mask(small)
+    return ds.with_frame(frame, ds.meta), n
+
+
+@register_step
+@dataclasses.dataclass(frozen=True)
+class GeneralizeStep(Step):
+    """Full-domain generalization: each variable to one level of its hierarchy (seed 001's ``GT[...]``).
+
+    ``hierarchies`` holds each generalized variable's hierarchy as rows of texts (original, level 1, ...,
+    ``*``) so the recipe needs no side file. With ``suppress_k`` > 1 the records whose class (on ``qis``,
+    default the QI role) is still smaller than ``suppress_k`` are then blanked: the result of an optimal
+    search with a suppression limit replays as this one step.
+    """
+
+    kind: ClassVar[str] = "generalize"
+    levels: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    hierarchies: Mapping[str, tuple[tuple[str, ...], ...]] = dataclasses.field(default_factory=dict)
+    suppress_k: int = 0
+    qis: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        levels = {str(v): int(lv) for v, lv in dict(self.levels).items()}
+        hier = {str(v): tuple(tuple(str(c) for c in r) for r in rows) for v, rows in dict(self.hierarchies).items()}
+        object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "hierarchies", hier)
+        object.__setattr__(self, "qis", tuple(self.qis))
+        for v, lv in levels.items():
+            if lv < 0:
+                raise InputError(f"The level of '{v}' must be 0 or more.")
+            if lv > 0 and v not in hier:
+                raise InputError(f"Variable '{v}' is generalized but its hierarchy is not given.")
+
+    def __hash__(self) -> int:  # dict fields: hash the canonical JSON form
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
+    @classmethod
+    def build(
+        cls,
+        levels: Mapping[str, int],
+        hierarchies: Mapping[str, Hierarchy],
+        suppress_k: int = 0,
+        qis: Sequence[str] = (),
+    ) -> GeneralizeStep:
+        """Embed the hierarchies of the variables generalized above level 0."""
+        missing = [v for v, lv in levels.items() if lv > 0 and v not in hierarchies]
+        if missing:
+            raise InputError(f"No hierarchy given for {', '.join(missing)}.")
+        rows = {v: hierarchies[v].rows for v, lv in levels.items() if lv > 0}
+        return cls(dict(levels), rows, int(suppress_k), tuple(qis))
+
+    def hierarchy(self, column: str) -> Hierarchy:
+        return Hierarchy(self.hierarchies[column], column)
+
+    def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
+        unknown = [v for v in self.levels if v not in ds.frame.columns]
+        if unknown:
+            raise InputError(f"Cannot generalize unknown variable(s): {', '.join(unknown)}.")
+        frame = ds.frame.copy()
+        meta = dict(ds.meta)
+        todo = [(v, lv) for v, lv in sorted(self.levels.items()) if lv > 0]
+        for i, (v, lv) in enumerate(todo):
+            report(progress, i / max(1, len(todo)), "Generalizing")
+            h = self.hierarchy(v)
+            if lv > h.max_level:
+                raise InputError(f"Variable '{v}' has hierarchy levels 0 to {h.max_level}; level {lv} does not exist.")
+            frame[v] = generalized_column(ds, v, h, lv)
+            # The old codes are gone: their value labels and missing codes no longer apply.
+            meta[v] = VariableMeta(label=ds.meta_of(v).label)
+        out = ds.with_frame(frame, meta)
+        if self.suppress_k > 1:
+            qis = self.qis or out.roles.qis or tuple(self.levels)
+            out, _ = suppress_small_classes(out, qis, self.suppress_k)
+        report(progress, 1.0, "Generalized")
+        return out
+
+    def describe(self) -> str:
+        parts = [f"{v} to level {lv}" for v, lv in sorted(self.levels.items()) if lv > 0]
+        text = "Generalize " + (", ".join(parts) if parts else "nothing (all at level 0)")
+        if self.suppress_k > 1:
+            text += f"; suppress records in classes smaller than {self.suppress_k}"
+        return text
+
+
+# -- single-variable recode -----------------------------------------------------------------------------------
+@register_step
+@dataclasses.dataclass(frozen=True)
+class RecodeStep(Step):
+    """Recode one variable: merge categories into one, and/or top- and bottom-code.
+
+    * ``merge`` + ``into``: the listed values become ``into`` (default: the smallest if all are numbers,
+      else their texts joined by ``/``). Values are matched with :func:`value_key`.
+    * ``top`` (``bottom``): values >= ``top`` (<= ``bottom``) become ``top_value`` (``bottom_value``),
+      by default the bound itself, i.e. clipping (seed 003; sdcMicro's ``topBotCoding``).
+
+    Declared missing codes are never recoded. Value labels follow: merged values lose theirs, the new
+    value gets the merged labels joined (when the variable had labels or the new value is a number),
+    a top (bottom) code is labelled "90 or more" ("16 or less").
+    """
+
+    kind: ClassVar[str] = "recode"
+    column: str = ""
+    merge: tuple[Any, ...] = ()
+    into: Any = None
+    top: float | None = None
+    bottom: float | None = None
+    top_value: Any = None
+    bottom_value: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "merge", tuple(self.merge))
+        if not self.column:
+            raise InputError("Choose the variable to recode.")
+        if not self.merge and self.top is None and self.bottom is None:
+            raise InputError("A recode needs categories to merge, a top code or a bottom code.")
+        if self.merge and len(self.merge) < 2 and self.into is None:
+            raise InputError("Merging needs at least two categories (or a new value to recode into).")
+        if self.top is not None and self.bottom is not None and self.bottom >= self.top:
+            raise InputError("The bottom code must be below the top code.")
+
+    def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
+        col = self.column
+        if col not in ds.frame.columns:
+            raise InputError(f"Cannot recode unknown variable '{col}'.")
+        series = ds.frame[col]
+        miss = ds.missing_mask(col)
+        m = ds.meta_of(col)
+        labels = dict(m.value_labels)
+        if self.top is not None or self.bottom is not None:
+            series, labels = self._top_bottom(series, miss, labels)
+        if self.merge:
+            series, labels = self._merge(series, miss, labels, bool(m.value_labels))
+        frame = ds.frame.copy()
+        frame[col] = series
+        meta = dict(ds.meta)
+        meta[col] = VariableMeta(m.label, labels, m.missing_codes)
+        report(progress, 1.0, "Recoded")
+        return ds.with_frame(frame, meta)
+
+    def _top_bottom(self, series: pd.Series, miss: np.ndarray, labels: dict) -> tuple[pd.Series, dict]:
+        num = pd.to_numeric(series, errors="coerce")
+        if int((num.isna() & ~pd.Series(miss, index=series.index) & series.notna()).sum()):
+            raise InputError(f"Top/bottom coding needs a numeric variable; '{self.column}' has non-numeric values.")
+        out = series
+        for bound, value, above, word in (
+            (self.top, self.top_value, True, "or more"),
+            (self.bottom, self.bottom_value, False, "or less"),
+        ):
+            if bound is None:
+                continue
+            repl = bound if value is None else value
+            cond = ((num >= bound) if above else (num <= bound)).fillna(False).to_numpy(dtype=bool) & ~miss
+            out = _replace(out, cond, repl)
+            for v in num[cond].unique().tolist():
+                labels.pop(v, None)
+                labels.pop(_as_int(v), None)
+            labels[_as_int(repl)] = f"{format_number(bound)} {word}"
+        return out, labels
+
+    def _merge(self, series: pd.Series, miss: np.ndarray, labels: dict, had_labels: bool) -> tuple[pd.Series, dict]:
+        keys = {value_key(v) for v in self.merge}
+        cell_keys = _keys_of(series)
+        cond = np.isin(cell_keys, list(keys)) & ~miss
+        if not cond.any():
+            raise InputError(f"None of the values to merge occur in '{self.column}'.")
+        present = [v for v in self.merge if value_key(v) in set(cell_keys[cond])]
+        numeric = all(isinstance(v, (int, float, np.integer, np.floating)) or _is_number(v) for v in present)
+        into = self.into
+        texts = [str(labels.get(v, labels.get(_as_int(v), format_number(float(v)) if _is_number(v) else v)))
+                 for v in present]
+        if into is None:
+            into = min(float(v) for v in present) if numeric else "/".join(texts)
+            into = _as_int(into) if numeric else into
+        out = _replace(series, cond, into)
+        for v in present:
+            labels.pop(v, None)
+            labels.pop(_as_int(v), None)
+        if had_labels or isinstance(into, (int, float, np.integer, np.floating)):
+            labels[into] = " / ".join(texts)
+        return out, labels
+
+    def describe(self) -> str:
+        parts = []
+        if self.merge:
+            parts.append(f"merge {len(self.merge)} categories" + (f" into {self.into}" if self.into is not None else ""))
+        if self.top is not None:
+            parts.append(f"top-code at {format_number(self.top)}")
+        if self.bottom is not None:
+            parts.append(f"bottom-code at {format_number(self.bottom)}")
+        return f"Recode {self.column}: " + ", ".join(parts)
+
+
+def _keys_of(series: pd.Series) -> np.ndarray:
+    """value_key of every cell, computed once per distinct value."""
+    uniq = pd.unique(series.to_numpy(dtype=object))
+    lookup = {u: value_key(u) for u in uniq if not _isna(u)}
+    return np.array([lookup.get(v) if not _isna(v) else None for v in series.to_numpy(dtype=object)], dtype=object)
+
+
+def _isna(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return True
+    try:
+        float(str(v))
+    except ValueError:
+        return False
+    return True
+
+
+def _as_int(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return int(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _replace(series: pd.Series, cond: np.ndarray, value: Any) -> pd.Series:
+    """``series`` with ``value`` where ``cond``, widening the dtype only when the value needs it."""
+    if not cond.any():
+        return series
+    dtype = series.dtype
+    if pd.api.types.is_numeric_dtype(dtype) and isinstance(value, (int, float, np.integer, np.floating)):
+        if pd.api.types.is_integer_dtype(dtype) and not float(value).is_integer():
+            series = series.astype("Float64")
+        return series.mask(pd.Series(cond, index=series.index), value)
+    out = series.astype(object).copy()
+    out[cond] = value
+    return out
+
+
+# -- previews -----------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class RecodePreview:
+    """What a step would do: counts per new value, the risk before/after, and the would-be data."""
+
+    counts: pd.DataFrame
+    risk: pd.DataFrame
+    dataset: Dataset
+
+
+def level_counts(ds: Dataset, column: str, hierarchy: Hierarchy, level: int) -> pd.DataFrame:
+    """Records and original values per generalized value at ``level`` (hierarchy order)."""
+    qm = ds.qi_matrix([column])
+    tabs = hierarchy.tables(qm.values[0], qm.labels[0])
+    codes = qm.codes[:, 0]
+    g = tabs.table[level]
+    labels = tabs.labels[level]
+    records = np.bincount(g[codes[codes >= 0]], minlength=len(labels))
+    originals = np.bincount(g, minlength=len(labels))
+    out = pd.DataFrame({"value": list(labels), "records": records, "original values": originals})
+    n_missing = int((codes < 0).sum())
+    if n_missing:
+        out = pd.concat([out, pd.DataFrame({"value": ["(missing)"], "records": [n_missing], "original values": [0]})],
+                        ignore_index=True)
+    return out
+
+
+def changed_counts(before: Dataset, after: Dataset, columns: Sequence[str]) -> pd.DataFrame:
+    """For each column: records and number of original values behind each new value."""
+    frames = []
+    for c in columns:
+        if c not in after.frame.columns:
+            continue
+        b = before.qi_matrix([c]).codes[:, 0]
+        qa = after.qi_matrix([c])
+        a = qa.codes[:, 0]
+        n_new = len(qa.values[0])
+        ok = a >= 0
+        records = np.bincount(a[ok], minlength=n_new)
+        pairs = np.unique(np.stack([a[ok & (b >= 0)], b[ok & (b >= 0)]], axis=1), axis=0)
+        originals = np.bincount(pairs[:, 0], minlength=n_new) if len(pairs) else np.zeros(n_new, np.int64)
+        df = pd.DataFrame({"variable": c, "value": list(qa.labels[0]), "records": records,
+                           "original values": originals})
+        n_missing = int((~ok).sum())
+        if n_missing:
+            df = pd.concat([df, pd.DataFrame({"variable": [c], "value": ["(missing)"], "records": [n_missing],
+                                              "original values": [0]})], ignore_index=True)
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["variable", "value", "records", "original values"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def risk_effect(
+    before: Dataset, after: Dataset, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False
+) -> pd.DataFrame:
+    """Risk measures on ``qis`` before and after: violations of k, sample uniques, patterns, smallest class.
+
+    ``minucs=True`` adds the number of records holding a MINUC (minimal unsafe combination, k = 2..k
+    as in :func:`kanon_core.risk.minucs.find_minucs`); it is the costly part, so it is opt-in.
+    """
+    from ..risk.classes import class_sizes
+    from ..risk.keys import group_ids
+
+    qis = tuple(before.roles.qis if qis is None else qis)
+    if not qis:
+        raise InputError("Choose at least one quasi-identifier.")
+    rows = []
+    measures: dict[str, list[int]] = {}
+    for ds in (before, after):
+        present = tuple(q for q in qis if q in ds.frame.columns)
+        codes = ds.qi_matrix(present).codes
+        fk = class_sizes(codes, ds.missing)
+        vals = {
+            f"Records in classes smaller than {k}": int((fk < k).sum()),
+            "Sample uniques (class of 1)": int((fk == 1).sum()),
+            "Distinct QI patterns": int(len(group_ids(codes)[1])),
+            "Smallest class size": int(fk.min()),
+        }
+        if minucs:
+            vals["MINUCs"] = _minuc_count(codes, k, ds.missing)
+        for name, v in vals.items():
+            measures.setdefault(name, []).append(v)
+    for name, (b, a) in measures.items():
+        rows.append({"measure": name, "before": b, "after": a, "change": a - b})
+    return pd.DataFrame(rows)
+
+
+def _minuc_count(codes: np.ndarray, k: int, missing: str) -> int:
+    from ..risk.minucs import find_minucs
+
+    res = find_minucs(codes, k=k, missing=missing)
+    return int(len(res.record))
+
+
+def preview_step(
+    ds: Dataset, step: Step, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False
+) -> RecodePreview:
+    """Apply ``step`` to a copy and compare: the officer decides before a new version is made."""
+    after = step.apply(ds)
+    if isinstance(step, GeneralizeStep):
+        cols = [v for v, lv in sorted(step.levels.items()) if lv > 0]
+    elif isinstance(step, RecodeStep):
+        cols = [step.column]
+    else:
+        cols = [c for c in after.columns if c in ds.frame.columns and not after.frame[c].equals(ds.frame[c])]
+    return RecodePreview(
+        counts=changed_counts(ds, after, cols),
+        risk=risk_effect(ds, after, k, qis, minucs),
+        dataset=after,
+    )
