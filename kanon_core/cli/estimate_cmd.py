@@ -1,0 +1,48 @@
+"""``kanon estimate``: weighted percentages of a variable's categories with design-based CIs."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..utility.design import DEFAULT_LONELY_PSU, LONELY_PSU_CHOICES, SurveyDesign
+from ..utility.survey import CI_METHODS, estimate_proportions
+from .common import load_from_args, parse_missing_codes, write_json
+
+
+def add_design_options(p: argparse.ArgumentParser, weight_required: bool = True) -> None:
+    """--weight, --strata, --psu, --lonely-psu: the survey design shared by estimate and regress."""
+    p.add_argument("--weight", required=weight_required, help="sampling weight variable")
+    p.add_argument("--strata", help="stratum variable (optional)")
+    p.add_argument("--psu", help="primary sampling unit (cluster) variable, nested within strata (optional)")
+    p.add_argument("--lonely-psu", choices=LONELY_PSU_CHOICES, default=DEFAULT_LONELY_PSU,
+                   help=f"strata with a single PSU, as R's survey.lonely.psu (default {DEFAULT_LONELY_PSU})")
+    p.add_argument("--missing-codes", default=None,
+                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=99' (NA is always missing)")
+
+
+def load_design(args: argparse.Namespace):
+    """Load FILE and build its survey design from the command line options."""
+    args.missing = "wildcard"
+    parse_missing_codes(args.missing_codes)  # fail early on a malformed option
+    ds = load_from_args(args, strata=args.strata, psu=args.psu)
+    design = SurveyDesign.from_dataset(ds, lonely_psu=args.lonely_psu)
+    return ds, design
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("estimate", help="weighted % of each category with design-based confidence intervals")
+    p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat)")
+    p.add_argument("--var", required=True, help="the categorical variable")
+    add_design_options(p)
+    p.add_argument("--ci", choices=CI_METHODS, default="wald",
+                   help="wald (normal quantile, as confint(svymean)) or logit (as svyciprop method='logit')")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--json", dest="json_out", default="-", help="write the estimates as JSON here (default stdout)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ds, design = load_design(args)
+    est = estimate_proportions(ds, args.var, design=design, ci=args.ci, level=args.level)
+    write_json(args.json_out, est.to_records())
+    return 0

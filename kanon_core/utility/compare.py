@@ -1,0 +1,243 @@
+"""Before vs after: weighted percentages of each category in the original and the treated file.
+
+Wilson (seed 000, section 4.2) judges a treatment by comparing, for every quasi-identifier value, the
+weighted percentage and its 95 % confidence interval computed on the original and on the treated
+microdata: the difference (original minus treated, in percentage points), the relative difference
+(scaled by the original percentage, his Figure 1), whether the two intervals overlap (70 of 138 did)
+and which values were completely suppressed. Percentages are domain estimates among records where
+the variable is not missing (:mod:`kanon_core.utility.survey`), so suppressed cells leave the
+denominator. Both files must hold the same records in the same order; the design (strata, PSUs) is
+the original's, the weights each file's own.
+
+When a variable was globally recoded (the treated file has values the original does not), the
+original values are mapped to the treated ones through the records that have both -- provided every
+original value maps to a single treated value -- so percentages are compared on the treated coding.
+Otherwise (e.g. local recoding) values are compared as they are and the disappearing ones are flagged
+``"recoded"`` rather than ``"completely suppressed"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset, _sort_key
+from ..errors import InputError
+from .design import DEFAULT_LONELY_PSU, SurveyDesign
+from .survey import proportions
+
+STATUS_COMPARED = "compared"
+STATUS_SUPPRESSED = "completely suppressed"
+STATUS_RECODED = "recoded"
+STATUS_NEW = "only in treated"
+
+TABLE_COLUMNS = [
+    "variable", "variable_label", "value", "label", "status", "recoded",
+    "n_original", "pct_original", "se_original", "ci_low_original", "ci_high_original",
+    "n_treated", "pct_treated", "se_treated", "ci_low_treated", "ci_high_treated",
+    "difference", "relative_difference", "overlap",
+]
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    """Seed 000's summaries over the categories present in both files."""
+
+    n_variables: int
+    n_categories: int
+    n_overlap: int
+    share_overlap: float
+    mean_difference: float
+    median_difference: float
+    min_difference: float
+    max_difference: float
+    n_completely_suppressed: int
+    completely_suppressed: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["completely_suppressed"] = [{"variable": v, "label": lab} for v, lab in self.completely_suppressed]
+        return d
+
+    def sentence(self) -> str:
+        if self.n_categories == 0:
+            return "No category is present in both files."
+        return (
+            f"Confidence intervals overlap for {self.n_overlap} of {self.n_categories} values "
+            f"({100 * self.share_overlap:.0f}%). Differences (original minus treated, percentage points) "
+            f"range from {self.min_difference:.1f} to {self.max_difference:.1f}, mean {self.mean_difference:.2f}, "
+            f"median {self.median_difference:.2f}. {self.n_completely_suppressed} value(s) completely suppressed."
+        )
+
+
+@dataclass(frozen=True)
+class DistributionComparison:
+    """Per-category comparison (``table``, percentages in %) and its summary."""
+
+    table: pd.DataFrame
+    summary: ComparisonSummary
+    ci_method: str
+    level: float
+    design: str
+
+    def variable_table(self, variable: str) -> pd.DataFrame:
+        return self.table[self.table["variable"] == variable].reset_index(drop=True)
+
+
+def intervals_overlap(low1: np.ndarray, high1: np.ndarray, low2: np.ndarray, high2: np.ndarray) -> np.ndarray:
+    """Closed intervals [low1, high1] and [low2, high2] share at least one point."""
+    return (np.asarray(low1) <= np.asarray(high2)) & (np.asarray(low2) <= np.asarray(high1))
+
+
+def compare_distributions(
+    original: Dataset,
+    treated: Dataset,
+    variables: Sequence[str] | None = None,
+    design: SurveyDesign | None = None,
+    ci: str = "wald",
+    level: float = 0.95,
+    lonely_psu: str = DEFAULT_LONELY_PSU,
+) -> DistributionComparison:
+    """Compare weighted percentages of ``variables`` (default: the original's QIs) before and after."""
+    if original.n_records != treated.n_records:
+        raise InputError(
+            f"The two versions have {original.n_records} and {treated.n_records} records; "
+            "comparing percentages needs the same records in both."
+        )
+    variables = list(variables) if variables is not None else list(original.roles.qis)
+    if not variables:
+        raise InputError("Choose at least one variable to compare.")
+    for v in variables:
+        for ds, which in ((original, "original"), (treated, "treated")):
+            if v not in ds.frame.columns:
+                raise InputError(f"Variable '{v}' is not in the {which} data.")
+    design_o = design or SurveyDesign.from_dataset(original, lonely_psu=lonely_psu)
+    design_t = _treated_design(design_o, original, treated)
+    frames = [_compare_variable(original, treated, v, design_o, design_t, ci, level) for v in variables]
+    table = pd.concat(frames, ignore_index=True)[TABLE_COLUMNS]
+    return DistributionComparison(table=table, summary=summarize(table), ci_method=ci, level=level,
+                                  design=design_o.describe())
+
+
+def summarize(table: pd.DataFrame) -> ComparisonSummary:
+    """Overlap count and difference statistics over categories present in both files (seed 000)."""
+    both = table[table["status"] == STATUS_COMPARED]
+    diff = both["difference"].to_numpy(dtype=float)
+    gone = table[table["status"] == STATUS_SUPPRESSED]
+    n = len(both)
+    n_overlap = int(both["overlap"].sum())
+    return ComparisonSummary(
+        n_variables=int(table["variable"].nunique()),
+        n_categories=n,
+        n_overlap=n_overlap,
+        share_overlap=n_overlap / n if n else float("nan"),
+        mean_difference=float(diff.mean()) if n else float("nan"),
+        median_difference=float(np.median(diff)) if n else float("nan"),
+        min_difference=float(diff.min()) if n else float("nan"),
+        max_difference=float(diff.max()) if n else float("nan"),
+        n_completely_suppressed=len(gone),
+        completely_suppressed=tuple(zip(gone["variable"].astype(str), gone["label"].astype(str), strict=True)),
+    )
+
+
+def _treated_design(design: SurveyDesign, original: Dataset, treated: Dataset) -> SurveyDesign:
+    name = design.weight_name
+    if name is None or name not in treated.frame.columns:
+        return design
+    w = treated.weights() if treated.roles.weight == name else None
+    if w is None:
+        from ..dataset import validate_weights
+
+        w = validate_weights(treated.frame[name], name)
+    if np.array_equal(w, design.weights):
+        return design
+    return design.with_weights(w)
+
+
+def recode_map(original: pd.Series, treated: pd.Series, miss_o: np.ndarray, miss_t: np.ndarray) -> dict[Any, Any] | None:
+    """The global recoding original value -> treated value seen on records with both, or None if a value
+    maps to several treated values (not a global recoding)."""
+    both = ~miss_o & ~miss_t
+    pairs = pd.DataFrame({"o": original.to_numpy(dtype=object)[both], "t": treated.to_numpy(dtype=object)[both]})
+    if pairs.empty:
+        return {}
+    n_targets = pairs.groupby("o", sort=False)["t"].nunique()
+    if (n_targets > 1).any():
+        return None
+    first = pairs.drop_duplicates("o")
+    return dict(zip(first["o"], first["t"], strict=True))
+
+
+def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: SurveyDesign,
+                      design_t: SurveyDesign, ci: str, level: float) -> pd.DataFrame:
+    meta_o, meta_t = original.meta_of(v), treated.meta_of(v)
+    col_o = original.frame[v].reset_index(drop=True)
+    col_t = treated.frame[v].reset_index(drop=True)
+    miss_o, miss_t = original.missing_mask(v), treated.missing_mask(v)
+    values_o = set(col_o[~miss_o].tolist())
+    new_values = [x for x in set(col_t[~miss_t].tolist()) if x not in values_o]
+    recoded = bool(new_values)
+    consistent = True
+    labels_o = dict(meta_o.value_labels)
+    if recoded:
+        mapping = recode_map(col_o, col_t, miss_o, miss_t)
+        if mapping is None:
+            consistent = False
+        else:
+            # unmapped original values (never seen unsuppressed) keep their own value
+            col_o = col_o.map(lambda x: mapping.get(x, x) if pd.notna(x) else x).astype(object)
+            col_o[miss_o] = np.nan
+            labels_o = {**labels_o, **dict(meta_t.value_labels)}
+    est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
+    est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
+                        name=v).table
+    merged = pd.merge(
+        est_o.assign(key=est_o["value"].map(_key)), est_t.assign(key=est_t["value"].map(_key)),
+        on="key", how="outer", suffixes=("_original", "_treated"),
+    )
+    merged["value"] = merged["value_original"].where(merged["value_original"].notna(), merged["value_treated"])
+    merged["label"] = merged["label_treated"].where(merged["label_treated"].notna(), merged["label_original"])
+    in_o = merged["n_original"].fillna(0) > 0
+    in_t = merged["n_treated"].fillna(0) > 0
+    gone_status = STATUS_SUPPRESSED if consistent else STATUS_RECODED
+    merged["status"] = np.select([in_o & in_t, in_o & ~in_t], [STATUS_COMPARED, gone_status], STATUS_NEW)
+    for col in ("n_original", "n_treated"):
+        merged[col] = merged[col].fillna(0).astype(np.int64)
+    out = pd.DataFrame({
+        "variable": v,
+        "variable_label": meta_o.label or v,
+        "value": merged["value"],
+        "label": merged["label"],
+        "status": merged["status"],
+        "recoded": recoded,
+        "n_original": merged["n_original"],
+        "n_treated": merged["n_treated"],
+    })
+    for side in ("original", "treated"):
+        present = merged[f"n_{side}"] > 0
+        out[f"pct_{side}"] = 100 * merged[f"estimate_{side}"].where(present, 0.0)
+        out[f"se_{side}"] = 100 * merged[f"se_{side}"].where(present, 0.0)
+        out[f"ci_low_{side}"] = 100 * merged[f"ci_low_{side}"].where(present, 0.0)
+        out[f"ci_high_{side}"] = 100 * merged[f"ci_high_{side}"].where(present, 0.0)
+    out["difference"] = out["pct_original"] - out["pct_treated"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["relative_difference"] = np.where(out["pct_original"] > 0, out["difference"] / out["pct_original"], np.nan)
+    out["overlap"] = intervals_overlap(out["ci_low_original"], out["ci_high_original"],
+                                       out["ci_low_treated"], out["ci_high_treated"])
+    order = sorted(range(len(out)), key=lambda i: _sort_key(out["value"].iloc[i]))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _key(value: Any) -> str:
+    """Join key that treats 1, 1.0 and numpy ints alike."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return f"n:{int(value)}"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"n:{int(value)}"
+    if isinstance(value, (float, np.floating)):
+        return f"n:{float(value)!r}"
+    return f"s:{value}"

@@ -1,0 +1,159 @@
+"""The same regression on the original and the treated file: do the conclusions survive? (seed 000, table 4)
+
+Wilson fits each model three times and lists the covariates significant at 5 %:
+
+1. ``original`` -- the original data;
+2. ``treated_excluding`` -- the treated data, records with a suppressed covariate dropped (listwise
+   deletion, what most software does by default);
+3. ``treated_category`` -- the treated data with suppressed values kept as a category of their own
+   (Wilson coded them 99: "a poor imitation of an imputation").
+
+For model 3, a categorical covariate gets the extra level ``(suppressed)``; a numeric covariate cannot,
+so its suppressed values are set to the weighted mean of its observed values and an indicator
+``variable[suppressed]`` joins the model (the missing-indicator method). Its joint test stays the test
+of the covariate's own coefficient(s). Values missing already in the original are not "suppressed":
+those records are dropped in every model, so models 1 and 3 use the same records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset, VariableMeta
+from ..errors import InputError
+from .design import DEFAULT_LONELY_PSU, SurveyDesign
+from .formula import INTERCEPT, Formula, TermSpec, is_categorical, parse_formula
+from .regression import RegressionResult, regress
+
+MODEL_ORIGINAL = "original"
+MODEL_EXCLUDING = "treated_excluding"
+MODEL_CATEGORY = "treated_category"
+MODEL_LABELS = {
+    MODEL_ORIGINAL: "Original data",
+    MODEL_EXCLUDING: "Treated, records with suppressed values excluded",
+    MODEL_CATEGORY: "Treated, suppressed values as own category",
+}
+SUPPRESSED_LEVEL = "(suppressed)"
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    """The three fits and tables to compare them."""
+
+    results: dict[str, RegressionResult]
+    alpha: float
+    covariates: tuple[str, ...]
+
+    def significance_table(self) -> pd.DataFrame:
+        """One row per model: records used, significant and non-significant covariates at ``alpha``."""
+        rows = []
+        for key, res in self.results.items():
+            sig = res.significant(self.alpha)
+            rows.append({
+                "model": key, "model_label": MODEL_LABELS.get(key, key), "n_used": res.n_used,
+                "significant": ", ".join(sig) if sig else "none",
+                "not_significant": ", ".join(c for c in self.covariates if c not in sig) or "none",
+                "n_significant": len(sig), "summary": _wilson_phrase(sig, self.covariates),
+            })
+        return pd.DataFrame(rows)
+
+    def pvalue_table(self) -> pd.DataFrame:
+        """Covariates x models: joint-test p-values and whether each is below ``alpha``."""
+        out = pd.DataFrame({"variable": list(self.covariates)})
+        for key, res in self.results.items():
+            p = res.term_tests.set_index("variable")["p_value"]
+            out[f"p_{key}"] = out["variable"].map(p).astype(float)
+            out[f"significant_{key}"] = out[f"p_{key}"] < self.alpha
+        keys = list(self.results)
+        sig = out[[f"significant_{k}" for k in keys]].to_numpy()
+        out["conclusion_changes"] = sig.any(axis=1) & ~sig.all(axis=1)
+        return out
+
+    def coefficients_long(self, include_intercept: bool = False) -> pd.DataFrame:
+        """All coefficients with CIs, one row per model and term (for the coefficient plot)."""
+        frames = []
+        for key, res in self.results.items():
+            c = res.coefficients.assign(model=key, model_label=MODEL_LABELS.get(key, key))
+            if not include_intercept:
+                c = c[c["term"] != INTERCEPT]
+            frames.append(c)
+        return pd.concat(frames, ignore_index=True)
+
+
+def _wilson_phrase(sig: list[str], covariates: tuple[str, ...]) -> str:
+    missing = [c for c in covariates if c not in sig]
+    if not missing:
+        return "All"
+    if not sig:
+        return "None"
+    return "All but " + " and ".join(missing) if len(missing) <= 2 else "All but " + ", ".join(missing)
+
+
+def suppressed_as_category(
+    original: Dataset, treated: Dataset, formula: Formula, weights: np.ndarray
+) -> tuple[Dataset, Formula, tuple[tuple[str, np.ndarray, str], ...]]:
+    """Treated data for model 3: suppressed categorical values as a level, numeric ones mean-filled + indicator."""
+    frame = treated.frame.copy()
+    meta = dict(treated.meta)
+    terms: list[TermSpec] = []
+    extra: list[tuple[str, np.ndarray, str]] = []
+    for t in formula.terms:
+        v = t.variable
+        sup = treated.missing_mask(v) & ~original.missing_mask(v)
+        categorical = is_categorical(original.frame[v], t.categorical)
+        terms.append(TermSpec(v, True) if categorical else t)
+        if not sup.any():
+            continue
+        if categorical:
+            col = frame[v].astype(object)
+            col[sup] = SUPPRESSED_LEVEL
+            frame[v] = col
+            m = meta.get(v, VariableMeta())
+            meta[v] = VariableMeta(m.label, {**dict(m.value_labels), SUPPRESSED_LEVEL: SUPPRESSED_LEVEL}, m.missing_codes)
+        else:
+            num = np.array(pd.to_numeric(frame[v].where(~treated.missing_mask(v)), errors="coerce"), dtype=float)
+            ok = ~np.isnan(num)
+            fill = float(np.sum(weights[ok] * num[ok]) / np.sum(weights[ok])) if ok.any() else 0.0
+            num[sup] = fill
+            frame[v] = num
+            extra.append((f"{v}[{SUPPRESSED_LEVEL}]", sup.astype(float), f"{v} {SUPPRESSED_LEVEL}"))
+    ds = Dataset(frame=frame, meta=meta, roles=treated.roles, missing=treated.missing, name=treated.name)
+    return ds, Formula(formula.outcome, tuple(terms), formula.text), tuple(extra)
+
+
+def compare_models(
+    original: Dataset,
+    treated: Dataset,
+    formula: str,
+    design: SurveyDesign | None = None,
+    family: str = "auto",
+    alpha: float = 0.05,
+    test: str = "F",
+    lonely_psu: str = DEFAULT_LONELY_PSU,
+) -> ModelComparison:
+    """Fit ``formula`` as Wilson's three models (module docstring) with the original's design."""
+    if original.n_records != treated.n_records:
+        raise InputError(
+            f"The two versions have {original.n_records} and {treated.n_records} records; "
+            "comparing models needs the same records in both."
+        )
+    if not 0 < alpha < 1:
+        raise InputError("The significance level must be between 0 and 1.")
+    f = parse_formula(formula, original.columns)
+    missing_in_treated = [v for v in f.variables if v not in treated.frame.columns]
+    if missing_in_treated:
+        raise InputError(f"Variable(s) not in the treated data: {', '.join(missing_in_treated)}.")
+    # the covariate kinds are fixed on the original, so a treated column turned to text stays comparable
+    f = Formula(f.outcome, tuple(TermSpec(t.variable, is_categorical(original.frame[t.variable], t.categorical))
+                                 for t in f.terms), f.text)
+    design = design or SurveyDesign.from_dataset(original, lonely_psu=lonely_psu)
+    results = {
+        MODEL_ORIGINAL: regress(original, f, design, family=family, test=test),
+        MODEL_EXCLUDING: regress(treated, f, design, family=family, test=test),
+    }
+    ds3, f3, extra = suppressed_as_category(original, treated, f, design.weights)
+    results[MODEL_CATEGORY] = regress(ds3, f3, design, family=family, test=test, extra_numeric=extra)
+    return ModelComparison(results=results, alpha=alpha, covariates=tuple(t.variable for t in f.terms))

@@ -1,0 +1,132 @@
+"""Plotly figures for the utility comparison (no UI code: the dashboard only shows them).
+
+* :func:`ci_comparison_figure` -- per category of one variable, the original and treated weighted
+  percentage with its confidence interval side by side (seed 000, section 4.2);
+* :func:`relative_difference_histogram` -- distribution of the relative differences between original
+  and treated percentages (seed 000, Figure 1);
+* :func:`coefficient_figure` -- coefficients with confidence intervals for each model (seed 000, table 4);
+* :func:`bias_figure` -- bias of means and correlations (seed 002, Fig. 5 style).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ..errors import InputError
+from .compare import STATUS_COMPARED
+
+COLORS = {"original": "#1f77b4", "treated": "#d62728"}
+MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
+
+
+def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title: str | None = None) -> go.Figure:
+    """Original vs treated weighted % with CIs for each category of one variable of a comparison table."""
+    if variable is not None:
+        table = table[table["variable"] == variable]
+    if table.empty:
+        raise InputError("Nothing to plot: the comparison has no category for this variable.")
+    labels = table["label"].astype(str).tolist()
+    pos = np.arange(len(labels), dtype=float)
+    fig = go.Figure()
+    for side, shift in (("original", -0.15), ("treated", 0.15)):
+        pct = table[f"pct_{side}"].to_numpy(float)
+        fig.add_trace(go.Scatter(
+            x=pos + shift, y=pct, mode="markers", name=side.capitalize(),
+            marker={"color": COLORS[side], "size": 9},
+            error_y={"type": "data", "symmetric": False,
+                     "array": table[f"ci_high_{side}"].to_numpy(float) - pct,
+                     "arrayminus": pct - table[f"ci_low_{side}"].to_numpy(float)},
+            text=[f"{lab}: {p:.1f}% ({lo:.1f} to {hi:.1f})" for lab, p, lo, hi in
+                  zip(labels, pct, table[f"ci_low_{side}"], table[f"ci_high_{side}"], strict=True)],
+            hovertemplate="%{text}<extra>" + side + "</extra>",
+        ))
+    gone = table["status"].to_numpy() != STATUS_COMPARED
+    ticks = [f"{lab} (gone)" if g and pct_t == 0 else lab
+             for lab, g, pct_t in zip(labels, gone, table["pct_treated"], strict=True)]
+    name = variable or ", ".join(table["variable"].astype(str).unique())
+    fig.update_layout(
+        title=title or f"Weighted % before and after treatment: {name}",
+        xaxis={"tickmode": "array", "tickvals": pos.tolist(), "ticktext": ticks, "title": None},
+        yaxis={"title": "Weighted % (with confidence interval)", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": 1.08}, template="plotly_white",
+    )
+    return fig
+
+
+def relative_difference_histogram(table: pd.DataFrame, nbins: int = 30, title: str | None = None) -> go.Figure:
+    """Histogram of relative differences (original - treated) / original, in %, over compared categories."""
+    compared = table[table["status"] == STATUS_COMPARED]
+    rel = 100 * compared["relative_difference"].to_numpy(float)
+    rel = rel[np.isfinite(rel)]
+    fig = go.Figure(go.Histogram(x=rel, nbinsx=nbins, marker={"color": COLORS["original"]},
+                                 hovertemplate="%{x}: %{y} value(s)<extra></extra>"))
+    fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
+    fig.update_layout(
+        title=title or "Relative difference between original and treated weighted percentages",
+        xaxis={"title": "Relative difference (% of the original percentage)"},
+        yaxis={"title": "Number of values"}, bargap=0.05, template="plotly_white",
+    )
+    return fig
+
+
+def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None = None,
+                       title: str | None = None) -> go.Figure:
+    """Dot-and-whisker plot of coefficients with CIs per model.
+
+    ``coefficients`` is :meth:`ModelComparison.coefficients_long` (columns ``model``, ``model_label``,
+    ``term``, ``label``, ``estimate``, ``ci_low``, ``ci_high``) or a single model's table.
+    """
+    c = coefficients.copy()
+    if "model" not in c.columns:
+        c["model"] = "model"
+    if "model_label" not in c.columns:
+        c["model_label"] = c["model"]
+    models = list(models) if models is not None else list(dict.fromkeys(c["model"]))
+    terms = list(dict.fromkeys(c["label"].astype(str)))
+    if not terms:
+        raise InputError("Nothing to plot: the model has no coefficients.")
+    index = {t: i for i, t in enumerate(terms)}
+    fig = go.Figure()
+    width = 0.6 / max(len(models), 1)
+    for k, m in enumerate(models):
+        d = c[(c["model"] == m) & c["estimate"].notna()]
+        y = np.array([index[str(t)] for t in d["label"]], dtype=float) + (k - (len(models) - 1) / 2) * width
+        est = d["estimate"].to_numpy(float)
+        fig.add_trace(go.Scatter(
+            x=est, y=y, mode="markers", name=str(d["model_label"].iloc[0]) if len(d) else m,
+            marker={"color": MODEL_COLORS[k % len(MODEL_COLORS)], "size": 8},
+            error_x={"type": "data", "symmetric": False, "array": d["ci_high"].to_numpy(float) - est,
+                     "arrayminus": est - d["ci_low"].to_numpy(float)},
+            text=d["label"].astype(str), hovertemplate="%{text}: %{x:.3g}<extra></extra>",
+        ))
+    fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
+    fig.update_layout(
+        title=title or "Coefficients with confidence intervals",
+        yaxis={"tickmode": "array", "tickvals": list(range(len(terms))), "ticktext": terms, "autorange": "reversed"},
+        xaxis={"title": "Estimate"}, legend={"orientation": "h", "y": 1.08}, template="plotly_white",
+        height=max(300, 40 * len(terms) + 150),
+    )
+    return fig
+
+
+def bias_figure(means: pd.DataFrame | None = None, correlations: pd.DataFrame | None = None) -> go.Figure:
+    """Bars of the bias of means (relative, %) and of correlations (absolute) after treatment."""
+    fig = go.Figure()
+    if means is not None and not means.empty:
+        fig.add_trace(go.Bar(x=means["variable"], y=100 * means["relative_bias"], name="Mean: relative bias (%)",
+                             marker={"color": COLORS["original"]}))
+    if correlations is not None and not correlations.empty:
+        names = correlations["variable_1"] + " × " + correlations["variable_2"]
+        fig.add_trace(go.Bar(x=names, y=correlations["bias"], name="Correlation: bias", yaxis="y2",
+                             marker={"color": COLORS["treated"]}))
+    fig.update_layout(
+        title="Bias after treatment (treated minus original)",
+        yaxis={"title": "Relative bias of mean (%)"},
+        yaxis2={"title": "Bias of correlation", "overlaying": "y", "side": "right"},
+        barmode="group", template="plotly_white", legend={"orientation": "h", "y": 1.08},
+    )
+    return fig
