@@ -1,0 +1,392 @@
+"""Optimal local suppression to k-anonymity, with per-variable costs and protected variables.
+
+The problem (issue 4, after seed 000): choose QI cells to set missing so that every record's remaining
+values occur in at least k records, at minimum total cost (cost of a cell = importance of its variable;
+protected variables are never suppressed).
+
+``method="exact"`` (wildcard semantics) solves the *record-wise* model of seed 000 to proven optimality:
+each record keeps a set of values that occurs >= k times in the input, i.e. its suppressions hit all of
+its minimal unsafe combinations (MINUCs, threshold k). The model decomposes by record, identical
+instances are solved once, and the solution is k-anonymous for every k (proof in
+:mod:`suppress_joint`). Two exact engines give the same optimum:
+
+* ``engine="direct"`` (default): no MINUC enumeration; for each record the cheapest union of
+  disagreement masks with k - 1 other records (:mod:`suppress_direct`);
+* ``engine="minucs"``: seed 000's hitting sets of the MINUCs (:mod:`suppress_hitting`), from a given
+  :class:`MinucResult` or computed here; with an incomplete MINUC list (``max_size``) the missing ones
+  are generated lazily.
+
+Instances a compiled branch and bound cannot close within its node budget go to one batched integer
+programme (pulp: CBC, or HiGHS in-process), with a time limit and a reported lower bound. Then, with
+``joint=True``, suppressed cells that no record needs (others' suppressed values already match it) are
+given back (:mod:`suppress_joint`).
+
+``method="greedy"`` is a fast heuristic in the spirit of sdcMicro's ``localSuppression``, for
+comparison. Under ``category`` semantics both methods use the class-building heuristic of
+:mod:`suppress_category`. Every run ends with an independent recount of the class sizes
+(:func:`kanon_core.risk.classes.class_sizes`) on the output: any record below k fails the run loudly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset, MissingSemantics, QIMatrix, check_semantics
+from ..errors import InfeasibleError, InputError
+from ..progress import Progress, report
+from ..risk.classes import class_sizes
+from ..steps import Step, register_step
+from .suppress_bits import MAX_QIS, masks_to_bool
+from .suppress_category import category_suppress
+from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, row_candidates, solve_rows
+from .suppress_greedy import greedy
+from .suppress_hitting import solve_hitting
+from .suppress_ilp import SOLVERS, Block, solve_blocks
+from .suppress_joint import release_pass
+from .suppress_result import SuppressionResult
+
+Method = Literal["exact", "greedy"]
+Engine = Literal["auto", "direct", "minucs"]
+METHODS: tuple[str, ...] = ("exact", "greedy")
+ENGINES: tuple[str, ...] = ("auto", "direct", "minucs")
+NODE_LIMIT = 200_000
+Importance = Mapping[str, float] | Sequence[tuple[str, float]] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """A validated suppression problem on integer codes."""
+
+    names: tuple[str, ...]
+    codes: np.ndarray
+    k: int
+    missing: MissingSemantics
+    costs: np.ndarray
+    protected: np.ndarray  # bool per QI
+
+    @property
+    def protected_mask(self) -> int:
+        return int(sum(1 << v for v in np.flatnonzero(self.protected).tolist()))
+
+    @property
+    def protected_names(self) -> tuple[str, ...]:
+        return tuple(n for n, p in zip(self.names, self.protected.tolist(), strict=True) if p)
+
+
+def resolve_costs(names: Sequence[str], importance: Importance = None, protected: Sequence[str] = ()
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-QI costs (default 1) and protected flags, validated against the QI names."""
+    names = list(names)
+    costs = np.ones(len(names), dtype=np.float64)
+    items = list(importance.items()) if isinstance(importance, Mapping) else list(importance or ())
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InputError("Importance must be pairs of (variable, cost).")
+        var, cost = item
+        if var not in names:
+            raise InputError(f"Importance given for '{var}', which is not a quasi-identifier.")
+        try:
+            c = float(cost)
+        except (TypeError, ValueError):
+            raise InputError(f"The importance of '{var}' must be a number.") from None
+        if not np.isfinite(c) or c <= 0:
+            raise InputError(f"The importance of '{var}' must be a positive number (protect it instead).")
+        costs[names.index(var)] = c
+    prot = np.zeros(len(names), dtype=bool)
+    for var in protected:
+        if var not in names:
+            raise InputError(f"Protected variable '{var}' is not a quasi-identifier.")
+        prot[names.index(var)] = True
+    return costs, prot
+
+
+def make_problem(data: Dataset | QIMatrix | np.ndarray, k: int, *, qis: Sequence[str] | None = None,
+                 importance: Importance = None, protected: Sequence[str] = (),
+                 missing: MissingSemantics | None = None) -> tuple[Problem, QIMatrix | None]:
+    if isinstance(data, Dataset):
+        qm: QIMatrix | None = data.qi_matrix(qis)
+        missing = missing or data.missing
+    elif isinstance(data, QIMatrix):
+        qm = data.subset(qis) if qis else data
+    else:
+        arr = np.asarray(data)
+        if arr.ndim != 2:
+            raise InputError("Codes must be a 2-D array (records x quasi-identifiers).")
+        qm = None
+        names = tuple(qis) if qis else tuple(f"q{j}" for j in range(arr.shape[1]))
+        if len(names) != arr.shape[1]:
+            raise InputError("Give one name per column of the codes.")
+    if qm is not None:
+        names, codes = qm.names, qm.codes
+    else:
+        codes = np.ascontiguousarray(arr, dtype=np.int32)
+        if (codes < -1).any():
+            raise InputError("Codes must be >= 0, or -1 for missing.")
+    missing = check_semantics(missing or "wildcard")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError("k must be a whole number of at least 1.")
+    if codes.shape[1] == 0:
+        raise InputError("Choose at least one quasi-identifier.")
+    if codes.shape[1] > MAX_QIS:
+        raise InputError(f"At most {MAX_QIS} quasi-identifiers can be treated at once.")
+    costs, prot = resolve_costs(names, importance, protected)
+    return Problem(tuple(names), np.ascontiguousarray(codes, dtype=np.int32), int(k), missing, costs, prot), qm
+
+
+def check_feasible(p: Problem, fk: np.ndarray) -> None:
+    """Refuse clearly when some unsafe record cannot reach k even with every free value suppressed."""
+    n = len(p.codes)
+    unsafe = fk < p.k
+    if not unsafe.any():
+        return
+    if p.k > n:
+        raise InfeasibleError(f"The file has {n} records, so no record can be in a group of k={p.k}.")
+    if p.protected.all():
+        raise InfeasibleError(
+            f"{int(unsafe.sum())} record(s) are below k={p.k} and every quasi-identifier is protected: "
+            "unprotect at least one variable.")
+    if p.protected.any():
+        fkp = class_sizes(p.codes[:, p.protected], p.missing)
+        bad = int((unsafe & (fkp < p.k)).sum())
+        if bad:
+            raise InfeasibleError(
+                f"{bad} record(s) cannot reach k={p.k}: their values on the protected variable(s) "
+                f"{', '.join(p.protected_names)} alone occur fewer than {p.k} times. Unprotect (or recode) "
+                "one of them.")
+
+
+def suppress(data: Dataset | QIMatrix | np.ndarray, k: int = 2, *, qis: Sequence[str] | None = None,
+             importance: Importance = None, protected: Sequence[str] = (), method: Method = "exact",
+             missing: MissingSemantics | None = None, engine: Engine = "auto", minucs: Any = None,
+             minuc_max_size: int | None = None, solver: str = "cbc", time_limit: float | None = None,
+             joint: bool = True, node_limit: int = NODE_LIMIT, progress: Progress | None = None
+             ) -> SuppressionResult:
+    """Suppress QI values so that the data are k-anonymous, at minimum cost; see the module docstring.
+
+    ``importance`` gives the cost of suppressing one value of a variable (default 1 each);
+    ``protected`` variables are never suppressed. ``minucs`` (a MinucResult for the same codes, k and
+    semantics) selects the MINUC engine; ``minuc_max_size`` limits the MINUCs it computes (the rest are
+    generated lazily). Raises InfeasibleError when protected variables make k unreachable.
+    """
+    t0 = time.perf_counter()
+    if method not in METHODS:
+        raise InputError(f"Method must be one of {', '.join(METHODS)}, not '{method}'.")
+    if engine not in ENGINES:
+        raise InputError(f"Engine must be one of {', '.join(ENGINES)}, not '{engine}'.")
+    if solver not in SOLVERS:
+        raise InputError(f"Solver must be one of {', '.join(SOLVERS)}, not '{solver}'.")
+    if time_limit is not None and not time_limit > 0:
+        raise InputError("The time limit must be a positive number of seconds.")
+    p, _qm = make_problem(data, k, qis=qis, importance=importance, protected=protected, missing=missing)
+    timings: dict[str, float] = {}
+    report(progress, 0.0, "Counting classes")
+    fk0 = class_sizes(p.codes, p.missing)
+    check_feasible(p, fk0)
+    stats: dict[str, Any] = {"unsafe_records": int((fk0 < p.k).sum())}
+    timings["count"] = time.perf_counter() - t0
+    lower, optimal, released, used_engine = 0.0, True, 0, method
+    t1 = time.perf_counter()
+    if not (fk0 < p.k).any():
+        out = p.codes.copy()
+        used_engine = "none"
+    elif p.missing == "category":
+        report(progress, 0.1, "Building classes of suppressed records")
+        out, lower = category_suppress(p.codes, p.costs, p.protected, p.k)
+        used_engine = "category"
+    elif method == "greedy":
+        report(progress, 0.1, "Greedy suppression")
+        out = greedy(p.codes, fk0, p.costs, p.protected, p.k)
+        lower, optimal, used_engine = 0.0, False, "greedy"
+    else:
+        use_minucs = engine == "minucs" or (engine == "auto" and minucs is not None)
+        if use_minucs:
+            masks, lower, optimal, st = _exact_minucs(p, fk0, minucs, minuc_max_size, solver, time_limit,
+                                                      node_limit, progress, timings)
+            used_engine = "minucs"
+        else:
+            masks, lower, optimal, st = _exact_direct(p, solver, time_limit, node_limit, progress)
+            used_engine = "direct"
+        stats.update(st)
+        out = p.codes.copy()
+        out[masks_to_bool(masks, p.codes.shape[1]) & (p.codes >= 0)] = -1
+    timings["solve"] = time.perf_counter() - t1
+    record_wise = _cost(p, out)
+    if p.missing == "category" and record_wise <= lower + 1e-9:
+        optimal = True
+    elif p.missing == "category":
+        optimal = False
+    if joint and method == "exact" and p.missing == "wildcard" and record_wise > 0:
+        report(progress, 0.85, "Joint pass: releasing unneeded suppressions")
+        t2 = time.perf_counter()
+        fk_mid = class_sizes(out, "wildcard")
+        out, released = release_pass(out, p.codes, (out < 0) & (p.codes >= 0), p.costs, fk_mid, p.k)
+        timings["joint"] = time.perf_counter() - t2
+    report(progress, 0.95, "Verifying k-anonymity independently")
+    t3 = time.perf_counter()
+    fk_after = class_sizes(out, p.missing)
+    violations = int((fk_after < p.k).sum())
+    timings["verify"] = time.perf_counter() - t3
+    if violations:
+        raise RuntimeError(f"internal error: {violations} record(s) below k={p.k} after suppression")
+    mask = (out < 0) & (p.codes >= 0)
+    if (mask & p.protected[None, :]).any():
+        raise RuntimeError("internal error: a protected variable was suppressed")
+    report(progress, 1.0, "Done")
+    return SuppressionResult(
+        names=p.names, k=p.k, missing=p.missing, method=method, engine=used_engine, codes=p.codes, mask=mask,
+        costs=p.costs, protected=p.protected_names, cost=_cost(p, out), record_wise_cost=record_wise,
+        lower_bound=float(lower),
+        optimal=bool(optimal), joint_released=released, seconds=time.perf_counter() - t0,
+        violations_after=violations, min_class_after=int(fk_after.min()), timings=timings, stats=stats)
+
+
+def _cost(p: Problem, out: np.ndarray) -> float:
+    mask = (out < 0) & (p.codes >= 0)
+    return float((mask * p.costs[None, :]).sum())
+
+
+def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit: int,
+                  progress: Progress | None) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+    """Neighbour formulation on collapsed rows; returns per-record masks, lower bound, proven flag."""
+    uniq, inv, mult = np.unique(p.codes, axis=0, return_inverse=True, return_counts=True)
+    uniq = np.ascontiguousarray(uniq, dtype=np.int32)
+    inv = inv.reshape(-1)
+    mult = mult.astype(np.int64)
+    n_u = len(uniq)
+    sol = RowSolutions(np.zeros(n_u, np.uint64), np.zeros(n_u), np.zeros(n_u), np.zeros(n_u, np.int8))
+    chunk = max(256, n_u // 40)
+    prot = np.uint64(p.protected_mask)
+    for lo in range(0, n_u, chunk):
+        report(progress, 0.05 + 0.75 * lo / n_u, f"Solving record instances ({lo:,} of {n_u:,})")
+        hi = min(n_u, lo + chunk)
+        solve_rows(uniq, mult, p.costs, prot, p.k, lo, hi, node_limit, sol.masks, sol.cost, sol.lower,
+                   sol.status)
+    if (sol.status == INFEASIBLE).any():  # pragma: no cover - check_feasible refuses these first
+        raise InfeasibleError(f"{int(mult[sol.status == INFEASIBLE].sum())} record(s) cannot reach k={p.k}.")
+    hard = np.flatnonzero(sol.status == HARD)
+    extra = 0.0
+    proven = True
+    if len(hard):
+        report(progress, 0.8, f"Integer programme for {len(hard)} hard instance(s)")
+        blocks = []
+        for u in hard.tolist():
+            cd, cm, need = row_candidates(uniq, mult, p.costs, p.protected_mask, p.k, u)
+            blocks.append(Block("union", cd, int(sol.masks[u]), float(sol.lower[u]), mult=cm, need=need,
+                                weight=int(mult[u])))
+        res = solve_blocks(blocks, p.costs, solver, time_limit)
+        before = float(sum(b.weight * b.lower for b in blocks))
+        for u, m, c in zip(hard.tolist(), res.masks, res.costs, strict=True):
+            sol.masks[u], sol.cost[u] = m, c
+            if res.proven:
+                sol.lower[u], sol.status[u] = c, EXACT
+        proven = res.proven
+        if not proven:
+            extra = max(0.0, res.lower - before)
+    lower = float((sol.lower * mult).sum()) + extra
+    stats = {"instances": n_u, "instances_solved": int((sol.status != 0).sum()), "hard_instances": len(hard)}
+    return sol.masks[inv], lower, bool(proven and not (sol.status == HARD).any()), stats
+
+
+def _exact_minucs(p: Problem, fk0: np.ndarray, minucs: Any, max_size: int | None, solver: str,
+                  time_limit: float | None, node_limit: int, progress: Progress | None,
+                  timings: dict[str, float]) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+    """Seed 000's hitting sets of MINUCs (given or computed), lazily completed when truncated."""
+    if minucs is None:
+        try:
+            from ..risk.minucs import find_minucs
+        except ModuleNotFoundError as exc:  # pragma: no cover - the engine ships with the package
+            raise InputError("The MINUC engine is not available; use engine='direct'.") from exc
+        t = time.perf_counter()
+        report(progress, 0.02, "Finding MINUCs")
+        minucs = find_minucs(p.codes, k=p.k, missing=p.missing, max_size=max_size, progress=None)
+        timings["minucs"] = time.perf_counter() - t
+    if int(getattr(minucs, "k", p.k)) != p.k or getattr(minucs, "missing", p.missing) != p.missing:
+        raise InputError("The MINUCs were computed for another k or missing-value semantics.")
+    if getattr(minucs, "n_records", len(p.codes)) != len(p.codes):
+        raise InputError("The MINUCs were computed on another file.")
+    rec = np.asarray(minucs.record, dtype=np.int64)
+    msk = np.asarray(minucs.mask).astype(np.uint64)
+    order = np.argsort(rec, kind="stable")
+    rec, msk = rec[order], msk[order]
+    starts = np.flatnonzero(np.r_[True, rec[1:] != rec[:-1]]) if len(rec) else np.zeros(0, np.int64)
+    ends = np.r_[starts[1:], len(rec)]
+    record_masks = {int(rec[s]): msk[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
+    ms = getattr(minucs, "max_size", None)
+    complete = ms is None or ms >= p.codes.shape[1]
+    unsafe = np.flatnonzero(fk0 < p.k)
+
+    def batch(blocks: list[Block]):
+        return solve_blocks(blocks, p.costs, solver, time_limit)
+
+    sol, st = solve_hitting(p.codes, record_masks, unsafe, p.costs, p.protected_mask, p.k, complete,
+                            node_limit=node_limit, batch_solver=batch, progress=progress)
+    lower = float(sol.lower.sum()) + st.extra_lower
+    stats = {"instances": st.n_families, "hard_instances": st.n_hard, "lazy_rounds": st.lazy_rounds,
+             "lazy_cuts": st.lazy_cuts, "minucs": int(len(rec))}
+    return sol.masks, lower, bool(not (sol.status == HARD).any()), stats
+
+
+_NULLABLE_INT = {f"{p}int{b}": f"{P}Int{b}" for p, P in (("", ""), ("u", "U")) for b in (8, 16, 32, 64)}
+
+
+def apply_mask(frame: pd.DataFrame, names: Sequence[str], mask: np.ndarray) -> pd.DataFrame:
+    """A copy of ``frame`` with the masked cells of the QI columns set to missing.
+
+    Integer and boolean columns become pandas' nullable types (pd.NA), so the other values keep their
+    type; float, object, categorical and datetime columns take their own missing marker.
+    """
+    out = frame.copy()
+    for j, col in enumerate(names):
+        rows = np.flatnonzero(mask[:, j])
+        if len(rows) == 0:
+            continue
+        s = out[col]
+        dt = s.dtype
+        if isinstance(dt, np.dtype) and dt.kind in "iu":
+            s = s.astype(_NULLABLE_INT[dt.name])
+        elif isinstance(dt, np.dtype) and dt.kind == "b":
+            s = s.astype("boolean")
+        else:
+            s = s.copy()
+        nullable = isinstance(s.dtype, pd.api.extensions.ExtensionDtype) and not isinstance(s.dtype, pd.CategoricalDtype)
+        s.iloc[rows] = pd.NA if nullable else None
+        out[col] = s
+    return out
+
+
+@register_step
+@dataclasses.dataclass(frozen=True)
+class SuppressStep(Step):
+    """Local suppression to k-anonymity (issue 4; seed 000's optimal local suppression)."""
+
+    kind: ClassVar[str] = "local_suppression"
+    qis: tuple[str, ...] = ()
+    k: int = 2
+    importance: tuple[tuple[str, float], ...] = ()
+    protected: tuple[str, ...] = ()
+    method: str = "exact"
+    solver: str = "cbc"
+    time_limit: float | None = None
+    joint: bool = True
+
+    def run(self, ds: Dataset, progress: Progress | None = None) -> SuppressionResult:
+        """The full result (tables, bounds) of this step on ``ds``."""
+        return suppress(ds, self.k, qis=self.qis or None, importance=self.importance, protected=self.protected,
+                        method=self.method, solver=self.solver, time_limit=self.time_limit, joint=self.joint,
+                        progress=progress)  # type: ignore[arg-type]
+
+    def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
+        res = self.run(ds, progress)
+        if res.n_suppressed == 0:
+            return ds.with_frame(ds.frame.copy())
+        return ds.with_frame(apply_mask(ds.frame, res.names, res.mask))
+
+    def describe(self) -> str:
+        extra = f", protected {', '.join(self.protected)}" if self.protected else ""
+        return f"Local suppression to k={self.k} ({self.method}{extra})"

@@ -1,0 +1,395 @@
+"""Record-wise optimal suppression without enumerating MINUCs: the *neighbour* formulation.
+
+For a record r with observed positions N(r), another record s *agrees* with r on a set S when on every
+position of S the values are equal or s is missing (wildcard). Call D(r, s) the positions of N(r) where
+s is observed and differs from r: s agrees with r exactly on the sets S with S ∩ D(r, s) = ∅.
+
+Suppressing a set T ⊆ N(r) leaves r with the retained set R = N(r) \\ T, whose frequency in the input is
+
+    count(R) = #{s : D(r, s) ∩ R = ∅} = #{s : D(r, s) ⊆ T}          (r itself has D = ∅).
+
+A set of positions is *unsafe* when its count is below k, and the MINUCs of r are its minimal unsafe
+sets (seed 000 for k = 2). Because count is monotone (a larger set has a smaller count), R is safe iff it
+contains no MINUC, i.e. iff T hits every MINUC. So the min-cost hitting set of r's MINUCs (seed 000's
+integer programme) is *the same problem* as
+
+    minimise cost(T)  subject to  Σ_{s : D(r,s) ⊆ T} 1 ≥ k,                                   (N)
+
+which needs only the disagreement masks D(r, s) -- no MINUC enumeration at all. For k = 2 the optimum
+is the cheapest single mask D(r, s): a weighted nearest-neighbour search. For k > 2 the optimum is the
+cheapest union of masks covering k - 1 other records, solved exactly here by enumeration of the subsets
+of the few relevant positions (a sum-over-subsets table) or by a depth-first branch and bound; the rare
+instances exceeding the node budget go to one batched integer programme (``suppress_ilp``).
+
+Masks costlier than an upper bound (the summed cost of the k - 1 cheapest masks seen so far, a valid
+solution) can never be part of an optimal union, so the scan of the other records stops early on them.
+Identical rows are collapsed first and solved once; rows are scanned outwards in lexicographic order,
+where near neighbours sit, so the bound tightens early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .suppress_bits import mask_cost, popcount
+
+SAFE, EXACT, HARD, INFEASIBLE = 0, 1, 2, 3
+SOS_MAX_BITS = 14
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class RowSolutions:
+    """Per collapsed row: suppression mask, its cost, a lower bound and a status code."""
+
+    masks: np.ndarray  # uint64
+    cost: np.ndarray  # float64
+    lower: np.ndarray  # float64
+    status: np.ndarray  # int8: SAFE, EXACT, HARD (incumbent + bound), INFEASIBLE
+
+
+@numba.njit(cache=True)
+def _insert_sorted(buf, nb, cap, c, times):  # pragma: no cover - compiled
+    """Insert cost ``c`` ``times`` times into the ascending buffer ``buf`` of capacity ``cap``."""
+    for _ in range(times):
+        if nb == cap and c >= buf[nb - 1]:
+            break
+        j = nb if nb < cap else cap - 1
+        while j > 0 and buf[j - 1] > c:
+            buf[j] = buf[j - 1]
+            j -= 1
+        buf[j] = c
+        if nb < cap:
+            nb += 1
+    return nb
+
+
+@numba.njit(cache=True)
+def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cover - compiled
+    """Collect the disagreement masks of row ``u`` that may be part of an optimal solution.
+
+    Returns (number of candidates, m0, need): m0 counts the records agreeing with ``u`` on all of its
+    observed positions (``u`` and its duplicates included), need = k - m0 (<= 0: already safe).
+    Rows whose mask contains a protected position can never join ``u``'s class and are skipped.
+    """
+    n, q = uniq.shape
+    m0 = mult[u]
+    cap = max(k - 1, 1)
+    buf = np.empty(cap, dtype=np.float64)
+    nb = 0
+    thr = np.inf
+    nc = 0
+    for dist in range(1, n):
+        if m0 >= k:
+            break
+        for side in range(2):
+            w = u + dist if side == 0 else u - dist
+            if w < 0 or w >= n:
+                continue
+            d = np.uint64(0)
+            c = 0.0
+            ok = True
+            for v in range(q):
+                x = uniq[u, v]
+                if x < 0:
+                    continue
+                y = uniq[w, v]
+                if y < 0 or y == x:
+                    continue
+                bit = np.uint64(1) << np.uint64(v)
+                if protected & bit:
+                    ok = False
+                    break
+                d |= bit
+                c += costs[v]
+                if c > thr + EPS:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            if d == 0:
+                m0 += mult[w]
+                continue
+            cd[nc] = d
+            cc[nc] = c
+            cm[nc] = mult[w]
+            nc += 1
+            nb = _insert_sorted(buf, nb, cap, c, min(mult[w], cap))
+            need_now = k - m0
+            if need_now >= 1 and nb >= need_now:
+                s = 0.0
+                for i in range(need_now):
+                    s += buf[i]
+                thr = s
+    need = k - m0
+    # drop the masks the final bound rules out
+    j = 0
+    for i in range(nc):
+        if cc[i] <= thr + EPS:
+            cd[j] = cd[i]
+            cc[j] = cc[i]
+            cm[j] = cm[i]
+            j += 1
+    return j, m0, need
+
+
+@numba.njit(cache=True)
+def merge_masks(cd, cc, cm, nc):  # pragma: no cover - compiled
+    """Sort candidates by mask and merge duplicates (summing multiplicities); returns the new count."""
+    if nc == 0:
+        return 0
+    order = np.argsort(cd[:nc])
+    d2 = cd[:nc][order].copy()
+    c2 = cc[:nc][order].copy()
+    m2 = cm[:nc][order].copy()
+    j = 0
+    for i in range(nc):
+        if j > 0 and d2[i] == cd[j - 1]:
+            cm[j - 1] += m2[i]
+        else:
+            cd[j] = d2[i]
+            cc[j] = c2[i]
+            cm[j] = m2[i]
+            j += 1
+    return j
+
+
+@numba.njit(cache=True)
+def _better(c, pc, mask, best_c, best_pc, best_mask):  # pragma: no cover - compiled
+    """Deterministic order of solutions: cost, then number of cells, then mask value."""
+    if c < best_c - EPS:
+        return True
+    if c > best_c + EPS:
+        return False
+    if pc != best_pc:
+        return pc < best_pc
+    return mask < best_mask
+
+
+@numba.njit(cache=True)
+def solve_single(cd, cc, nc):  # pragma: no cover - compiled
+    """need = 1: the cheapest single mask (weighted nearest neighbour)."""
+    best = -1
+    for i in range(nc):
+        if best < 0 or _better(cc[i], popcount(cd[i]), cd[i], cc[best], popcount(cd[best]), cd[best]):
+            best = i
+    return cd[best], cc[best]
+
+
+@numba.njit(cache=True)
+def solve_sos(cd, cm, nc, need, costs):  # pragma: no cover - compiled
+    """Exact by enumeration: count(T) for every T over the relevant positions (sum over subsets)."""
+    union = np.uint64(0)
+    for i in range(nc):
+        union |= cd[i]
+    L = popcount(union)
+    pos = np.empty(L, dtype=np.int64)
+    j = 0
+    for v in range(64):
+        if union & (np.uint64(1) << np.uint64(v)):
+            pos[j] = v
+            j += 1
+    size = 1 << L
+    g = np.zeros(size, dtype=np.int64)
+    for i in range(nc):
+        c = 0
+        for b in range(L):
+            if cd[i] & (np.uint64(1) << np.uint64(pos[b])):
+                c |= 1 << b
+        g[c] += cm[i]
+    for b in range(L):
+        bit = 1 << b
+        for t in range(size):
+            if t & bit:
+                g[t] += g[t ^ bit]
+    tc = np.zeros(size, dtype=np.float64)
+    full = np.zeros(size, dtype=np.uint64)
+    npc = np.zeros(size, dtype=np.int64)
+    best_t = -1
+    for t in range(1, size):
+        low = t & (-t)
+        b = 0
+        while (1 << b) != low:
+            b += 1
+        prev = t ^ low
+        tc[t] = tc[prev] + costs[pos[b]]
+        full[t] = full[prev] | (np.uint64(1) << np.uint64(pos[b]))
+        npc[t] = npc[prev] + 1
+        if g[t] >= need and (best_t < 0 or _better(tc[t], npc[t], full[t], tc[best_t], npc[best_t], full[best_t])):
+            best_t = t
+    return full[best_t], tc[best_t]
+
+
+@numba.njit(cache=True)
+def _greedy_union(cd, cm, nc, need, costs):  # pragma: no cover - compiled
+    """An incumbent: repeatedly add the mask with the cheapest residual until enough records agree."""
+    t = np.uint64(0)
+    while True:
+        got = 0
+        best = -1
+        best_r = np.inf
+        for i in range(nc):
+            rest = cd[i] & ~t
+            if rest == 0:
+                got += cm[i]
+            else:
+                r = mask_cost(rest, costs)
+                if r < best_r:
+                    best_r = r
+                    best = i
+        if got >= need or best < 0:
+            return t
+        t |= cd[best]
+
+
+@numba.njit(cache=True)
+def solve_bnb(cd, cm, nc, need, costs, node_limit):  # pragma: no cover - compiled
+    """Exact depth-first branch and bound on positions (include / forbid) for problem (N).
+
+    Bound at a node (T chosen, F forbidden): cost(T) plus the smallest x such that the masks with
+    residual cost(D \\ T) <= x (and D ∩ F = ∅) cover the missing records -- any completion must contain
+    the residual of a mask at least that costly. Returns (mask, cost, lower bound, proven).
+    """
+    best_t = _greedy_union(cd, cm, nc, need, costs)
+    best = mask_cost(best_t, costs)
+    cap = 2 * 66
+    sT = np.zeros(cap, dtype=np.uint64)
+    sF = np.zeros(cap, dtype=np.uint64)
+    sL = np.zeros(cap, dtype=np.float64)
+    sp = 1
+    sL[0] = -np.inf
+    rr = np.empty(nc, dtype=np.float64)
+    rm = np.empty(nc, dtype=np.int64)
+    ri = np.empty(nc, dtype=np.int64)
+    nodes = 0
+    aborted = False
+    while sp > 0:
+        sp -= 1
+        T = sT[sp]
+        F = sF[sp]
+        plb = sL[sp]
+        if plb >= best - EPS:
+            continue
+        nodes += 1
+        if nodes > node_limit:
+            sp += 1
+            aborted = True
+            break
+        cT = mask_cost(T, costs)
+        if cT >= best - EPS:
+            continue
+        got = 0
+        nr = 0
+        total = 0
+        for i in range(nc):
+            rest = cd[i] & ~T
+            if rest == 0:
+                got += cm[i]
+            elif cd[i] & F == 0:
+                rr[nr] = mask_cost(rest, costs)
+                rm[nr] = cm[i]
+                ri[nr] = i
+                total += cm[i]
+                nr += 1
+        if got >= need:
+            best = cT
+            best_t = T
+            continue
+        rem = need - got
+        if total < rem:
+            continue
+        order = np.argsort(rr[:nr], kind="mergesort")
+        cum = 0
+        x = 0.0
+        for o in order:
+            cum += rm[o]
+            if cum >= rem:
+                x = rr[o]
+                break
+        lb = cT + x
+        if lb >= best - EPS:
+            continue
+        # branch on the costliest open position of the mask with the cheapest residual
+        rest = cd[ri[order[0]]] & ~T
+        p = -1
+        pc = -1.0
+        for v in range(64):
+            if rest & (np.uint64(1) << np.uint64(v)) and costs[v] > pc:
+                pc = costs[v]
+                p = v
+        bit = np.uint64(1) << np.uint64(p)
+        sT[sp] = T
+        sF[sp] = F | bit
+        sL[sp] = lb
+        sp += 1
+        sT[sp] = T | bit
+        sF[sp] = F
+        sL[sp] = lb
+        sp += 1
+    lower = best
+    if aborted:
+        for i in range(sp):
+            if sL[i] < lower:
+                lower = sL[i]
+        lower = max(lower, 0.0)
+    return best_t, best, lower, not aborted
+
+
+@numba.njit(cache=True, parallel=True)
+def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, out_cost, out_lower, out_status):
+    """Solve problem (N) for the collapsed rows lo..hi-1 (independent, so in parallel)."""
+    n = uniq.shape[0]
+    for u in numba.prange(lo, hi):
+        cd = np.empty(n, dtype=np.uint64)
+        cc = np.empty(n, dtype=np.float64)
+        cm = np.empty(n, dtype=np.int64)
+        nc, m0, need = scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm)
+        out_mask[u] = 0
+        out_cost[u] = 0.0
+        out_lower[u] = 0.0
+        if need <= 0:
+            out_status[u] = SAFE
+            continue
+        nc = merge_masks(cd, cc, cm, nc)
+        total = 0
+        for i in range(nc):
+            total += cm[i]
+        if total < need:
+            out_status[u] = INFEASIBLE
+            continue
+        if need == 1:
+            t, c = solve_single(cd, cc, nc)
+            out_mask[u] = t
+            out_cost[u] = c
+            out_lower[u] = c
+            out_status[u] = EXACT
+            continue
+        union = np.uint64(0)
+        for i in range(nc):
+            union |= cd[i]
+        if popcount(union) <= SOS_MAX_BITS:
+            t, c = solve_sos(cd, cm, nc, need, costs)
+            out_mask[u] = t
+            out_cost[u] = c
+            out_lower[u] = c
+            out_status[u] = EXACT
+            continue
+        t, c, lb, proven = solve_bnb(cd, cm, nc, need, costs, node_limit)
+        out_mask[u] = t
+        out_cost[u] = c
+        out_lower[u] = lb
+        out_status[u] = EXACT if proven else HARD
+
+
+def row_candidates(uniq: np.ndarray, mult: np.ndarray, costs: np.ndarray, protected: int, k: int, u: int):
+    """The merged candidate masks of one row and its need, for the batched integer programme."""
+    n = uniq.shape[0]
+    cd = np.empty(n, dtype=np.uint64)
+    cc = np.empty(n, dtype=np.float64)
+    cm = np.empty(n, dtype=np.int64)
+    nc, _m0, need = scan_row(u, uniq, mult, costs, np.uint64(protected), k, cd, cc, cm)
+    nc = merge_masks(cd, cc, cm, nc)
+    return cd[:nc].copy(), cm[:nc].copy(), int(need)

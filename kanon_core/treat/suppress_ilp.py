@@ -1,0 +1,129 @@
+"""One integer programme for all the instances the compiled branch and bound gave up on.
+
+Never one solver process per record: the hard instances (rare; typically none at 19 QIs) become
+independent blocks of a single model solved once by CBC (bundled with pulp) or HiGHS (in-process through
+highspy). Two block types, one per record-wise formulation:
+
+* ``cover`` (seed 000): binary t_v per position, Σ_{v∈M} t_v ≥ 1 for every MINUC M;
+* ``union`` (neighbour formulation, :mod:`suppress_direct`): binary t_v, and z_D ∈ [0, 1] per
+  disagreement mask D with z_D ≤ t_v (v ∈ D) and Σ m_D z_D ≥ need. z_D may stay continuous: it can be
+  positive only when every t_v of D is 1.
+
+A time limit returns the best solution (never worse than the branch-and-bound incumbent, which also
+warm-starts CBC) and a lower bound: HiGHS's dual bound, or the branch-and-bound bounds for CBC, which
+does not report its own through pulp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pulp
+
+from ..errors import InputError
+
+SOLVERS = ("cbc", "highs")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One hard instance: ``kind`` 'cover' (masks = MINUCs) or 'union' (masks, mult, need)."""
+
+    kind: str
+    masks: np.ndarray
+    incumbent: int
+    lower: float
+    mult: np.ndarray | None = None
+    need: int = 1
+    weight: int = 1  # records sharing this instance: the objective counts each of them
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Per block mask and cost; ``lower`` bounds the weighted total; ``proven`` = all blocks optimal."""
+
+    masks: list[int]
+    costs: list[float]
+    lower: float
+    proven: bool
+
+
+def _bits(mask: int) -> list[int]:
+    return [v for v in range(64) if (mask >> v) & 1]
+
+
+def solve_blocks(blocks: list[Block], costs: np.ndarray, solver: str = "cbc",
+                 time_limit: float | None = None) -> BatchResult:
+    """Solve the blocks in one model; per block the better of the solver's and the incumbent solution."""
+    if solver not in SOLVERS:
+        raise InputError(f"Solver must be one of {', '.join(SOLVERS)}, not '{solver}'.")
+    if not blocks:
+        return BatchResult([], [], 0.0, True)
+    prob = pulp.LpProblem("local_suppression", pulp.LpMinimize)
+    tvars: list[dict[int, pulp.LpVariable]] = []
+    objective = []
+    for b, blk in enumerate(blocks):
+        union = 0
+        for m in blk.masks.tolist():
+            union |= int(m)
+        tv = {v: pulp.LpVariable(f"t_{b}_{v}", cat="Binary") for v in _bits(union)}
+        tvars.append(tv)
+        objective += [blk.weight * float(costs[v]) * x for v, x in tv.items()]
+        for v, x in tv.items():
+            x.setInitialValue(1 if (blk.incumbent >> v) & 1 else 0)
+        if blk.kind == "cover":
+            for c, m in enumerate(blk.masks.tolist()):
+                prob += pulp.lpSum(tv[v] for v in _bits(int(m))) >= 1, f"hit_{b}_{c}"
+        else:
+            zs = []
+            for c, (m, mult) in enumerate(zip(blk.masks.tolist(), blk.mult.tolist(), strict=True)):
+                z = pulp.LpVariable(f"z_{b}_{c}", lowBound=0, upBound=1)
+                for v in _bits(int(m)):
+                    prob += z <= tv[v], f"link_{b}_{c}_{v}"
+                zs.append(int(mult) * z)
+            prob += pulp.lpSum(zs) >= blk.need, f"need_{b}"
+    prob += pulp.lpSum(objective)
+    if solver == "highs":
+        engine = pulp.HiGHS(msg=False, timeLimit=time_limit)
+    else:
+        engine = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, warmStart=True)
+    prob.solve(engine)
+    proven = pulp.LpStatus[prob.status] == "Optimal" and prob.sol_status == pulp.LpSolutionOptimal
+    have_solution = prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    masks: list[int] = []
+    out_costs: list[float] = []
+    for blk, tv in zip(blocks, tvars, strict=True):
+        inc_cost = float(sum(costs[v] for v in _bits(blk.incumbent)))
+        m = 0
+        if have_solution:
+            for v, x in tv.items():
+                if (x.value() or 0) > 0.5:
+                    m |= 1 << v
+        c = float(sum(costs[v] for v in _bits(m)))
+        if not have_solution or not _feasible(blk, m) or c > inc_cost:
+            m, c = blk.incumbent, inc_cost
+        masks.append(m)
+        out_costs.append(c)
+    total = float(sum(b.weight * c for b, c in zip(blocks, out_costs, strict=True)))
+    if proven:
+        lower = total
+    else:
+        lower = float(sum(b.weight * b.lower for b in blocks))
+        if solver == "highs":
+            try:
+                bound = float(prob.solverModel.getInfo().mip_dual_bound)
+                if np.isfinite(bound):
+                    lower = max(lower, bound)
+            except AttributeError:  # pragma: no cover - depends on the highspy version
+                pass
+        lower = min(lower, total)
+    return BatchResult(masks, out_costs, lower, proven or lower >= total - 1e-9)
+
+
+def _feasible(blk: Block, m: int) -> bool:
+    """Re-check a solver answer against the block itself (numerical tolerances must not leak out)."""
+    if blk.kind == "cover":
+        return all(int(x) & m for x in blk.masks.tolist())
+    got = sum(int(c) for x, c in zip(blk.masks.tolist(), blk.mult.tolist(), strict=True) if int(x) & ~m == 0)
+    return got >= blk.need

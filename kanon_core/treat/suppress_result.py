@@ -1,0 +1,172 @@
+"""The outcome of a local suppression run, with the tables of seed 000 ready to show.
+
+Seed 000 reports, per variable, the count and percentage of records with a suppressed value (its Table
+2), the value of each variable suppressed most often (Table 3) and the categories that disappeared
+completely (section 4.2). These come out as DataFrames so the dashboard and the report show them as
+they are; ``summary()`` is the JSON the CLI writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import QIMatrix
+
+
+@dataclass(frozen=True, eq=False)
+class SuppressionResult:
+    """Suppressed cells and what they cost.
+
+    ``cost`` is the final total cost. ``record_wise_cost`` is the cost of the record-wise solution (seed
+    000's model: each record's retained values occur >= k times in the input), ``lower_bound`` a proven
+    lower bound for that model and ``optimal`` whether the record-wise solution is proven optimal. The
+    joint pass (wildcard semantics) may then release ``joint_released`` cells, so ``cost`` can be below
+    ``lower_bound``: records are allowed to rely on other records' suppressed values. ``violations_after``
+    comes from an independent recount of class sizes on the output and is always 0 (else the run fails).
+    """
+
+    names: tuple[str, ...]
+    k: int
+    missing: str
+    method: str
+    engine: str
+    codes: np.ndarray = field(repr=False)
+    mask: np.ndarray = field(repr=False)
+    costs: np.ndarray = field(repr=False)
+    protected: tuple[str, ...]
+    cost: float
+    record_wise_cost: float
+    lower_bound: float
+    optimal: bool
+    joint_released: int
+    seconds: float
+    violations_after: int
+    min_class_after: int
+    timings: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    # -- headline numbers -----------------------------------------------------------------------------
+    @property
+    def n_records(self) -> int:
+        return int(self.mask.shape[0])
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(self.mask.sum())
+
+    @property
+    def records_touched(self) -> int:
+        return int(self.mask.any(axis=1).sum())
+
+    @property
+    def per_variable_counts(self) -> np.ndarray:
+        return self.mask.sum(axis=0).astype(np.int64)
+
+    @property
+    def gap(self) -> float:
+        """Relative gap of the record-wise solution (0 when proven optimal)."""
+        if self.record_wise_cost <= 0:
+            return 0.0
+        return max(0.0, (self.record_wise_cost - self.lower_bound) / self.record_wise_cost)
+
+    def suppressed_codes(self) -> np.ndarray:
+        """The QI codes after suppression (-1 where suppressed)."""
+        out = self.codes.copy()
+        out[self.mask] = -1
+        return out
+
+    # -- tables ---------------------------------------------------------------------------------------
+    def _label(self, qm: QIMatrix | None, j: int, code: int) -> str:
+        if qm is not None and 0 <= code < len(qm.labels[j]):
+            return qm.labels[j][code]
+        return str(code)
+
+    def per_variable(self) -> pd.DataFrame:
+        """Seed 000 Table 2: records with a suppressed value, per variable (count and % of records)."""
+        counts = self.per_variable_counts
+        n = max(self.n_records, 1)
+        return pd.DataFrame({
+            "variable": list(self.names),
+            "suppressed": counts,
+            "percent": np.round(100.0 * counts / n, 2),
+            "cost_per_cell": [float(c) if np.isfinite(c) else None for c in self.costs],
+            "protected": [v in self.protected for v in self.names],
+        })
+
+    def most_suppressed(self, qm: QIMatrix | None = None) -> pd.DataFrame:
+        """Seed 000 Table 3: the value suppressed most often per variable, with its share of them."""
+        rows = []
+        for j, name in enumerate(self.names):
+            sup = self.codes[self.mask[:, j], j]
+            if len(sup) == 0:
+                continue
+            cnt = np.bincount(sup)
+            top = int(np.argmax(cnt))
+            rows.append({"variable": name, "value": self._label(qm, j, top), "suppressed": int(cnt[top]),
+                         "percent_of_variable": round(100.0 * cnt[top] / len(sup), 2)})
+        return pd.DataFrame(rows, columns=["variable", "value", "suppressed", "percent_of_variable"])
+
+    def completely_suppressed(self, qm: QIMatrix | None = None) -> pd.DataFrame:
+        """Categories present before and absent after (every occurrence suppressed), seed 000 sec. 4.2."""
+        rows = []
+        for j, name in enumerate(self.names):
+            col = self.codes[:, j]
+            obs = col >= 0
+            if not obs.any():
+                continue
+            before = np.bincount(col[obs])
+            after = np.bincount(col[obs & ~self.mask[:, j]], minlength=len(before))
+            for c in np.flatnonzero((before > 0) & (after == 0)).tolist():
+                rows.append({"variable": name, "value": self._label(qm, j, c), "records": int(before[c])})
+        return pd.DataFrame(rows, columns=["variable", "value", "records"])
+
+    def overview(self) -> pd.DataFrame:
+        """One row of headline figures (what the dashboard shows above the tables)."""
+        return pd.DataFrame([{
+            "method": self.method, "k": self.k, "missing": self.missing,
+            "cells suppressed": self.n_suppressed, "cost": self.cost, "records touched": self.records_touched,
+            "record-wise cost": self.record_wise_cost, "lower bound": self.lower_bound,
+            "proven optimal": self.optimal, "released jointly": self.joint_released,
+            "seconds": round(self.seconds, 3),
+        }])
+
+    def tables(self, qm: QIMatrix | None = None) -> dict[str, pd.DataFrame]:
+        """All tables, keyed: overview, per_variable, most_suppressed, completely_suppressed."""
+        return {
+            "overview": self.overview(),
+            "per_variable": self.per_variable(),
+            "most_suppressed": self.most_suppressed(qm),
+            "completely_suppressed": self.completely_suppressed(qm),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """Plain JSON-ready summary (no data values: counts, costs and variable names only)."""
+        pv = self.per_variable()
+        return {
+            "n_records": self.n_records,
+            "qis": list(self.names),
+            "k": self.k,
+            "missing": self.missing,
+            "method": self.method,
+            "engine": self.engine,
+            "protected": list(self.protected),
+            "n_suppressed": self.n_suppressed,
+            "cost": self.cost,
+            "records_touched": self.records_touched,
+            "record_wise_cost": self.record_wise_cost,
+            "lower_bound": self.lower_bound,
+            "optimal": self.optimal,
+            "gap": self.gap,
+            "joint_released": self.joint_released,
+            "per_variable": {r.variable: {"suppressed": int(r.suppressed), "percent": float(r.percent)}
+                             for r in pv.itertuples()},
+            "seconds": self.seconds,
+            "timings": dict(self.timings),
+            "stats": dict(self.stats),
+            "violations_after": self.violations_after,
+            "min_class_after": self.min_class_after,
+        }
