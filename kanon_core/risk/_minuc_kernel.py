@@ -1,0 +1,383 @@
+"""Compiled core of the MINUC engine (see :mod:`kanon_core.risk.minucs` for the method and its proof).
+
+numba, because every step is a tight loop over small integers and bit masks with early exits
+(subsumption tests, a depth-first enumeration with pruning) that numpy cannot express without
+materialising huge intermediate arrays, and because the compiled functions release the GIL so two
+threads can work on two chunks of records at once. The column-wise disagreement loop is written so that
+LLVM vectorises it.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+STAMP_MAX_BITS = 22
+"""Up to this many QIs, distinct disagreement masks are found with a direct-address table (2^q slots)."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _popcount(x):  # pragma: no cover - compiled
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@numba.njit(cache=True, nogil=True)
+def _disagreements(u, cols, category, out):  # pragma: no cover - compiled
+    """out[w] = bit mask of the QIs on which row w disagrees with row u.
+
+    Wildcard: bit v is set when u and w are both observed on v and differ (a missing value on either
+    side agrees with anything, and u's missing QIs can never belong to its combinations). Category:
+    bit v is set when the codes differ (-1 is a value like any other).
+    """
+    q, n = cols.shape
+    for w in range(n):
+        out[w] = 0
+    for v in range(q):
+        x = cols[v, u]
+        col = cols[v]
+        bit = np.uint64(1) << np.uint64(v)
+        if category:
+            for w in range(n):
+                out[w] |= bit * np.uint64(col[w] != x)
+        elif x >= 0:
+            for w in range(n):
+                y = col[w]
+                out[w] |= bit * np.uint64((y >= 0) & (y != x))
+
+
+@numba.njit(cache=True, nogil=True)
+def _distinct_masks(d, mult, tag, stamp, slot, dmask, dweight):  # pragma: no cover - compiled
+    """Collapse the masks ``d`` to distinct non-zero masks with summed multiplicities.
+
+    Returns (number of distinct masks, m0) where m0 is the number of records with an empty mask: the
+    records that agree with the row on every one of its QIs (the row and its duplicates included).
+    ``stamp``/``slot`` is a direct-address table over all masks when it is given (q <= STAMP_MAX_BITS);
+    otherwise the masks are sorted.
+    """
+    n = d.shape[0]
+    m0 = 0
+    nd = 0
+    if stamp.shape[0] > 0:
+        for w in range(n):
+            x = d[w]
+            if x == 0:
+                m0 += mult[w]
+                continue
+            if stamp[x] != tag:
+                stamp[x] = tag
+                slot[x] = nd
+                dmask[nd] = x
+                dweight[nd] = mult[w]
+                nd += 1
+            else:
+                dweight[slot[x]] += mult[w]
+        return nd, m0
+    order = np.argsort(d)
+    for t in range(n):
+        w = order[t]
+        x = d[w]
+        if x == 0:
+            m0 += mult[w]
+            continue
+        if nd > 0 and dmask[nd - 1] == x:
+            dweight[nd - 1] += mult[w]
+        else:
+            dmask[nd] = x
+            dweight[nd] = mult[w]
+            nd += 1
+    return nd, m0
+
+
+@numba.njit(cache=True, nogil=True)
+def _reduce_family(dmask, dweight, nd, q, b, emask, eweight):  # pragma: no cover - compiled
+    """The edges that decide safety, sorted by size: returns their number.
+
+    A retained set S is unsafe when the records it does not separate weigh at most ``b`` (= k - 1 - m0),
+    i.e. when the masks disjoint from S weigh <= b. A mask whose down-weight (its own weight plus that of
+    its subsets) exceeds b must be hit by every unsafe S ("must" masks); a mask strictly containing a
+    must mask is then always hit and is dropped; the remaining ("light") masks are kept with their
+    weights. For b = 0 (k = 2) this is exactly the family of inclusion-minimal masks.
+    """
+    # counting sort by popcount so subsets come before supersets
+    counts = np.zeros(q + 2, dtype=np.int64)
+    pc = np.empty(nd, dtype=np.int64)
+    for i in range(nd):
+        pc[i] = _popcount(dmask[i])
+        counts[pc[i] + 1] += 1
+    for s in range(1, q + 2):
+        counts[s] += counts[s - 1]
+    smask = np.empty(nd, dtype=np.uint64)
+    sweight = np.empty(nd, dtype=np.int64)
+    for i in range(nd):
+        p = counts[pc[i]]
+        smask[p] = dmask[i]
+        sweight[p] = dweight[i]
+        counts[pc[i]] += 1
+    n_must = 0
+    must = np.empty(nd, dtype=np.uint64)
+    must_w = np.empty(nd, dtype=np.int64)
+    n_light = 0
+    light = np.empty(nd, dtype=np.uint64)
+    light_w = np.empty(nd, dtype=np.int64)
+    for i in range(nd):
+        x = smask[i]
+        redundant = False
+        for t in range(n_must):
+            m = must[t]
+            if m & x == m:
+                redundant = True
+                break
+        if redundant:
+            continue
+        wt = sweight[i]
+        if b > 0:
+            for t in range(n_light):
+                m = light[t]
+                if m & x == m:
+                    wt += light_w[t]
+        if wt > b:
+            must[n_must] = x
+            must_w[n_must] = sweight[i]
+            n_must += 1
+        else:
+            light[n_light] = x
+            light_w[n_light] = sweight[i]
+            n_light += 1
+    ne = 0
+    # merge the two lists back in order of size (both are sorted by size already)
+    i = 0
+    j = 0
+    while i < n_must or j < n_light:
+        take_must = j >= n_light or (i < n_must and _popcount(must[i]) <= _popcount(light[j]))
+        if take_must:
+            emask[ne] = must[i]
+            eweight[ne] = must_w[i]
+            i += 1
+        else:
+            emask[ne] = light[j]
+            eweight[ne] = light_w[j]
+            j += 1
+        ne += 1
+    return ne
+
+
+@numba.njit(cache=True, nogil=True)
+def _bits_weight(words, eweight, limit):  # pragma: no cover - compiled
+    """Summed weight of the edges whose bits are set, stopping once it exceeds ``limit``."""
+    total = 0
+    for wi in range(words.shape[0]):
+        x = words[wi]
+        while x:
+            low = x & (~x + np.uint64(1))
+            e = wi * 64 + _popcount(low - np.uint64(1))
+            total += eweight[e]
+            if total > limit:
+                return total
+            x ^= low
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma: no cover - compiled
+    """All minimal sets S of QIs whose disjoint edges weigh <= b, appended to ``buf`` from ``nbuf``.
+
+    A depth-first search in the style of MMCS (Murakami & Uno, 2014) generalised to a weight budget:
+    pick an unhit edge F with few candidate positions; branch on each candidate v of F (add v; the
+    candidates before v stay available, the ones after do not, so each S is generated once) and, when
+    the budget allows, on leaving F unhit (all of F leaves the candidates). A position whose critical
+    edges (edges hit by it alone) vanish can never be needed again: the branch is pruned. Returns
+    (buffer, new length, complete) where complete is False when ``max_size`` cut the search.
+    """
+    nw = (ne + 63) // 64
+    pos_edges = np.zeros((q, nw), dtype=np.uint64)
+    union = np.uint64(0)
+    total = 0
+    for e in range(ne):
+        m = emask[e]
+        union |= m
+        total += eweight[e]
+        for v in range(q):
+            if m & (np.uint64(1) << np.uint64(v)):
+                pos_edges[v, e >> 6] |= np.uint64(1) << np.uint64(e & 63)
+    depth_cap = q + 2
+    S = np.zeros(depth_cap, dtype=np.uint64)
+    CAND = np.zeros(depth_cap, dtype=np.uint64)
+    BASE = np.zeros(depth_cap, dtype=np.uint64)
+    U = np.zeros(depth_cap, dtype=np.int64)
+    uncov = np.zeros((depth_cap, nw), dtype=np.uint64)
+    crit = np.zeros((depth_cap, q, nw), dtype=np.uint64)
+    branch = np.zeros((depth_cap, q + 1), dtype=np.int64)
+    nbranch = np.zeros(depth_cap, dtype=np.int64)
+    ibranch = np.zeros(depth_cap, dtype=np.int64)
+    complete = True
+    for e in range(ne):
+        uncov[0, e >> 6] |= np.uint64(1) << np.uint64(e & 63)
+    CAND[0] = union
+    U[0] = total
+    d = 0
+    entering = True
+    while d >= 0:
+        if entering:
+            entering = False
+            nbranch[d] = 0
+            ibranch[d] = 0
+            size = _popcount(S[d])
+            if U[d] <= b:
+                ok = True
+                if b > 0:
+                    s = S[d]
+                    while s:
+                        low = s & (~s + np.uint64(1))
+                        v = _popcount(low - np.uint64(1))
+                        if U[d] + _bits_weight(crit[d, v], eweight, b - U[d]) <= b:
+                            ok = False
+                            break
+                        s ^= low
+                if ok:
+                    if nbuf == buf.shape[0]:
+                        bigger = np.empty(buf.shape[0] * 2, dtype=buf.dtype)
+                        bigger[:nbuf] = buf
+                        buf = bigger
+                    buf[nbuf] = S[d]
+                    nbuf += 1
+                d -= 1
+                continue
+            if size >= max_size:
+                complete = False
+                d -= 1
+                continue
+            # choose the unhit edge with the fewest candidates; weigh the edges that can no longer be hit
+            best = -1
+            best_c = q + 1
+            forced = 0
+            cand = CAND[d]
+            for wi in range(nw):
+                x = uncov[d, wi]
+                while x:
+                    low = x & (~x + np.uint64(1))
+                    e = wi * 64 + _popcount(low - np.uint64(1))
+                    x ^= low
+                    c = _popcount(emask[e] & cand)
+                    if c == 0:
+                        forced += eweight[e]
+                    elif c < best_c:
+                        best_c = c
+                        best = e
+                if b == 0 and forced > 0:
+                    break
+            if forced > b or best < 0:
+                d -= 1
+                continue
+            C = emask[best] & cand
+            BASE[d] = cand & ~C
+            nb = 0
+            x = C
+            while x:
+                low = x & (~x + np.uint64(1))
+                branch[d, nb] = _popcount(low - np.uint64(1))
+                nb += 1
+                x ^= low
+            if forced + eweight[best] <= b:
+                branch[d, nb] = -1  # leave F unhit
+                nb += 1
+            nbranch[d] = nb
+        if ibranch[d] >= nbranch[d]:
+            d -= 1
+            continue
+        i = ibranch[d]
+        ibranch[d] += 1
+        v = branch[d, i]
+        c1 = d + 1
+        if v < 0:
+            S[c1] = S[d]
+            CAND[c1] = BASE[d]
+            U[c1] = U[d]
+            for wi in range(nw):
+                uncov[c1, wi] = uncov[d, wi]
+            s = S[d]
+            while s:
+                low = s & (~s + np.uint64(1))
+                w = _popcount(low - np.uint64(1))
+                for wi in range(nw):
+                    crit[c1, w, wi] = crit[d, w, wi]
+                s ^= low
+            d = c1
+            entering = True
+            continue
+        # add position v: candidates of F before v stay available (each S is generated once)
+        earlier = np.uint64(0)
+        for t in range(i):
+            earlier |= np.uint64(1) << np.uint64(branch[d, t])
+        ok = True
+        s = S[d]
+        while s:
+            low = s & (~s + np.uint64(1))
+            w = _popcount(low - np.uint64(1))
+            anyc = np.uint64(0)
+            for wi in range(nw):
+                cw = crit[d, w, wi] & ~pos_edges[v, wi]
+                crit[c1, w, wi] = cw
+                anyc |= cw
+            if anyc == 0:
+                ok = False
+                break
+            s ^= low
+        if not ok:
+            continue
+        hit_new = 0
+        for wi in range(nw):
+            newly = uncov[d, wi] & pos_edges[v, wi]
+            crit[c1, v, wi] = newly
+            uncov[c1, wi] = uncov[d, wi] & ~pos_edges[v, wi]
+        if b > 0:
+            hit_new = _bits_weight(crit[c1, v], eweight, total + 1)
+        S[c1] = S[d] | (np.uint64(1) << np.uint64(v))
+        CAND[c1] = BASE[d] | earlier
+        U[c1] = U[d] - hit_new
+        if b == 0:
+            anyu = np.uint64(0)
+            for wi in range(nw):
+                anyu |= uncov[c1, wi]
+            U[c1] = 0 if anyu == 0 else 1
+        d = c1
+        entering = True
+    return buf, nbuf, complete
+
+
+@numba.njit(cache=True, nogil=True)
+def minucs_of_rows(cols, mult, k, category, max_size, lo, hi):  # pragma: no cover - compiled
+    """MINUCs of the collapsed rows lo..hi-1 (threshold k), as bit masks.
+
+    Returns (counts per row, masks concatenated in row order, complete flag per row).
+    """
+    q, n = cols.shape
+    use_stamp = q <= STAMP_MAX_BITS
+    table = (1 << q) if use_stamp else 0
+    stamp = np.zeros(table, dtype=np.int64)
+    slot = np.zeros(table, dtype=np.int64)
+    d = np.empty(n, dtype=np.uint64)
+    dmask = np.empty(n, dtype=np.uint64)
+    dweight = np.empty(n, dtype=np.int64)
+    emask = np.empty(n, dtype=np.uint64)
+    eweight = np.empty(n, dtype=np.int64)
+    counts = np.zeros(hi - lo, dtype=np.int64)
+    complete = np.ones(hi - lo, dtype=np.bool_)
+    buf = np.empty(1 << 12, dtype=np.uint64)
+    nbuf = 0
+    for u in range(lo, hi):
+        if mult[u] >= k:
+            continue
+        _disagreements(u, cols, category, d)
+        nd, m0 = _distinct_masks(d, mult, u - lo + 1, stamp, slot, dmask, dweight)
+        if m0 >= k:
+            continue
+        b = k - 1 - m0
+        ne = _reduce_family(dmask, dweight, nd, q, b, emask, eweight)
+        before = nbuf
+        buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
+        counts[u - lo] = nbuf - before
+        complete[u - lo] = comp
+    return counts, buf[:nbuf].copy(), complete

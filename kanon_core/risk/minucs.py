@@ -1,0 +1,446 @@
+"""MINUCs: every minimal unsafe combination of every record, exactly.
+
+Definition (Willenborg & de Waal; seed 000 for k = 2, where MINUCs are SUDA's minimal sample uniques).
+For a threshold k, a set S of quasi-identifiers is a *minimal unsafe combination* of record r when r's
+values on S occur in fewer than k records while r's values on every proper subset of S occur in at least
+k records. Under ``wildcard`` semantics r's missing QIs never belong to its combinations and another
+record's missing value matches anything; under ``category`` semantics missing is a value.
+
+Method (no frequency tables, no itemset lattice). Identical rows are collapsed first. For a row r and
+another row s let D(r, s) be the set of QIs on which they disagree (both observed and different under
+wildcard semantics). s agrees with r on S exactly when S and D(r, s) are disjoint, so
+
+    count(r, S) = m0 + #{s : D(r, s) ≠ ∅, D(r, s) ∩ S = ∅},
+
+with m0 the records agreeing with r everywhere (r included). S is unsafe iff the records it fails to
+separate from r weigh at most b = k - 1 - m0. For k = 2 (b = 0, r unique) S is unsafe iff it *hits*
+every non-empty D(r, s): r's MINUCs are the minimal transversals of the hypergraph {D(r, s)}, and only
+its inclusion-minimal edges matter. For k > 2 they are the minimal "partial" transversals that leave at
+most b of weight unhit; :func:`~kanon_core.risk._minuc_kernel._reduce_family` shrinks the edge family
+without changing which sets are unsafe, and a depth-first search in the style of MMCS (Murakami & Uno,
+2014) enumerates them, each exactly once, pruning any branch in which a chosen QI has lost all its
+critical edges (it could never be needed again).
+
+Why this rather than SUDA2's recursion over item subtables (Manning, Haglin & Keane, 2008)? Both find the
+same sets; this one needs no special-row check, handles missing values and any k natively, works on
+19-bit masks in registers, parallelises over records, and its cost is one vectorised pass over the rows
+per record plus output-sensitive enumeration. The cost grows with the square of the number of distinct
+rows, so very large files with few QIs are better served by class counting (``kanon risk``).
+
+Results are stored per distinct row in CSR form (offsets + bit masks; bit j = ``names[j]``), about 8
+bytes per MINUC, and expanded per record only on demand.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from math import comb
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import MissingSemantics, QIMatrix, check_semantics
+from ..errors import InputError
+from ..progress import Progress, report
+from .keys import group_ids
+
+MAX_QIS = 64
+
+
+@dataclass(frozen=True)
+class Collapsed:
+    """Distinct QI rows, how many records each stands for, and the row of every record."""
+
+    rows: np.ndarray  # (n_rows, q) int32
+    mult: np.ndarray  # (n_rows,) int64
+    row_of_record: np.ndarray  # (n_records,) int64
+
+
+def collapse(codes: np.ndarray) -> Collapsed:
+    """Identical rows have identical MINUCs: work on distinct rows (in order of first appearance)."""
+    gid, counts = group_ids(codes)
+    n = len(gid)
+    first = np.full(len(counts), n, dtype=np.int64)
+    np.minimum.at(first, gid, np.arange(n))
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return Collapsed(rows=np.ascontiguousarray(codes[first[order]]), mult=counts[order].astype(np.int64),
+                     row_of_record=rank[gid].astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class MinucResult:
+    """All MINUCs (up to ``max_size`` when given) of every record, stored per distinct row.
+
+    ``row_masks[row_offsets[i]:row_offsets[i + 1]]`` are the MINUCs of distinct row i as bit masks over
+    ``names``; record r has the MINUCs of row ``row_of_record[r]``. ``complete`` is False when
+    ``max_size`` may have cut some larger MINUCs off.
+    """
+
+    names: tuple[str, ...]
+    k: int
+    missing: MissingSemantics
+    max_size: int | None
+    n_records: int
+    rows: np.ndarray = field(repr=False)
+    row_mult: np.ndarray = field(repr=False)
+    row_of_record: np.ndarray = field(repr=False)
+    row_offsets: np.ndarray = field(repr=False)
+    row_masks: np.ndarray = field(repr=False)
+    complete: bool = True
+    seconds: float = 0.0
+
+    # -- sizes -------------------------------------------------------------------------------------------
+    @property
+    def n_qis(self) -> int:
+        return len(self.names)
+
+    @property
+    def row_counts(self) -> np.ndarray:
+        return np.diff(self.row_offsets)
+
+    @property
+    def per_record_counts(self) -> np.ndarray:
+        """Number of MINUCs of each record."""
+        return self.row_counts[self.row_of_record]
+
+    @property
+    def total(self) -> int:
+        """MINUCs over all records (a combination shared by several records counts once per record)."""
+        return int((self.row_counts * self.row_mult).sum())
+
+    @property
+    def n_distinct(self) -> int:
+        """MINUCs as (combination of QIs, values) pairs: shared ones counted once."""
+        return int(len(self.row_masks))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """CSR offsets per record: record i's MINUCs are ``mask[offsets[i]:offsets[i + 1]]``."""
+        return np.concatenate([[0], np.cumsum(self.per_record_counts)]).astype(np.int64)
+
+    @property
+    def record(self) -> np.ndarray:
+        """One entry per (record, MINUC): the record's index (expanded; can be large)."""
+        return np.repeat(np.arange(self.n_records, dtype=np.int64), self.per_record_counts)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """One entry per (record, MINUC): the MINUC's bit mask, aligned with :attr:`record`."""
+        cnt = self.per_record_counts
+        starts = self.row_offsets[self.row_of_record]
+        total = int(cnt.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.uint64)
+        rec_start = np.repeat(starts - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
+        return self.row_masks[rec_start + np.arange(total)]
+
+    def masks_of(self, record: int) -> np.ndarray:
+        """The MINUCs of one record (bit masks)."""
+        r = int(self.row_of_record[record])
+        return self.row_masks[self.row_offsets[r]:self.row_offsets[r + 1]]
+
+    def combinations_of(self, record: int) -> list[tuple[str, ...]]:
+        """The MINUCs of one record as tuples of QI names, smallest first."""
+        out = [tuple(self.names[j] for j in range(self.n_qis) if (int(m) >> j) & 1) for m in self.masks_of(record)]
+        return sorted(out, key=lambda c: (len(c), c))
+
+    # -- summaries ---------------------------------------------------------------------------------------
+    def _row_sizes(self) -> np.ndarray:
+        return popcount(self.row_masks)
+
+    def row_size_counts(self) -> np.ndarray:
+        """(n_rows, q) counts of MINUCs of each size (column j = size j + 1) per distinct row."""
+        q = self.n_qis
+        out = np.zeros((len(self.row_mult), q), dtype=np.int64)
+        if len(self.row_masks):
+            row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
+            np.add.at(out, (row_idx, self._row_sizes() - 1), 1)
+        return out
+
+    def counts_by_size(self) -> np.ndarray:
+        """(n_records, q) counts of MINUCs of each size per record, in input order (column j = size j+1)."""
+        return self.row_size_counts()[self.row_of_record]
+
+    def totals_by_size(self) -> dict[int, int]:
+        """Total MINUCs over records, by size (every size 1..q present, zeros included)."""
+        per_size = (self.row_size_counts() * self.row_mult[:, None]).sum(axis=0)
+        return {s + 1: int(per_size[s]) for s in range(self.n_qis)}
+
+    def records_with_minucs(self) -> int:
+        return int((self.per_record_counts > 0).sum())
+
+    def smallest_size(self) -> np.ndarray:
+        """Per record: size of its smallest MINUC (0 when it has none)."""
+        sizes = self._row_sizes()
+        out = np.zeros(len(self.row_mult), dtype=np.int64)
+        if len(sizes):
+            row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
+            big = np.full(len(self.row_mult), 10**6, dtype=np.int64)
+            np.minimum.at(big, row_idx, sizes)
+            out = np.where(big == 10**6, 0, big)
+        return out[self.row_of_record]
+
+    def variable_contributions(self) -> pd.DataFrame:
+        """Per QI: MINUCs containing it (over records), their share of all MINUCs, records concerned.
+
+        Shares add up to more than 100 % because a MINUC of size m counts for each of its m QIs.
+        """
+        q = self.n_qis
+        bits = ((self.row_masks[:, None] >> np.arange(q, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
+        weight = np.repeat(self.row_mult, self.row_counts)
+        per_var = (bits * weight[:, None]).sum(axis=0) if len(weight) else np.zeros(q, np.int64)
+        row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
+        has = np.zeros((len(self.row_mult), q), dtype=bool)
+        if len(row_idx):
+            np.logical_or.at(has, row_idx, bits)
+        records = (has * self.row_mult[:, None]).sum(axis=0)
+        total = max(self.total, 1)
+        return pd.DataFrame({
+            "variable": list(self.names),
+            "minucs": per_var.astype(np.int64),
+            "share_percent": np.round(100.0 * per_var / total, 3),
+            "records": records.astype(np.int64),
+        }).sort_values(["minucs", "variable"], ascending=[False, True], ignore_index=True)
+
+    def value_contributions(self, qm: QIMatrix | None = None, top: int | None = None) -> pd.DataFrame:
+        """Per (QI, value): the MINUCs (over records) that contain that value of that QI.
+
+        This is what an officer recodes first: a rare category sitting in many MINUCs.
+        """
+        from ._minuc_summary import value_counts
+
+        q = self.n_qis
+        card = np.maximum(self.rows.max(axis=0) + 2, 1) if len(self.rows) else np.ones(q, np.int64)
+        offset = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
+        counts = value_counts(self.rows, self.row_mult, self.row_offsets, self.row_masks, offset)
+        rows = []
+        total = max(self.total, 1)
+        for j in range(q):
+            for c in np.flatnonzero(counts[offset[j]:offset[j + 1]]):
+                code = int(c) - 1
+                n = int(counts[offset[j] + c])
+                if qm is not None and code >= 0:
+                    label = qm.labels[j][code]
+                else:
+                    label = "(missing)" if code < 0 else str(code)
+                rows.append((self.names[j], label, code, n, round(100.0 * n / total, 3)))
+        out = pd.DataFrame(rows, columns=["variable", "value", "code", "minucs", "share_percent"])
+        out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
+        return out if top is None else out.head(top)
+
+    def record_ranking(self, top: int | None = None) -> pd.DataFrame:
+        """Records ranked by risk: smallest MINUC first, then most MINUCs."""
+        cnt = self.per_record_counts
+        small = self.smallest_size()
+        idx = np.flatnonzero(cnt > 0)
+        order = np.lexsort((idx, -cnt[idx], small[idx]))
+        idx = idx[order]
+        if top is not None:
+            idx = idx[:top]
+        by_size = self.row_size_counts()[self.row_of_record[idx]]
+        data = {"record": idx, "minucs": cnt[idx], "smallest": small[idx]}
+        for s in range(min(self.n_qis, 6)):
+            data[f"size{s + 1}"] = by_size[:, s]
+        return pd.DataFrame(data)
+
+    def to_json(self) -> dict:
+        contrib = self.variable_contributions()
+        return {
+            "qis": list(self.names),
+            "k": self.k,
+            "missing": self.missing,
+            "max_size": self.max_size,
+            "complete": self.complete,
+            "n_records": self.n_records,
+            "total": self.total,
+            "distinct": self.n_distinct,
+            "records_with_minucs": self.records_with_minucs(),
+            "by_size": {str(s): v for s, v in self.totals_by_size().items()},
+            "variable_contributions": {r.variable: {"minucs": int(r.minucs), "share_percent": float(r.share_percent),
+                                                    "records": int(r.records)} for r in contrib.itertuples()},
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """Bits set per mask (vectorised)."""
+    x = np.asarray(masks, dtype=np.uint64).copy()
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return ((x * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+
+
+def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None) -> tuple[np.ndarray, int]:
+    codes = np.asarray(codes)
+    if codes.ndim != 2:
+        raise InputError("Codes must be a 2-D array (records x quasi-identifiers).")
+    n, q = codes.shape
+    if q == 0:
+        raise InputError("Choose at least one quasi-identifier.")
+    if q > MAX_QIS:
+        raise InputError(f"At most {MAX_QIS} quasi-identifiers can be searched at once (got {q}).")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise InputError("k must be a whole number of at least 2.")
+    if n < k:
+        raise InputError(f"The file has {n} record(s): no combination can occur k={k} times.")
+    if max_size is not None and (not isinstance(max_size, (int, np.integer)) or max_size < 1):
+        raise InputError("The maximum MINUC size must be a whole number of at least 1.")
+    check_semantics(missing)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if (codes < -1).any():
+        raise InputError("Codes must be >= 0, or -1 for missing.")
+    return codes, (q if max_size is None else min(int(max_size), q))
+
+
+def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
+                max_size: int | None = None, progress: Progress | None = None,
+                names: Sequence[str] | None = None, workers: int | None = None) -> MinucResult:
+    """Every MINUC of every record for threshold ``k`` (k = 2: minimal sample uniques).
+
+    ``codes`` are integer QI codes (-1 = missing) or a :class:`QIMatrix`. ``max_size`` limits the size of
+    the MINUCs searched (the result says whether it may have cut some off). Work is split into chunks of
+    distinct rows run on ``workers`` threads (default: all cores); ``progress`` is updated per chunk and
+    can cancel the run.
+    """
+    from ._minuc_kernel import minucs_of_rows
+
+    t0 = time.perf_counter()
+    if isinstance(codes, QIMatrix):
+        names = codes.names
+        codes = codes.codes
+    codes, limit = _check(codes, k, missing, max_size)
+    q = codes.shape[1]
+    names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
+    if len(names) != q:
+        raise InputError("Give one name per quasi-identifier column.")
+    report(progress, 0.0, "Collapsing identical records")
+    col = collapse(codes)
+    cols = np.ascontiguousarray(col.rows.T)
+    n_rows = len(col.mult)
+    chunks = _chunks(n_rows)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+    category = missing == "category"
+    results: list = [None] * len(chunks)
+    done = 0
+    report(progress, 0.01, f"Searching {n_rows:,} distinct records")
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(minucs_of_rows, cols, col.mult, int(k), category, limit, lo, hi): i
+                   for i, (lo, hi) in enumerate(chunks)}
+        try:
+            for fut in _as_completed(futures):
+                results[futures[fut]] = fut.result()
+                done += 1
+                report(progress, 0.01 + 0.98 * done / len(chunks),
+                       f"MINUC search: {done} of {len(chunks)} parts of the file")
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    counts = np.concatenate([r[0] for r in results]) if results else np.zeros(0, np.int64)
+    masks = np.concatenate([r[1] for r in results]) if results else np.zeros(0, np.uint64)
+    complete = bool(all(r[2].all() for r in results)) or limit >= q
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    report(progress, 1.0, "MINUC search done")
+    return MinucResult(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
+                       n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
+                       row_offsets=offsets, row_masks=masks, complete=complete,
+                       seconds=time.perf_counter() - t0)
+
+
+def _chunks(n_rows: int) -> list[tuple[int, int]]:
+    """Small enough chunks for responsive progress and balanced threads, large enough to amortise."""
+    size = max(16, min(512, n_rows // 64 or 1))
+    return [(lo, min(n_rows, lo + size)) for lo in range(0, n_rows, size)]
+
+
+def _as_completed(futures):
+    from concurrent.futures import as_completed
+
+    return as_completed(futures)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """A forecast of a MINUC run, from a timed sample of records (shown before a long run)."""
+
+    n_records: int
+    n_distinct_rows: int
+    sampled_rows: int
+    seconds: float
+    minucs: float
+    memory_bytes: float
+
+
+def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
+                  max_size: int | None = None, sample: int = 200, seed: int = 0) -> CostEstimate:
+    """Run the search on a random sample of distinct rows and extrapolate time, MINUCs and memory."""
+    from ._minuc_kernel import minucs_of_rows
+
+    if isinstance(codes, QIMatrix):
+        codes = codes.codes
+    codes, limit = _check(codes, k, missing, max_size)
+    col = collapse(codes)
+    n_rows = len(col.mult)
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False))
+    cols = np.ascontiguousarray(col.rows.T)
+    minucs_of_rows(cols, col.mult, int(k), missing == "category", limit, 0, 1)  # compile outside the timing
+    t = time.perf_counter()
+    found = 0.0
+    for u in pick.tolist():
+        cnt, _, _ = minucs_of_rows(cols, col.mult, int(k), missing == "category", limit, u, u + 1)
+        found += float(cnt.sum()) * float(col.mult[u])
+    elapsed = time.perf_counter() - t
+    scale = n_rows / max(len(pick), 1)
+    cores = max(1, os.cpu_count() or 1)
+    minucs = found * scale
+    return CostEstimate(n_records=len(codes), n_distinct_rows=n_rows, sampled_rows=len(pick),
+                        seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=minucs * 8 + n_rows * 64)
+
+
+def brute_force_minucs(codes: np.ndarray, k: int = 2, missing: MissingSemantics = "wildcard",
+                       max_size: int | None = None) -> list[set[int]]:
+    """Reference: for every record the set of its MINUC masks, by counting every subset (tests only)."""
+    codes = np.asarray(codes)
+    n, q = codes.shape
+    limit = q if max_size is None else max_size
+    out: list[set[int]] = []
+    for r in range(n):
+        own = [j for j in range(q) if missing == "category" or codes[r, j] >= 0]
+        unsafe: dict[int, bool] = {}
+
+        def count(mask: int, r: int = r) -> int:
+            cols = [j for j in range(q) if (mask >> j) & 1]
+            if not cols:
+                return n
+            a = codes[:, cols]
+            x = codes[r, cols]
+            if missing == "category":
+                ok = (a == x).all(axis=1)
+            else:
+                ok = ((a == x) | (a < 0)).all(axis=1)
+            return int(ok.sum())
+
+        found: set[int] = set()
+        for size in range(1, min(limit, len(own)) + 1):
+            from itertools import combinations
+
+            for combo in combinations(own, size):
+                mask = sum(1 << j for j in combo)
+                unsafe[mask] = count(mask) < k
+                if unsafe[mask] and all(not unsafe.get(mask & ~(1 << j), False) for j in combo):
+                    found.add(mask)
+        out.append(found)
+    return out
+
+
+def n_subsets(q: int, max_size: int | None = None) -> int:
+    """Number of QI subsets up to ``max_size`` (what a naive search would tabulate)."""
+    return sum(comb(q, s) for s in range(1, (max_size or q) + 1))
