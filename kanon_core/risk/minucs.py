@@ -322,8 +322,9 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
         raise InputError("Give one name per quasi-identifier column.")
     report(progress, 0.0, "Collapsing identical records")
     col = collapse(codes)
-    cols = np.ascontiguousarray(col.rows.T)
+    cols, bitvals = kernel_inputs(col.rows)
     n_rows = len(col.mult)
+    fk = _row_class_sizes(codes, col, missing)
     chunks = _chunks(n_rows)
     workers = max(1, int(workers or os.cpu_count() or 1))
     category = missing == "category"
@@ -331,7 +332,7 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     done = 0
     report(progress, 0.01, f"Searching {n_rows:,} distinct records")
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(minucs_of_rows, cols, col.mult, int(k), category, limit, lo, hi): i
+        futures = {pool.submit(minucs_of_rows, cols, col.mult, fk, int(k), category, limit, lo, hi, bitvals): i
                    for i, (lo, hi) in enumerate(chunks)}
         try:
             for fut in _as_completed(futures):
@@ -352,6 +353,25 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
                        n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
                        row_offsets=offsets, row_masks=masks, complete=complete,
                        seconds=time.perf_counter() - t0)
+
+
+def kernel_inputs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column-major codes and bit values in the narrowest types that fit (see ``_disagreements``)."""
+    q = rows.shape[1]
+    code_type = np.int16 if (rows.size == 0 or int(rows.max()) < np.iinfo(np.int16).max) else np.int32
+    mask_type = np.uint32 if q <= 32 else np.uint64
+    cols = np.ascontiguousarray(rows.T, dtype=code_type)
+    bitvals = (np.uint64(1) << np.arange(q, dtype=np.uint64)).astype(mask_type)
+    return cols, bitvals
+
+
+def _row_class_sizes(codes: np.ndarray, col: Collapsed, missing: MissingSemantics) -> np.ndarray:
+    """Class size of each distinct row on all its QIs (exact, either semantics)."""
+    from .classes import compute_class_sizes
+
+    fk_row = np.zeros(len(col.mult), dtype=np.int64)
+    fk_row[col.row_of_record] = compute_class_sizes(codes, missing).fk
+    return fk_row
 
 
 def _chunks(n_rows: int) -> list[tuple[int, int]]:
@@ -390,12 +410,13 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     n_rows = len(col.mult)
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False))
-    cols = np.ascontiguousarray(col.rows.T)
-    minucs_of_rows(cols, col.mult, int(k), missing == "category", limit, 0, 1)  # compile outside the timing
+    cols, bitvals = kernel_inputs(col.rows)
+    fk = _row_class_sizes(codes, col, missing)
+    minucs_of_rows(cols, col.mult, fk, int(k), missing == "category", limit, 0, 1, bitvals)  # compile first
     t = time.perf_counter()
     found = 0.0
     for u in pick.tolist():
-        cnt, _, _ = minucs_of_rows(cols, col.mult, int(k), missing == "category", limit, u, u + 1)
+        cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), missing == "category", limit, u, u + 1, bitvals)
         found += float(cnt.sum()) * float(col.mult[u])
     elapsed = time.perf_counter() - t
     scale = n_rows / max(len(pick), 1)
