@@ -35,3 +35,36 @@ def suda_tallies(mask_sizes, masks, offsets, q, weights):  # pragma: no cover - 
                 if (m >> np.uint64(j)) & np.uint64(1):
                     contrib[r, j] += w
     return score, contrib
+
+
+@numba.njit(cache=True, nogil=True)
+def distinct_masks_table(masks, q):  # pragma: no cover - compiled
+    """Distinct values of ``masks`` (q <= 24), via a table of 2^q flags (no sort of tens of millions)."""
+    seen = np.zeros(1 << q, dtype=np.bool_)
+    out = np.empty(min(masks.shape[0], 1 << q), dtype=np.uint64)
+    n = 0
+    for t in range(masks.shape[0]):
+        m = masks[t]
+        if not seen[m]:
+            seen[m] = True
+            out[n] = m
+            n += 1
+    return out[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def minimal_masks(sorted_masks):  # pragma: no cover - compiled
+    """Inclusion-minimal masks of a list sorted by number of bits."""
+    keep = np.empty(sorted_masks.shape[0], dtype=np.uint64)
+    n = 0
+    for t in range(sorted_masks.shape[0]):
+        x = sorted_masks[t]
+        red = False
+        for i in range(n):
+            if keep[i] & x == keep[i]:
+                red = True
+                break
+        if not red:
+            keep[n] = x
+            n += 1
+    return keep[:n]

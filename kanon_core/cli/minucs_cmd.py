@@ -1,0 +1,74 @@
+"""``kanon minucs``: every minimal unsafe combination of every record, with SUDA scores for k = 2."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .common import add_input_options, load_from_args, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("minucs", help="minimal unsafe combinations (MINUCs / minimal sample uniques), SUDA scores")
+    add_input_options(p)
+    p.add_argument("--k", type=int, default=2, help="threshold: a combination is unsafe below k records (default 2)")
+    p.add_argument("--max-size", type=int, default=None, help="largest MINUC size searched (default: all)")
+    p.add_argument("--dis-fraction", type=float, default=0.01, help="sampling fraction for DIS-SUDA (k = 2)")
+    p.add_argument("--json", dest="json_out", default="-", help="write the summary as JSON here (default stdout)")
+    p.add_argument("--per-record", help="write per-record counts by size (size1..sizeQ) as CSV, input row order")
+    p.add_argument("--list", dest="list_out", help="write every MINUC as CSV rows (record, size, variables)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..risk.minucs import find_minucs
+    from ..risk.qid import minimal_qids_from_minucs
+    from ..risk.suda import suda_scores
+
+    if args.k < 2:
+        raise InputError("--k must be at least 2.")
+    ds = load_from_args(args)
+    qm = ds.qi_matrix()
+    res = find_minucs(qm, k=args.k, missing=ds.missing, max_size=args.max_size)
+    payload = res.to_json()
+    payload["top_values"] = res.value_contributions(qm, top=20).drop(columns="code").to_dict(orient="records")
+    if res.complete:
+        qids = minimal_qids_from_minucs(res)
+        payload["minimal_violating_qids"] = {"count": len(qids), "smallest": list(qids[0]) if qids else []}
+    suda = None
+    if args.k == 2:
+        suda = suda_scores(res, qm, dis_fraction=args.dis_fraction)
+        payload["suda"] = suda.summary()
+    write_json(args.json_out, payload)
+    if args.per_record:
+        by_size = res.counts_by_size()
+        out = pd.DataFrame(by_size, columns=[f"size{s + 1}" for s in range(res.n_qis)])
+        if suda is not None:
+            out["suda"] = suda.score
+            out["dis_suda"] = suda.dis_score
+        out.to_csv(args.per_record, index=False, lineterminator="\n")
+    if args.list_out:
+        _write_list(args.list_out, res)
+    return 0
+
+
+def _write_list(path: str, res) -> None:
+    """One line per (record, MINUC), streamed in blocks so tens of millions of lines fit in memory."""
+    from ..risk.minucs import popcount
+
+    names = np.array(res.names, dtype=object)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write("record,size,variables\n")
+        block = 200_000
+        rec_all = res.record
+        mask_all = res.mask
+        for lo in range(0, len(rec_all), block):
+            rec = rec_all[lo:lo + block]
+            msk = mask_all[lo:lo + block]
+            sizes = popcount(msk)
+            bits = ((msk[:, None] >> np.arange(res.n_qis, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
+            lines = [f"{r},{s},{'|'.join(names[b])}\n" for r, s, b in zip(rec.tolist(), sizes.tolist(), bits, strict=True)]
+            fh.writelines(lines)
