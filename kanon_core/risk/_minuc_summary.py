@@ -7,16 +7,25 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def value_counts(rows, mult, offsets, masks, value_offset):  # pragma: no cover - compiled
-    """counts[value_offset[j] + code + 1] += records holding that MINUC, for each QI j in each MINUC."""
+def value_counts(rows, mult, offsets, masks, value_offset, size_weights):  # pragma: no cover - compiled
+    """counts[value_offset[j] + code + 1] += multiplicity x size weight, for each QI j of each MINUC.
+
+    With all size weights 1 this counts MINUCs per value; with SUDA's weights it gives sdcMicro's
+    attribute-level contributions (before normalisation).
+    """
     n_rows, q = rows.shape
-    counts = np.zeros(value_offset[q], dtype=np.int64)
+    counts = np.zeros(value_offset[q], dtype=np.float64)
     for r in range(n_rows):
         for t in range(offsets[r], offsets[r + 1]):
             m = masks[t]
+            s = 0
             for j in range(q):
                 if (m >> np.uint64(j)) & np.uint64(1):
-                    counts[value_offset[j] + rows[r, j] + 1] += mult[r]
+                    s += 1
+            w = mult[r] * size_weights[s]
+            for j in range(q):
+                if (m >> np.uint64(j)) & np.uint64(1):
+                    counts[value_offset[j] + rows[r, j] + 1] += w
     return counts
 
 
@@ -68,3 +77,33 @@ def minimal_masks(sorted_masks):  # pragma: no cover - compiled
             keep[n] = x
             n += 1
     return keep[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def row_tallies(mult, offsets, masks, q):  # pragma: no cover - compiled
+    """One pass over all MINUCs: per distinct row its counts by size and smallest size; per QI the
+    MINUCs containing it and the records holding such a MINUC (both weighted by row multiplicity)."""
+    n_rows = offsets.shape[0] - 1
+    by_size = np.zeros((n_rows, q), dtype=np.int64)
+    smallest = np.zeros(n_rows, dtype=np.int64)
+    per_var = np.zeros(q, dtype=np.int64)
+    per_var_records = np.zeros(q, dtype=np.int64)
+    for r in range(n_rows):
+        seen = np.uint64(0)
+        best = q + 1
+        for t in range(offsets[r], offsets[r + 1]):
+            m = masks[t]
+            seen |= m
+            s = 0
+            for j in range(q):
+                if (m >> np.uint64(j)) & np.uint64(1):
+                    s += 1
+                    per_var[j] += mult[r]
+            by_size[r, s - 1] += 1
+            if s < best:
+                best = s
+        smallest[r] = best if best <= q else 0
+        for j in range(q):
+            if (seen >> np.uint64(j)) & np.uint64(1):
+                per_var_records[j] += mult[r]
+    return by_size, smallest, per_var, per_var_records

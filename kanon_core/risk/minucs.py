@@ -94,6 +94,7 @@ class MinucResult:
     row_masks: np.ndarray = field(repr=False)
     complete: bool = True
     seconds: float = 0.0
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- sizes -------------------------------------------------------------------------------------------
     @property
@@ -151,17 +152,17 @@ class MinucResult:
         return sorted(out, key=lambda c: (len(c), c))
 
     # -- summaries ---------------------------------------------------------------------------------------
-    def _row_sizes(self) -> np.ndarray:
-        return popcount(self.row_masks)
+    def _tallies(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(by size per row, smallest per row, MINUCs per QI, records per QI), one compiled pass, cached."""
+        if "tallies" not in self._cache:
+            from ._minuc_summary import row_tallies
+
+            self._cache["tallies"] = row_tallies(self.row_mult, self.row_offsets, self.row_masks, self.n_qis)
+        return self._cache["tallies"]
 
     def row_size_counts(self) -> np.ndarray:
         """(n_rows, q) counts of MINUCs of each size (column j = size j + 1) per distinct row."""
-        q = self.n_qis
-        out = np.zeros((len(self.row_mult), q), dtype=np.int64)
-        if len(self.row_masks):
-            row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
-            np.add.at(out, (row_idx, self._row_sizes() - 1), 1)
-        return out
+        return self._tallies()[0]
 
     def counts_by_size(self) -> np.ndarray:
         """(n_records, q) counts of MINUCs of each size per record, in input order (column j = size j+1)."""
@@ -173,33 +174,18 @@ class MinucResult:
         return {s + 1: int(per_size[s]) for s in range(self.n_qis)}
 
     def records_with_minucs(self) -> int:
-        return int((self.per_record_counts > 0).sum())
+        return int(self.row_mult[self.row_counts > 0].sum())
 
     def smallest_size(self) -> np.ndarray:
         """Per record: size of its smallest MINUC (0 when it has none)."""
-        sizes = self._row_sizes()
-        out = np.zeros(len(self.row_mult), dtype=np.int64)
-        if len(sizes):
-            row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
-            big = np.full(len(self.row_mult), 10**6, dtype=np.int64)
-            np.minimum.at(big, row_idx, sizes)
-            out = np.where(big == 10**6, 0, big)
-        return out[self.row_of_record]
+        return self._tallies()[1][self.row_of_record]
 
     def variable_contributions(self) -> pd.DataFrame:
         """Per QI: MINUCs containing it (over records), their share of all MINUCs, records concerned.
 
         Shares add up to more than 100 % because a MINUC of size m counts for each of its m QIs.
         """
-        q = self.n_qis
-        bits = ((self.row_masks[:, None] >> np.arange(q, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
-        weight = np.repeat(self.row_mult, self.row_counts)
-        per_var = (bits * weight[:, None]).sum(axis=0) if len(weight) else np.zeros(q, np.int64)
-        row_idx = np.repeat(np.arange(len(self.row_mult)), self.row_counts)
-        has = np.zeros((len(self.row_mult), q), dtype=bool)
-        if len(row_idx):
-            np.logical_or.at(has, row_idx, bits)
-        records = (has * self.row_mult[:, None]).sum(axis=0)
+        _, _, per_var, records = self._tallies()
         total = max(self.total, 1)
         return pd.DataFrame({
             "variable": list(self.names),
@@ -213,26 +199,35 @@ class MinucResult:
 
         This is what an officer recodes first: a rare category sitting in many MINUCs.
         """
+        counts = self.value_tally(np.ones(self.n_qis + 1))
+        total = max(self.total, 1)
+        out = pd.DataFrame([(self.names[j], label, code, int(round(v)), round(100.0 * v / total, 3))
+                            for j, code, label, v in self.value_rows(counts, qm)],
+                           columns=["variable", "value", "code", "minucs", "share_percent"])
+        out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
+        return out if top is None else out.head(top)
+
+    def value_tally(self, size_weights: np.ndarray) -> list[np.ndarray]:
+        """Per QI, an array over its codes (index code + 1; 0 = missing) of MINUCs containing that value,
+        each counted with ``size_weights[size]`` times its records."""
         from ._minuc_summary import value_counts
 
         q = self.n_qis
-        card = np.maximum(self.rows.max(axis=0) + 2, 1) if len(self.rows) else np.ones(q, np.int64)
+        card = self.rows.max(axis=0).astype(np.int64) + 2 if len(self.rows) else np.ones(q, np.int64)
         offset = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
-        counts = value_counts(self.rows, self.row_mult, self.row_offsets, self.row_masks, offset)
-        rows = []
-        total = max(self.total, 1)
-        for j in range(q):
-            for c in np.flatnonzero(counts[offset[j]:offset[j + 1]]):
+        flat = value_counts(self.rows, self.row_mult, self.row_offsets, self.row_masks, offset,
+                            np.asarray(size_weights, dtype=np.float64))
+        return [flat[offset[j]:offset[j + 1]] for j in range(q)]
+
+    def value_rows(self, counts: list[np.ndarray], qm: QIMatrix | None):
+        for j, arr in enumerate(counts):
+            for c in np.flatnonzero(arr).tolist():
                 code = int(c) - 1
-                n = int(counts[offset[j] + c])
                 if qm is not None and code >= 0:
                     label = qm.labels[j][code]
                 else:
                     label = "(missing)" if code < 0 else str(code)
-                rows.append((self.names[j], label, code, n, round(100.0 * n / total, 3)))
-        out = pd.DataFrame(rows, columns=["variable", "value", "code", "minucs", "share_percent"])
-        out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
-        return out if top is None else out.head(top)
+                yield j, code, label, float(arr[c])
 
     def record_ranking(self, top: int | None = None) -> pd.DataFrame:
         """Records ranked by risk: smallest MINUC first, then most MINUCs."""

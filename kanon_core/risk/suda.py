@@ -124,23 +124,11 @@ def suda_scores(result: MinucResult, codes: np.ndarray | QIMatrix | None = None,
 
 def value_suda_contributions(result: MinucResult, suda: SudaResult, qm: QIMatrix | None = None) -> pd.DataFrame:
     """sdcMicro's attribute-level contributions: the share of the total score due to each value."""
-    q = result.n_qis
-    weights = size_weights(q)
-    sizes = popcount(result.row_masks)
     total = float(suda.score.sum())
-    rows = []
     if total <= 0:
         return pd.DataFrame(columns=["variable", "value", "code", "contribution"])
-    w_per_minuc = weights[sizes] * np.repeat(result.row_mult, result.row_counts)
-    row_idx = np.repeat(np.arange(len(result.row_mult)), result.row_counts)
-    for j in range(q):
-        has = ((result.row_masks >> np.uint64(j)) & np.uint64(1)).astype(bool)
-        if not has.any():
-            continue
-        codes_j = result.rows[row_idx[has], j]
-        sums = pd.Series(w_per_minuc[has]).groupby(codes_j).sum()
-        for code, s in sums.items():
-            label = qm.labels[j][int(code)] if qm is not None and int(code) >= 0 else str(int(code))
-            rows.append((result.names[j], label, int(code), round(100.0 * float(s) / total, 6)))
+    tally = result.value_tally(size_weights(result.n_qis))
+    rows = [(result.names[j], label, code, round(100.0 * v / total, 6))
+            for j, code, label, v in result.value_rows(tally, qm)]
     out = pd.DataFrame(rows, columns=["variable", "value", "code", "contribution"])
     return out.sort_values(["contribution", "variable"], ascending=[False, True], ignore_index=True)
