@@ -108,6 +108,47 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
     return value
 
 
+def memo_peek(name: str, params: Hashable, version: Version | None = None) -> Any | None:
+    """The memoised value when it exists (None otherwise): lets a page offer a run instead of starting it."""
+    version = version or current()
+    return st.session_state["memo"].get((history().uid, version.id, name, params))
+
+
+def memo_put(name: str, params: Hashable, value: Any, version: Version | None = None) -> None:
+    """Store a value computed in the page body (e.g. with a progress bar) under the memo's key."""
+    version = version or current()
+    cache: OrderedDict = st.session_state["memo"]
+    cache[(history().uid, version.id, name, params)] = value
+    while len(cache) > MEMO_SIZE:
+        cache.popitem(last=False)
+
+
+def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
+    """Run ``work(progress)`` in the page body with a progress bar and a Cancel button.
+
+    Clicking Cancel (or any other widget) makes Streamlit stop this script run at the next progress
+    update; kanon_core's computations stop at their next checkpoint. Errors a user can act on become a
+    message and ``None`` is returned.
+    """
+    from kanon_core.errors import KanonError
+    from kanon_core.progress import Progress
+
+    bar = st.progress(0.0, text=label)
+    st.button("Cancel", key=f"btn_cancel_{label}", help="Stop this computation")
+
+    def update(fraction: float, message: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label}: {message}" if message else label)
+
+    try:
+        result = work(Progress(update))
+    except KanonError as exc:
+        bar.empty()
+        st.error(str(exc))
+        return None
+    bar.empty()
+    return result
+
+
 def widget_value(widget_key: str, default: Any) -> None:
     """Seed a widget's key from workflow state before the widget is created."""
     if widget_key not in st.session_state:

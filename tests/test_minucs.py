@@ -204,3 +204,17 @@ def test_brute_force_twin_is_itself_checked_against_its_definition():
     ref = brute_force_minucs(codes, 2, "category")
     # record 0: a=0 twice, b=0 once -> {b}; record 1: a=0 twice, b=1 twice, (0,1) once -> {a,b}; record 2: {a}
     assert ref == [{0b10}, {0b11}, {0b01}]
+
+
+def test_filter_and_record_view():
+    codes = np.array([[2, 0, 0], [1, 3, 6], [1, 0, 0], [0, 1, 1], [0, 1, 1]], dtype=np.int32)
+    res = find_minucs(codes, names=("a", "b", "c"), missing="category")
+    np.testing.assert_array_equal(res.count_containing(["a"]), [1, 0, 2, 0, 0])
+    np.testing.assert_array_equal(res.count_containing(["a", "c"]), [0, 0, 1, 0, 0])
+    np.testing.assert_array_equal(res.count_containing([]), res.per_record_counts)
+    with pytest.raises(InputError):
+        res.count_containing(["zzz"])
+    view = res.record_view(2)
+    assert view.to_dict(orient="records") == [{"a": "1", "b": "0", "c": "", "size": 2},
+                                              {"a": "1", "b": "", "c": "0", "size": 2}]
+    assert res.record_view(3).empty

@@ -353,8 +353,8 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def minucs_of_rows(cols, mult, fk, k, category, max_size, lo, hi, bitvals):  # pragma: no cover - compiled
-    """MINUCs of the collapsed rows lo..hi-1 (threshold k), as bit masks.
+def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pragma: no cover - compiled
+    """MINUCs of the collapsed rows listed in ``which`` (threshold k), as bit masks.
 
     ``fk`` is each row's class size on all its QIs (= m0 below): rows with fk >= k are safe on every
     subset and are skipped without looking at the other rows. Returns (counts per row, masks
@@ -370,21 +370,22 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, lo, hi, bitvals):  # p
     dweight = np.empty(n, dtype=np.int64)
     emask = np.empty(n, dtype=np.uint64)
     eweight = np.empty(n, dtype=np.int64)
-    counts = np.zeros(hi - lo, dtype=np.int64)
-    complete = np.ones(hi - lo, dtype=np.bool_)
+    counts = np.zeros(which.shape[0], dtype=np.int64)
+    complete = np.ones(which.shape[0], dtype=np.bool_)
     buf = np.empty(1 << 12, dtype=np.uint64)
     nbuf = 0
-    for u in range(lo, hi):
+    for i in range(which.shape[0]):
+        u = which[i]
         if fk[u] >= k:
             continue
         _disagreements(u, cols, category, d, bitvals)
-        nd, m0 = _distinct_masks(d, mult, u - lo + 1, stamp, slot, dmask, dweight)
+        nd, m0 = _distinct_masks(d, mult, i + 1, stamp, slot, dmask, dweight)
         if m0 >= k:
             continue
         b = k - 1 - m0
         ne = _reduce_family(dmask, dweight, nd, q, b, emask, eweight)
         before = nbuf
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
-        counts[u - lo] = nbuf - before
-        complete[u - lo] = comp
+        counts[i] = nbuf - before
+        complete[i] = comp
     return counts, buf[:nbuf].copy(), complete

@@ -244,6 +244,29 @@ class MinucResult:
             data[f"size{s + 1}"] = by_size[:, s]
         return pd.DataFrame(data)
 
+    def count_containing(self, variables: Sequence[str]) -> np.ndarray:
+        """Per record: its MINUCs that contain every one of ``variables`` (the explorer's filter)."""
+        unknown = [v for v in variables if v not in self.names]
+        if unknown:
+            raise InputError(f"Not among the searched quasi-identifiers: {', '.join(unknown)}.")
+        sel = np.uint64(sum(1 << self.names.index(v) for v in variables))
+        running = np.concatenate([[0], np.cumsum((self.row_masks & sel) == sel)])
+        per_row = running[self.row_offsets[1:]] - running[self.row_offsets[:-1]]
+        return per_row[self.row_of_record].astype(np.int64)
+
+    def record_view(self, record: int, qm: QIMatrix | None = None, limit: int = 200) -> pd.DataFrame:
+        """One record's MINUCs as a table: a row per MINUC (smallest first), the record's value in the
+        columns of the QIs the MINUC contains and an empty cell elsewhere."""
+        masks = self.masks_of(record)
+        order = np.lexsort((masks, popcount(masks)))[:limit]
+        row = self.rows[self.row_of_record[record]]
+        labels = [(qm.labels[j][c] if qm is not None and c >= 0 else ("(missing)" if c < 0 else str(c)))
+                  for j, c in enumerate(row.tolist())]
+        data = []
+        for m in masks[order].tolist():
+            data.append([labels[j] if (m >> j) & 1 else "" for j in range(self.n_qis)] + [bin(m).count("1")])
+        return pd.DataFrame(data, columns=list(self.names) + ["size"])
+
     def to_json(self) -> dict:
         contrib = self.variable_contributions()
         return {
@@ -327,7 +350,8 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     done = 0
     report(progress, 0.01, f"Searching {n_rows:,} distinct records")
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(minucs_of_rows, cols, col.mult, fk, int(k), category, limit, lo, hi, bitvals): i
+        futures = {pool.submit(minucs_of_rows, cols, col.mult, fk, int(k), category, limit,
+                               np.arange(lo, hi, dtype=np.int64), bitvals): i
                    for i, (lo, hi) in enumerate(chunks)}
         try:
             for fut in _as_completed(futures):
@@ -404,15 +428,14 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     col = collapse(codes)
     n_rows = len(col.mult)
     rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False))
+    pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False)).astype(np.int64)
     cols, bitvals = kernel_inputs(col.rows)
     fk = _row_class_sizes(codes, col, missing)
-    minucs_of_rows(cols, col.mult, fk, int(k), missing == "category", limit, 0, 1, bitvals)  # compile first
+    category = missing == "category"
+    minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals)  # compile first
     t = time.perf_counter()
-    found = 0.0
-    for u in pick.tolist():
-        cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), missing == "category", limit, u, u + 1, bitvals)
-        found += float(cnt.sum()) * float(col.mult[u])
+    cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals)
+    found = float((cnt * col.mult[pick]).sum())
     elapsed = time.perf_counter() - t
     scale = n_rows / max(len(pick), 1)
     cores = max(1, os.cpu_count() or 1)

@@ -1,0 +1,144 @@
+"""MINUCs: every minimal unsafe combination of every record, what drives them, and who is most at risk."""
+
+from __future__ import annotations
+
+import plotly.express as px
+import streamlit as st
+
+from kanon_app import state
+from kanon_core.errors import KanonError
+from kanon_core.risk.minucs import estimate_cost, find_minucs
+from kanon_core.risk.qid import minimal_qids_from_minucs
+from kanon_core.risk.suda import suda_scores
+
+st.title("MINUCs")
+st.caption("A **MINUC** (minimal unsafe combination) of a record is a set of quasi-identifiers whose values "
+           "occur in fewer than k records while every smaller part of it occurs at least k times. "
+           "For k = 2 these are the minimal sample uniques that SUDA scores. Recode the variables and values "
+           "that sit in most MINUCs first, then re-run.")
+state.show_flash()
+ds = state.dataset()
+
+c1, c2, c3 = st.columns([5, 1, 1])
+state.widget_value("w_minuc_qis", list(ds.roles.qis))
+state.widget_value("w_minuc_k", 2)
+state.widget_value("w_minuc_max", 0)
+qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_minuc_qis")
+k = int(c2.number_input("k", min_value=2, max_value=50, step=1, key="w_minuc_k",
+                        help="A combination is unsafe when it occurs in fewer than k records (2: sample uniques)."))
+max_size = int(c3.number_input("Max size", min_value=0, max_value=64, step=1, key="w_minuc_max",
+                               help="Largest MINUC size to search; 0 = all sizes."))
+if not qis:
+    st.info("Choose at least one quasi-identifier.")
+    st.stop()
+st.caption(f"Missing values count as **{ds.missing}** (change on the Data page). "
+           f"Version v{state.current().id}: {ds.n_records:,} records.")
+
+params = (tuple(qis), k, max_size or None, ds.missing)
+try:
+    qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))
+except KanonError as exc:
+    st.error(str(exc))
+    st.stop()
+
+result = state.memo_peek("minucs", params)
+if result is None:
+    try:
+        est = state.memo("minuc_estimate", params,
+                         lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None))
+    except KanonError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
+            f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, {est.memory_bytes / 2**20:,.0f} MB.")
+    if st.button("Find MINUCs", key="btn_find_minucs", type="primary"):
+        res = state.run_with_progress(
+            "MINUC search",
+            lambda progress: find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress))
+        if res is not None:
+            state.memo_put("minucs", params, res)
+            st.rerun()
+    st.stop()
+
+# -- results ------------------------------------------------------------------------------------------------
+m = st.columns(5)
+m[0].metric("MINUCs", f"{result.total:,}", help="Over all records; a combination shared by several records "
+                                                 "(possible for k > 2) counts once per record.")
+m[1].metric("Records with a MINUC", f"{result.records_with_minucs():,}")
+sizes = {s: v for s, v in result.totals_by_size().items() if v}
+m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}",
+            help="Fewest quasi-identifiers that single out some record (the minimum violating QID).")
+m[3].metric("Seconds", f"{result.seconds:,.2f}")
+m[4].metric("Complete", "yes" if result.complete else "no",
+            help="No when a maximum size may have cut larger MINUCs off.")
+
+left, right = st.columns(2)
+with left:
+    by_size = [{"size": s, "MINUCs": v} for s, v in result.totals_by_size().items()]
+    fig = px.bar(by_size, x="size", y="MINUCs", title="MINUCs by size")
+    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig, width="stretch", key="chart_minuc_sizes")
+with right:
+    contrib = state.memo("minuc_var_contrib", params, result.variable_contributions)
+    fig = px.bar(contrib, x="share_percent", y="variable", orientation="h",
+                 title="Share of MINUCs containing each variable (%)")
+    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), yaxis={"categoryorder": "total ascending"})
+    st.plotly_chart(fig, width="stretch", key="chart_minuc_vars")
+
+tab_values, tab_records, tab_suda, tab_qids = st.tabs(["Values to recode", "Records", "SUDA scores",
+                                                       "Violating QI sets"])
+with tab_values:
+    values = state.memo("minuc_values", params, lambda: result.value_contributions(qm))
+    st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding.")
+    st.dataframe(values.drop(columns="code").head(100), hide_index=True, width="stretch")
+
+with tab_records:
+    state.widget_value("w_minuc_filter", [])
+    only = st.multiselect("Only MINUCs containing all of", list(result.names), key="w_minuc_filter")
+    ranking = result.record_ranking()
+    if only:
+        counts = result.count_containing(only)
+        ranking = ranking[counts[ranking.record.to_numpy()] > 0].assign(
+            matching=lambda t: counts[t.record.to_numpy()])
+    st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs (first 500 shown).")
+    st.dataframe(ranking.head(500), hide_index=True, width="stretch")
+    if len(ranking):
+        state.widget_value("w_minuc_record", int(ranking.record.iloc[0]))
+        rec = int(st.number_input("Record (row number) to inspect", min_value=0, max_value=ds.n_records - 1,
+                                  step=1, key="w_minuc_record"))
+        view = result.record_view(rec, qm)
+        if only:
+            view = view[[all(view.at[i, v] != "" for v in only) for i in view.index]]
+        st.caption(f"Record {rec}: {int(result.per_record_counts[rec]):,} MINUC(s); each row is one, "
+                   "showing the record's values on its variables.")
+        st.dataframe(view.style.map(lambda v: "background-color: #ffe08a" if v not in ("", None) else ""),
+                     hide_index=True, width="stretch")
+
+with tab_suda:
+    if k != 2:
+        st.info("SUDA scores are defined on minimal sample uniques: set k = 2.")
+    else:
+        suda = state.memo("suda", params, lambda: suda_scores(result, qm))
+        s = suda.summary()
+        c = st.columns(4)
+        c[0].metric("Records with a SUDA score", f"{s['records_with_score']:,}")
+        c[1].metric("Largest SUDA score", f"{s['max_score']:,.0f}")
+        c[2].metric("Mean DIS-SUDA", f"{s['mean_dis_suda']:.5f}")
+        c[3].metric("DIS (f = 0.01)", f"{s['dis']:.4f}", help="Probability that a unique match is correct.")
+        scored = suda.score[suda.score > 0]
+        if len(scored):
+            fig = px.histogram(x=scored, nbins=50, log_y=True, labels={"x": "SUDA score"},
+                               title="SUDA scores of records with at least one MSU")
+            fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10))
+            st.plotly_chart(fig, width="stretch", key="chart_suda")
+        st.dataframe(suda.variable_contributions, hide_index=True, width="stretch")
+
+with tab_qids:
+    if not result.complete:
+        st.info("Run without a maximum size to list the minimal violating sets exactly.")
+    else:
+        qids = state.memo("minimal_qids", params, lambda: minimal_qids_from_minucs(result))
+        st.caption(f"{len(qids):,} minimal sets of quasi-identifiers on which some record is in a class "
+                   f"smaller than k = {k} (no smaller part of them is). The smallest ones first.")
+        st.dataframe({"variables": [", ".join(q) for q in qids[:500]], "size": [len(q) for q in qids[:500]]},
+                     hide_index=True, width="stretch")

@@ -1,0 +1,78 @@
+"""The MINUCs page through AppTest: estimate, run, numbers equal to kanon_core's, filter, record view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kanon_app.samples import load_sample
+from kanon_core.risk.minucs import find_minucs
+from kanon_core.risk.suda import suda_scores
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION", "BYURBAN"]
+
+
+def metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/minucs.py").run()
+    assert not at.exception
+    at.multiselect(key="w_minuc_qis").set_value(QIS).run()
+    return at
+
+
+def test_estimate_then_run_shows_core_numbers(page):
+    assert any("Estimated from" in i.value for i in page.info)
+    assert not page.metric  # nothing computed before the click
+    page.button(key="btn_find_minucs").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    ref = find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing)
+    assert metric(page, "MINUCs") == f"{ref.total:,}"
+    assert metric(page, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
+    smallest = min(s for s, v in ref.totals_by_size().items() if v)
+    assert metric(page, "Smallest MINUC") == str(smallest)
+    suda = suda_scores(ref, ds.qi_matrix(QIS))
+    assert metric(page, "Records with a SUDA score") == f"{int((suda.score > 0).sum()):,}"
+    # cached per version and parameters: a rerun does not search again
+    memo = page.session_state["memo"]
+    assert sum(1 for key in memo if key[2] == "minucs") == 1
+
+
+def test_filter_by_variable_and_record_view(page):
+    page.button(key="btn_find_minucs").click().run()
+    ds = load_sample("els")
+    ref = find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing)
+    page.multiselect(key="w_minuc_filter").set_value(["BYINCOME"]).run()
+    assert not page.exception
+    ranking = next(df.value for df in page.dataframe if "matching" in df.value.columns)
+    counts = ref.count_containing(["BYINCOME"])
+    n_match = int((counts > 0).sum())
+    assert len(ranking) == min(500, n_match)
+    assert any(c.value.startswith(f"{n_match:,} records") for c in page.caption)
+    assert (counts[ranking.record.to_numpy()] == ranking.matching.to_numpy()).all()
+    first = int(ranking.record.iloc[0])
+    page.number_input(key="w_minuc_record").set_value(first).run()
+    views = [df.value for df in page.dataframe if "size" in df.value.columns and "BYINCOME" in df.value.columns]
+    view = views[-1].data if hasattr(views[-1], "data") else views[-1]
+    assert len(view) == int(counts[first])
+    assert (view["BYINCOME"] != "").all()
+
+
+def test_k3_hides_suda_and_max_size_marks_incomplete(page):
+    page.number_input(key="w_minuc_k").set_value(3).run()
+    page.number_input(key="w_minuc_max").set_value(2).run()
+    page.button(key="btn_find_minucs").click().run()
+    assert not page.exception
+    assert metric(page, "Complete") in ("yes", "no")
+    assert any("set k = 2" in i.value for i in page.info)
