@@ -39,6 +39,10 @@ def render_timeline() -> None:
             r = None
         risk = "" if r is None else f" · {r.n_violating:,} < k={k}" + (
             f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
+        runs = [(p, res) for p, res in state.memo_found("minucs", v) if p[0] == v.dataset.roles.qis]
+        if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)
+            params, res = runs[-1]
+            risk += f" · {res.total:,} MINUCs (k={params[1]})"
         marker = "▶ " if vid == hist.current_id else ""
         depth = len(hist.lineage(vid)) - 1
         label = f"{'  ' * depth}{marker}v{vid}: {v.label}{risk}"

@@ -114,6 +114,13 @@ def memo_peek(name: str, params: Hashable, version: Version | None = None) -> An
     return st.session_state["memo"].get((history().uid, version.id, name, params))
 
 
+def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
+    """All memoised (parameters, value) pairs of ``name`` for a version (e.g. MINUC runs already made)."""
+    uid = history().uid
+    return [(key[3], value) for key, value in st.session_state["memo"].items()
+            if key[0] == uid and key[1] == version.id and key[2] == name]
+
+
 def memo_put(name: str, params: Hashable, value: Any, version: Version | None = None) -> None:
     """Store a value computed in the page body (e.g. with a progress bar) under the memo's key."""
     version = version or current()

@@ -61,6 +61,8 @@ with right:
     fig2.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
     st.plotly_chart(fig2, width="stretch", key="chart_viol")
 
+st.page_link("pages/minucs.py", label="Which combinations make records unsafe? Explore the MINUCs", icon="🔎")
+
 st.subheader("Quasi-identifiers")
 st.dataframe(summary.per_qi, hide_index=True, width="stretch")
 

@@ -76,3 +76,22 @@ def test_k3_hides_suda_and_max_size_marks_incomplete(page):
     assert not page.exception
     assert metric(page, "Complete") in ("yes", "no")
     assert any("set k = 2" in i.value for i in page.info)
+
+
+def test_sidebar_timeline_shows_minucs_once_computed():
+    from kanon_core.steps import SetRoles
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    hist = at.session_state["history"]
+    r = hist.current.dataset.roles
+    hist.apply(SetRoles(tuple(QIS), r.weight, r.strata, r.psu, r.outcomes, r.direct_ids))
+    at.switch_page("pages/minucs.py").run()
+    assert not any("MINUCs (k=" in m.value for m in at.sidebar.markdown)
+    at.button(key="btn_find_minucs").click().run()
+    total = metric(at, "MINUCs")
+    # AppTest drops the sidebar after a rerun of an st.navigation app: look at a fresh run on the same state
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    for key in ("history", "source", "memo", "settings"):
+        fresh.session_state[key] = at.session_state[key]
+    fresh.run()
+    assert any(f"{total} MINUCs (k=2)" in m.value for m in fresh.sidebar.markdown)
