@@ -78,7 +78,7 @@ class MinucResult:
     """All MINUCs (up to ``max_size`` when given) of every record, stored per distinct row.
 
     ``row_masks[row_offsets[i]:row_offsets[i + 1]]`` are the MINUCs of distinct row i as bit masks over
-    ``names``; record r has the MINUCs of row ``row_of_record[r]``. ``complete`` is False when
+    ``names`` (uint32 up to 32 QIs, else uint64); record r has the MINUCs of row ``row_of_record[r]``. ``complete`` is False when
     ``max_size`` may have cut some larger MINUCs off.
     """
 
@@ -132,14 +132,14 @@ class MinucResult:
 
     @property
     def mask(self) -> np.ndarray:
-        """One entry per (record, MINUC): the MINUC's bit mask, aligned with :attr:`record`."""
+        """One entry per (record, MINUC): the MINUC's bit mask (uint64), aligned with :attr:`record`."""
         cnt = self.per_record_counts
         starts = self.row_offsets[self.row_of_record]
         total = int(cnt.sum())
         if total == 0:
             return np.zeros(0, dtype=np.uint64)
         rec_start = np.repeat(starts - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
-        return self.row_masks[rec_start + np.arange(total)]
+        return self.row_masks[rec_start + np.arange(total)].astype(np.uint64)
 
     def masks_of(self, record: int) -> np.ndarray:
         """The MINUCs of one record (bit masks)."""
@@ -365,6 +365,8 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
             raise
     counts = np.concatenate([r[0] for r in results]) if results else np.zeros(0, np.int64)
     masks = np.concatenate([r[1] for r in results]) if results else np.zeros(0, np.uint64)
+    if q <= 32:  # 4 bytes per MINUC: tens of millions of them stay in a few hundred MB
+        masks = masks.astype(np.uint32)
     complete = bool(all(r[2].all() for r in results)) or limit >= q
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     report(progress, 1.0, "MINUC search done")
