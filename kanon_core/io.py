@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,13 +250,26 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
 
 # -- writing ---------------------------------------------------------------------------------------------------
 WRITE_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".dta": "Stata", ".sav": "SPSS", ".xlsx": "Excel"}
+BYTE_STABLE_FORMATS = (".csv", ".parquet", ".dta", ".sav")
+"""Formats whose bytes depend only on the data: the same release written twice is identical. Excel
+files embed creation times in their zip container and document properties, so they are not."""
+
+# SPSS and Stata headers hold the file's creation time; ReadStat (under pyreadstat) stamps the current
+# clock and pyreadstat offers no way to set it. The writers below overwrite it with this fixed moment
+# (the Unix epoch), so a release replayed from a recipe is byte-identical to the one exported before.
+FIXED_SAV_DATE, FIXED_SAV_TIME = b"01 Jan 70", b"00:00:00"
+FIXED_DTA_TIMESTAMP = b"01 Jan 1970 00:00"
+_SAV_DATE = re.compile(rb"\d\d [A-Z][a-z]{2} \d\d")
+_SAV_TIME = re.compile(rb"\d\d:\d\d:\d\d")
+_DTA_TIMESTAMP = re.compile(rb"\d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d")
 
 
 def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | None = None) -> Path:
     """Write ``ds.release_frame()``; SPSS/Stata keep variable and value labels.
 
     ``suppressed_code`` (e.g. -99) replaces missing values of the QIs in SPSS/Stata output and is
-    declared there as a user-missing value/label, so suppressed cells remain recognisable.
+    declared there as a user-missing value/label, so suppressed cells remain recognisable. (For a release
+    that tells suppressed cells from values missing in the original, see :mod:`kanon_core.export`.)
     """
     path = Path(path)
     ext = _extension(path.name)
@@ -263,7 +277,7 @@ def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | Non
         raise InputError(f"Cannot write '{ext}'. Use one of: {', '.join(sorted(WRITE_FORMATS))}.")
     frame = ds.release_frame()
     if ext == ".csv":
-        frame.to_csv(path, index=False, lineterminator="\n")
+        path.write_bytes(csv_bytes(frame))
     elif ext == ".parquet":
         frame.to_parquet(path, index=False)
     elif ext == ".xlsx":
@@ -273,9 +287,138 @@ def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | Non
     return path
 
 
-def _write_stat(ds: Dataset, frame: pd.DataFrame, path: Path, ext: str, suppressed_code: int | None) -> None:
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """UTF-8 CSV, comma-separated, ``\\n`` line ends, no index, shortest round-trip floats, empty = missing.
+
+    Deterministic: the bytes depend only on the frame (column order, values and dtypes).
+    """
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def parquet_bytes(frame: pd.DataFrame, metadata: Mapping[str, str] | None = None) -> bytes:
+    """Parquet through pyarrow; ``metadata`` is added to the schema's key-value metadata (e.g. labels).
+
+    pyarrow writes no time stamps, so the bytes depend only on the frame, the metadata and the versions
+    of pandas and pyarrow recorded in the file.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata:
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode("utf-8"): v.encode("utf-8") for k, v in metadata.items()})
+        table = table.replace_schema_metadata(merged)
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def write_stat(frame: pd.DataFrame, path: str | os.PathLike, *, column_labels: list[str] | None = None,
+               value_labels: Mapping[str, Mapping[Any, str]] | None = None,
+               missing_ranges: Mapping[str, list] | None = None,
+               missing_user_values: Mapping[str, list[str]] | None = None, file_label: str = "") -> Path:
+    """Write an SPSS ``.sav`` or Stata ``.dta`` file with pyreadstat, with a fixed creation time.
+
+    ``missing_ranges`` (SPSS: user-missing values) and ``missing_user_values`` (Stata: extended missing
+    letters ``a``..``z`` placed in the column) are passed through. The frame must already hold types the
+    formats accept (float/int, or str).
+    """
     import pyreadstat
 
+    path = Path(path)
+    ext = _extension(path.name)
+    if ext == ".sav":
+        pyreadstat.write_sav(frame, str(path), file_label=file_label, column_labels=column_labels,
+                             variable_value_labels=dict(value_labels or {}) or None,
+                             missing_ranges=dict(missing_ranges or {}) or None)
+    elif ext == ".dta":
+        pyreadstat.write_dta(frame, str(path), file_label=file_label, column_labels=column_labels,
+                             variable_value_labels=dict(value_labels or {}) or None,
+                             missing_user_values=dict(missing_user_values or {}) or None)
+    else:
+        raise InputError(f"Cannot write '{ext}' as SPSS or Stata.")
+    fix_timestamp(path)
+    return path
+
+
+def fix_timestamp(path: Path) -> None:
+    """Overwrite the creation time in an SPSS/Stata header with the fixed epoch (same length, in place).
+
+    The header is checked against the format's layout first; a file that does not match is left as it is.
+    """
+    with open(path, "r+b") as fh:
+        head = fh.read(512)
+        if head[:4] in (b"$FL2", b"$FL3"):
+            # record type 4 + product 60 + layout, case size, compression, weight, cases 4 x 5 + bias 8 = 92
+            if _SAV_DATE.fullmatch(head[92:101]) and _SAV_TIME.fullmatch(head[101:109]):
+                fh.seek(92)
+                fh.write(FIXED_SAV_DATE + FIXED_SAV_TIME)
+            return
+        tag = b"<timestamp>"
+        at = head.find(tag)
+        if at >= 0 and head[at + len(tag)] == 17:
+            start = at + len(tag) + 1
+            if _DTA_TIMESTAMP.fullmatch(head[start:start + 17]):
+                fh.seek(start)
+                fh.write(FIXED_DTA_TIMESTAMP)
+
+
+def stat_bytes(frame: pd.DataFrame, ext: str, **kwargs: Any) -> bytes:
+    """:func:`write_stat` into memory (pyreadstat writes paths only: a private temporary file, removed)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kanon-") as tmp:
+        p = Path(tmp) / f"release{ext}"
+        write_stat(frame, p, **kwargs)
+        return p.read_bytes()
+
+
+def labels_spec(meta: Mapping[str, VariableMeta], columns: list[str],
+                extra_missing: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The JSON sidecar (see :func:`read_labels_sidecar`) for ``columns``: labels and missing codes.
+
+    ``extra_missing[col] = (code, label)`` adds a declared missing code with its value label
+    (a CSV release's code for suppressed cells). Columns without any metadata are left out.
+    """
+    out: dict[str, Any] = {}
+    for col in columns:
+        m = meta.get(col, VariableMeta())
+        d: dict[str, Any] = {}
+        if m.label:
+            d["label"] = m.label
+        vl = {_code_text(k): str(v) for k, v in m.value_labels.items()}
+        mc = [_code_text(c) for c in m.missing_codes]
+        if extra_missing and col in extra_missing:
+            code, label = extra_missing[col]
+            vl[code] = label
+            if code not in mc:
+                mc.append(code)
+        if vl:
+            d["value_labels"] = vl
+        if mc:
+            d["missing_codes"] = mc
+        if d:
+            out[col] = d
+    return out
+
+
+def labels_json(spec: Mapping[str, Any]) -> bytes:
+    """The sidecar's bytes: stable key order as given, 2-space indent, UTF-8, final newline."""
+    import json
+
+    return (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _code_text(code: Any) -> str:
+    if isinstance(code, (float, np.floating)) and float(code).is_integer():
+        return str(int(code))
+    return str(code)
+
+
+def _write_stat(ds: Dataset, frame: pd.DataFrame, path: Path, ext: str, suppressed_code: int | None) -> None:
     frame = frame.copy()
     value_labels: dict[str, dict[Any, str]] = {}
     column_labels: list[str] = []
@@ -294,8 +437,7 @@ def _write_stat(ds: Dataset, frame: pd.DataFrame, path: Path, ext: str, suppress
         if pd.api.types.is_extension_array_dtype(frame[col].dtype) and pd.api.types.is_numeric_dtype(frame[col].dtype):
             frame[col] = frame[col].astype("float64")
     if ext == ".sav":
-        pyreadstat.write_sav(frame, str(path), column_labels=column_labels, variable_value_labels=value_labels,
-                             missing_ranges=missing_ranges or None)
+        write_stat(frame, path, column_labels=column_labels, value_labels=value_labels, missing_ranges=missing_ranges)
     else:
         int_labels = {c: {int(k): v for k, v in vl.items()} for c, vl in value_labels.items()}
-        pyreadstat.write_dta(frame, str(path), column_labels=column_labels, variable_value_labels=int_labels)
+        write_stat(frame, path, column_labels=column_labels, value_labels=int_labels)

@@ -1,0 +1,121 @@
+"""What the Export page offers, built from the session (no Streamlit calls here, so tests use it directly).
+
+Every file is built in memory from kanon_core: the data through :mod:`kanon_core.export` (the same bytes
+``kanon apply`` writes), the recipe through :class:`~kanon_core.recipe.Recipe`, the report through
+:mod:`kanon_core.report` and the project file through :class:`~kanon_core.project.Project`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kanon_core.dataset import Dataset
+from kanon_core.export import (
+    FORMATS,
+    ExportOptions,
+    Release,
+    check_options,
+    export_bytes,
+    labels_file,
+    release_stem,
+)
+from kanon_core.history import History, Version
+from kanon_core.io import load_dataset
+from kanon_core.project import PROJECT_SUFFIX, Project
+from kanon_core.recipe import Recipe, Replay, graft
+
+from .samples import SAMPLES, load_sample
+
+
+@dataclass(frozen=True)
+class Download:
+    label: str
+    file_name: str
+    mime: str
+    make: Callable[[], bytes]
+
+
+def input_name(source: Mapping[str, Any]) -> str:
+    """The loaded file's name (never a path of this machine): what a recipe records as its input."""
+    if source.get("path"):
+        return Path(str(source["path"])).name
+    return str(source.get("name") or source.get("title") or "data")
+
+
+def data_downloads(history: History, version: Version, options: ExportOptions) -> list[Download]:
+    """One download per format; the bytes are made on click (deferred), exactly as ``kanon apply`` writes."""
+    original = history.original.dataset
+    ds = version.dataset
+    stem = release_stem(ds.name, version.id)
+    out = []
+    for f in FORMATS.values():
+        def make(fmt: str = f.key) -> bytes:
+            return export_bytes(ds, fmt, original, options, stem).data
+        out.append(Download(f"{f.title} ({f.ext})", f"{stem}{f.ext}", f.mime, make))
+    return out
+
+
+def labels_download(history: History, version: Version, options: ExportOptions) -> Download | None:
+    """The labels sidecar that goes with the CSV/Parquet files (None when the data has no labels)."""
+    stem = release_stem(version.dataset.name, version.id)
+    lf = labels_file(version.dataset, "csv", history.original.dataset, options, stem)
+    if lf is None:
+        return None
+    return Download("Labels for CSV/Parquet (.labels.json)", lf.name, lf.mime, lambda: lf.data)
+
+
+def export_problem(rel: Release, options: ExportOptions) -> str | None:
+    """Why the SPSS/CSV files cannot be written with these options (a code clash), else None."""
+    from kanon_core.errors import KanonError
+
+    try:
+        check_options(rel, options, "sav")
+        check_options(rel, options, "csv")
+    except KanonError as exc:
+        return str(exc)
+    return None
+
+
+def recipe_for(history: History, source: Mapping[str, Any], settings: Mapping[str, Any],
+               version: Version | None = None) -> Recipe:
+    extra = {"k": int(settings.get("k", 3))}
+    return Recipe.from_history(history, None if version is None else version.id, input_path=input_name(source),
+                               notes=str(settings.get("notes", "")), extra=extra)
+
+
+def project_for(history: History, source: Mapping[str, Any], settings: Mapping[str, Any]) -> Project:
+    name = input_name(source)
+    sample = source.get("key") if source.get("kind") == "sample" else None
+    keep = {k: v for k, v in settings.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    return Project.from_history(history, data_name=name, data_path=name, sample=sample, settings=keep,
+                                notes=str(settings.get("notes", "")))
+
+
+def project_file_name(source: Mapping[str, Any]) -> str:
+    return Path(input_name(source)).stem + PROJECT_SUFFIX
+
+
+def replay_recipe(history: History, recipe: Recipe, strict: bool, progress: Any = None) -> Replay:
+    """Replay ``recipe`` on the session's original data and add its versions as a branch from version 0."""
+    replay = recipe.replay_checked(history.original.dataset, progress, strict=strict)
+    graft(history, replay, 0)
+    return replay
+
+
+def project_data(project: Project, current: Dataset, upload: tuple[bytes, str] | None) -> tuple[Dataset, dict]:
+    """The data a project refers to: its sample, an uploaded file, or the data already loaded."""
+    from kanon_core.errors import InputError
+
+    key = project.data.sample
+    if key and key in SAMPLES:
+        s = SAMPLES[key]
+        return load_sample(key), {"kind": "sample", "key": key, "title": s.title, "path": str(s.path)}
+    if upload is not None:
+        data, name = upload
+        return load_dataset(data, filename=name), {"kind": "upload", "title": name, "name": name}
+    if current.fingerprint == project.data.fingerprint:
+        return current, {"kind": "upload", "title": project.data.name, "name": project.data.name}
+    raise InputError(f"The project's data is the file {project.data.name}: upload it together with the project.")

@@ -1,0 +1,429 @@
+"""Releases: the treated data as CSV, Parquet, Stata or SPSS, labels kept, suppressed cells marked.
+
+What is written is :meth:`Dataset.release_frame` (direct identifiers dropped) in the data's column
+order. A cell is *suppressed* when it is missing in the treated version but was observed in the original
+(local suppression, or records blanked by a generalization with a suppression limit); values missing
+already in the original stay ordinary missing values, so an analyst can tell the two apart:
+
+========  =================================================  ======================================
+format    suppressed cell                                     missing in the original
+========  =================================================  ======================================
+SPSS      ``code`` (default -99; its text for strings),        system-missing (for string variables
+          declared user-missing, labelled                      the empty string, declared missing)
+Stata     extended missing ``.a``, labelled; for string        ``.`` (for string variables the empty
+          variables the empty string (Stata has no missing     string, which reads back as a value)
+          codes for strings)
+CSV       empty (default) or ``code`` when asked; the labels   empty
+          sidecar then declares it as a missing code
+Parquet   null                                                 null
+========  =================================================  ======================================
+
+Variable and value labels go into SPSS/Stata files, into the ``<name>.labels.json`` sidecar for CSV and
+Parquet (which :func:`kanon_core.io.load_dataset` reads back) and into the Parquet schema metadata.
+Declared missing codes (e.g. -9 "don't know") stay missing: SPSS declares them user-missing, Stata writes
+them as extended missing values ``.b``, ``.c``, ... with their labels (Stata's own convention for such
+codes), CSV and Parquet keep the code and declare it in the sidecar.
+
+Every writer is deterministic (see :data:`kanon_core.io.BYTE_STABLE_FORMATS`): the same version gives the
+same bytes whether it comes from the dashboard or from ``kanon apply``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .dataset import Dataset, VariableMeta
+from .errors import InputError
+from .io import csv_bytes, labels_json, labels_spec, parquet_bytes, stat_bytes
+
+DEFAULT_SUPPRESSED_CODE = -99
+SUPPRESSED_LABEL = "Suppressed (disclosure control)"
+STATA_SUPPRESSED = "a"
+LABELS_METADATA_KEY = "kanon.labels"
+
+
+@dataclass(frozen=True)
+class Format:
+    key: str
+    title: str
+    ext: str
+    mime: str
+
+
+FORMATS: dict[str, Format] = {
+    "csv": Format("csv", "CSV", ".csv", "text/csv"),
+    "parquet": Format("parquet", "Parquet", ".parquet", "application/vnd.apache.parquet"),
+    "dta": Format("dta", "Stata", ".dta", "application/x-stata-dta"),
+    "sav": Format("sav", "SPSS", ".sav", "application/x-spss-sav"),
+}
+_BY_EXT = {f.ext: f for f in FORMATS.values()}
+
+
+def format_of(name: str) -> Format:
+    """The format of a file name (by extension) or of a key such as ``"sav"``."""
+    key = name.lower().lstrip(".")
+    if key in FORMATS:
+        return FORMATS[key]
+    ext = Path(name).suffix.lower()
+    if ext in _BY_EXT:
+        return _BY_EXT[ext]
+    raise InputError(f"Cannot export '{ext or name}'. Use one of: {', '.join(f.ext for f in FORMATS.values())}.")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """How suppressed cells are written (see the module docstring)."""
+
+    suppressed_code: int = DEFAULT_SUPPRESSED_CODE
+    csv_code: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.suppressed_code, bool) or not isinstance(self.suppressed_code, (int, np.integer)):
+            raise InputError("The code for suppressed cells must be a whole number (e.g. -99).")
+        if len(str(int(self.suppressed_code))) > 8:
+            raise InputError("The code for suppressed cells must have at most 8 characters (SPSS).")
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One file of a release, built in memory."""
+
+    name: str
+    data: bytes = field(repr=False)
+    mime: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """The release frame with its labels and, per variable, the suppressed cells (bool arrays)."""
+
+    frame: pd.DataFrame
+    meta: Mapping[str, VariableMeta]
+    suppressed: Mapping[str, np.ndarray]
+    name: str = "data"
+
+    @property
+    def n_suppressed(self) -> int:
+        return int(sum(int(m.sum()) for m in self.suppressed.values()))
+
+    def suppressed_counts(self) -> dict[str, int]:
+        return {c: int(m.sum()) for c, m in self.suppressed.items() if m.any()}
+
+
+def suppressed_mask(original: Dataset, treated: Dataset, column: str) -> np.ndarray:
+    """Cells missing in ``treated`` that were observed in ``original`` (same records, same order).
+
+    A value that is a declared missing code in either version is not an observed value.
+    """
+    miss_t = treated.missing_mask(column)
+    obs_o = ~original.missing_mask(column)
+    codes_t = treated.meta_of(column).missing_codes
+    if len(codes_t):
+        obs_o &= ~original.frame[column].isin(list(codes_t)).to_numpy()
+    return miss_t & obs_o
+
+
+def release(treated: Dataset, original: Dataset | None = None) -> Release:
+    """What would be released from ``treated``; with ``original`` (version 0), suppressed cells are known."""
+    frame = treated.release_frame()
+    suppressed: dict[str, np.ndarray] = {}
+    if original is not None:
+        if original.n_records != treated.n_records:
+            raise InputError("The original and treated data must have the same records to mark suppressed cells.")
+        for c in frame.columns:
+            if c in original.frame.columns:
+                m = suppressed_mask(original, treated, c)
+                if m.any():
+                    suppressed[c] = m
+    meta = {c: treated.meta_of(c) for c in frame.columns}
+    return Release(frame=frame, meta=meta, suppressed=suppressed, name=treated.name)
+
+
+# -- per-format preparation ----------------------------------------------------------------------------------
+def _is_numeric(s: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return False
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        return True
+    if s.dtype == object:
+        vals = s.dropna().tolist()
+        return bool(vals) and all(isinstance(v, (int, float, np.integer, np.floating))
+                                  and not isinstance(v, (bool, np.bool_)) for v in vals)
+    return False
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _as_float(s: pd.Series) -> np.ndarray:
+    return pd.to_numeric(s, errors="coerce").astype("float64").to_numpy(copy=True)
+
+
+def _as_text(s: pd.Series) -> np.ndarray:
+    out = np.array(["" if pd.isna(v) else _text(v) for v in s.tolist()], dtype=object)
+    return out
+
+
+def _stata_letters(col: str, s: pd.Series, m: VariableMeta, declared: list[float]) -> dict[float, tuple[str, str]]:
+    """Declared missing codes of a numeric variable as Stata extended missing values ``.b``, ``.c``, ...
+    (``.a`` is for suppressed cells), each keeping its value label (or the code as label)."""
+    if not declared:
+        return {}
+    if len(declared) > 25:
+        raise InputError(f"Stata has 25 extended missing values for declared codes; {col} declares {len(declared)}.")
+    out: dict[float, tuple[str, str]] = {}
+    for i, value in enumerate(sorted(set(declared))):
+        label = m.value_labels.get(value)
+        if label is None and float(value).is_integer():
+            label = m.value_labels.get(int(value))
+        out[value] = (chr(ord("b") + i), str(label) if label is not None else _text(value))
+    return out
+
+
+def _check_code(col: str, observed: np.ndarray, code: Any) -> None:
+    if np.any(observed == code):
+        raise InputError(f"The code for suppressed cells ({_text(code)}) is also a value of {col}; choose another code.")
+
+
+def check_options(rel: Release, options: ExportOptions, fmt: str) -> None:
+    """Refuse, before any writing, a code for suppressed cells that is also a value of the variable."""
+    key = format_of(fmt).key
+    if key == "sav" or (key == "csv" and options.csv_code):
+        code = int(options.suppressed_code)
+        for c, sup in rel.suppressed.items():
+            s = rel.frame[c]
+            if _is_numeric(s):
+                _check_code(c, _as_float(s)[~sup], float(code))
+            else:
+                _check_code(c, _as_text(s)[~sup], str(code))
+
+
+def _numeric_labels(vl: Mapping[Any, str], integer_only: bool) -> dict[Any, str]:
+    out: dict[Any, str] = {}
+    for k, v in vl.items():
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, float, np.integer, np.floating)):
+            try:
+                k = float(str(k))
+            except ValueError:
+                continue
+        f = float(k)
+        if integer_only:
+            if f.is_integer():
+                out[int(f)] = str(v)
+        else:
+            out[f] = str(v)
+    return out
+
+
+_RESERVED = {"sav": {"ALL", "AND", "BY", "EQ", "GE", "GT", "LE", "LT", "NE", "NOT", "OR", "TO", "WITH"},
+             "dta": {"_all", "_b", "byte", "_coef", "_cons", "double", "float", "if", "in", "int", "long", "_n",
+                     "_N", "_pi", "_pred", "_rc", "_skip", "strL", "using", "with"}}
+
+
+def stat_names(columns: list[str], fmt: str) -> dict[str, str]:
+    """Valid SPSS/Stata variable names: other characters become ``_``, a leading non-letter gets ``v``,
+    at most 64 (SPSS) / 32 (Stata) characters, reserved words and duplicates get a suffix."""
+    limit = 64 if fmt == "sav" else 32
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for c in columns:
+        n = re.sub(r"[^A-Za-z0-9_]", "_", c)
+        if not re.match(r"[A-Za-z]", n):
+            n = "v" + n
+        n = n[:limit]
+        if n in _RESERVED[fmt] or n.upper() in _RESERVED["sav"] and fmt == "sav":
+            n = (n + "_v")[:limit]
+        base, i = n, 2
+        while n.lower() in used:
+            suffix = f"_{i}"
+            n = base[: limit - len(suffix)] + suffix
+            i += 1
+        used.add(n.lower())
+        out[c] = n
+    return out
+
+
+def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
+    """Columns, labels and missing declarations pyreadstat needs, with suppressed cells marked."""
+    code = int(options.suppressed_code)
+    names = stat_names(list(rel.frame.columns), fmt)
+    notes = [f"Variable {c} is named {n} in the {FORMATS[fmt].title} file." for c, n in names.items() if c != n]
+    cols: dict[str, Any] = {}
+    column_labels: list[str] = []
+    value_labels: dict[str, dict[Any, str]] = {}
+    missing_ranges: dict[str, list] = {}
+    missing_user: dict[str, list[str]] = {}
+    for c in rel.frame.columns:
+        n = names[c]
+        s = rel.frame[c]
+        m = rel.meta.get(c, VariableMeta())
+        sup = rel.suppressed.get(c)
+        column_labels.append(m.label or "")
+        if pd.api.types.is_datetime64_any_dtype(s.dtype):
+            cols[n] = s
+            continue
+        if _is_numeric(s):
+            values = _as_float(s)
+            labels = _numeric_labels(m.value_labels, integer_only=fmt == "dta")
+            declared = [float(x) for x in m.missing_codes if isinstance(x, (int, float, np.integer, np.floating))]
+            if fmt == "sav":
+                if sup is not None:
+                    _check_code(c, values[~sup], float(code))
+                    values[sup] = float(code)
+                    labels[float(code)] = SUPPRESSED_LABEL
+                    declared.append(float(code))
+                cols[n] = values
+                if declared:
+                    if len(declared) > 3:
+                        raise InputError(f"SPSS allows at most 3 missing codes per variable; {c} would need "
+                                         f"{len(declared)}.")
+                    missing_ranges[n] = declared
+            else:
+                letters = _stata_letters(c, s, m, declared)
+                if sup is not None or letters:
+                    col = values.astype(object)
+                    if sup is not None:
+                        col[sup] = STATA_SUPPRESSED
+                        labels[STATA_SUPPRESSED] = SUPPRESSED_LABEL
+                    for value, (letter, label) in letters.items():
+                        hit = values == value
+                        if sup is not None:
+                            hit &= ~sup
+                        col[hit] = letter
+                        labels = {key: text for key, text in labels.items() if key != value}
+                        labels[letter] = label
+                    cols[n] = col
+                    missing_user[n] = ([STATA_SUPPRESSED] if sup is not None else []) + [
+                        letter for letter, _ in letters.values()]
+                else:
+                    cols[n] = values
+            if labels:
+                value_labels[n] = labels
+        else:
+            text = _as_text(s)
+            labels = {_text(k): str(v) for k, v in m.value_labels.items()}
+            if fmt == "sav":
+                # SPSS strings have no system-missing value: declare the empty string user-missing too
+                declared_t = [_text(x) for x in m.missing_codes]
+                if s.isna().any() and "" not in declared_t:
+                    declared_t.append("")
+                if sup is not None:
+                    _check_code(c, text[~sup], str(code))
+                    text[sup] = str(code)
+                    labels[str(code)] = SUPPRESSED_LABEL
+                    declared_t.append(str(code))
+                if len(declared_t) > 3:
+                    raise InputError(f"SPSS allows at most 3 missing codes per variable; {c} would need "
+                                     f"{len(declared_t)}.")
+                if declared_t:
+                    missing_ranges[n] = declared_t
+            cols[n] = text
+            if labels and fmt == "sav":
+                value_labels[n] = labels
+    frame = pd.DataFrame(cols, index=pd.RangeIndex(len(rel.frame)))
+    kwargs: dict[str, Any] = {"column_labels": column_labels, "value_labels": value_labels,
+                              "file_label": rel.name[:80]}
+    if fmt == "sav":
+        kwargs["missing_ranges"] = missing_ranges
+    else:
+        kwargs["missing_user_values"] = missing_user
+    return frame, kwargs, notes
+
+
+def _csv_frame(rel: Release, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
+    """The frame for CSV: suppressed cells empty, or the code (declared in the sidecar) when asked."""
+    if not options.csv_code or not rel.suppressed:
+        return rel.frame, {}
+    code = int(options.suppressed_code)
+    frame = rel.frame.copy()
+    declared: dict[str, tuple[str, str]] = {}
+    for c, sup in rel.suppressed.items():
+        s = frame[c]
+        if _is_numeric(s):
+            _check_code(c, _as_float(s)[~sup], float(code))
+            if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_float_dtype(s.dtype):
+                frame[c] = s.mask(pd.Series(sup, index=s.index), code)
+                continue
+        else:
+            _check_code(c, _as_text(s)[~sup], str(code))
+        out = s.astype(object).copy()
+        out[sup] = code
+        frame[c] = out
+        declared[c] = (str(code), SUPPRESSED_LABEL)
+    for c in rel.suppressed:
+        declared.setdefault(c, (str(code), SUPPRESSED_LABEL))
+    return frame, declared
+
+
+def sidecar_spec(rel: Release, options: ExportOptions = ExportOptions(), fmt: str = "csv") -> dict[str, Any]:
+    """The labels sidecar of a CSV/Parquet release (declares the CSV code for suppressed cells)."""
+    extra = _csv_frame(rel, options)[1] if fmt == "csv" else {}
+    return labels_spec(rel.meta, list(rel.frame.columns), extra)
+
+
+def release_stem(name: str, vid: int | None = None) -> str:
+    """File name (without extension) of a release: ``<data>_release`` or ``<data>_v<version>``."""
+    return f"{name}_release" if vid is None else f"{name}_v{vid}"
+
+
+def release_bytes(rel: Release, fmt: str, options: ExportOptions = ExportOptions(),
+                  stem: str | None = None) -> ExportFile:
+    """The release in one format, in memory (file name ``stem`` + extension)."""
+    f = format_of(fmt)
+    name = f"{stem or release_stem(rel.name)}{f.ext}"
+    check_options(rel, options, f.key)
+    if f.key == "csv":
+        frame, _ = _csv_frame(rel, options)
+        return ExportFile(name, csv_bytes(frame), f.mime)
+    if f.key == "parquet":
+        spec = labels_spec(rel.meta, list(rel.frame.columns))
+        meta = {LABELS_METADATA_KEY: json.dumps(spec, ensure_ascii=False, sort_keys=True)} if spec else None
+        return ExportFile(name, parquet_bytes(rel.frame, meta), f.mime)
+    frame, kwargs, notes = _stat_frame(rel, f.key, options)
+    return ExportFile(name, stat_bytes(frame, f.ext, **kwargs), f.mime, tuple(notes))
+
+
+def export_bytes(treated: Dataset, fmt: str, original: Dataset | None = None,
+                 options: ExportOptions = ExportOptions(), stem: str | None = None) -> ExportFile:
+    """``treated`` released in ``fmt`` ("csv", "parquet", "dta", "sav" or a file name)."""
+    return release_bytes(release(treated, original), fmt, options, stem)
+
+
+def labels_file(treated: Dataset, fmt: str = "csv", original: Dataset | None = None,
+                options: ExportOptions = ExportOptions(), stem: str | None = None) -> ExportFile | None:
+    """The ``<stem>.labels.json`` sidecar for a CSV/Parquet release; None when there is nothing to say."""
+    spec = sidecar_spec(release(treated, original), options, format_of(fmt).key)
+    if not spec:
+        return None
+    return ExportFile(f"{stem or release_stem(treated.name)}.labels.json", labels_json(spec), "application/json")
+
+
+def write_release(treated: Dataset, path: str | Path, original: Dataset | None = None,
+                  options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[Path]:
+    """Write the release to ``path`` (format from its extension); for CSV/Parquet also the labels sidecar
+    ``<stem>.labels.json`` next to it. Returns the paths written."""
+    path = Path(path)
+    f = format_of(path.name)
+    rel = release(treated, original)
+    out = release_bytes(rel, f.key, options)
+    path.write_bytes(out.data)
+    written = [path]
+    if sidecar and f.key in ("csv", "parquet"):
+        spec = sidecar_spec(rel, options, f.key)
+        side = path.with_name(path.stem + ".labels.json")
+        if spec:
+            side.write_bytes(labels_json(spec))
+            written.append(side)
+    return written

@@ -1,0 +1,172 @@
+"""Export: the current version as CSV / Parquet / Stata / SPSS, the recipe, the HTML report, the project
+file; and loading a recipe or a project. Files are built in memory, nothing is written to disk."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import streamlit as st
+
+from kanon_app import export_ui, state
+from kanon_core.errors import KanonError
+from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
+from kanon_core.project import Project
+from kanon_core.recipe import Recipe, graft
+from kanon_core.report import ReportOptions, default_formulas, report_html
+
+st.title("Export")
+st.caption("Download the treated data, the recipe that reproduces it (`kanon apply`), a report for the data "
+           "steward and a project file to continue later. Files are built in memory on this machine.")
+state.show_flash()
+
+hist = state.history()
+version = state.current()
+ds = version.dataset
+original = hist.original.dataset
+settings = state.settings()
+source = state.source()
+k = int(settings.get("k", 3))
+
+rel = state.memo("export_release", None, lambda: release(ds, original))
+st.markdown(f"**Version v{version.id}**: {version.label} — {ds.n_records:,} records, {len(rel.frame.columns)} "
+            f"variables released ({len(ds.columns) - len(rel.frame.columns)} direct identifier(s) dropped), "
+            f"{rel.n_suppressed:,} suppressed cells.")
+
+
+def _save_notes() -> None:
+    settings["notes"] = st.session_state["w_export_notes"]
+
+
+tab_data, tab_recipe, tab_report, tab_project = st.tabs(["Data", "Recipe", "Report", "Project"])
+
+# -- data ------------------------------------------------------------------------------------------------------
+with tab_data:
+    state.widget_value("w_export_code", int(settings.get("suppressed_code", DEFAULT_SUPPRESSED_CODE)))
+    state.widget_value("w_export_csv_code", bool(settings.get("csv_code", False)))
+    c1, c2 = st.columns(2)
+    code = int(c1.number_input("Code for suppressed cells", step=1, key="w_export_code",
+                               help="Declared as a user-missing value in SPSS files (its text for string "
+                                    "variables); used in CSV only when the box on the right is ticked."))
+    csv_code = c2.checkbox("CSV: write suppressed cells as this code (else empty)", key="w_export_csv_code")
+    settings["suppressed_code"], settings["csv_code"] = code, csv_code
+    try:
+        options = ExportOptions(suppressed_code=code, csv_code=csv_code)
+        problem = export_ui.export_problem(rel, options)
+    except KanonError as exc:
+        options, problem = ExportOptions(), str(exc)
+    st.markdown(
+        f"Suppressed cells (values set to missing by kanon) stay recognisable: **SPSS** user-missing code {code} "
+        f"labelled “{SUPPRESSED_LABEL}”; **Stata** extended missing `.a` (strings: empty); **CSV** "
+        f"{'the code ' + str(code) if csv_code else 'empty'}; **Parquet** null. Values already missing in the "
+        "original stay ordinary missing values. Labels: inside SPSS/Stata files, in the labels file for CSV/Parquet.")
+    if problem:
+        st.error(problem)
+    cols = st.columns(4)
+    for col, d in zip(cols, export_ui.data_downloads(hist, version, options), strict=True):
+        col.download_button(d.label, data=d.make, file_name=d.file_name, mime=d.mime, key=f"dl_{d.file_name}",
+                            disabled=bool(problem), on_click="ignore")
+    lab = export_ui.labels_download(hist, version, options) if not problem else None
+    if lab is not None:
+        st.download_button(lab.label, data=lab.make(), file_name=lab.file_name, mime=lab.mime, key="dl_labels",
+                           on_click="ignore")
+    st.caption("`kanon apply RECIPE -o OUT.csv` (or .parquet, .dta, .sav) with this version's recipe writes the "
+               "same files, byte for byte.")
+
+# -- recipe ----------------------------------------------------------------------------------------------------
+with tab_recipe:
+    state.widget_value("w_export_notes", str(settings.get("notes", "")))
+    st.text_area("Notes for the recipe and the report: the disclosure scenario, why these variables are "
+                 "quasi-identifiers, the decisions taken", key="w_export_notes", on_change=_save_notes, height=120)
+    recipe = export_ui.recipe_for(hist, source, settings, version)
+    recipe_json = recipe.to_json()
+    st.download_button(f"Download the recipe ({len(recipe.steps)} steps)", data=recipe_json.encode("utf-8"),
+                       file_name=f"{ds.name}.recipe.json", mime="application/json", key="dl_recipe",
+                       on_click="ignore")
+    with st.expander("Show the recipe"):
+        st.code(recipe_json, language="json")
+    st.markdown("**Replay a recipe** on the data loaded now (e.g. the next wave of a survey). Its versions are "
+                "added as a new branch from the original data; nothing already done is lost.")
+    up = st.file_uploader("Recipe (JSON)", type=["json"], key="w_recipe_upload")
+    strict = st.checkbox("Strict: stop at warnings too (e.g. a recoded category that does not occur)",
+                         key="w_recipe_strict")
+    if st.button("Replay the recipe", key="btn_replay_recipe", disabled=up is None):
+        try:
+            loaded = Recipe.from_json(up.getvalue())  # type: ignore[union-attr]
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            result = state.run_with_progress(
+                "Replaying the recipe", lambda progress: export_ui.replay_recipe(hist, loaded, strict, progress))
+            if result is not None:
+                state.flash(f"Recipe replayed: {len(loaded.steps)} step(s), now version v{state.current().id}.")
+                for w in result.warnings:
+                    state.flash(w, "warning")
+                st.rerun()
+
+# -- report ----------------------------------------------------------------------------------------------------
+with tab_report:
+    st.markdown(f"A self-contained HTML file (works offline) for a data steward: data and roles, risk before and "
+                f"after at k = {k}, the steps, suppression tables, MINUCs and the utility comparison with plots. "
+                "It holds counts and percentages only, never a record.")
+    qis = tuple(ds.roles.qis)
+    state.widget_value("w_report_formula", "; ".join(default_formulas(ds, qis)))
+    state.widget_value("w_report_minucs", True)
+    formula_text = st.text_input("Regression model(s) for the utility check, separated by ';'",
+                                 key="w_report_formula")
+    with_minucs = st.checkbox("Include MINUCs (k = 2) before and after", key="w_report_minucs")
+    formulas = tuple(f.strip() for f in formula_text.split(";") if f.strip())
+    params = (k, formulas, with_minucs, settings.get("notes", ""))
+    built = state.memo_peek("report_html", params)
+    if st.button("Build the report", key="btn_build_report", disabled=not qis):
+        opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
+                             formulas=formulas, minucs=with_minucs)
+        risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
+        with st.spinner("Building the report…"):
+            try:
+                built = report_html(hist, version.id, recipe_json, opts, version_risks=risks).encode("utf-8")
+            except KanonError as exc:
+                st.error(str(exc))
+                built = None
+        if built is not None:
+            state.memo_put("report_html", params, built)
+    if not qis:
+        st.info("Choose quasi-identifiers on the Data page first.")
+    if built is not None:
+        st.download_button(f"Download the report ({len(built) / 2**20:.1f} MB)", data=built,
+                           file_name=f"{ds.name}_v{version.id}_report.html", mime="text/html", key="dl_report",
+                           on_click="ignore")
+
+# -- project ---------------------------------------------------------------------------------------------------
+with tab_project:
+    st.markdown("A project file remembers the data (its name and fingerprint, not its content), the steps "
+                "to the current version and the settings. Reopening it checks the data is the same file and "
+                "replays the steps.")
+    project = export_ui.project_for(hist, source, settings)
+    st.download_button("Download the project file", data=project.to_json().encode("utf-8"),
+                       file_name=export_ui.project_file_name(source), mime="application/json", key="dl_project",
+                       on_click="ignore")
+    st.markdown("**Open a project**")
+    pup = st.file_uploader("Project file", type=["json"], key="w_project_upload")
+    dup = st.file_uploader("Its data file (not needed for a sample or for the data loaded now)",
+                           key="w_project_data_upload")
+    allow = st.checkbox("Allow a changed data file (replay as on a new wave)", key="w_project_allow")
+    if st.button("Open the project", key="btn_open_project", disabled=pup is None):
+        try:
+            proj = Project.from_json(pup.getvalue())  # type: ignore[union-attr]
+            data, src = export_ui.project_data(proj, original, (dup.getvalue(), dup.name) if dup else None)
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            result = state.run_with_progress("Reopening the project",
+                                             lambda progress: proj.reopen(data, allow, progress))
+            if result is not None:
+                state.set_source(result.history.original.dataset, src)
+                graft(state.history(), result, 0)
+                state.settings().update(proj.settings)
+                for key in ("w_export_notes", "w_export_code", "w_export_csv_code"):
+                    st.session_state.pop(key, None)
+                state.flash(f"Project opened: {proj.data.name}, {len(proj.recipe.steps)} step(s), "
+                            f"version v{state.current().id}.")
+                for w in result.warnings:
+                    state.flash(w, "warning")
+                st.rerun()
