@@ -235,8 +235,10 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any) -
 
 def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
                    precomputed: tuple[Any, Any] | None) -> tuple[MinucSection | None, str]:
+    import importlib
+
     try:
-        from ..risk import minucs as minuc_module
+        minuc_module = importlib.import_module("kanon_core.risk.minucs")
     except ImportError:  # the MINUC engine is optional for the report
         return None, "The MINUC engine is not available in this installation."
     if not options.minucs:

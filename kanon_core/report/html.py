@@ -255,7 +255,7 @@ def render_html(report: Report) -> str:
                 "minucs": _minucs, "utility": _utility,
                 "recipe": lambda r: [_p("The steps as data: `kanon apply` replays this recipe on the same file "
                                         "(or the next wave of the survey) and reproduces the release.", "small"),
-                                     f'<pre id="recipe-json">{html.escape(r.recipe_json)}</pre>']}
+                                     f'<pre id="recipe-json">{html.escape(r.recipe_json, quote=False)}</pre>']}
     toc = "".join(f'<li><a href="#{sid}">{html.escape(t)}</a></li>' for sid, t in SECTIONS)
     sections = "".join(_section(sid, f"{i}. {t}", builders[sid](report)) for i, (sid, t) in enumerate(SECTIONS, 1))
     return (

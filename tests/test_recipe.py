@@ -1,0 +1,242 @@
+"""Recipes: readable JSON, replay identical to the session, mismatches named by step and reason, warnings,
+progress and cancel, replay on a new wave, grafting a replay into a session."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kanon_core.dataset import Dataset, Roles, VariableMeta
+from kanon_core.errors import Cancelled, InputError
+from kanon_core.history import History
+from kanon_core.progress import Progress
+from kanon_core.recipe import Recipe, check_step, graft, pretty_json, step_columns
+from kanon_core.risk.classes import class_sizes
+from kanon_core.steps import DropVariables, SetMissing, SetRoles
+from kanon_core.treat.hierarchy import interval_hierarchy
+from kanon_core.treat.recode import GeneralizeStep, RecodeStep
+from kanon_core.treat.suppress import SuppressStep
+
+QIS = ("age", "sex", "region", "job")
+
+
+def _frame(seed: int = 0, n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "id": np.arange(n),
+        "age": rng.integers(18, 80, n),
+        "sex": rng.integers(1, 3, n),
+        "region": rng.choice(["North", "South", "East", "West"], n),
+        "job": rng.integers(1, 9, n),
+        "score": np.round(rng.normal(50, 10, n), 2),
+        "w": np.round(rng.uniform(1, 5, n), 3),
+    })
+
+
+def _ds(seed: int = 0, n: int = 300) -> Dataset:
+    frame = _frame(seed, n)
+    meta = {"job": VariableMeta(label="Occupation", value_labels={i: f"job {i}" for i in range(1, 9)})}
+    return Dataset(frame=frame, meta=meta, roles=Roles(qis=QIS, weight="w", direct_ids=("id",)), name="survey")
+
+
+def _session(ds: Dataset) -> History:
+    h = History.start(ds)
+    h.apply(SetRoles(qis=QIS, weight="w", outcomes=("score",), direct_ids=("id",)))
+    h.apply(RecodeStep("job", merge=(6, 7, 8), into=6))
+    hier = interval_hierarchy(ds.frame["age"], (10, 20), name="age")
+    h.apply(GeneralizeStep.build({"age": 1}, {"age": hier}))
+    h.apply(SuppressStep(qis=QIS, k=3, importance=(("sex", 3.0),)))
+    return h
+
+
+@pytest.fixture(scope="module")
+def session() -> History:
+    return _session(_ds())
+
+
+def test_json_is_readable_and_replays_identically(session):
+    recipe = Recipe.from_history(session, input_path="survey.csv", notes="Scenario: neighbours.", extra={"k": 3})
+    text = recipe.to_json()
+    d = json.loads(text)
+    assert [s["description"] for s in d["steps"]] == [s.describe() for s in session.steps()]
+    assert d["input"]["fingerprint"] == session.original.dataset.fingerprint
+    assert d["input"]["records"] == 300 and d["initial"]["roles"]["qis"] == list(QIS)
+    assert d["kanon_version"] and d["extra"] == {"k": 3} and d["notes"] == "Scenario: neighbours."
+    again = Recipe.from_json(text)
+    assert again.steps == recipe.steps and again.roles == recipe.roles
+    replay = again.replay_checked(_ds())
+    assert replay.warnings == ()
+    for a, b in zip(replay.history.lineage(), session.lineage(), strict=True):
+        pd.testing.assert_frame_equal(a.dataset.frame, b.dataset.frame)
+        assert a.dataset.roles == b.dataset.roles and a.label == b.label
+    # the replayed session's recipe is the same text: recipes are stable under replay
+    assert Recipe.from_history(replay.history, input_path="survey.csv", notes="Scenario: neighbours.",
+                               extra={"k": 3}).to_json() == text
+
+
+def test_step_columns_name_what_each_step_uses(session):
+    steps = session.steps()
+    assert step_columns(steps[0]) == ["age", "sex", "region", "job", "score", "id", "w"]
+    assert step_columns(steps[1]) == ["job"]
+    assert step_columns(steps[2]) == ["age"]
+    assert step_columns(steps[3]) == list(QIS)
+    assert step_columns(DropVariables(("a", "b"))) == ["a", "b"]
+
+
+def _recipe(*steps, roles: Roles | None = None) -> Recipe:
+    """A recipe made on ``_ds()`` (its fingerprint recorded)."""
+    return Recipe(steps=tuple(steps), roles=Roles(qis=("age", "sex")) if roles is None else roles,
+                  input_fingerprint=_ds().fingerprint)
+
+
+def test_missing_variable_names_step_number_description_and_variable():
+    ds = _ds()
+    r = _recipe(SetMissing("wildcard"), RecodeStep("jobcode", merge=(1, 2), into=1))
+    with pytest.raises(InputError, match=r"^Step 2 \(Recode jobcode: merge 2 categories into 1\) cannot be applied: "
+                                         r"it uses unknown variable\(s\), not in the data: jobcode\.$"):
+        r.replay(ds)
+
+
+def test_role_naming_a_missing_column():
+    ds = _ds()
+    with pytest.raises(InputError, match="initial roles name variable\\(s\\) not in this file: income"):
+        _recipe(roles=Roles(qis=("age", "income"))).replay(ds)
+    r = _recipe(SetRoles(qis=("age",), weight="weight_new"))
+    with pytest.raises(InputError, match=r"^Step 1 \(Roles: 1 quasi-identifier\(s\), weight weight_new\) cannot be "
+                                         r"applied: role\(s\) name unknown variable\(s\), not in the data: weight_new"):
+        r.replay(ds)
+    with pytest.raises(InputError, match="Step 1 .*both quasi-identifier and direct identifier"):
+        _recipe(SetRoles(qis=("age",), direct_ids=("age",))).replay(ds)
+
+
+def test_unknown_category_in_a_generalization_names_the_step():
+    ds = _ds()
+    hier = interval_hierarchy(ds.frame["age"], (10, 20), name="age")
+    r = _recipe(GeneralizeStep.build({"age": 1}, {"age": hier}))
+    wave2 = ds.frame.copy()
+    wave2.loc[[3, 7], "age"] = [95, 99]  # ages the hierarchy (built on wave 1) has no row for
+    with pytest.raises(InputError, match=r"^Step 1 \(Generalize age to level 1\) cannot be applied: 2 value\(s\) of "
+                                         r"variable 'age' are not in its hierarchy") as exc:
+        r.replay(Dataset(frame=wave2))
+    assert "95" not in str(exc.value) and "99" not in str(exc.value)
+
+
+def test_recode_categories_absent_warn_or_fail():
+    ds = _ds()
+    frame = ds.frame.copy()
+    frame["job"] = frame["job"].where(frame["job"] != 8, 7)  # the new wave has no job 8
+    wave2 = Dataset(frame=frame)
+    r = _recipe(RecodeStep("job", merge=(6, 7, 8), into=6))
+    replay = r.replay_checked(wave2)
+    assert replay.warnings[0].startswith("The input file differs")
+    assert replay.warnings[1] == ("Step 1 (Recode job: merge 3 categories into 6): 1 of the 3 categories to merge "
+                                  "do not occur in job (recipe categories 8); the others are merged.")
+    assert not replay.release.dataset.frame["job"].isin([7, 8]).any()
+    with pytest.raises(InputError, match=r"^Step 1 \(Recode job.*\): 1 of the 3 categories .*\(strict replay\)$"):
+        r.replay_checked(wave2, strict=True)
+    none = _recipe(SetMissing("wildcard"), RecodeStep("job", merge=(11, 12), into=11))
+    with pytest.raises(InputError, match=r"^Step 2 \(Recode job: merge 2 categories into 11\) cannot be applied: "
+                                         r"none of the 2 categories to merge occur in job\.$"):
+        none.replay(ds)
+
+
+def test_messages_never_contain_cell_values():
+    frame = pd.DataFrame({"a": ["SECRET1", "x", "x"], "b": [1, 2, 2]})
+    ds = Dataset(frame=frame)
+    hier = interval_hierarchy([2, 3], (2,), name="b")
+    for r in (_recipe(GeneralizeStep.build({"b": 1}, {"b": hier}), roles=Roles()),
+              _recipe(RecodeStep("a", merge=("y", "z")), roles=Roles()),
+              _recipe(SetRoles(qis=("a", "zz")), roles=Roles())):
+        with pytest.raises(InputError) as exc:
+            r.replay(ds)
+        assert "SECRET1" not in str(exc.value)
+    assert check_step(RecodeStep("a", merge=("x", "q")), ds)[1] == [
+        "1 of the 2 categories to merge do not occur in a (recipe categories q); the others are merged."]
+
+
+def test_next_wave_replays_and_is_k_anonymous(session):
+    recipe = Recipe.from_history(session)
+    replay = recipe.replay_checked(_ds(seed=7, n=250))
+    assert replay.warnings == ("The input file differs from the one the recipe was made on (replaying on new data).",)
+    ds = replay.release.dataset
+    assert ds.n_records == 250
+    assert class_sizes(ds.qi_matrix(QIS).codes, ds.missing).min() >= 3
+
+
+def test_progress_reaches_one_and_cancel_stops(session):
+    recipe = Recipe.from_history(session)
+    seen: list[float] = []
+    recipe.replay_checked(_ds(), Progress(lambda f, m: seen.append(f)))
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > len(recipe.steps)
+
+    def cancel_in_suppression(fraction: float, message: str) -> None:
+        if "step 4" in message:
+            progress.cancel()
+
+    progress = Progress(cancel_in_suppression)
+    with pytest.raises(Cancelled):
+        recipe.replay_checked(_ds(), progress)
+
+
+def test_graft_adds_a_branch_and_keeps_the_work_done(session):
+    recipe = Recipe.from_history(session)
+    mine = History.start(_ds().with_roles(Roles(qis=("sex",))))
+    mine.apply(DropVariables(("score",)))
+    before = set(mine.versions)
+    replay = recipe.replay_checked(mine.original.dataset)
+    added = graft(mine, replay, 0)
+    assert before < set(mine.versions)
+    # the recipe's initial roles differ from this session's: one SetRoles version first
+    assert isinstance(added[0].step, SetRoles) and added[0].parent == 0
+    assert [v.step for v in added[1:]] == list(recipe.steps)
+    pd.testing.assert_frame_equal(mine.current.dataset.frame, session.current.dataset.frame)
+    assert mine.current.dataset.roles == session.current.dataset.roles
+    other = Dataset(frame=_frame(1, 10))
+    with pytest.raises(InputError, match="not the data of this session"):
+        graft(History.start(other), replay, 0)
+
+
+def test_input_path_is_resolved_against_the_recipe(tmp_path):
+    r = Recipe(steps=(), roles=Roles(), input_path="data/wave1.csv")
+    p = tmp_path / "r" / "x.recipe.json"
+    assert r.resolve_input(p) == (tmp_path / "r" / "data" / "wave1.csv").resolve()
+    with pytest.raises(InputError, match="does not record its input"):
+        Recipe(steps=(), roles=Roles()).resolve_input(p)
+
+
+@pytest.mark.parametrize("payload,message", [
+    ({"format": "kanon-recipe", "steps": {"kind": "recode"}}, "wrong shape"),
+    ({"format": "kanon-recipe", "steps": ["recode"]}, "Step 1 of the recipe is not an object"),
+    ({"format": "kanon-recipe", "steps": [{"description": "Merge", "kind": "recode", "column": "a", "colour": 1}]},
+     r"Step 1 \(Merge\) of the recipe is not valid: Step 'recode' has unknown parameter\(s\): colour"),
+    ({"format": "kanon-recipe", "format_version": 99}, "newer kanon"),
+    ({"format": "kanon-recipe", "format_version": "x"}, "not a number"),
+])
+def test_bad_recipes_are_clear_errors(payload, message):
+    with pytest.raises(InputError, match=message):
+        Recipe.from_json(json.dumps(payload))
+    with pytest.raises(InputError, match="not valid JSON"):
+        Recipe.from_json("{")
+    with pytest.raises(InputError, match="not UTF-8"):
+        Recipe.from_json(b"\xff\xfe\x00")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=8) | st.dictionaries(st.text(max_size=12), children, max_size=6),
+    max_leaves=40,
+)
+
+
+@given(json_values)
+def test_pretty_json_round_trips(value):
+    text = pretty_json(value)
+    assert text.endswith("\n")
+    assert json.loads(text) == value
+    assert pretty_json(json.loads(text)) == text

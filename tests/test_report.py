@@ -1,0 +1,221 @@
+"""The HTML report: builds on the sample with the demo recipe, has every section, references nothing
+outside itself, shows no record values, and its numbers are kanon_core's (recomputed independently here)."""
+
+from __future__ import annotations
+
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kanon_core.dataset import Dataset, Roles
+from kanon_core.history import History
+from kanon_core.io import load_dataset
+from kanon_core.recipe import Recipe
+from kanon_core.report import CONFIDENTIALITY_NOTE, SECTIONS, ReportOptions, build_report, render_html
+from kanon_core.risk.minucs import find_minucs
+from kanon_core.risk.summary import risk_summary
+from kanon_core.risk.timeline import suppressed_cells
+from kanon_core.treat.suppress import SuppressStep
+from kanon_core.utility import compare_distributions, compare_models
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "sample_data" / "demo.recipe.json"
+
+
+class Page(HTMLParser):
+    """Tables by id (rows of cell texts), section ids, and every tag's attributes."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.sections: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._in_script = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "table":
+            self._table = a.get("id")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table:
+            self._cell = []
+        elif tag == "section":
+            self.sections.append(a["id"])
+        elif tag == "script":
+            self._in_script = True
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[self._table][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._in_script:
+            self.scripts[-1] += data
+
+    def frame(self, table_id: str) -> pd.DataFrame:
+        rows = self.tables[table_id]
+        return pd.DataFrame(rows[1:], columns=rows[0])
+
+
+def num(text: str) -> float:
+    return float(text.replace(",", "")) if text else float("nan")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    recipe = Recipe.load(DEMO)
+    history = recipe.replay(load_dataset(ROOT / "sample_data" / "els_like.csv"))
+    report = build_report(history, options=ReportOptions(k=3, notes=recipe.notes, created="2026-01-01"))
+    html = render_html(report)
+    return history, report, html, Page(html)
+
+
+def test_report_has_every_section_and_the_confidentiality_note(demo):
+    _, report, html, page = demo
+    assert page.sections == [sid for sid, _ in SECTIONS]
+    assert CONFIDENTIALITY_NOTE in html
+    assert report.notes.split(".")[0] in html  # the officer's scenario
+    assert '"kind": "local_suppression"' in html  # the recipe, escaped inside <pre>
+    for tid in ("roles", "risk-summary", "violations-by-k", "per-qi", "steps", "suppression-overall",
+                "minucs-by-size", "minucs-by-variable", "utility-summary", "utility-categories", "models-0"):
+        assert tid in page.tables, tid
+    assert html.count('class="plotly-graph-div"') >= 3
+
+
+def test_report_is_self_contained(demo):
+    _, _, html, page = demo
+    for tag, attrs in page.tags:
+        for key in ("src", "href", "data", "srcset", "poster"):
+            value = (attrs.get(key) or "").strip().lower()
+            assert not value or value.startswith("#"), (tag, key, value)
+        assert tag not in ("link", "img", "iframe", "object", "embed", "base")
+    lower = html.lower()
+    assert "@import" not in lower
+    assert "cdn.plot.ly" not in "".join(page.scripts[1:]).lower()  # figures: no loader of plotly.js
+    assert len(page.scripts[0]) > 1_000_000  # plotly.js itself, inline
+    from plotly.offline import get_plotlyjs
+
+    assert get_plotlyjs() in html
+
+
+def test_report_shows_no_record_values(demo):
+    history, _, html, page = demo
+    body = html[html.index("</script></head>"):]
+    frame = history.original.dataset.frame
+    for col in ("STU_ID", "F2BYWT", "BYTXMSTD"):
+        for v in frame[col].head(20):
+            assert f">{v}<" not in body and f" {v} " not in body, (col, v)
+    assert "STU_ID" in page.frame("roles")["variable"].tolist()  # named as a variable, never shown
+
+
+def test_risk_numbers_equal_kanon_core(demo):
+    history, report, _, page = demo
+    treated = history.current.dataset
+    qis = treated.roles.qis
+    original = history.original.dataset
+    before = risk_summary(original.qi_matrix(qis), 3, treated.missing)
+    after = risk_summary(treated.qi_matrix(qis), 3, treated.missing)
+    t = page.frame("risk-summary").set_index("measure")
+    assert num(t.loc["Smallest class size (k achieved)", "before"]) == before.k_achieved == 1
+    assert num(t.loc["Smallest class size (k achieved)", "after"]) == after.k_achieved >= 3
+    assert num(t.loc["Records in classes smaller than k = 3", "before"]) == before.n_violating > 0
+    assert num(t.loc["Records in classes smaller than k = 3", "after"]) == 0
+    assert num(t.loc["Sample uniques (class of 1)", "before"]) == before.n_sample_uniques
+    assert num(t.loc["Distinct quasi-identifier patterns", "after"]) == after.n_classes
+    v = page.frame("violations-by-k")
+    assert [int(num(x)) for x in v["k"]] == list(range(2, 11))
+    assert [int(num(x)) for x in v["before"]] == [before.violations[k] for k in range(2, 11)]
+    assert [int(num(x)) for x in v["after"]] == [after.violations[k] for k in range(2, 11)]
+
+
+def test_steps_and_suppression_equal_kanon_core(demo):
+    history, report, _, page = demo
+    lineage = history.lineage()
+    steps = page.frame("steps")
+    assert steps["description"].tolist() == [v.label for v in lineage]
+    original, treated = history.original.dataset, history.current.dataset
+    qis = list(treated.roles.qis)
+    cells = suppressed_cells(original, treated, qis)
+    assert num(steps["suppressed_cells"].iloc[-1]) == sum(cells.values()) == report.n_suppressed > 0
+    overall = page.frame("suppression-overall").set_index("variable")
+    assert {q: int(num(overall.loc[q, "n_suppressed"])) for q in qis} == cells
+    # the suppression step's table equals the engine's own result when the step is run again
+    last = lineage[-1]
+    assert isinstance(last.step, SuppressStep)
+    res = last.step.run(history.versions[last.parent].dataset)
+    table = page.frame(f"suppression-step-{len(lineage) - 1}").set_index("variable")
+    assert {q: int(num(table.loc[q, "suppressed"])) for q in res.names} == dict(
+        zip(res.names, res.per_variable_counts.tolist(), strict=True))
+
+
+def test_minucs_and_utility_equal_kanon_core(demo):
+    history, report, _, page = demo
+    original = history.original.dataset.with_roles(history.current.dataset.roles)
+    treated = history.current.dataset
+    qis = treated.roles.qis
+    ref = find_minucs(original.qi_matrix(qis), k=2, missing=treated.missing)
+    by_size = page.frame("minucs-by-size")
+    got = {int(num(s)): int(num(b)) for s, b in zip(by_size["size"], by_size["before"], strict=True)}
+    assert got == {s: v for s, v in ref.totals_by_size().items() if v}
+    assert set(by_size["after"]) == {"0"}  # 3-anonymous, so no record is unique on any QI subset
+    comp = compare_distributions(original, treated, list(qis))
+    u = page.frame("utility-summary").set_index("measure")
+    assert int(num(u.loc["Categories compared", "value"])) == comp.summary.n_categories
+    assert int(num(u.loc["Confidence intervals overlapping", "value"])) == comp.summary.n_overlap
+    cats = page.frame("utility-categories")
+    assert len(cats) == len(comp.table)
+    np.testing.assert_allclose([num(x) for x in cats["% before"]], comp.table["pct_original"].round(2), atol=0.006)
+    mc = compare_models(original, treated, report.utility.models[0].results["original"].formula)
+    models = page.frame("models-0")
+    assert [int(num(x)) for x in models["records used"]] == [r.n_used for r in mc.results.values()]
+    assert models["significant"].tolist() == mc.significance_table()["significant"].tolist()
+
+
+def test_rendering_is_deterministic(demo):
+    _, report, html, _ = demo
+    assert render_html(report) == html
+
+
+def _small() -> History:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 80), "b": rng.integers(0, 3, 80), "c": rng.integers(0, 5, 80)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b", "c")), name="small"))
+    h.apply(SuppressStep(qis=("a", "b", "c"), k=2))
+    return h
+
+
+def test_minuc_section_is_skipped_without_the_engine(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kanon_core.risk.minucs", None)  # import now fails
+    report = build_report(_small(), options=ReportOptions(k=2))
+    assert report.minucs is None and "not available" in report.minuc_note
+    page = Page(render_html(report))
+    assert "minucs-by-size" not in page.tables and "minucs" in page.sections
+    assert report.utility is not None and report.utility.models == ()
+    assert "no outcome variable" in report.utility.notes[-1]
+
+
+def test_minucs_skipped_when_too_costly_and_options_respected():
+    report = build_report(_small(), options=ReportOptions(k=2, minuc_budget_seconds=0.0, utility=False))
+    assert report.minucs is None and "estimated" in report.minuc_note
+    assert report.utility is None
+    html = render_html(report)
+    assert "The utility comparison was not computed" in html
