@@ -4,6 +4,7 @@ file; and loading a recipe or a project. Files are built in memory, nothing is w
 from __future__ import annotations
 
 import datetime as dt
+import zlib
 
 import streamlit as st
 
@@ -109,10 +110,10 @@ with tab_report:
                 f"after at k = {k}, the steps, suppression tables, MINUCs and the utility comparison with plots. "
                 "It holds counts and percentages only, never a record.")
     qis = tuple(ds.roles.qis)
-    state.widget_value("w_report_formula", "; ".join(default_formulas(ds, qis)))
+    formula_key = f"w_report_formula_{zlib.crc32(repr(qis).encode()):08x}"  # the default follows the QIs
+    state.widget_value(formula_key, "; ".join(default_formulas(ds, qis)))
     state.widget_value("w_report_minucs", True)
-    formula_text = st.text_input("Regression model(s) for the utility check, separated by ';'",
-                                 key="w_report_formula")
+    formula_text = st.text_input("Regression model(s) for the utility check, separated by ';'", key=formula_key)
     with_minucs = st.checkbox("Include MINUCs (k = 2) before and after", key="w_report_minucs")
     formulas = tuple(f.strip() for f in formula_text.split(";") if f.strip())
     params = (k, formulas, with_minucs, settings.get("notes", ""))
