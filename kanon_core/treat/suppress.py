@@ -16,8 +16,10 @@ instances are solved once, and the solution is k-anonymous for every k (proof in
   :class:`MinucResult` or computed here; with an incomplete MINUC list (``max_size``) the missing ones
   are generated lazily.
 
-Instances a compiled branch and bound cannot close within its node budget go to one batched integer
-programme (pulp: CBC, or HiGHS in-process), with a time limit and a reported lower bound. Then, with
+Instances a compiled branch and bound over positions cannot close within its node budget go to a
+second exact search over sets of masks (:func:`suppress_direct.solve_combos`), and the rare ones left
+to an integer programme per instance (pulp: HiGHS in-process by default, or CBC), with a shared time
+limit and a reported lower bound. Then, with
 ``joint=True``, suppressed cells that no record needs (others' suppressed values already match it) are
 given back (:mod:`suppress_joint`).
 
@@ -164,7 +166,7 @@ def check_feasible(p: Problem, fk: np.ndarray) -> None:
 def suppress(data: Dataset | QIMatrix | np.ndarray, k: int = 2, *, qis: Sequence[str] | None = None,
              importance: Importance = None, protected: Sequence[str] = (), method: Method = "exact",
              missing: MissingSemantics | None = None, engine: Engine = "auto", minucs: Any = None,
-             minuc_max_size: int | None = None, solver: str = "cbc", time_limit: float | None = None,
+             minuc_max_size: int | None = None, solver: str = "highs", time_limit: float | None = None,
              joint: bool = True, node_limit: int = NODE_LIMIT, progress: Progress | None = None
              ) -> SuppressionResult:
     """Suppress QI values so that the data are k-anonymous, at minimum cost; see the module docstring.
@@ -315,7 +317,7 @@ def _exact_minucs(p: Problem, fk0: np.ndarray, minucs: Any, max_size: int | None
     order = np.argsort(rec, kind="stable")
     rec, msk = rec[order], msk[order]
     starts = np.flatnonzero(np.r_[True, rec[1:] != rec[:-1]]) if len(rec) else np.zeros(0, np.int64)
-    ends = np.r_[starts[1:], len(rec)]
+    ends = np.r_[starts[1:], len(rec)] if len(rec) else np.zeros(0, np.int64)
     record_masks = {int(rec[s]): msk[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
     ms = getattr(minucs, "max_size", None)
     complete = ms is None or ms >= p.codes.shape[1]
@@ -371,7 +373,7 @@ class SuppressStep(Step):
     importance: tuple[tuple[str, float], ...] = ()
     protected: tuple[str, ...] = ()
     method: str = "exact"
-    solver: str = "cbc"
+    solver: str = "highs"
     time_limit: float | None = None
     joint: bool = True
 

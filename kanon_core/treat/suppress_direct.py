@@ -338,6 +338,54 @@ def solve_bnb(cd, cm, nc, need, costs, node_limit):  # pragma: no cover - compil
     return best_t, best, lower, not aborted
 
 
+@numba.njit(cache=True)
+def solve_combos(cd, cm, nc, need, costs, best_t, best, node_limit):  # pragma: no cover - compiled
+    """Exact search over *sets of masks* for problem (N), the second exact method.
+
+    An optimal T is the union of the masks it covers, so it suffices to choose masks (each bringing its
+    records) until ``need`` records agree, minimising the cost of their union. Masks are tried cheapest
+    first in combination order; a branch stops when its union already costs as much as the incumbent,
+    and the scan of a level stops at the first mask that alone costs that much. Cheap when ``need`` is
+    small (k <= 5 for a unique record) even where the position-wise search above runs out of nodes
+    (many positions, masks of similar cost). Returns (mask, cost, proven).
+    """
+    cc = np.empty(nc, dtype=np.float64)
+    for i in range(nc):
+        cc[i] = mask_cost(cd[i], costs)
+    order = np.argsort(cc, kind="mergesort")
+    depth_cap = need + 1
+    pos = np.zeros(depth_cap, dtype=np.int64)
+    uni = np.zeros(depth_cap, dtype=np.uint64)
+    got = np.zeros(depth_cap, dtype=np.int64)
+    d = 0
+    nodes = 0
+    while d >= 0:
+        i = pos[d]
+        if i >= nc or cc[order[i]] >= best - EPS:
+            d -= 1
+            continue
+        pos[d] = i + 1
+        nodes += 1
+        if nodes > node_limit:
+            return best_t, best, False
+        o = order[i]
+        u2 = uni[d] | cd[o]
+        c2 = mask_cost(u2, costs)
+        if c2 >= best - EPS:
+            continue
+        g2 = got[d] + cm[o]
+        if g2 >= need:
+            best = c2
+            best_t = u2
+            continue
+        if d + 1 < depth_cap:
+            d += 1
+            pos[d] = i + 1
+            uni[d] = u2
+            got[d] = g2
+    return best_t, best, True
+
+
 @numba.njit(cache=True, parallel=True)
 def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, out_cost, out_lower, out_status):
     """Solve problem (N) for the collapsed rows lo..hi-1 (independent, so in parallel)."""
@@ -378,6 +426,10 @@ def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, ou
             out_status[u] = EXACT
             continue
         t, c, lb, proven = solve_bnb(cd, cm, nc, need, costs, node_limit)
+        if not proven:
+            t, c, proven = solve_combos(cd, cm, nc, need, costs, t, c, 20 * node_limit)
+            if proven:
+                lb = c
         out_mask[u] = t
         out_cost[u] = c
         out_lower[u] = lb
