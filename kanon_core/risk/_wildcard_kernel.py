@@ -46,3 +46,108 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
             fk[b] += mult[a]
             Fk[b] += wsum[a]
     return fk, Fk
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_hash(uniq, r, cols, nc):  # pragma: no cover - compiled
+    h = np.uint64(1469598103934665603)
+    for t in range(nc):
+        h = (h ^ np.uint64(uniq[r, cols[t]] + 1)) * np.uint64(1099511628211)
+    return h
+
+
+@numba.njit(cache=True, nogil=True)
+def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no cover - compiled
+    """Wildcard matches between rows of different missing patterns, one hash join per pattern pair.
+
+    Rows of patterns A and B match exactly when they agree on the QIs observed in both, so each
+    unordered pair of patterns is a join on those columns: the smaller side is hashed (open addressing,
+    codes compared on collision), the larger side probes it; matched counts flow both ways. Rows of the
+    same pattern never match each other (distinct rows differ on an observed QI). Work is about
+    (number of patterns) x (number of rows) x (QIs), with no sorting.
+    """
+    n, q = uniq.shape
+    P = offsets.shape[0] - 1
+    fk = np.zeros(n, dtype=np.int64)
+    Fk = np.zeros(n, dtype=np.float64)
+    cols = np.empty(q, dtype=np.int64)
+    for pa in range(P):
+        for pb in range(pa + 1, P):
+            nc = 0
+            for j in range(q):
+                if observed[pa, j] and observed[pb, j]:
+                    cols[nc] = j
+                    nc += 1
+            a0, a1 = offsets[pa], offsets[pa + 1]
+            b0, b1 = offsets[pb], offsets[pb + 1]
+            if nc == 0:  # nothing observed in common: everyone matches everyone
+                ca = 0
+                wa = 0.0
+                for i in range(a0, a1):
+                    ca += mult[members[i]]
+                    wa += wsum[members[i]]
+                cb = 0
+                wb = 0.0
+                for i in range(b0, b1):
+                    cb += mult[members[i]]
+                    wb += wsum[members[i]]
+                for i in range(a0, a1):
+                    fk[members[i]] += cb
+                    Fk[members[i]] += wb
+                for i in range(b0, b1):
+                    fk[members[i]] += ca
+                    Fk[members[i]] += wa
+                continue
+            if a1 - a0 <= b1 - b0:
+                s0, s1, l0, l1 = a0, a1, b0, b1
+            else:
+                s0, s1, l0, l1 = b0, b1, a0, a1
+            size = 1
+            while size < 2 * (s1 - s0):
+                size *= 2
+            rep = np.full(size, -1, dtype=np.int64)
+            cnt = np.zeros(size, dtype=np.int64)
+            wts = np.zeros(size, dtype=np.float64)
+            got_c = np.zeros(size, dtype=np.int64)
+            got_w = np.zeros(size, dtype=np.float64)
+            slot_of = np.empty(s1 - s0, dtype=np.int64)
+            mask = np.uint64(size - 1)
+            for i in range(s0, s1):
+                r = members[i]
+                s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
+                while True:
+                    if rep[s] < 0:
+                        rep[s] = r
+                        break
+                    same = True
+                    for t in range(nc):
+                        if uniq[rep[s], cols[t]] != uniq[r, cols[t]]:
+                            same = False
+                            break
+                    if same:
+                        break
+                    s = (s + 1) & (size - 1)
+                cnt[s] += mult[r]
+                wts[s] += wsum[r]
+                slot_of[i - s0] = s
+            for i in range(l0, l1):
+                r = members[i]
+                s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
+                while rep[s] >= 0:
+                    same = True
+                    for t in range(nc):
+                        if uniq[rep[s], cols[t]] != uniq[r, cols[t]]:
+                            same = False
+                            break
+                    if same:
+                        fk[r] += cnt[s]
+                        Fk[r] += wts[s]
+                        got_c[s] += mult[r]
+                        got_w[s] += wsum[r]
+                        break
+                    s = (s + 1) & (size - 1)
+            for i in range(s0, s1):
+                s = slot_of[i - s0]
+                fk[members[i]] += got_c[s]
+                Fk[members[i]] += got_w[s]
+    return fk, Fk

@@ -11,8 +11,8 @@ Exact wildcard counting. Identical rows are first collapsed (with multiplicity a
 one of two exact methods is chosen by estimated cost:
 
 * *pattern pairs*: for every pair of missing patterns (A, B), rows of A and rows of B match iff they
-  agree on the QIs observed in both; one grouped count per pair. Cost ~ P^2 numpy calls + P*n work, for
-  P distinct missing patterns: best when P is small (large files with a few incomplete variables).
+  agree on the QIs observed in both; one compiled hash join per pair. Cost ~ P*n*q for P distinct
+  missing patterns: best when P is small (large files with a few incomplete variables).
 * *pairwise scan*: each collapsed row with a missing value is compared with every collapsed row in a
   compiled loop (numba). Cost ~ n_missing * n_unique * q: best when patterns are many and the file is
   survey-sized. Complete rows never match other distinct complete rows, so those pairs are skipped.
@@ -29,7 +29,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from ..dataset import Dataset, MissingSemantics, check_semantics
-from .keys import group_ids, pack_rows
+from .keys import group_ids
 
 WildcardMethod = Literal["auto", "pairs", "scan"]
 
@@ -90,9 +90,9 @@ def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, metho
     if method == "auto":
         pattern_keys = np.unique(np.packbits(miss, axis=1), axis=0)
         n_patterns = len(pattern_keys)
-        # seconds, calibrated on survey-like tables (16k rows x 10-19 QIs, 1M rows x 10 QIs)
-        cost_pairs = n_patterns**2 * 1.5e-4 + n_patterns * n_u * q * 5e-9
-        cost_scan = int(has_miss.sum()) * n_u * q * 0.3e-9
+        # seconds on 2 cores, calibrated on survey-like tables (16k rows x 10-19 QIs, 1M rows x 10 QIs)
+        cost_pairs = n_patterns**2 * 1e-6 + n_patterns * n_u * q * 6e-9
+        cost_scan = int(has_miss.sum()) * n_u * q * 1.2e-10
         method = "pairs" if cost_pairs < cost_scan else "scan"
     if method == "pairs":
         return _wildcard_by_pattern_pairs(uniq, miss, mult, wsum)
@@ -129,28 +129,16 @@ def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsu
 
 
 def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
-    n_u, q = uniq.shape
+    """Hash joins between missing patterns (see ``_wildcard_kernel.pattern_pairs``)."""
+    from ._wildcard_kernel import pattern_pairs
+
     pat_ids, _ = group_ids(miss.astype(np.int32))
-    groups = [np.flatnonzero(pat_ids == p) for p in range(pat_ids.max() + 1)]
-    masks = [miss[g[0]] for g in groups]
-    fk = np.zeros(n_u, dtype=np.int64)
-    Fk = np.zeros(n_u, dtype=np.float64)
-    for ga, ma in zip(groups, masks, strict=True):
-        for gb, mb in zip(groups, masks, strict=True):
-            common = np.flatnonzero(~(ma | mb))
-            # Re-densify jointly: pack_rows keys of two different row sets are only comparable when the
-            # radices agree, so pack both sets together.
-            both = pack_rows(np.concatenate([uniq[np.ix_(ga, common)], uniq[np.ix_(gb, common)]]))
-            ka, kb = both[: len(ga)], both[len(ga):]
-            ukb, inv = np.unique(kb, return_inverse=True)
-            cnt = np.bincount(inv.reshape(-1), weights=mult[gb], minlength=len(ukb))
-            wts = np.bincount(inv.reshape(-1), weights=wsum[gb], minlength=len(ukb))
-            pos = np.searchsorted(ukb, ka)
-            pos_c = np.minimum(pos, len(ukb) - 1)
-            found = ukb[pos_c] == ka
-            fk[ga] += np.where(found, cnt[pos_c], 0).astype(np.int64)
-            Fk[ga] += np.where(found, wts[pos_c], 0.0)
-    return fk, Fk
+    order = np.argsort(pat_ids, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(pat_ids))]).astype(np.int64)
+    observed = ~miss[order[offsets[:-1]]]
+    dfk, dFk = pattern_pairs(np.ascontiguousarray(uniq, dtype=np.int32), offsets, order.astype(np.int64),
+                             np.ascontiguousarray(observed), mult.astype(np.int64), wsum.astype(np.float64))
+    return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk
 
 
 # -- a small counting interface, so an out-of-core backend can serve the same questions ------------------
