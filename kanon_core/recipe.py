@@ -21,7 +21,6 @@ Errors stop the replay (:class:`InputError`); warnings are returned with the his
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -378,8 +377,3 @@ def pretty_json(obj: Any, width: int = 100) -> str:
 
     emit(obj, 0, "", "")
     return "\n".join(lines) + "\n"
-
-
-def describe_steps(steps: Sequence[Step]) -> list[str]:
-    """Numbered one-line descriptions, as shown in the report and the CLI."""
-    return [f"{i}. {s.describe()}" for i, s in enumerate(steps, start=1)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -133,7 +133,6 @@ class Report:
     minuc_note: str
     utility: UtilitySection | None
     recipe_json: str
-    messages: tuple[str, ...] = field(default=())
 
     @property
     def n_suppressed(self) -> int:
