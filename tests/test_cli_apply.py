@@ -137,3 +137,13 @@ def test_missing_input_and_bad_output(tmp_path, capsys):
     data, recipe2 = _small(tmp_path)
     assert main(["apply", str(recipe2), "-o", str(tmp_path / "o.xlsx")]) == 2
     assert "Cannot export '.xlsx'" in capsys.readouterr().err
+
+
+def test_demo_recipe_is_in_step_with_the_sample():
+    """The shipped recipe records the sample's fingerprint: replaying it is a replay on the same file."""
+    recipe = Recipe.load(DEMO)
+    ds = load_dataset(ROOT / "sample_data" / "els_like.csv")
+    assert recipe.input_fingerprint == ds.fingerprint and recipe.input_records == ds.n_records
+    assert recipe.check_input(ds) == []
+    assert recipe.resolve_input(DEMO) == (ROOT / "sample_data" / "els_like.csv").resolve()
+    assert recipe.steps[-1].kind == "local_suppression" and recipe.steps[-1].k == 3

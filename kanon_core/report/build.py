@@ -259,7 +259,9 @@ def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], op
                               "Use the MINUCs page or a maximum size.")
         try:
             before = minuc_module.find_minucs(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
-            after = minuc_module.find_minucs(qa, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+            same = np.array_equal(qb.codes, qa.codes)  # nothing changed on the QIs: the same MINUCs
+            after = before if same else minuc_module.find_minucs(qa, k=k, missing=treated.missing,
+                                                                 max_size=options.minuc_max_size)
         except KanonError as exc:
             return None, f"MINUCs not computed: {exc}"
     tb, ta = before.totals_by_size(), after.totals_by_size()
