@@ -36,8 +36,15 @@ def init() -> None:
     ss.setdefault("flash", [])
 
 
+def _ss():
+    """Session state, initialised on first use: a page opened by its URL may run before app.py has."""
+    if "history" not in st.session_state or "memo" not in st.session_state:
+        init()
+    return st.session_state
+
+
 def history() -> History:
-    return st.session_state["history"]
+    return _ss()["history"]
 
 
 def current() -> Version:
@@ -49,7 +56,7 @@ def dataset() -> Dataset:
 
 
 def settings() -> dict[str, Any]:
-    return st.session_state["settings"]
+    return _ss()["settings"]
 
 
 def set_source(ds: Dataset, source: dict[str, Any]) -> None:
@@ -62,7 +69,7 @@ def set_source(ds: Dataset, source: dict[str, Any]) -> None:
 
 
 def source() -> dict[str, Any]:
-    return st.session_state["source"]
+    return _ss()["source"]
 
 
 def apply(step: Step) -> Version:
@@ -71,7 +78,7 @@ def apply(step: Step) -> Version:
 
 def flash(message: str, kind: str = "success") -> None:
     """A message shown once, on the page's next render (callbacks run before the page script)."""
-    st.session_state["flash"].append((kind, message))
+    _ss()["flash"].append((kind, message))
 
 
 def show_flash() -> None:
@@ -97,7 +104,7 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
     """Memoise ``compute()`` for the given version (default current) and parameters (LRU, bounded)."""
     version = version or current()
     key = (history().uid, version.id, name, params)
-    cache: OrderedDict = st.session_state["memo"]
+    cache: OrderedDict = _ss()["memo"]
     if key in cache:
         cache.move_to_end(key)
         return cache[key]
@@ -111,20 +118,20 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
 def memo_peek(name: str, params: Hashable, version: Version | None = None) -> Any | None:
     """The memoised value when it exists (None otherwise): lets a page offer a run instead of starting it."""
     version = version or current()
-    return st.session_state["memo"].get((history().uid, version.id, name, params))
+    return _ss()["memo"].get((history().uid, version.id, name, params))
 
 
 def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
     """All memoised (parameters, value) pairs of ``name`` for a version (e.g. MINUC runs already made)."""
     uid = history().uid
-    return [(key[3], value) for key, value in st.session_state["memo"].items()
+    return [(key[3], value) for key, value in _ss()["memo"].items()
             if key[0] == uid and key[1] == version.id and key[2] == name]
 
 
 def memo_put(name: str, params: Hashable, value: Any, version: Version | None = None) -> None:
     """Store a value computed in the page body (e.g. with a progress bar) under the memo's key."""
     version = version or current()
-    cache: OrderedDict = st.session_state["memo"]
+    cache: OrderedDict = _ss()["memo"]
     cache[(history().uid, version.id, name, params)] = value
     while len(cache) > MEMO_SIZE:
         cache.popitem(last=False)
