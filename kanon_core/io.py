@@ -78,7 +78,7 @@ def read_table(source: str | os.PathLike | bytes, filename: str | None = None) -
         if fmt == "CSV":
             frame, meta = _read_csv(data if data is not None else path.read_bytes()), {}  # type: ignore[union-attr]
         elif fmt == "Parquet":
-            frame, meta = pd.read_parquet(io.BytesIO(data) if data is not None else path), {}
+            frame, meta = _read_parquet(data, path)
         elif fmt == "Excel":
             frame, meta = pd.read_excel(io.BytesIO(data) if data is not None else path), {}
         else:
@@ -90,6 +90,28 @@ def read_table(source: str | os.PathLike | bytes, filename: str | None = None) -
     frame = _normalize(frame)
     validate_frame(frame)
     return LoadedTable(frame=frame, meta=meta, format=fmt)
+
+
+PARQUET_LABELS_KEY = b"kanon.labels"
+"""Schema metadata key under which kanon's exports embed the labels sidecar in a Parquet file."""
+
+
+def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
+    """A Parquet file and the labels kanon embedded in its schema metadata (a sidecar still wins)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(data) if data is not None else path)
+    frame = table.to_pandas()
+    raw = (table.schema.metadata or {}).get(PARQUET_LABELS_KEY)
+    if not raw:
+        return frame, {}
+    try:
+        spec = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
+    return frame, labels_from_spec(spec, frame) if isinstance(spec, Mapping) else {}
 
 
 def load_dataset(

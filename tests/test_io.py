@@ -139,3 +139,16 @@ def test_sample_data_shape():
     assert (ds.weights() > 0).all()
     # school-level variables are constant within a school (PSU)
     assert (ds.frame.groupby("SCH_ID")[["BYSCTRL", "BYURBAN", "BYREGION"]].nunique() == 1).all().all()
+
+
+def test_parquet_export_carries_its_labels(tmp_path):
+    from kanon_app.samples import load_sample
+    from kanon_core.export import export_bytes
+    from kanon_core.io import load_dataset
+
+    ds = load_sample("els")
+    out = tmp_path / "release.parquet"
+    out.write_bytes(export_bytes(ds, "parquet").data)
+    back = load_dataset(out)  # no sidecar next to it: the labels come from the file itself
+    assert back.meta_of("BYSEX").value_labels == ds.meta_of("BYSEX").value_labels
+    assert back.meta_of("BYRACE").label == ds.meta_of("BYRACE").label
