@@ -50,3 +50,16 @@ def test_bad_upload_shows_a_message(page, app_url, tmp_path):
     alert = page.locator("[data-testid='stAlert']", has_text=re.compile("Duplicated column names"))
     alert.wait_for()
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_a_page_opened_by_its_url_works(browser, app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    try:
+        pg.goto(app_url + "/minucs")
+        wait_idle(pg)
+        pg.get_by_text("Estimated from").first.wait_for()
+        assert pg.locator("[data-testid='stException']").count() == 0
+    finally:
+        context.close()
