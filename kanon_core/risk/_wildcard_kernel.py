@@ -56,6 +56,14 @@ def _row_hash(uniq, r, cols, nc):  # pragma: no cover - compiled
     return h
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _same_on(uniq, a, b, cols, nc):  # pragma: no cover - compiled
+    for t in range(nc):  # noqa: SIM110 - numba compiles no generator expressions
+        if uniq[a, cols[t]] != uniq[b, cols[t]]:
+            return False
+    return True
+
+
 @numba.njit(cache=True, nogil=True)
 def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no cover - compiled
     """Wildcard matches between rows of different missing patterns, one hash join per pattern pair.
@@ -115,37 +123,23 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no c
             for i in range(s0, s1):
                 r = members[i]
                 s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
-                while True:
-                    if rep[s] < 0:
-                        rep[s] = r
-                        break
-                    same = True
-                    for t in range(nc):
-                        if uniq[rep[s], cols[t]] != uniq[r, cols[t]]:
-                            same = False
-                            break
-                    if same:
-                        break
+                while rep[s] >= 0 and not _same_on(uniq, rep[s], r, cols, nc):
                     s = (s + 1) & (size - 1)
+                if rep[s] < 0:
+                    rep[s] = r
                 cnt[s] += mult[r]
                 wts[s] += wsum[r]
                 slot_of[i - s0] = s
             for i in range(l0, l1):
                 r = members[i]
                 s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
-                while rep[s] >= 0:
-                    same = True
-                    for t in range(nc):
-                        if uniq[rep[s], cols[t]] != uniq[r, cols[t]]:
-                            same = False
-                            break
-                    if same:
-                        fk[r] += cnt[s]
-                        Fk[r] += wts[s]
-                        got_c[s] += mult[r]
-                        got_w[s] += wsum[r]
-                        break
+                while rep[s] >= 0 and not _same_on(uniq, rep[s], r, cols, nc):
                     s = (s + 1) & (size - 1)
+                if rep[s] >= 0:
+                    fk[r] += cnt[s]
+                    Fk[r] += wts[s]
+                    got_c[s] += mult[r]
+                    got_w[s] += wsum[r]
             for i in range(s0, s1):
                 s = slot_of[i - s0]
                 fk[members[i]] += got_c[s]
