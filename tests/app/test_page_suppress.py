@@ -1,0 +1,72 @@
+"""The Suppress page through AppTest: numbers equal kanon_core's, comparison, new version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kanon_app.samples import load_sample
+from kanon_core.risk.classes import class_sizes
+from kanon_core.treat.suppress import suppress
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
+
+
+def metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/suppress.py").run()
+    assert not at.exception
+    at.multiselect(key="w_sup_qis").set_value(QIS).run()
+    return at
+
+
+def test_exact_run_shows_the_core_result(page):
+    page.number_input(key="w_sup_k").set_value(3).run()
+    page.multiselect(key="w_sup_protected").set_value(["BYSEX"]).run()
+    page.number_input(key="w_sup_imp_BYINCOME").set_value(2.0).run()
+    assert not page.metric
+    page.button(key="btn_run_suppress").click().run()
+    assert not page.exception
+    ref = suppress(load_sample("els"), 3, qis=QIS, protected=["BYSEX"], importance={"BYINCOME": 2.0})
+    assert metric(page, "Cells suppressed") == f"{ref.n_suppressed:,}"
+    assert metric(page, "Records touched") == f"{ref.records_touched:,}"
+    assert metric(page, "Cost") == f"{ref.cost:,.1f}"
+    assert metric(page, "Proven optimal") == "yes"
+    assert metric(page, "Records below k after") == "0"
+    assert ref.per_variable_counts[QIS.index("BYSEX")] == 0
+
+
+def test_greedy_comparison_and_new_version(page):
+    page.button(key="btn_run_suppress").click().run()
+    exact_cells = int(metric(page, "Cells suppressed").replace(",", ""))
+    page.button(key="btn_run_other").click().run()
+    assert not page.exception
+    table = next(df.value for df in page.dataframe if "method" in df.value.columns)
+    assert set(table["method"]) == {"exact", "greedy"}
+    assert int(table.set_index("method").loc["exact", "cells suppressed"]) == exact_cells
+    greedy = suppress(load_sample("els"), 3, qis=QIS, method="greedy")
+    assert int(table.set_index("method").loc["greedy", "cells suppressed"]) == greedy.n_suppressed
+    hist = page.session_state["history"]
+    original = hist.original.dataset
+    before = original.frame.copy()
+    page.button(key="btn_apply_suppress").click().run()
+    assert hist.current.id == 1 and hist.current.step.kind == "local_suppression"
+    treated = hist.current.dataset
+    assert original.frame.equals(before)  # the original is never mutated
+    fk = class_sizes(treated.qi_matrix(QIS).codes, treated.missing)
+    assert int(fk.min()) >= 3
+    n_missing_added = int(sum(treated.frame[q].isna().sum() - original.frame[q].isna().sum() for q in QIS))
+    assert n_missing_added == exact_cells
+    assert np.array_equal(treated.frame["F2BYWT"].to_numpy(), original.frame["F2BYWT"].to_numpy())
