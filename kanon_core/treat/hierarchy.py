@@ -17,6 +17,7 @@ clipping of seed 003, category grouping, character masking of seed 001, dates) a
 from __future__ import annotations
 
 import csv
+import datetime
 import heapq
 import io
 import math
@@ -54,8 +55,8 @@ def value_key(value: Any) -> str | None:
         if math.isnan(f):
             return None
         return _number_key(f)
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
+    if isinstance(value, (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)):
+        return _date_key(value)
     text = str(value).strip()
     if text and text[0] in "+-.0123456789":
         try:
@@ -65,6 +66,19 @@ def value_key(value: Any) -> str | None:
         if math.isfinite(f):
             return _number_key(f)
     return text
+
+
+def _date_key(value: Any) -> str | None:
+    """A date at midnight is its ISO date (``2020-01-15``), as written in a file; other times keep theirs.
+
+    A date column read as datetimes must match a hierarchy written (or built) with the dates as text.
+    """
+    ts = pd.Timestamp(value)
+    if ts is pd.NaT:
+        return None
+    if ts.tzinfo is None and ts == ts.normalize():
+        return ts.date().isoformat()
+    return ts.isoformat()
 
 
 def _number_key(f: float) -> str:
@@ -81,6 +95,16 @@ def format_number(x: float) -> str:
     if x.is_integer() and abs(x) < 2**63:
         return str(int(x))
     return f"{x:.10g}"
+
+
+def value_text(x: float) -> str:
+    """Exact text of an original value (a hierarchy row): integers without a decimal point, other numbers
+    in their shortest round-trip form, so that the row matches the value it was built from
+    (:func:`format_number` rounds to 10 digits, which is right for labels, wrong for originals)."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 2**63:
+        return str(int(x))
+    return repr(x)
 
 
 # -- the hierarchy ---------------------------------------------------------------------------------------------
@@ -303,7 +327,7 @@ def _numeric_distinct(values: Iterable[Any], name: str) -> tuple[np.ndarray, np.
     if not np.all(np.isfinite(arr)):
         raise InputError(f"Variable{_of(name)} has infinite values.")
     uniq, counts = np.unique(arr, return_counts=True)
-    return uniq, counts, [format_number(u) for u in uniq]
+    return uniq, counts, [value_text(u) for u in uniq]
 
 
 def _all_integral(x: np.ndarray) -> bool:
@@ -381,7 +405,7 @@ def interval_hierarchy(
     else:
         o = math.floor(float(uniq[0]) / ws[0]) * ws[0]
     integral = _all_integral(uniq) and _all_integral(np.array([o, *ws]))
-    texts = [format_number(u) for u in uniq]
+    texts = [value_text(u) for u in uniq]
     levels = []
     for w in ws:
         lab = []
@@ -577,7 +601,8 @@ def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
     for v in values:
         key = value_key(v)
         if key is not None and key not in seen:
-            seen[key] = format_number(v) if isinstance(v, (int, float, np.integer, np.floating)) else str(v).strip()
+            number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+            seen[key] = value_text(v) if number else str(v).strip()
     if not seen:
         raise InputError(f"Variable{_of(name)} has no observed values.")
 
