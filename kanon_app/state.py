@@ -64,12 +64,28 @@ def set_source(ds: Dataset, source: dict[str, Any]) -> None:
     st.session_state["history"] = History.start(ds)
     st.session_state["source"] = source
     st.session_state["memo"] = OrderedDict()
+    st.session_state["hierarchies"] = {}
     for key in [k for k in st.session_state if str(k).startswith("result_")]:
         del st.session_state[key]
 
 
 def source() -> dict[str, Any]:
     return _ss()["source"]
+
+
+def hierarchies() -> dict:
+    """The officer's hierarchies by variable (built, imported or accepted defaults); kept across pages."""
+    return _ss().setdefault("hierarchies", {})
+
+
+def hierarchy_folder() -> str | None:
+    """Folder holding ARX hierarchy files for the loaded sample (the Adult sample ships them)."""
+    src = source()
+    if src.get("kind") == "sample":
+        from pathlib import Path
+
+        return str(Path(src["path"]).parent)
+    return None
 
 
 def apply(step: Step) -> Version:

@@ -1,0 +1,175 @@
+"""The hierarchy builder of the Recode page: widgets that collect a builder's parameters.
+
+Every hierarchy is made by a :mod:`kanon_core.treat.hierarchy` builder; this module only turns widget
+input into its arguments (lists of numbers typed as text, a grouping table) and shows the result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from kanon_core.dataset import Dataset
+from kanon_core.errors import InputError
+from kanon_core.treat import hierarchy as hz
+from kanon_core.treat.default_hierarchy import default_hierarchy
+
+from . import state
+
+BUILDERS = {
+    "capacity": "Capacity bins (seed 002: merge rare neighbours)",
+    "intervals": "Fixed-width intervals",
+    "cuts": "Intervals from cut points",
+    "quantiles": "Quantile intervals",
+    "topbottom": "Top/bottom coding (clipping)",
+    "grouping": "Group categories",
+    "masking": "Mask trailing characters (ZIP-style)",
+    "dates": "Dates to month/quarter/year",
+    "keep": "Keep or drop (original → *)",
+    "arx": "Import an ARX hierarchy file",
+}
+NUMERIC_ONLY = {"capacity", "intervals", "cuts", "quantiles", "topbottom"}
+
+
+def parse_numbers(text: str, what: str = "numbers") -> list[float]:
+    """``"5, 10; 20"`` → [5, 10, 20]; a ``%`` suffix is kept as a fraction marker by :func:`parse_capacities`."""
+    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        raise InputError(f"Type the {what} as numbers separated by commas (e.g. 5, 10, 20).") from None
+
+
+def parse_capacities(text: str, n_records: int) -> list[float]:
+    """Capacities as record counts or percentages of the records (``1%, 5%, 20%``)."""
+    out = []
+    for p in [p for p in re.split(r"[,;\s]+", text.strip()) if p]:
+        try:
+            out.append(float(p[:-1]) / 100 * n_records if p.endswith("%") else float(p))
+        except ValueError:
+            raise InputError("Type capacities as record counts or percentages (e.g. 1%, 5%, 20%).") from None
+    if not out:
+        raise InputError("Give at least one capacity.")
+    return [max(1.0, round(c)) for c in out]
+
+
+def parse_levels(text: str) -> list[list[float]]:
+    """Cut points per level separated by ``|`` (finest first): ``"20, 30, 40, 50 | 30, 50"``."""
+    return [parse_numbers(part, "cut points") for part in text.split("|") if part.strip()]
+
+
+def _values(ds: Dataset, column: str) -> pd.Series:
+    s = ds.frame[column]
+    return s[~ds.missing_mask(column)].dropna()
+
+
+def build_widgets(ds: Dataset, column: str, is_numeric: bool) -> hz.Hierarchy | None:
+    """Show the builder chosen for ``column`` and return its hierarchy (None until it can be built)."""
+    options = [k for k in BUILDERS if is_numeric or k not in NUMERIC_ONLY]
+    kind = st.selectbox("Builder", options, format_func=BUILDERS.get, key=f"w_hb_kind_{column}")
+    values = _values(ds, column)
+    key = f"w_hb_{kind}_{column}"
+    if kind == "capacity":
+        text = st.text_input("Capacities, one level each (records or % of records)", "1%, 5%, 20%", key=key)
+        return hz.greedy_binning_hierarchy(values, parse_capacities(text, len(values)), name=column)
+    if kind == "intervals":
+        c1, c2, c3 = st.columns(3)
+        widths = c1.text_input("Widths, one level each", "5, 10, 20", key=key)
+        bottom = c2.text_input("Bottom code (optional)", "", key=key + "_b")
+        top = c3.text_input("Top code (optional)", "", key=key + "_t")
+        return hz.interval_hierarchy(values, parse_numbers(widths, "widths"),
+                                     bottom=_opt(bottom), top=_opt(top), name=column)
+    if kind == "cuts":
+        text = st.text_input("Cut points per level, finest first, levels separated by |",
+                             "20, 30, 40, 50, 60 | 30, 50", key=key)
+        return hz.cut_hierarchy(values, parse_levels(text), name=column)
+    if kind == "quantiles":
+        text = st.text_input("Numbers of bins, one level each", "10, 5, 2", key=key)
+        return hz.quantile_hierarchy(values, [int(x) for x in parse_numbers(text, "numbers of bins")], name=column)
+    if kind == "topbottom":
+        c1, c2, c3 = st.columns(3)
+        bottom = c1.text_input("Bottom code (values at or below)", "", key=key + "_b")
+        top = c2.text_input("Top code (values at or above)", "", key=key + "_t")
+        clip = c3.checkbox("Clip (release the bound itself)", key=key + "_c")
+        if not bottom.strip() and not top.strip():
+            st.info("Give a bottom code, a top code or both.")
+            return None
+        return hz.top_bottom_hierarchy(values, bottom=_opt(bottom), top=_opt(top), clip=clip, name=column)
+    if kind == "grouping":
+        return _grouping(ds, column, values, key)
+    if kind == "masking":
+        width = st.number_input("Pad numbers with leading zeros to width (0: no padding)", 0, 20, 0, key=key)
+        return hz.masking_hierarchy(values, width=int(width) or None, name=column)
+    if kind == "dates":
+        levels = st.multiselect("Levels", list(hz.DATE_LEVELS), ["month", "quarter", "year"], key=key)
+        return hz.date_hierarchy(values, levels, name=column)
+    if kind == "keep":
+        return hz.Hierarchy(tuple((t, hz.TOP) for t in _texts(ds, column)), column)
+    upload = st.file_uploader("ARX hierarchy CSV (one row per value, one column per level)", type=["csv", "txt"],
+                              key=key)
+    if upload is None:
+        return None
+    return hz.read_arx_hierarchy(upload.getvalue(), name=column)
+
+
+def _opt(text: str) -> float | None:
+    text = text.strip()
+    return None if not text else parse_numbers(text, "bound")[0]
+
+
+def _texts(ds: Dataset, column: str) -> list[str]:
+    qm = ds.qi_matrix([column])
+    return [hz.format_number(v) if isinstance(v, (int, float)) else str(v) for v in qm.values[0]]
+
+
+def _grouping(ds: Dataset, column: str, values: pd.Series, key: str) -> hz.Hierarchy:
+    """An editable table: each value, its label, and its group at level 1 and (optionally) level 2."""
+    qm = ds.qi_matrix([column])
+    texts = _texts(ds, column)
+    table = pd.DataFrame({"value": texts, "label": list(qm.labels[0]), "level 1": list(qm.labels[0]),
+                          "level 2": [""] * len(texts)})
+    st.caption("Type the same group name for categories to merge. Level 2 groups level-1 groups further "
+               "(leave empty to stop at level 1); values with the same level-1 group need the same level-2 group.")
+    edited = st.data_editor(table, key=key, hide_index=True, disabled=["value", "label"], width="stretch")
+    lvl1 = {row["value"]: str(row["level 1"]).strip() or row["value"] for _, row in edited.iterrows()}
+    levels = [lvl1]
+    if edited["level 2"].astype(str).str.strip().ne("").any():
+        lvl2 = {}
+        for _, row in edited.iterrows():
+            lvl2[lvl1[row["value"]]] = str(row["level 2"]).strip() or lvl1[row["value"]]
+        levels.append(lvl2)
+    return hz.grouping_hierarchy(values, levels, name=column)
+
+
+def hierarchy_table(h: hz.Hierarchy, ds: Dataset, column: str) -> pd.DataFrame:
+    """The hierarchy with each original value's label, for display."""
+    qm = ds.qi_matrix([column])
+    label_of = {hz.value_key(v): lab for v, lab in zip(qm.values[0], qm.labels[0], strict=True)}
+    frame = h.to_frame().copy()
+    frame.insert(1, "label", [label_of.get(hz.value_key(o), "") for o in h.originals])
+    return frame
+
+
+def effective_hierarchies(ds: Dataset, columns: Sequence[str]) -> tuple[dict[str, hz.Hierarchy], list[str]]:
+    """The officer's hierarchy per column where it still covers the data, else the default one.
+
+    Returns the hierarchies and the columns whose stored hierarchy no longer fits (e.g. after a recode
+    merged values), so the page can say so.
+    """
+    stored = state.hierarchies()
+    out, stale = {}, []
+    folder = state.hierarchy_folder()
+    for c in columns:
+        h = stored.get(c)
+        if h is not None:
+            qm = ds.qi_matrix([c])
+            if (h.match(qm.values[0], qm.labels[0]) >= 0).all():
+                out[c] = h
+                continue
+            stale.append(c)
+        path = hz.find_hierarchy_file(folder, c) if folder else None
+        out[c] = hz.read_arx_hierarchy(path, c) if path is not None else default_hierarchy(ds, c)
+    return out, stale

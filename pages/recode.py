@@ -1,0 +1,274 @@
+"""Recode: hierarchies, manual levels with their risk effect, the optimal generalization, single recodes
+and recode suggestions from the MINUCs. Applying creates a new current version."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from kanon_app import hierarchy_ui, state
+from kanon_core.errors import KanonError
+from kanon_core.risk.minucs import find_minucs
+from kanon_core.treat import lattice
+from kanon_core.treat.hierarchy import value_key
+from kanon_core.treat.metrics import precision_from_loss
+from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
+from kanon_core.treat.suggest import suggest_recodes, suggestion_effect, suggestions_frame
+
+METRICS = {"prec": "Prec (Sweeney: share of hierarchy height used)", "dm": "Discernibility",
+           "aecs": "Average equivalence class size", "entropy": "Non-uniform entropy"}
+
+st.title("Recode")
+st.caption(
+    "Global recoding generalizes a variable for every record: merge categories, code the tails, or take a "
+    "level of a **hierarchy** (level 0 = the original values, the last level `*` = not released). Review "
+    "the MINUCs, recode, recheck, and suppress only what is left (seed 000). Nothing changes until you "
+    "apply; every application is a new version you can undo.")
+state.show_flash()
+ds = state.dataset()
+settings = state.settings()
+
+state.widget_value("w_rec_qis", [q for q in ds.roles.qis if q in ds.columns])
+state.widget_value("w_rec_k", int(settings["k"]))
+c1, c2 = st.columns([6, 1])
+qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_rec_qis")
+k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_rec_k"))
+if not qis:
+    st.info("Choose at least one quasi-identifier.")
+    st.stop()
+st.caption(f"Missing values count as **{ds.missing}**. Version v{state.current().id}: {ds.n_records:,} records.")
+
+stored_key = tuple(sorted((c, h.rows) for c, h in state.hierarchies().items()))
+try:
+    hierarchies, stale = state.memo("hierarchies", (tuple(qis), stored_key),
+                                    lambda: hierarchy_ui.effective_hierarchies(ds, qis))
+except KanonError as exc:
+    st.error(str(exc))
+    st.stop()
+if stale:
+    st.warning(f"The hierarchies of {', '.join(stale)} no longer cover the data (values were recoded); the "
+               "default ones are used until you build new ones.")
+
+
+def _apply(step, done: str) -> None:
+    state.run_step(step, done)
+
+
+def _apply_many(steps, done: str) -> None:
+    try:
+        for s in steps:
+            state.apply(s)
+    except KanonError as exc:
+        state.flash(str(exc), "error")
+    else:
+        state.flash(done)
+
+
+def _show_preview(step, name: str) -> None:
+    """Counts per new value and the risk before/after."""
+    with_minucs = st.checkbox("Include the MINUC count (a MINUC search on the result)", key=f"w_prev_minucs_{name}")
+    try:
+        prev = state.memo("recode_preview", (step, tuple(qis), k, with_minucs),
+                          lambda: preview_step(ds, step, k, qis, minucs=with_minucs))
+    except KanonError as exc:
+        st.error(str(exc))
+        return
+    left, right = st.columns([3, 2])
+    left.dataframe(prev.counts, hide_index=True, width="stretch", height=280)
+    right.dataframe(prev.risk, hide_index=True, width="stretch")
+
+
+tab_levels, tab_search, tab_single, tab_suggest, tab_build = st.tabs(
+    ["Levels", "Optimal generalization", "Single recode", "Suggestions from MINUCs", "Hierarchies"])
+
+# -- manual level choice ---------------------------------------------------------------------------------------
+with tab_levels:
+    st.caption("Choose a level per variable; the preview shows the counts per generalized value and the risk "
+               "before and after.")
+    cols = st.columns(4)
+    levels = {}
+    for i, q in enumerate(qis):
+        h = hierarchies[q]
+        groups = h.n_groups()
+        state.widget_value(f"w_lvl_{q}", 0)
+        levels[q] = cols[i % 4].select_slider(
+            q, options=list(range(h.height)), key=f"w_lvl_{q}",
+            format_func=lambda lv, g=groups: f"{lv} ({g[lv]} values)" if g[lv] > 1 else f"{lv} (*)")
+    if any(levels.values()):
+        step = GeneralizeStep.build(levels, hierarchies, qis=tuple(qis))
+        _show_preview(step, "levels")
+        st.button("Apply these levels", key="btn_apply_levels", type="primary", on_click=_apply,
+                  args=(step, "Generalization applied."))
+    else:
+        st.info("All variables are at level 0 (original values).")
+
+# -- optimal search --------------------------------------------------------------------------------------------
+with tab_search:
+    try:
+        problem = state.memo("lattice_problem", (tuple(qis), stored_key),
+                             lambda: lattice.build_problem(ds, hierarchies, qis))
+    except KanonError as exc:
+        st.error(str(exc))
+        st.stop()
+    c1, c2, c3 = st.columns(3)
+    state.widget_value("w_gen_sup", 1.0)
+    max_sup = float(c1.number_input("Records that may be suppressed (%)", 0.0, 50.0, step=0.5, key="w_gen_sup",
+                                    help="As ARX: records still in classes smaller than k are removed, up to "
+                                         "this share."))
+    metric = c2.selectbox("Information loss", list(METRICS), format_func=METRICS.get, key="w_gen_metric")
+    algorithm = c3.radio("Search", ["optimal", "datafly"], horizontal=True, key="w_gen_algo",
+                         help="Optimal: exact search of the lattice with monotonicity pruning (provably least "
+                              "loss). Datafly: Sweeney's heuristic, for comparison.")
+    st.caption(f"Lattice: {problem.n_nodes:,} nodes (one level per variable: "
+               + ", ".join(f"{q} 0–{h - 1}" for q, h in zip(qis, problem.heights, strict=True)) + ").")
+    too_big = algorithm == "optimal" and problem.n_nodes > lattice.MAX_NODES
+    if too_big:
+        st.warning(f"The lattice has more than {lattice.MAX_NODES:,} nodes: use fewer quasi-identifiers, shorter "
+                   "hierarchies, or Datafly.")
+    params = (tuple(qis), stored_key, k, max_sup, metric, algorithm)
+    result = state.memo_peek("generalize_search", params)
+    if result is None and not too_big:
+        if st.button("Search", key="btn_gen_search", type="primary"):
+            run = lattice.search_optimal if algorithm == "optimal" else lattice.datafly
+            res = state.run_with_progress(
+                "Generalization search", lambda progress: run(problem, k, max_sup / 100, metric, progress))
+            if res is not None:
+                state.memo_put("generalize_search", params, res)
+                st.rerun()
+    if result is not None:
+        m = st.columns(5)
+        m[0].metric("Loss", f"{result.loss:,.4g}")
+        prec = precision_from_loss(result.metric, result.loss)
+        m[1].metric("Precision (Prec)", "—" if prec is None else f"{prec:.3f}")
+        m[2].metric("Records suppressed", f"{result.n_suppressed_records:,}")
+        m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,} of {result.n_nodes:,}")
+        m[4].metric("Seconds", f"{result.seconds:,.2f}")
+        st.dataframe(pd.DataFrame([{"variable": q, "level": lv, "values at that level":
+                                    hierarchies[q].n_groups()[lv]} for q, lv in result.levels.items()]),
+                     hide_index=True, width="stretch")
+        st.button("Apply this generalization", key="btn_apply_search", type="primary", on_click=_apply,
+                  args=(result.step(), "Optimal generalization applied."))
+        ev = result.evaluated
+        if len(ev):
+            front = result.tradeoff()
+            fig = px.scatter(ev, x="n_suppressed", y="loss", color="anonymous", hover_data=list(qis),
+                             title="Evaluated nodes: information loss vs records to suppress")
+            fig.add_trace(go.Scatter(x=front["n_suppressed"], y=front["loss"], mode="lines", name="trade-off front"))
+            fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
+            st.plotly_chart(fig, width="stretch", key="chart_gen_tradeoff")
+        if len(result.k_minimal):
+            st.markdown(f"**k-minimal nodes ({len(result.k_minimal):,})**: k-anonymous, and no single step "
+                        "down is — the candidates an officer may prefer to the optimum.")
+            st.dataframe(result.k_minimal, hide_index=True, width="stretch", height=260)
+
+# -- single recode -------------------------------------------------------------------------------------------
+with tab_single:
+    col = st.selectbox("Variable", qis, key="w_single_var")
+    qm1 = ds.qi_matrix([col])
+    vals, labs = list(qm1.values[0]), list(qm1.labels[0])
+    codes1 = qm1.codes[:, 0]
+    n_of = np.bincount(codes1[codes1 >= 0], minlength=len(vals)).tolist()
+    choice = st.multiselect("Merge these categories", list(range(len(vals))), key=f"w_single_merge_{col}",
+                            format_func=lambda i, labs=labs, n_of=n_of: f"{labs[i]} ({int(n_of[i]):,})")
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    c1, c2, c3 = st.columns(3)
+    into = c1.text_input("Into (empty: the smallest value)", "", key=f"w_single_into_{col}")
+    top = c2.text_input("Top-code at (values at or above)", "", key=f"w_single_top_{col}", disabled=not numeric)
+    bottom = c3.text_input("Bottom-code at (values at or below)", "", key=f"w_single_bot_{col}", disabled=not numeric)
+    try:
+        into_value = None
+        if into.strip():
+            into_value = next((v for v in vals if value_key(v) == value_key(into)), None) or (
+                float(into) if numeric else into.strip())
+            if isinstance(into_value, float) and into_value.is_integer():
+                into_value = int(into_value)
+        step = RecodeStep(column=col, merge=tuple(vals[i] for i in choice), into=into_value,
+                          top=hierarchy_ui._opt(top) if numeric else None,
+                          bottom=hierarchy_ui._opt(bottom) if numeric else None)
+    except (KanonError, ValueError) as exc:
+        if choice or top.strip() or bottom.strip():
+            st.error(str(exc))
+        else:
+            st.info("Choose categories to merge, or a top or bottom code.")
+    else:
+        _show_preview(step, "single")
+        st.button("Apply this recode", key="btn_apply_single", type="primary", on_click=_apply,
+                  args=(step, f"{step.describe()}: applied."))
+
+# -- suggestions -----------------------------------------------------------------------------------------------
+with tab_suggest:
+    st.caption("Candidates that remove the most MINUCs per category lost. *MINUCs touched* contain a recoded "
+               "value: only those can go, so it bounds the effect; *Compute effect* searches the MINUCs again "
+               "on the recoded data.")
+    mparams = (tuple(qis), k, None, ds.missing)
+    minucs = state.memo_peek("minucs", mparams)
+    if minucs is None:
+        st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
+        if st.button("Find MINUCs", key="btn_sug_minucs", type="primary"):
+            qm = ds.qi_matrix(qis)
+            res = state.run_with_progress("MINUC search", lambda progress: find_minucs(
+                qm, k=k, missing=ds.missing, progress=progress))
+            if res is not None:
+                state.memo_put("minucs", mparams, res)
+                st.rerun()
+    else:
+        sugs = state.memo("suggestions", mparams, lambda: suggest_recodes(ds, minucs))
+        st.caption(f"{minucs.total:,} MINUCs over {minucs.records_with_minucs():,} records.")
+        if not sugs:
+            st.success("No recode to suggest: no MINUC contains a value of a variable with three or more categories.")
+        else:
+            table = suggestions_frame(sugs)
+            st.dataframe(table.head(30), hide_index=False, width="stretch", height=300)
+            pick = int(st.number_input("Suggestion (row number)", 0, len(sugs) - 1, 0, key="w_sug_pick"))
+            chosen = sugs[pick]
+            st.markdown(f"**{chosen.variable}: {chosen.description}**")
+            effect = state.memo_peek("suggestion_effect", (mparams, pick))
+            b1, b2 = st.columns(2)
+            if effect is None and b1.button("Compute effect", key="btn_sug_effect"):
+                eff = state.run_with_progress("Effect of the recode", lambda progress: suggestion_effect(
+                    ds, chosen, minucs, progress))
+                if eff is not None:
+                    state.memo_put("suggestion_effect", (mparams, pick), eff)
+                    st.rerun()
+            if effect is not None:
+                st.dataframe(pd.DataFrame([effect.to_dict()]), hide_index=True, width="stretch")
+            b2.button("Apply this suggestion", key="btn_sug_apply", type="primary", on_click=_apply_many,
+                      args=(chosen.steps, f"{chosen.variable}: {chosen.description} — applied."))
+
+# -- hierarchy builder -----------------------------------------------------------------------------------------
+with tab_build:
+    col = st.selectbox("Variable", qis, key="w_hb_var")
+    qm1 = ds.qi_matrix([col])
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in qm1.values[0])
+    current = hierarchies[col]
+    st.caption(f"In use: {current.height} levels ({' → '.join(str(g) for g in current.n_groups())} values)"
+               + (" — your own." if col in state.hierarchies() else " — the default."))
+    try:
+        built = hierarchy_ui.build_widgets(ds, col, numeric)
+    except KanonError as exc:
+        st.error(str(exc))
+        built = None
+    shown = built or current
+    st.dataframe(hierarchy_ui.hierarchy_table(shown, ds, col), hide_index=True, width="stretch", height=260)
+    lvl = st.select_slider("Preview level", options=list(range(shown.height)), key=f"w_hb_prev_{col}")
+    try:
+        counts = level_counts(ds, col, shown, lvl)
+    except KanonError as exc:
+        st.error(str(exc))
+    else:
+        fig = px.bar(counts, x="value", y="records", title=f"Records per value of {col} at level {lvl}")
+        fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
+        st.plotly_chart(fig, width="stretch", key="chart_hb_counts")
+
+    def _use(h=built, c=col) -> None:
+        state.hierarchies()[c] = h.with_name(c)
+        state.flash(f"Hierarchy of {c} saved ({h.height} levels).")
+
+    b1, b2 = st.columns(2)
+    b1.button(f"Use this hierarchy for {col}", key="btn_hb_use", type="primary", disabled=built is None,
+              on_click=_use)
+    b2.download_button("Download as ARX CSV", shown.to_arx_csv(), file_name=f"hierarchy_{col}.csv",
+                       mime="text/csv", key="btn_hb_download")

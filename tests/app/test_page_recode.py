@@ -1,0 +1,118 @@
+"""The Recode page through AppTest: previews, search, recodes and suggestions equal kanon_core's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kanon_app.samples import load_sample
+from kanon_core.risk.minucs import find_minucs
+from kanon_core.treat import lattice
+from kanon_core.treat.default_hierarchy import default_hierarchies
+from kanon_core.treat.recode import GeneralizeStep, RecodeStep, risk_effect
+from kanon_core.treat.suggest import suggest_recodes, suggestion_effect
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
+
+
+def metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+def frame_with(at: AppTest, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/recode.py").run()
+    assert not at.exception
+    at.multiselect(key="w_rec_qis").set_value(QIS).run()
+    assert not at.exception
+    return at
+
+
+def current(at: AppTest):
+    return at.session_state["history"].current
+
+
+def test_level_preview_equals_core_and_applies(page):
+    ds = load_sample("els")
+    hs = default_hierarchies(ds, QIS)
+    page.select_slider(key="w_lvl_BYINCOME").set_value(2).run()
+    assert not page.exception
+    risk = frame_with(page, "measure").set_index("measure")
+    step = GeneralizeStep.build({q: (2 if q == "BYINCOME" else 0) for q in QIS}, hs, qis=tuple(QIS))
+    ref = risk_effect(ds, step.apply(ds), 3, QIS).set_index("measure")
+    assert risk["after"].tolist() == ref["after"].tolist()
+    assert risk["before"].tolist() == ref["before"].tolist()
+    page.button(key="btn_apply_levels").click().run()
+    assert not page.exception
+    assert current(page).id == 1
+    assert current(page).dataset.frame["BYINCOME"].equals(step.apply(ds).frame["BYINCOME"])
+
+
+def test_optimal_search_equals_core_and_its_step_applies(page):
+    ds = load_sample("els")
+    page.number_input(key="w_gen_sup").set_value(0.5).run()
+    page.button(key="btn_gen_search").click().run()
+    assert not page.exception
+    problem = lattice.build_problem(ds, default_hierarchies(ds, QIS), QIS)
+    ref = lattice.search_optimal(problem, 3, 0.005, "prec")
+    assert metric(page, "Records suppressed") == f"{ref.n_suppressed_records:,}"
+    assert metric(page, "Loss") == f"{ref.loss:,.4g}"
+    levels = frame_with(page, "level").set_index("variable")["level"].to_dict()
+    assert levels == ref.levels
+    page.button(key="btn_apply_search").click().run()
+    assert not page.exception
+    out = current(page).dataset
+    assert out.frame.equals(ref.step().apply(ds).frame)
+
+
+def test_single_recode_merges_and_applies(page):
+    page.selectbox(key="w_single_var").set_value("BYINCOME").run()
+    page.multiselect(key="w_single_merge_BYINCOME").set_value([10, 11, 12]).run()
+    assert not page.exception
+    page.button(key="btn_apply_single").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    vals = ds.qi_matrix(["BYINCOME"]).values[0]
+    expect = RecodeStep(column="BYINCOME", merge=(vals[10], vals[11], vals[12])).apply(ds)
+    assert current(page).dataset.frame["BYINCOME"].equals(expect.frame["BYINCOME"])
+
+
+def test_suggestions_and_their_effect_equal_core(page):
+    page.button(key="btn_sug_minucs").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    res = find_minucs(ds.qi_matrix(QIS), k=3)
+    sugs = suggest_recodes(ds, res)
+    table = frame_with(page, "MINUCs touched")
+    assert table["recode"].tolist()[:5] == [s.description for s in sugs[:5]]
+    page.button(key="btn_sug_effect").click().run()
+    assert not page.exception
+    eff = frame_with(page, "MINUCs removed").iloc[0]
+    ref = suggestion_effect(ds, sugs[0], res)
+    assert int(eff["MINUCs after"]) == ref.minucs_after
+    page.button(key="btn_sug_apply").click().run()
+    assert current(page).id == len(sugs[0].steps)
+
+
+def test_built_hierarchy_is_used_by_the_level_sliders(page):
+    page.selectbox(key="w_hb_var").set_value("BYINCOME").run()
+    page.selectbox(key="w_hb_kind_BYINCOME").set_value("intervals").run()
+    page.text_input(key="w_hb_intervals_BYINCOME").set_value("3, 6").run()
+    assert not page.exception
+    page.button(key="btn_hb_use").click().run()
+    assert not page.exception
+    h = page.session_state["hierarchies"]["BYINCOME"]
+    assert h.n_groups()[1:] == (5, 3, 1)  # codes 1..13 in widths 3 (from 0) and 6, then *
+    assert page.select_slider(key="w_lvl_BYINCOME").options == ["0 (13 values)", "1 (5 values)", "2 (3 values)",
+                                                                  "3 (*)"]
