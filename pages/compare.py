@@ -1,0 +1,155 @@
+"""Compare: what a treatment did to the statistics — weighted percentages with design-based CIs, Wilson's
+three regression models, bias and information loss — for any two versions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from kanon_app import state
+from kanon_core.errors import KanonError
+from kanon_core.report import default_formulas
+from kanon_core.utility import compare_distributions, compare_models
+from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
+from kanon_core.utility.plots import (
+    bias_figure,
+    ci_comparison_figure,
+    coefficient_figure,
+    relative_difference_histogram,
+)
+
+st.title("Compare")
+st.caption(
+    "Weighted percentages of every category among the records where the variable is not missing (so "
+    "suppressed cells leave the denominator, as in seed 000), with 95 % confidence intervals by Taylor "
+    "linearization for the design given by the weight, strata and PSU roles. Intervals that still overlap "
+    "after treatment suggest the release supports the same conclusions.")
+state.show_flash()
+hist = state.history()
+ids = sorted(hist.versions)
+
+
+def _label(vid: int) -> str:
+    return f"v{vid}: {hist.versions[vid].label}"
+
+
+c1, c2 = st.columns(2)
+state.widget_value("w_cmp_before", 0)
+if "w_cmp_after" not in st.session_state or st.session_state["w_cmp_after"] not in ids:
+    st.session_state["w_cmp_after"] = hist.current_id
+before_id = c1.selectbox("Before", ids, format_func=_label, key="w_cmp_before")
+after_id = c2.selectbox("After", ids, format_func=_label, key="w_cmp_after")
+before, after = hist.versions[before_id].dataset, hist.versions[after_id].dataset
+if before_id == after_id:
+    st.info("Choose two different versions (by default the original and the current one).")
+    st.stop()
+common = [c for c in before.columns if c in after.frame.columns]
+state.widget_value("w_cmp_vars", [q for q in after.roles.qis if q in common])
+variables = st.multiselect("Variables", common, key="w_cmp_vars")
+design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "strata", "psu")
+                        if getattr(before.roles, r)) or "none (unweighted, simple random sample)"
+st.caption(f"Design (roles of the before version): {design_text}. Change roles on the Data page.")
+
+tab_pct, tab_reg, tab_loss = st.tabs(["Weighted percentages", "Regression", "Bias and information loss"])
+
+
+def _memo(name: str, params, compute):
+    return state.memo(name, (before_id, after_id, params), compute, version=hist.versions[after_id])
+
+
+with tab_pct:
+    ci = st.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_cmp_ci",
+                  help="Wald: p ± 1.96·SE (seed 000, R's confint). Logit: the interval of logit(p), back-"
+                       "transformed; stays inside 0–100 % for rare categories.")
+    if not variables:
+        st.info("Choose at least one variable.")
+    else:
+        try:
+            comp = _memo("compare_pct", (tuple(variables), ci), lambda: compare_distributions(
+                before, after, variables, ci=ci))
+        except KanonError as exc:
+            st.error(str(exc))
+            comp = None
+        if comp is not None:
+            s = comp.summary
+            m = st.columns(5)
+            m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_categories}")
+            m[1].metric("Mean difference (pp)", f"{s.mean_difference:.2f}")
+            m[2].metric("Median difference (pp)", f"{s.median_difference:.2f}")
+            m[3].metric("Largest |difference| (pp)", f"{max(abs(s.min_difference), abs(s.max_difference)):.2f}")
+            m[4].metric("Categories completely suppressed", f"{s.n_completely_suppressed}")
+            st.caption(s.sentence() + f" Design: {comp.design}.")
+            left, right = st.columns([3, 2])
+            with left:
+                var = st.selectbox("Variable to plot", variables, key="w_cmp_plot_var")
+                st.plotly_chart(ci_comparison_figure(comp.table, var), width="stretch", key="chart_cmp_ci")
+            with right:
+                st.plotly_chart(relative_difference_histogram(comp.table), width="stretch", key="chart_cmp_hist")
+            st.dataframe(comp.table, hide_index=True, width="stretch", height=360)
+            st.download_button("Download the table (CSV)", comp.table.to_csv(index=False),
+                               file_name=f"percentages_v{before_id}_v{after_id}.csv", mime="text/csv",
+                               key="btn_cmp_download")
+
+with tab_reg:
+    st.caption("Seed 000's Table 4: the model on the original data; on the treated data with records whose "
+               "covariates were suppressed left out; and with suppressed values as a category of their own. "
+               "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
+               "errors and a joint Wald test per covariate.")
+    formula_key = f"w_cmp_formula_{after_id}"
+    state.widget_value(formula_key, next(iter(default_formulas(after, [v for v in variables
+                                                                      if v in after.roles.qis][:8])), ""))
+    formula = st.text_input("Model (outcome ~ covariates; C(x) makes x categorical)", key=formula_key)
+    r1, r2 = st.columns(2)
+    family = r1.radio("Family", ["auto", "gaussian", "binomial"], horizontal=True, key="w_cmp_family")
+    alpha = float(r2.number_input("Significance level", 0.001, 0.5, 0.05, step=0.01, key="w_cmp_alpha"))
+    params = (formula.strip(), family, alpha)
+    models = state.memo_peek("compare_models", (before_id, after_id, params), version=hist.versions[after_id])
+    if not formula.strip():
+        st.info("Type a model, e.g. BYTXMSTD ~ C(BYSEX) + C(BYRACE).")
+    elif models is None:
+        if st.button("Fit the three models", key="btn_cmp_fit", type="primary"):
+            try:
+                with st.spinner("Fitting"):
+                    models = compare_models(before, after, formula, family=family, alpha=alpha)
+            except KanonError as exc:
+                st.error(str(exc))
+            else:
+                state.memo_put("compare_models", (before_id, after_id, params), models,
+                               version=hist.versions[after_id])
+                st.rerun()
+    if models is not None and formula.strip():
+        st.dataframe(models.significance_table(), hide_index=True, width="stretch")
+        st.dataframe(models.pvalue_table(), hide_index=True, width="stretch")
+        st.plotly_chart(coefficient_figure(models.coefficients_long()), width="stretch", key="chart_cmp_coef")
+
+with tab_loss:
+    if variables:
+        try:
+            cells = _memo("suppressed_cells", tuple(variables), lambda: suppressed_cells(before, after, variables))
+            ent = _memo("entropy", tuple(variables), lambda: entropy_table(before, after, variables))
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            st.markdown(f"**Suppressed cells: {int(cells['n_suppressed'].sum()):,}**")
+            st.dataframe(cells, hide_index=True, width="stretch")
+            st.markdown("**Entropy (information per variable) and non-uniform entropy (the loss)**")
+            st.dataframe(ent, hide_index=True, width="stretch")
+    numeric = [c for c in common if pd.api.types.is_numeric_dtype(before.frame[c])
+               and c not in (before.roles.weight, before.roles.strata, before.roles.psu)
+               and c not in before.roles.direct_ids]
+    changed = [c for c in numeric if not before.frame[c].equals(after.frame[c])]
+    state.widget_value("w_cmp_bias_vars", (changed + [o for o in before.roles.outcomes if o in numeric])[:6])
+    bias_vars = st.multiselect("Numeric variables for bias of means and correlations (seed 002; a "
+                               "generalized value counts as the mean of its bin)", numeric, key="w_cmp_bias_vars")
+    if bias_vars:
+        try:
+            means = _memo("bias_means", tuple(bias_vars), lambda: bias_of_means(before, after, bias_vars))
+            corr = (_memo("bias_corr", tuple(bias_vars), lambda: bias_of_correlations(before, after, bias_vars))
+                    if len(bias_vars) > 1 else None)
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            st.dataframe(means, hide_index=True, width="stretch")
+            if corr is not None:
+                st.dataframe(corr, hide_index=True, width="stretch")
+            st.plotly_chart(bias_figure(means, corr), width="stretch", key="chart_cmp_bias")
