@@ -9,11 +9,13 @@ the variable is not missing (:mod:`kanon_core.utility.survey`), so suppressed ce
 denominator. Both files must hold the same records in the same order; the design (strata, PSUs) is
 the original's, the weights each file's own.
 
-When a variable was globally recoded (the treated file has values the original does not), the
-original values are mapped to the treated ones through the records that have both -- provided every
-original value maps to a single treated value -- so percentages are compared on the treated coding.
-Otherwise (e.g. local recoding) values are compared as they are and the disappearing ones are flagged
-``"recoded"`` rather than ``"completely suppressed"``.
+When a variable was globally recoded -- the treated file has values the original does not, or original
+values were merged into an existing code (categories 1 and 5 -> 1) -- the original values are mapped to
+the treated ones through the records that have both, provided every original value maps to a single
+treated value, so percentages are compared on the treated coding. Otherwise (e.g. local recoding) values
+are compared as they are. A category absent after treatment is ``"completely suppressed"`` only when
+every one of its records is missing in the treated file; if some of them now show another value it is
+``"recoded"``.
 """
 
 from __future__ import annotations
@@ -180,18 +182,18 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     miss_o, miss_t = original.missing_mask(v), treated.missing_mask(v)
     values_o = set(col_o[~miss_o].tolist())
     new_values = [x for x in set(col_t[~miss_t].tolist()) if x not in values_o]
-    recoded = bool(new_values)
-    consistent = True
+    # the mapping comes first: a merge into an existing code (1 and 5 -> 1) adds no new value but is a recode
+    mapping = recode_map(col_o, col_t, miss_o, miss_t)
+    merged_codes = mapping is not None and any(k != t for k, t in mapping.items())
+    recoded = bool(new_values) or merged_codes or mapping is None
     labels_o = dict(meta_o.value_labels)
-    if recoded:
-        mapping = recode_map(col_o, col_t, miss_o, miss_t)
-        if mapping is None:
-            consistent = False
-        else:
-            # unmapped original values (never seen unsuppressed) keep their own value
-            col_o = col_o.map(lambda x: mapping.get(x, x) if pd.notna(x) else x).astype(object)
-            col_o[miss_o] = np.nan
-            labels_o = {**labels_o, **dict(meta_t.value_labels)}
+    if recoded and mapping is not None:
+        # unmapped original values (never seen unsuppressed) keep their own value
+        col_o = col_o.map(lambda x: mapping.get(x, x) if pd.notna(x) else x).astype(object)
+        col_o[miss_o] = np.nan
+        labels_o = {**labels_o, **dict(meta_t.value_labels)}
+    # original values (on the compared coding) that some record still shows after treatment
+    kept_keys = {_key(x) for x in col_o[~miss_o & ~miss_t].tolist()}
     est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
     est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                         name=v).table
@@ -203,8 +205,10 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     merged["label"] = merged["label_treated"].where(merged["label_treated"].notna(), merged["label_original"])
     in_o = merged["n_original"].fillna(0) > 0
     in_t = merged["n_treated"].fillna(0) > 0
-    gone_status = STATUS_SUPPRESSED if consistent else STATUS_RECODED
-    merged["status"] = np.select([in_o & in_t, in_o & ~in_t], [STATUS_COMPARED, gone_status], STATUS_NEW)
+    # a category absent after treatment was completely suppressed only if none of its records kept a value
+    suppressed = ~merged["key"].isin(kept_keys)
+    merged["status"] = np.select([in_o & in_t, in_o & ~in_t & suppressed, in_o & ~in_t],
+                                 [STATUS_COMPARED, STATUS_SUPPRESSED, STATUS_RECODED], STATUS_NEW)
     for col in ("n_original", "n_treated"):
         merged[col] = merged[col].fillna(0).astype(np.int64)
     out = pd.DataFrame({

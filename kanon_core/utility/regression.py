@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import linalg, stats
 
 from ..dataset import Dataset
 from ..errors import InputError
@@ -38,7 +38,9 @@ Family = Literal["auto", "gaussian", "binomial"]
 FAMILIES: tuple[Family, ...] = ("auto", "gaussian", "binomial")
 TermTest = Literal["F", "chisq"]
 ALIAS_TOL = 1e-7
-"""Relative residual norm below which a column counts as aliased (R's ``lm``/``glm`` QR tolerance)."""
+"""Relative residual norm below which a column counts as aliased: R's ``lm`` tolerance. (``glm.fit`` uses
+``min(1e-7, epsilon / 1000)``; the two agree on exact collinearity such as dummies that add up to another
+covariate, and a column closer than 1e-7 to the others would have a useless, enormous standard error.)"""
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,17 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
     w_all = np.where(s, design.weights, 0.0)
     w = w_all[s] / w_all[s].mean()
     xs = mm.x[s]
-    keep = _non_aliased(xs * np.sqrt(w)[:, None])
+    ys = y[s]
+    sw = np.sqrt(w)
+    xw, yw = xs * sw[:, None], ys * sw
+    gram = xw.T @ xw
+    r = None
+    if _clearly_full_rank(gram):
+        keep = np.ones(xs.shape[1], dtype=bool)
+    else:
+        # one QR of [X y] (weighted) serves the aliasing check and, for a linear model, the least squares fit
+        r = np.linalg.qr(np.column_stack([xw, yw]), mode="r")
+        keep = _aliasing_walk(r[:, :-1])
     notes: list[str] = []
     if not keep.all():
         notes.append(f"{int((~keep).sum())} coefficient(s) aliased with others (not estimable)")
@@ -142,9 +154,8 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
     p = xk.shape[1]
     if n_used <= p:
         raise InputError(f"Only {n_used} complete record(s) for {p} coefficient(s); the model cannot be estimated.")
-    ys = y[s]
     if family == "gaussian":
-        beta = _wls(xk, ys, w)
+        beta = _least_squares_from_r(r, keep) if r is not None else _normal_equations(xw, yw, gram)
         mu = xk @ beta
         var_fn = np.ones_like(mu)
         converged, iterations = True, 1
@@ -231,54 +242,131 @@ def _term_tests(f: Formula, mm: ModelMatrix, kept_vars: list[str | None], beta: 
     return pd.DataFrame(rows, columns=["variable", "kind", "n_coef", "statistic", "df_num", "df_den", "p_value", "test"])
 
 
-def _non_aliased(xw: np.ndarray) -> np.ndarray:
-    """Columns kept in order unless (nearly) a combination of earlier kept ones, as R's pivoting QR."""
-    n, p = xw.shape
-    keep = np.zeros(p, dtype=bool)
-    basis: list[np.ndarray] = []
-    for j in range(p):
-        col = xw[:, j].astype(np.float64)
-        norm = np.linalg.norm(col)
-        if norm == 0:
-            continue
-        r = col.copy()
-        for _ in range(2):  # Gram-Schmidt twice for numerical stability
-            for q in basis:
-                r -= (q @ r) * q
-        rn = np.linalg.norm(r)
-        if rn > ALIAS_TOL * norm:
-            basis.append(r / rn)
-            keep[j] = True
+def _non_aliased(xw: np.ndarray, tol: float = ALIAS_TOL) -> np.ndarray:
+    """Columns kept in order unless (nearly) a combination of earlier kept ones -- R's choice.
+
+    R's ``lm``/``glm`` (LINPACK ``dqrdc2``, "limited pivoting") walk the columns left to right and move a
+    column to the end, i.e. alias it, when its residual norm after projecting out the columns kept so
+    far falls below ``tol`` times its own norm; of two collinear columns the *later* one is dropped. A
+    general rank-revealing QR (largest residual first, LAPACK ``geqp3``) would choose differently, so
+    it is not used.
+    """
+    xw = np.asarray(xw, dtype=np.float64)
+    if xw.shape[1] == 0:
+        return np.zeros(0, dtype=bool)
+    return _aliasing_walk(np.linalg.qr(xw, mode="r"), tol)
+
+
+FULL_RANK_PIVOT = 1e-6
+"""Fast path: squared relative residual (Cholesky pivot of the unit-diagonal Gram matrix) above which no column
+can be aliased, whatever the rounding of the Gram matrix (checked together with :data:`FULL_RANK_COND`)."""
+FULL_RANK_COND = 1e4
+"""Fast path: largest condition number of the scaled design for which the Gram matrix is accurate enough."""
+
+
+def _clearly_full_rank(gram: np.ndarray) -> bool:
+    """True when no column can be aliased, decided from ``X'X`` alone (one matrix product over the data).
+
+    With columns scaled to unit norm, the Cholesky pivots of ``X'X`` taken in column order are the squared
+    residual norms of :func:`_aliasing_walk`. Rounding the Gram matrix perturbs them by about
+    ``eps * cond(X)^2`` (< 1e-8 when ``cond(X) < 1e4``), far below :data:`FULL_RANK_PIVOT` -- so every
+    true residual is then above ``1e-3``, ten thousand times :data:`ALIAS_TOL`. Anything less clear
+    (an aliased or nearly collinear column, an ill-conditioned design) returns False and goes to the
+    exact QR walk. The point is speed: a tall Householder QR runs its many small BLAS calls on all
+    threads and, on a machine whose cores are busy, can take a hundred times longer than this product.
+    """
+    d = np.sqrt(np.diag(gram))
+    if d.size == 0 or not (d > 0).all() or not np.isfinite(gram).all():
+        return False
+    try:
+        chol = np.linalg.cholesky(gram / np.outer(d, d))
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.diag(chol).min() ** 2 > FULL_RANK_PIVOT and np.linalg.cond(chol) < FULL_RANK_COND)
+
+
+def _normal_equations(xw: np.ndarray, yw: np.ndarray, gram: np.ndarray) -> np.ndarray:
+    """Least squares by the normal equations and one step of iterative refinement.
+
+    Only used when :func:`_clearly_full_rank` holds (condition number below 1e4): the refinement step,
+    which recomputes the residual from the data, brings the error well below what the comparison with
+    R needs (1e-6), at the cost of two matrix-vector products.
+    """
+    factor = linalg.cho_factor(gram)
+    beta = linalg.cho_solve(factor, xw.T @ yw)
+    return beta + linalg.cho_solve(factor, xw.T @ (yw - xw @ beta))
+
+
+def _aliasing_walk(r: np.ndarray, tol: float = ALIAS_TOL) -> np.ndarray:
+    """:func:`_non_aliased` on the triangular factor R of ``X = Q R`` (Householder, no pivoting).
+
+    Q has orthonormal columns, so the residual norm of a column of X after projecting out other columns
+    equals that of the same column of R, and Householder QR is backward stable column by column: the
+    left-to-right walk can run on the small p x p matrix instead of the n x p data. One LAPACK call on
+    the data, not a Python loop over its columns, keeps the cost low even when BLAS threads compete.
+    An unpivoted QR of the kept columns is exact up to the first aliased column, which is dropped
+    before the next pass (one pass per aliased column, each on p x p numbers).
+    """
+    norms = np.linalg.norm(r, axis=0)
+    keep = norms > 0  # an all-zero column is aliased (R: NA)
+    while keep.any():
+        idx = np.flatnonzero(keep)
+        diag = np.abs(np.diag(np.linalg.qr(r[:, idx], mode="r")))
+        bad = np.flatnonzero(diag < tol * norms[idx[: diag.size]])
+        if bad.size == 0:
+            keep[idx[diag.size:]] = False  # beyond min(n, p) columns every further one is a combination
+            break
+        keep[idx[bad[0]]] = False
     return keep
 
 
-def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    sw = np.sqrt(w)
-    beta, *_ = np.linalg.lstsq(x * sw[:, None], y * sw, rcond=None)
-    return beta
+def _least_squares_from_r(r: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Least squares coefficients of the kept columns, from the R factor of ``[X y]`` (y last).
+
+    The QR of the kept columns and y, taken on the small factor, is ``[[R_k, Q'y], [0, rss]]``, so the
+    solution is ``R_k^{-1} Q'y`` -- the same computation as R's ``lm.fit``, without another pass over the data.
+    """
+    cols = np.append(np.flatnonzero(keep), r.shape[1] - 1)
+    rk = np.linalg.qr(r[:, cols], mode="r")
+    k = cols.size - 1
+    return linalg.solve_triangular(rk[:k, :k], rk[:k, k])
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, max_iter: int = 100,
               tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray, bool, int]:
-    """Weighted logistic regression by IRLS (Fisher scoring), started like R's ``binomial()``."""
+    """Weighted logistic regression by Fisher scoring (IRLS), started like R's ``binomial()``.
+
+    Each step solves ``X' diag(w mu (1 - mu)) X d = X' diag(w) (y - mu)`` -- IRLS written as Newton's
+    step for the canonical link. The root, where the score ``X' diag(w) (y - mu)`` vanishes, does not
+    depend on how precisely the p x p system is solved, so the normal equations (one matrix product
+    over the data per step) give R's estimates. Stops, like ``glm.fit``, when the deviance changes by
+    less than ``tol`` relative; ``mu`` is returned at the final coefficients.
+    """
     mu = (w * y + 0.5) / (w + 1)
     eta = np.log(mu / (1 - mu))
-    beta = _wls(x, eta, w * mu * (1 - mu))
-    dev_old = np.inf
+    v = mu * (1 - mu)
+    z = eta + (y - mu) / v
+    beta = np.linalg.solve((x * (w * v)[:, None]).T @ x, x.T @ (w * v * z))
+    mu = _expit(x @ beta)
+    dev = _binomial_deviance(y, mu, w)
     for it in range(1, max_iter + 1):
-        eta = x @ beta
-        mu = 1 / (1 + np.exp(-eta))
-        mu = np.clip(mu, 1e-15, 1 - 1e-15)
-        v = mu * (1 - mu)
-        z = eta + (y - mu) / v
-        beta = _wls(x, z, w * v)
-        eta = x @ beta
-        mu = np.clip(1 / (1 + np.exp(-eta)), 1e-15, 1 - 1e-15)
-        dev = -2 * float(np.sum(w * (y * np.log(mu) + (1 - y) * np.log(1 - mu))))
-        if abs(dev - dev_old) / (abs(dev) + 0.1) < tol:
+        a = (x * (w * mu * (1 - mu))[:, None]).T @ x
+        beta = beta + np.linalg.solve(a, x.T @ (w * (y - mu)))
+        mu = _expit(x @ beta)
+        dev_new = _binomial_deviance(y, mu, w)
+        if abs(dev_new - dev) / (abs(dev_new) + 0.1) < tol:
             return beta, mu, True, it
-        dev_old = dev
+        dev = dev_new
     return beta, mu, False, max_iter
+
+
+def _expit(eta: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):  # exp(-eta) = inf for eta << 0 gives 0, then clipped like R's binomial()
+        return np.clip(1 / (1 + np.exp(-eta)), 1e-15, 1 - 1e-15)
+
+
+def _binomial_deviance(y: np.ndarray, mu: np.ndarray, w: np.ndarray) -> float:
+    return -2 * float(np.sum(w * (y * np.log(mu) + (1 - y) * np.log(1 - mu))))
 
 
 def design_for(ds: Dataset, weight: str | None = None, strata: str | None = None, psu: str | None = None,
