@@ -1,12 +1,19 @@
-"""``kanon estimate``: weighted percentages of a variable's categories with design-based CIs."""
+"""``kanon estimate``: weighted percentages of a variable's categories with design-based CIs.
+
+Only argparse and the light :mod:`kanon_core.utility.design` are imported at module level: every
+subcommand is registered when ``kanon --help`` builds its parser, and the estimators (scipy) load
+inside :func:`run`.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from ..utility.design import DEFAULT_LONELY_PSU, LONELY_PSU_CHOICES, SurveyDesign
-from ..utility.survey import CI_METHODS, estimate_proportions
+from ..utility.design import DEFAULT_LONELY_PSU, LONELY_PSU_CHOICES
 from .common import load_from_args, parse_missing_codes, write_json
+
+CI_CHOICES = ("wald", "logit")
+"""The CI methods of :mod:`kanon_core.utility.survey` (``CI_METHODS``), repeated to keep scipy out of start-up."""
 
 
 def add_design_options(p: argparse.ArgumentParser, weight_required: bool = True) -> None:
@@ -22,6 +29,8 @@ def add_design_options(p: argparse.ArgumentParser, weight_required: bool = True)
 
 def load_design(args: argparse.Namespace):
     """Load FILE and build its survey design from the command line options."""
+    from ..utility.design import SurveyDesign
+
     args.missing = "wildcard"
     parse_missing_codes(args.missing_codes)  # fail early on a malformed option
     ds = load_from_args(args, strata=args.strata, psu=args.psu)
@@ -30,11 +39,11 @@ def load_design(args: argparse.Namespace):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("estimate", help="weighted % of each category with design-based confidence intervals")
+    p = sub.add_parser("estimate", help="weighted %% of each category with design-based confidence intervals")
     p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat)")
     p.add_argument("--var", required=True, help="the categorical variable")
     add_design_options(p)
-    p.add_argument("--ci", choices=CI_METHODS, default="wald",
+    p.add_argument("--ci", choices=CI_CHOICES, default="wald",
                    help="wald (normal quantile, as confint(svymean)) or logit (as svyciprop method='logit')")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--json", dest="json_out", default="-", help="write the estimates as JSON here (default stdout)")
@@ -42,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..utility.survey import estimate_proportions
+
     ds, design = load_design(args)
     est = estimate_proportions(ds, args.var, design=design, ci=args.ci, level=args.level)
     write_json(args.json_out, est.to_records())

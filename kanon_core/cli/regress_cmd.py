@@ -1,12 +1,17 @@
-"""``kanon regress``: survey-weighted linear/logistic regression with design-based standard errors."""
+"""``kanon regress``: survey-weighted linear/logistic regression with design-based standard errors.
+
+The regression module (scipy) is imported inside :func:`run`, so ``kanon --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from ..utility.regression import FAMILIES, regress
 from .common import write_json
 from .estimate_cmd import add_design_options, load_design
+
+FAMILY_CHOICES = ("auto", "gaussian", "binomial")
+"""The families of :mod:`kanon_core.utility.regression` (``FAMILIES``), repeated to keep scipy out of start-up."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,13 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat)")
     p.add_argument("--formula", required=True, help="e.g. 'y ~ C(a) + b' (C() marks categorical covariates)")
     add_design_options(p)
-    p.add_argument("--family", choices=FAMILIES, default="auto",
+    p.add_argument("--family", choices=FAMILY_CHOICES, default="auto",
                    help="auto (logistic for a two-valued outcome, else linear), gaussian or binomial")
     p.add_argument("--json", dest="json_out", default="-", help="write the coefficients as JSON here (default stdout)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..utility.regression import regress
+
     ds, design = load_design(args)
     result = regress(ds, args.formula, design=design, family=args.family)
     write_json(args.json_out, result.to_records())
