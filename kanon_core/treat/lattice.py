@@ -164,7 +164,7 @@ class NodeEvaluator:
         # Index of each cell into an extended table whose last column maps "missing" to -1.
         self.idx = [np.where(uniq[:, j] < 0, t.shape[1], uniq[:, j]) for j, t in enumerate(problem.tables)]
         self.ext = [np.hstack([t, np.full((t.shape[0], 1), -1, dtype=np.int32)]) for t in problem.tables]
-        self.n_groups = [t.max(axis=1).astype(np.int64) + 1 for t in problem.tables]
+        self.n_groups = [t.max(axis=1, initial=-1).astype(np.int64) + 1 for t in problem.tables]
         self.wildcard = problem.missing == "wildcard" and bool((uniq < 0).any())
         self.evaluations = 0
 
@@ -384,7 +384,7 @@ def search_optimal(
 ) -> SearchResult:
     """The k-anonymous node of least loss, provably optimal (see the module docstring).
 
-    Ties (losses equal within 1e-9 relative) go to the node found first, which is deterministic.
+    Ties (losses equal within 1e-9 relative) are broken deterministically, by fewer levels in all, then lattice order.
     Raises :class:`InfeasibleError` when even the top node needs more suppression than allowed.
     """
     t0 = time.perf_counter()
@@ -443,7 +443,9 @@ def search_optimal(
         if int(i) not in known:
             evaluate(int(i))
     report(progress, 0.75, "Comparing k-minimal nodes")
-    best_id = min((int(i) for i in kmin), key=lambda i: (known[i].loss, lat.level_sum[i], i))
+    # Every anonymous node evaluated so far is a candidate, not only the k-minimal ones: with suppression a
+    # node tagged above a k-minimal one may have the least loss, and evaluated nodes are not searched again.
+    best_id = min((i for i, s in known.items() if s.anonymous), key=lambda i: (known[i].loss, lat.level_sum[i], i))
     anon_mask = lat.status == lat.ANON
     if metric_name in LEVEL_BOUNDED:
         bound = level_bounds(metric_name, ctx, lat.nodes)

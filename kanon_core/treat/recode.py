@@ -226,14 +226,18 @@ class RecodeStep(Step):
         cond = np.isin(cell_keys, list(keys)) & ~miss
         if not cond.any():
             raise InputError(f"None of the values to merge occur in '{self.column}'.")
-        present = [v for v in self.merge if value_key(v) in set(cell_keys[cond])]
-        numeric = all(isinstance(v, (int, float, np.integer, np.floating)) or _is_number(v) for v in present)
+        # The data's own value behind each key to merge (first occurrence, in the order given), so a text code
+        # keeps its form: merging ZIP codes "02138" and "02139" gives "02138", not the number 2138.
+        cells = series.to_numpy(dtype=object)
+        first: dict[str | None, Any] = {}
+        for key, cell in zip(cell_keys[cond], cells[cond], strict=True):
+            first.setdefault(key, cell)
+        present = [first[key] for key in dict.fromkeys(value_key(v) for v in self.merge) if key in first]
+        numeric = all(_is_number(v) for v in present)
         into = self.into
-        texts = [str(labels.get(v, labels.get(_as_int(v), format_number(float(v)) if _is_number(v) else v)))
-                 for v in present]
+        texts = [str(labels.get(v, labels.get(_as_int(v), _text(v)))) for v in present]
         if into is None:
-            into = min(float(v) for v in present) if numeric else "/".join(texts)
-            into = _as_int(into) if numeric else into
+            into = _as_int(min(present, key=float)) if numeric else "/".join(texts)
         out = _replace(series, cond, into)
         for v in present:
             labels.pop(v, None)
@@ -258,6 +262,13 @@ def _keys_of(series: pd.Series) -> np.ndarray:
     uniq = pd.unique(series.to_numpy(dtype=object))
     lookup = {u: value_key(u) for u in uniq if not _isna(u)}
     return np.array([lookup.get(v) if not _isna(v) else None for v in series.to_numpy(dtype=object)], dtype=object)
+
+
+def _text(v: Any) -> str:
+    """How a value reads in a merged label: numbers without a spurious ``.0``, texts as they are."""
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+        return format_number(float(v))
+    return str(v)
 
 
 def _isna(v: Any) -> bool:
@@ -359,8 +370,9 @@ def risk_effect(
 ) -> pd.DataFrame:
     """Risk measures on ``qis`` before and after: violations of k, sample uniques, patterns, smallest class.
 
-    ``minucs=True`` adds the number of records holding a MINUC (minimal unsafe combination, k = 2..k
-    as in :func:`kanon_core.risk.minucs.find_minucs`); it is the costly part, so it is opt-in.
+    ``minucs=True`` adds the number of MINUCs (minimal unsafe combinations, one count per record and
+    combination, as :func:`kanon_core.risk.minucs.find_minucs` finds them for ``k``); it is the costly
+    part, so it is opt-in.
     """
     from ..risk.classes import class_sizes
     from ..risk.keys import group_ids
@@ -392,8 +404,7 @@ def risk_effect(
 def _minuc_count(codes: np.ndarray, k: int, missing: str) -> int:
     from ..risk.minucs import find_minucs
 
-    res = find_minucs(codes, k=k, missing=missing)
-    return int(len(res.record))
+    return int(find_minucs(codes, k=k, missing=missing).total)
 
 
 def preview_step(

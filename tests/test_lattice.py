@@ -1,0 +1,324 @@
+"""The lattice search against brute force on small random tables, and on Adult with ARX's hierarchies.
+
+The reference below generalizes records by looking labels up in the hierarchy rows, counts classes by
+comparing records pairwise (wildcard or category semantics) and computes each metric from its definition,
+so it shares no code with :mod:`kanon_core.treat.lattice` or :mod:`kanon_core.treat.metrics`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kanon_core.dataset import Dataset, Roles
+from kanon_core.errors import Cancelled, InfeasibleError, InputError
+from kanon_core.io import load_dataset
+from kanon_core.progress import Progress
+from kanon_core.treat.hierarchy import Hierarchy, load_hierarchies
+from kanon_core.treat.lattice import (
+    build_problem,
+    datafly,
+    exhaustive_search,
+    pareto_front,
+    search_optimal,
+    tradeoff,
+)
+
+METRICS = ("prec", "dm", "aecs", "entropy")
+ADULT = Path(__file__).resolve().parent.parent / "sample_data" / "adult"
+ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+# -- random small problems ---------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    frame: pd.DataFrame
+    rows: dict[str, tuple[tuple[str, ...], ...]]
+    missing: str
+    k: int
+
+    @property
+    def qis(self) -> tuple[str, ...]:
+        return tuple(self.rows)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        return tuple(len(self.rows[q][0]) for q in self.qis)
+
+    def dataset(self) -> Dataset:
+        return Dataset(self.frame, roles=Roles(qis=self.qis), missing=self.missing)
+
+    def problem(self):
+        return build_problem(self.dataset(), {q: Hierarchy(r, q) for q, r in self.rows.items()})
+
+
+@st.composite
+def cases(draw, max_nodes: int = 96) -> Case:
+    q = draw(st.integers(2, 4))
+    heights = draw(st.lists(st.integers(2, 4), min_size=q, max_size=q).filter(lambda h: math.prod(h) <= max_nodes))
+    allow_missing = draw(st.booleans())
+    n = draw(st.integers(1, 24))
+    rows, cols = {}, {}
+    for j, h in enumerate(heights):
+        m = draw(st.integers(1, 4))
+        groups = list(range(m))
+        table = [[f"v{i}"] for i in range(m)]
+        for lv in range(1, h - 1):  # each level maps the groups of the one below: nested by construction
+            n_prev = max(groups) + 1
+            f = draw(st.lists(st.integers(0, n_prev - 1), min_size=n_prev, max_size=n_prev))
+            groups = [f[g] for g in groups]
+            for i in range(m):
+                table[i].append(f"L{lv}g{groups[i]}")
+        rows[f"q{j}"] = tuple(tuple(r) + ("*",) for r in table)
+        codes = draw(st.lists(st.integers(-1 if allow_missing else 0, m - 1), min_size=n, max_size=n))
+        cols[f"q{j}"] = [None if c < 0 else f"v{c}" for c in codes]
+    missing = draw(st.sampled_from(["wildcard", "category"]))
+    return Case(pd.DataFrame(cols, dtype=object), rows, missing, draw(st.integers(1, 5)))
+
+
+# -- the brute-force reference -----------------------------------------------------------------------------------
+def generalize(case: Case, levels) -> list[tuple]:
+    maps = [{r[0]: r[lv] for r in case.rows[q]} for q, lv in zip(case.qis, levels)]
+    return [tuple(None if pd.isna(v) else m[v] for m, v in zip(maps, rec))
+            for rec in case.frame[list(case.qis)].itertuples(index=False)]
+
+
+def class_sizes(records: list[tuple], missing: str) -> list[int]:
+    def match(a, b):
+        if missing == "category":
+            return a == b
+        return all(x == y or x is None or y is None for x, y in zip(a, b))
+
+    return [sum(match(a, b) for b in records) for a in records]
+
+
+def reference_node(case: Case, levels) -> dict:
+    """Records to suppress and every metric at one node, from the definitions."""
+    recs = generalize(case, levels)
+    fk = class_sizes(recs, case.missing)
+    n, q = len(recs), len(case.qis)
+    small = [f < case.k for f in fk]
+    n_small = sum(small)
+    tops = [h - 1 for h in case.heights]
+    prec = sum(q if s else sum(lv / t for lv, t in zip(levels, tops)) for s in small) / (n * q)
+    dm = sum(f for f, s in zip(fk, small) if not s) + n_small * n
+    aecs = n / (len({r for r, s in zip(recs, small) if not s}) + (1 if n_small else 0))
+    entropy = 0.0
+    for j, qname in enumerate(case.qis):
+        col = [v for v in case.frame[qname] if not pd.isna(v)]
+        count = {v: col.count(v) for v in set(col)}
+        lab = {r[0]: r for r in case.rows[qname]}
+        for v, s in zip(case.frame[qname], small):
+            if pd.isna(v):
+                continue
+            lv = tops[j] if s else levels[j]
+            gen = sum(c for u, c in count.items() if lab[u][lv] == lab[v][lv])
+            entropy += math.log2(gen / count[v])
+    return {"n_small": n_small, "small": small, "records": recs, "fk": fk,
+            "prec": prec, "dm": float(dm), "aecs": aecs, "entropy": entropy}
+
+
+def all_nodes(case: Case) -> dict[tuple, dict]:
+    return {lv: reference_node(case, lv) for lv in itertools.product(*(range(h) for h in case.heights))}
+
+
+def below(a, b) -> bool:
+    return a != b and all(x <= y for x, y in zip(a, b))
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+# -- exact search = exhaustive search = brute force ------------------------------------------------------------
+@given(cases(), st.data())
+def test_optimal_search_matches_brute_force(case, data):
+    ref = all_nodes(case)
+    n = len(case.frame)
+    problem = case.problem()
+    assert problem.n_nodes == len(ref)
+    for s in (0, data.draw(st.integers(1, n))):
+        frac = s / n
+        feasible = {lv for lv, r in ref.items() if r["n_small"] <= s}
+        kmin = {lv for lv in feasible if not any(below(o, lv) for o in feasible)}
+        for metric in METRICS:
+            if not feasible:
+                with pytest.raises(InfeasibleError):
+                    search_optimal(problem, case.k, frac, metric)
+                continue
+            res = search_optimal(problem, case.k, frac, metric)
+            best = min(ref[lv][metric] for lv in feasible)
+            assert close(res.loss, best)
+            chosen = res.level_tuple
+            assert chosen in feasible and close(ref[chosen][metric], best)
+            assert res.n_suppressed_records == ref[chosen]["n_small"]
+            assert res.n_anonymous == len(feasible) and res.nodes_evaluated <= len(ref)
+            assert {tuple(int(x) for x in r) for r in res.k_minimal[list(case.qis)].itertuples(index=False)} == kmin
+            ex = exhaustive_search(problem, case.k, frac, metric)
+            assert len(ex) == len(ref)
+            for row in ex.itertuples(index=False):
+                lv = tuple(int(x) for x in row[: len(case.qis)])
+                assert row.anonymous == (lv in feasible) and row.n_suppressed == ref[lv]["n_small"]
+                assert close(row.loss, ref[lv][metric])
+            assert close(ex.loc[ex.anonymous, "loss"].min(), res.loss)
+
+
+@given(cases(), st.data())
+def test_applied_result_is_k_anonymous_after_suppressing_the_reported_records(case, data):
+    n = len(case.frame)
+    s = data.draw(st.integers(0, n))
+    metric = data.draw(st.sampled_from(METRICS))
+    try:
+        res = search_optimal(case.problem(), case.k, s / n, metric)
+    except InfeasibleError:
+        return
+    ref = reference_node(case, res.level_tuple)
+    out = res.step().apply(case.dataset()).frame
+    released = [tuple(None if pd.isna(v) else v for v in rec) for rec in out[list(case.qis)].itertuples(index=False)]
+    for rec, gen, small in zip(released, ref["records"], ref["small"]):
+        assert rec == ((None,) * len(case.qis) if small else gen)
+    assert sum(ref["small"]) == res.n_suppressed_records <= s
+    fk = class_sizes(released, case.missing)
+    assert all(f >= case.k for f, small in zip(fk, ref["small"]) if not small)
+    # the columns not among the QIs are untouched
+    assert set(out.columns) == set(case.frame.columns)
+
+
+@given(cases(), st.data())
+def test_datafly_result_is_k_anonymous_within_the_limit(case, data):
+    n = len(case.frame)
+    s = data.draw(st.one_of(st.none(), st.integers(0, n)))
+    limit = case.k if s is None else s
+    top = reference_node(case, tuple(h - 1 for h in case.heights))
+    problem = case.problem()
+    if top["n_small"] > limit:
+        with pytest.raises(InfeasibleError):
+            datafly(problem, case.k, None if s is None else s / n)
+        return
+    res = datafly(problem, case.k, None if s is None else s / n, "dm")
+    ref = reference_node(case, res.level_tuple)
+    assert ref["n_small"] <= limit and res.n_suppressed_records == ref["n_small"]
+    assert close(res.loss, ref["dm"])
+    # Datafly only ever generalizes: each step adds one level to one QI
+    steps = [tuple(int(x) for x in r[: len(case.qis)]) for r in res.evaluated.itertuples(index=False)]
+    assert steps[0] == (0,) * len(case.qis)
+    assert all(sum(b) - sum(a) == 1 and all(y >= x for x, y in zip(a, b)) for a, b in zip(steps, steps[1:]))
+
+
+@given(cases(max_nodes=48))
+def test_tradeoff_gives_the_optimum_for_each_limit(case):
+    ref = all_nodes(case)
+    n = len(case.frame)
+    limits = (0.0, 0.25, 0.5)
+    table = tradeoff(case.problem(), case.k, limits, "prec")
+    assert list(table.max_suppression) == list(limits)
+    losses = []
+    for lim, row in zip(limits, table.itertuples(index=False)):
+        feasible = [r["prec"] for r in ref.values() if r["n_small"] <= math.floor(lim * n + 1e-9)]
+        assert row.feasible == bool(feasible)
+        if feasible:
+            assert close(row.loss, min(feasible))
+            losses.append(row.loss)
+    assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:]))
+
+
+def test_pareto_front_keeps_only_undominated_nodes():
+    ev = pd.DataFrame({"n_suppressed": [0, 0, 2, 3, 5, 5], "loss": [0.9, 0.8, 0.8, 0.5, 0.6, 0.4]})
+    front = pareto_front(ev)
+    assert list(zip(front.n_suppressed, front.loss)) == [(0, 0.8), (3, 0.5), (5, 0.4)]
+
+
+def test_search_reports_progress_and_infeasibility():
+    frame = pd.DataFrame({"a": ["x", "y", "z"], "b": ["u", "u", "v"]})
+    hs = {"a": Hierarchy((("x", "*"), ("y", "*"), ("z", "*"))), "b": Hierarchy((("u", "*"), ("v", "*")))}
+    problem = build_problem(Dataset(frame, roles=Roles(qis=("a", "b"))), hs)
+    seen = []
+    res = search_optimal(problem, 3, 0.0, "prec", progress=Progress(lambda f, msg: seen.append(f)))
+    assert res.level_tuple == (1, 1) and seen and seen[-1] == 1.0
+    stop = Progress()
+    stop.cancel()
+    with pytest.raises(Cancelled):
+        search_optimal(problem, 2, 0.0, "prec", progress=stop)
+    with pytest.raises(InfeasibleError, match="Even"):
+        search_optimal(problem, 4, 0.0)
+    with pytest.raises(InputError, match="fraction"):
+        search_optimal(problem, 2, 5.0)
+    with pytest.raises(InputError, match="No hierarchy for b"):
+        build_problem(Dataset(frame, roles=Roles(qis=("a", "b"))), {"a": hs["a"]})
+
+
+# -- Adult, 8 QIs with ARX's hierarchies ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def adult():
+    ds = load_dataset(ADULT / "adult.csv", roles=Roles(qis=tuple(ADULT_QIS)))
+    hs = load_hierarchies(ADULT, ADULT_QIS)
+    return ds, hs, build_problem(ds, hs, ADULT_QIS)
+
+
+def arx_labels(var: str, level: int) -> dict[str, str]:
+    rows = [ln.split(";") for ln in (ADULT / f"adult_hierarchy_{var}.csv").read_text().splitlines() if ln.strip()]
+    return {r[0]: r[level] for r in rows}
+
+
+def anonymous(frame: pd.DataFrame, levels: dict[str, int], k: int) -> bool:
+    gen = pd.DataFrame({q: frame[q].astype(str).map(arx_labels(q, lv)) for q, lv in levels.items()})
+    return bool(gen.groupby(list(levels)).size().min() >= k)
+
+
+@pytest.mark.parametrize("max_suppression", [0.0, 0.01])
+def test_adult_eight_qis_k5(adult, max_suppression):
+    ds, hs, problem = adult
+    assert problem.n_nodes == 6480 and problem.n_records == 30162
+    res = search_optimal(problem, 5, max_suppression, "prec")
+    assert res.n_nodes == 6480 and res.nodes_evaluated < 6480
+    n, q = 30162, len(ADULT_QIS)
+    assert res.n_suppressed_records <= math.floor(max_suppression * n)
+    out = res.step().apply(ds).frame
+    suppressed = out[ADULT_QIS].isna().all(axis=1)
+    assert int(suppressed.sum()) == res.n_suppressed_records
+    kept = out.loc[~suppressed, ADULT_QIS].astype(str)
+    assert kept.groupby(ADULT_QIS).size().min() >= 5
+    # the released values are the ARX labels of the originals at the chosen levels
+    for var, lv in res.levels.items():
+        expected = ds.frame.loc[~suppressed, var].astype(str).map(arx_labels(var, lv))
+        assert (kept[var] == expected).all()
+    # Prec from its definition, suppressed records fully generalized
+    frac = sum(lv / (hs[v].height - 1) for v, lv in res.levels.items())
+    s = res.n_suppressed_records
+    assert res.loss == pytest.approx(((n - s) * frac + s * q) / (n * q))
+    if max_suppression == 0.0:
+        # k-minimal: no direct specialization is k-anonymous
+        for var, lv in res.levels.items():
+            if lv:
+                assert not anonymous(ds.frame, {**res.levels, var: lv - 1}, 5)
+
+
+def test_adult_four_qis_search_equals_exhaustive_for_every_metric(adult):
+    ds, hs, _ = adult
+    qis = ADULT_QIS[:4]
+    problem = build_problem(ds, hs, qis)
+    assert problem.n_nodes == 2 * 5 * 2 * 3
+    for metric in METRICS:
+        for lim in (0.0, 0.01):
+            ex = exhaustive_search(problem, 5, lim, metric)
+            res = search_optimal(problem, 5, lim, metric)
+            assert res.loss == pytest.approx(ex.loc[ex.anonymous, "loss"].min(), rel=1e-12)
+            assert res.n_anonymous == int(ex.anonymous.sum())
+
+
+def test_adult_datafly_is_k_anonymous(adult):
+    ds, _, problem = adult
+    res = datafly(problem, 5, 0.01, "prec")
+    out = res.step().apply(ds).frame
+    suppressed = out[ADULT_QIS].isna().all(axis=1)
+    assert int(suppressed.sum()) == res.n_suppressed_records <= 301
+    assert out.loc[~suppressed, ADULT_QIS].astype(str).groupby(ADULT_QIS).size().min() >= 5
+    assert np.isfinite(res.loss) and res.loss >= search_optimal(problem, 5, 0.01, "prec").loss - 1e-12
