@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -13,17 +11,11 @@ from kanon_core.treat.suppress import SuppressStep
 from kanon_core.utility import compare_distributions, compare_models
 from kanon_core.utility.bias import suppressed_cells
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from .helpers import APP, metric
+
 QIS = ("BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION")
 STEPS = (RecodeStep(column="BYINCOME", merge=(11, 12, 13), into=11),
          SuppressStep(qis=QIS, k=3))
-
-
-def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
-        if m.label == label:
-            return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
 
 
 def treated():

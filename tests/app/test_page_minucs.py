@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -11,15 +9,9 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.suda import suda_scores
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from .helpers import APP, metric
+
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION", "BYURBAN"]
-
-
-def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
-        if m.label == label:
-            return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -14,19 +12,9 @@ from kanon_core.treat.default_hierarchy import default_hierarchies
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, risk_effect
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from .helpers import APP, frame_with, metric
+
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
-
-
-def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
-        if m.label == label:
-            return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
-
-
-def frame_with(at: AppTest, column: str):
-    return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
 @pytest.fixture

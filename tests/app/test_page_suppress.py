@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -12,15 +10,9 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.classes import class_sizes
 from kanon_core.treat.suppress import suppress
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from .helpers import APP, metric
+
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
-
-
-def metric(at: AppTest, label: str) -> str:
-    for m in at.metric:
-        if m.label == label:
-            return m.value
-    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
 
 
 @pytest.fixture
