@@ -17,6 +17,8 @@ from kanon_core.steps import SetRoles
 from kanon_core.treat.recode import RecodeStep
 from kanon_core.treat.suppress import SuppressStep
 
+from .helpers import open_page
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "sample_data" / "els_like.csv"
@@ -34,9 +36,7 @@ def button(at: AppTest, start: str):
 
 @pytest.fixture
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180).run()
-    at.switch_page("pages/export.py").run()
-    assert not at.exception
+    at = open_page("export.py", timeout=180)
     return at
 
 

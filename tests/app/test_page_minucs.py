@@ -9,16 +9,14 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.suda import suda_scores
 
-from .helpers import APP, metric
+from .helpers import APP, metric, open_page
 
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION", "BYURBAN"]
 
 
 @pytest.fixture
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/minucs.py").run()
-    assert not at.exception
+    at = open_page("minucs.py")
     at.multiselect(key="w_minuc_qis").set_value(QIS).run()
     return at
 

@@ -12,16 +12,14 @@ from kanon_core.treat.default_hierarchy import default_hierarchies
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, risk_effect
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect
 
-from .helpers import APP, frame_with, metric
+from .helpers import frame_with, metric, open_page
 
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
 
 
 @pytest.fixture
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/recode.py").run()
-    assert not at.exception
+    at = open_page("recode.py")
     at.multiselect(key="w_rec_qis").set_value(QIS).run()
     assert not at.exception
     return at

@@ -10,16 +10,14 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.classes import class_sizes
 from kanon_core.treat.suppress import suppress
 
-from .helpers import APP, metric
+from .helpers import metric, open_page
 
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
 
 
 @pytest.fixture
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/suppress.py").run()
-    assert not at.exception
+    at = open_page("suppress.py")
     at.multiselect(key="w_sup_qis").set_value(QIS).run()
     return at
 
