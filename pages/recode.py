@@ -12,6 +12,7 @@ import streamlit as st
 from kanon_app import hierarchy_ui, state
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import find_minucs
+from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
 from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
@@ -197,6 +198,12 @@ with tab_single:
         _show_preview(step, "single")
         st.button("Apply this recode", key="btn_apply_single", type="primary", on_click=_apply,
                   args=(step, f"{step.describe()}: applied."))
+
+    st.markdown("**Drop variables from the release** (seed 000: often the best recode for a variable in many "
+                "MINUCs that analysts rarely need)")
+    drop = st.multiselect("Variables to drop", ds.columns, key="w_drop_vars")
+    st.button("Drop these variables", key="btn_drop", disabled=not drop, on_click=_apply,
+              args=(DropVariables(tuple(drop)), f"Dropped {', '.join(drop)}."))
 
 # -- suggestions -----------------------------------------------------------------------------------------------
 with tab_suggest:

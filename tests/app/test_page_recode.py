@@ -102,3 +102,11 @@ def test_built_hierarchy_is_used_by_the_level_sliders(page):
     assert h.n_groups()[1:] == (5, 3, 1)  # codes 1..13 in widths 3 (from 0) and 6, then *
     assert page.select_slider(key="w_lvl_BYINCOME").options == ["0 (13 values)", "1 (5 values)", "2 (3 values)",
                                                                   "3 (*)"]
+
+
+def test_dropping_a_variable_is_a_new_version(page):
+    page.multiselect(key="w_drop_vars").set_value(["BYDOB_P"]).run()
+    page.button(key="btn_drop").click().run()
+    assert not page.exception
+    assert "BYDOB_P" not in current(page).dataset.columns
+    assert "BYDOB_P" in page.session_state["history"].original.dataset.columns
