@@ -1,0 +1,85 @@
+"""The utility figures carry the numbers of the tables they are drawn from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from kanon_core.dataset import Dataset, Roles
+from kanon_core.errors import InputError
+from kanon_core.utility.bias import bias_of_correlations, bias_of_means
+from kanon_core.utility.compare import compare_distributions
+from kanon_core.utility.model_compare import compare_models
+from kanon_core.utility.plots import (
+    bias_figure,
+    ci_comparison_figure,
+    coefficient_figure,
+    relative_difference_histogram,
+)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    rng = np.random.default_rng(8)
+    n = 80
+    frame = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "h": rng.choice([1, 2], n), "x": rng.normal(size=n),
+                          "w": rng.uniform(1, 3, n)})
+    frame["y"] = 1 + frame["x"] + (frame["g"] == "b") + rng.normal(size=n)
+    treated = frame.copy()
+    treated["g"] = treated["g"].astype(object)
+    treated.loc[treated["g"] == "c", "g"] = None  # c completely suppressed
+    treated.loc[:9, "x"] = np.nan
+    roles = Roles(qis=("g", "h"), weight="w")
+    return Dataset(frame=frame, roles=roles), Dataset(frame=treated, roles=roles)
+
+
+def test_ci_comparison_has_original_and_treated_with_their_intervals(pair):
+    table = compare_distributions(*pair).table
+    fig = ci_comparison_figure(table, "g")
+    assert isinstance(fig, go.Figure) and [t.name for t in fig.data] == ["Original", "Treated"]
+    t = table[table["variable"] == "g"]
+    for trace, side in zip(fig.data, ("original", "treated"), strict=True):
+        assert np.allclose(trace.y, t[f"pct_{side}"])
+        assert np.allclose(np.asarray(trace.y) + np.asarray(trace.error_y.array), t[f"ci_high_{side}"])
+        assert np.allclose(np.asarray(trace.y) - np.asarray(trace.error_y.arrayminus), t[f"ci_low_{side}"])
+    assert list(fig.layout.xaxis.ticktext) == ["a", "b", "c (gone)"]
+    with pytest.raises(InputError):
+        ci_comparison_figure(table, "nope")
+
+
+def test_histogram_of_relative_differences_over_compared_categories(pair):
+    table = compare_distributions(*pair).table
+    fig = relative_difference_histogram(table)
+    assert len(fig.data) == 1 and fig.data[0].type == "histogram"
+    compared = table[table["status"] == "compared"]
+    assert np.allclose(sorted(fig.data[0].x), sorted(100 * compared["relative_difference"]))
+    assert len(fig.data[0].x) == 4  # a, b, 1, 2: the suppressed c is not a relative difference of two estimates
+
+
+def test_coefficient_figure_has_one_trace_per_model(pair):
+    mc = compare_models(*pair, "y ~ x + g")
+    long = mc.coefficients_long()
+    fig = coefficient_figure(long)
+    assert len(fig.data) == 3
+    for trace, (key, res) in zip(fig.data, mc.results.items(), strict=True):
+        c = res.coefficients[(res.coefficients["term"] != "(Intercept)") & res.coefficients["estimate"].notna()]
+        assert np.allclose(trace.x, c["estimate"])
+        assert np.allclose(np.asarray(trace.x) + np.asarray(trace.error_x.array), c["ci_high"])
+        assert trace.name == long.loc[long["model"] == key, "model_label"].iloc[0]
+    assert list(fig.layout.yaxis.ticktext) == list(dict.fromkeys(long["label"].astype(str)))
+    single = coefficient_figure(mc.results["original"].coefficients)
+    assert len(single.data) == 1
+
+
+def test_bias_figure_bars_for_means_and_correlations(pair):
+    original, treated = pair
+    means = bias_of_means(original, treated, ["x", "y"])
+    corr = bias_of_correlations(original, treated, ["x", "y"])
+    fig = bias_figure(means, corr)
+    assert [t.type for t in fig.data] == ["bar", "bar"]
+    assert np.allclose(fig.data[0].y, 100 * means["relative_bias"])
+    assert list(fig.data[1].x) == ["x × y"] and np.allclose(fig.data[1].y, corr["bias"])
+    assert fig.data[1].yaxis == "y2"
+    assert len(bias_figure(means=means).data) == 1 and len(bias_figure().data) == 0
