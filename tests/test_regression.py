@@ -288,3 +288,13 @@ def test_refuses_non_binary_logistic_and_text_linear_outcomes():
     assert regress(Dataset(frame=frame), "yes ~ x").family == "binomial"
     with pytest.raises(InputError, match="neither numeric nor binary"):
         regress(Dataset(frame=frame), "g ~ x")
+
+
+def test_perfect_separation_is_noted():
+    x = np.arange(20.0)
+    frame = pd.DataFrame({"y": (x > 9.5).astype(int), "x": x})
+    res = regress(Dataset(frame=frame), "y ~ x")
+    assert res.family == "binomial"
+    assert any("numerically 0 or 1" in n for n in res.notes)
+    frame["y"] = (np.sin(x) > 0).astype(int)
+    assert not regress(Dataset(frame=frame), "y ~ x").notes

@@ -160,12 +160,22 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
         var_fn = np.ones_like(mu)
         converged, iterations = True, 1
     else:
-        beta, mu, converged, iterations = _logistic(xk, ys, w)
+        try:
+            beta, mu, converged, iterations = _logistic(xk, ys, w)
+        except np.linalg.LinAlgError:
+            raise InputError("The logistic regression cannot be fitted (a covariate predicts the outcome "
+                             "perfectly?).") from None
         var_fn = mu * (1 - mu)
         if not converged:
             notes.append("logistic regression did not converge (perfect separation?)")
+        eps = 10 * np.finfo(float).eps  # R's glm.fit warns at the same bound
+        if (mu < eps).any() or (mu > 1 - eps).any():
+            notes.append("fitted probabilities numerically 0 or 1 occurred (a covariate separates the outcome?)")
     a = (xk * (w * var_fn)[:, None]).T @ xk
-    a_inv = np.linalg.inv(a)
+    try:
+        a_inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise InputError("The model's information matrix is singular; its standard errors cannot be computed.") from None
     infl = np.zeros((design.n_records, p))
     infl[s] = (xk * (w * (ys - mu))[:, None]) @ a_inv
     vcov = design.vcov(infl, s)
