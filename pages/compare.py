@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from kanon_app import state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.report import default_formulas
 from kanon_core.utility import compare_distributions, compare_models
@@ -17,6 +18,8 @@ from kanon_core.utility.plots import (
     coefficient_figure,
     relative_difference_histogram,
 )
+
+ensure_app_navigation()
 
 st.title("Compare")
 st.caption(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kanon_app import state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
 from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles
@@ -12,6 +13,8 @@ from kanon_core.describe import too_many_distinct, variable_summary
 from kanon_core.errors import KanonError
 from kanon_core.io import load_dataset, supported_extensions
 from kanon_core.steps import DeclareMissingCodes, SetMissing, SetRoles
+
+ensure_app_navigation()
 
 NONE = "(none)"
 

@@ -9,11 +9,14 @@ import zlib
 import streamlit as st
 
 from kanon_app import export_ui, state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
 from kanon_core.project import Project
 from kanon_core.recipe import Recipe, graft
 from kanon_core.report import ReportOptions, default_formulas, report_html
+
+ensure_app_navigation()
 
 st.title("Export")
 st.caption("Download the treated data, the recipe that reproduces it (`kanon apply`), a report for the data "

@@ -6,10 +6,13 @@ import plotly.express as px
 import streamlit as st
 
 from kanon_app import state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
+
+ensure_app_navigation()
 
 st.title("MINUCs")
 st.caption("A **MINUC** (minimal unsafe combination) of a record is a set of quasi-identifiers whose values "

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kanon_app import hierarchy_ui, state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
@@ -18,6 +19,8 @@ from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect, suggestions_frame
+
+ensure_app_navigation()
 
 METRICS = {"prec": "Prec (Sweeney: share of hierarchy height used)", "dm": "Discernibility",
            "aecs": "Average equivalence class size", "entropy": "Non-uniform entropy"}

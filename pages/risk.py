@@ -6,9 +6,12 @@ import plotly.express as px
 import streamlit as st
 
 from kanon_app import state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.summary import risk_summary, violating_records
 from kanon_core.steps import SetRoles
+
+ensure_app_navigation()
 
 st.title("Risk")
 state.show_flash()

@@ -6,8 +6,11 @@ import plotly.express as px
 import streamlit as st
 
 from kanon_app import state
+from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.treat.suppress import SuppressStep, apply_mask
+
+ensure_app_navigation()
 
 st.title("Suppress")
 st.caption(

@@ -27,10 +27,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
+def _start_app(log: Path):
+    """``streamlit run app.py`` on a free localhost port; returns the process and its URL once healthy."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     with open(log, "w") as fh:
         proc = subprocess.Popen(
@@ -44,18 +43,34 @@ def app_url(tmp_path_factory):
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                 if r.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.3)
-    else:
-        proc.terminate()
-        pytest.fail("the app did not start:\n" + log.read_text()[-2000:])
-    yield url
+    _stop(proc)
+    pytest.fail("the app did not start:\n" + log.read_text()[-2000:])
+
+
+def _stop(proc) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    proc, url = _start_app(tmp_path_factory.mktemp("streamlit") / "server.log")
+    yield url
+    _stop(proc)
+
+
+@pytest.fixture
+def fresh_app_url(tmp_path):
+    """A server of its own, so the test controls the very first request it sees."""
+    proc, url = _start_app(tmp_path / "server.log")
+    yield url
+    _stop(proc)
 
 
 @pytest.fixture(scope="session")

@@ -63,3 +63,22 @@ def test_a_page_opened_by_its_url_works(browser, app_url):
         assert pg.locator("[data-testid='stException']").count() == 0
     finally:
         context.close()
+
+
+def test_a_deep_link_as_the_servers_first_request_gets_the_app_navigation(browser, fresh_app_url):
+    """A ``pages/`` folder puts a fresh Streamlit server in its legacy multipage mode until st.navigation runs:
+    the first request being a deep link must still get app.py's navigation and version timeline."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    try:
+        pg.goto(fresh_app_url + "/recode")
+        wait_idle(pg)
+        pg.locator("h1", has_text="Recode").first.wait_for()
+        pg.get_by_text("Versions").first.wait_for()
+        nav = pg.locator("[data-testid='stSidebarNav']")
+        assert nav.get_by_text("Suppress", exact=True).count() == 1
+        assert nav.get_by_text("suppress", exact=True).count() == 0
+        assert pg.locator("[data-testid='stException']").count() == 0
+    finally:
+        context.close()
