@@ -7,7 +7,13 @@ command touches no shared file. Bad input gives a one-line message on stderr and
 
 from __future__ import annotations
 
-import argparse
+import os
+
+# One BLAS thread: faster for kanon's small dense algebra (regressions) on few cores, and it keeps BLAS
+# from competing with kanon's own worker threads. Set before numpy loads; an explicit setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
 import importlib
 import pkgutil
 import sys
