@@ -6,12 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kanon_app import state
+from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.report import default_formulas
 from kanon_core.utility import compare_distributions, compare_models
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
+from kanon_core.utility.info_loss import information_loss
 from kanon_core.utility.plots import (
     bias_figure,
     ci_comparison_figure,
@@ -126,6 +127,22 @@ with tab_reg:
         st.plotly_chart(coefficient_figure(models.coefficients_long()), width="stretch", key="chart_cmp_coef")
 
 with tab_loss:
+    loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
+    if loss_qis:
+        try:
+            hs, _ = state.memo("hierarchies", (tuple(loss_qis), "compare"),
+                               lambda: hierarchy_ui.effective_hierarchies(before, loss_qis),
+                               version=hist.versions[before_id])
+            loss = _memo("info_loss", tuple(loss_qis), lambda: information_loss(before, after, loss_qis, hs))
+        except KanonError as exc:
+            st.error(str(exc))
+        else:
+            st.markdown("**Information loss on the quasi-identifiers** — Prec (Sweeney; the hierarchies of the "
+                        "Recode page), the loss metric LM (Iyengar; share of a variable's values a released "
+                        "value stands for, suppressed = 1) and discernibility (sum of class sizes).")
+            c1, c2 = st.columns([2, 3])
+            c1.dataframe(loss.summary(), hide_index=True, width="stretch")
+            c2.dataframe(loss.table, hide_index=True, width="stretch")
     if variables:
         try:
             cells = _memo("suppressed_cells", tuple(variables), lambda: suppressed_cells(before, after, variables))

@@ -11,7 +11,7 @@ from kanon_core.treat.suppress import SuppressStep
 from kanon_core.utility import compare_distributions, compare_models
 from kanon_core.utility.bias import suppressed_cells
 
-from .helpers import APP, metric
+from .helpers import APP, frame_with, metric
 
 QIS = ("BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION")
 STEPS = (RecodeStep(column="BYINCOME", merge=(11, 12, 13), into=11),
@@ -81,3 +81,16 @@ def test_same_version_twice_is_explained(page):
     page.selectbox(key="w_cmp_before").set_value(len(STEPS)).run()
     assert not page.exception
     assert any("two different versions" in i.value for i in page.info)
+
+
+def test_information_loss_equals_core(page):
+    from kanon_core.treat.default_hierarchy import default_hierarchies
+    from kanon_core.utility.info_loss import information_loss
+
+    original, after = treated()
+    qis = list(original.roles.qis)
+    ref = information_loss(original, after, qis, default_hierarchies(original, qis))
+    table = frame_with(page, "loss_metric")
+    assert table["loss_metric"].round(12).tolist() == ref.table["loss_metric"].round(12).tolist()
+    summary = frame_with(page, "measure").set_index("measure")
+    assert summary.loc["Discernibility (sum of class sizes)", "treated"] == ref.discernibility_treated

@@ -1,0 +1,102 @@
+"""Prec, the loss metric and discernibility by hand, on a six-record table."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kanon_core.dataset import Dataset, Roles
+from kanon_core.errors import InputError
+from kanon_core.risk.classes import brute_force_class_sizes
+from kanon_core.treat.hierarchy import Hierarchy
+from kanon_core.treat.recode import GeneralizeStep, RecodeStep
+from kanon_core.utility.info_loss import information_loss
+
+AGE = Hierarchy((("20", "20-29", "*"), ("25", "20-29", "*"), ("30", "30-39", "*"), ("35", "30-39", "*"),
+                 ("40", "40-49", "*"), ("45", "40-49", "*")), "age")
+
+
+def _original() -> Dataset:
+    frame = pd.DataFrame({"age": pd.array([20, 25, 30, 35, 40, 20, None], dtype="Int64"),
+                          "sex": pd.array([1, 2, 1, 2, 1, 1, 2], dtype="Int64")})
+    return Dataset(frame=frame, roles=Roles(qis=("age", "sex")))
+
+
+def _treated(original: Dataset) -> Dataset:
+    frame = original.frame.copy()
+    frame["age"] = pd.Series(["20-29", "20-29", "30-39", "30-39", "*", None, None], dtype=object)
+    return original.with_frame(frame)
+
+
+def test_prec_and_lm_by_hand():
+    orig = _original()
+    res = information_loss(orig, _treated(orig), ["age", "sex"], {"age": AGE})
+    age = res.table.set_index("variable").loc["age"]
+    # 6 observed cells (the 7th is missing in the original): levels 1,1,1,1 of 2, then "*" (2 of 2) and a
+    # suppressed cell (counts as 2 of 2): mean h/|DGH| = (4 * 0.5 + 1 + 1) / 6 = 2/3, Prec = 1/3.
+    assert age["cells"] == 6 and age["suppressed"] == 1
+    assert age["prec"] == pytest.approx(1 / 3)
+    # LM with the hierarchy's 6 values: "20-29" and "30-39" stand for 2 leaves: (2-1)/(6-1) = 0.2 each;
+    # "*" for all 6: 1; suppressed: 1. Mean = (4 * 0.2 + 1 + 1) / 6.
+    assert age["loss_metric"] == pytest.approx((4 * 0.2 + 2) / 6)
+    sex = res.table.set_index("variable").loc["sex"]
+    assert sex["prec"] == pytest.approx(1.0) and sex["loss_metric"] == 0.0 and sex["cells"] == 7
+    # overall over the 13 observed cells: generalization 4 of age; sex none
+    assert res.prec == pytest.approx(1 - 4 / 13)
+    assert res.loss_metric == pytest.approx((4 * 0.2 + 2) / 13)
+
+
+def test_lm_without_hierarchy_uses_the_values_the_data_shows():
+    orig = _original()
+    merged = RecodeStep(column="age", merge=(20, 25, 30)).apply(orig)
+    res = information_loss(orig, merged, ["age"])
+    age = res.table.iloc[0]
+    # domain {20, 25, 30, 35, 40}: the merged value stands for 3 of them: (3-1)/(5-1) = 0.5 for the
+    # 4 records with 20, 25, 30 (20 twice); 35 and 40 keep theirs (0).
+    assert age["loss_metric"] == pytest.approx(4 * 0.5 / 6)
+    assert math.isnan(age["prec"]) and math.isnan(res.prec)
+
+
+def test_prec_equals_the_level_share_of_a_generalize_step():
+    orig = _original()
+    step = GeneralizeStep.build({"age": 1}, {"age": AGE})
+    res = information_loss(orig, step.apply(orig), ["age"], {"age": AGE})
+    assert res.prec == pytest.approx(0.5)  # every observed cell at level 1 of 2
+
+
+def test_discernibility_is_the_sum_of_class_sizes_both_semantics():
+    orig = _original()
+    treated = _treated(orig)
+    for missing in ("wildcard", "category"):
+        o, t = orig.with_missing(missing), treated.with_missing(missing)
+        res = information_loss(o, t, ["age", "sex"])
+        for ds, value in ((o, res.discernibility_original), (t, res.discernibility_treated)):
+            codes = ds.qi_matrix(["age", "sex"]).codes
+            assert value == int(brute_force_class_sizes(codes, missing)[0].sum())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([20, 25, 30, 35, 40, 45]), min_size=2, max_size=25), st.integers(0, 2))
+def test_prec_is_one_minus_level_share_for_any_level(ages, level):
+    frame = pd.DataFrame({"age": pd.array(ages, dtype="Int64")})
+    orig = Dataset(frame=frame, roles=Roles(qis=("age",)))
+    out = GeneralizeStep.build({"age": level}, {"age": AGE}).apply(orig)
+    res = information_loss(orig, out, ["age"], {"age": AGE})
+    assert res.prec == pytest.approx(1 - level / 2)
+    # LM from the hierarchy: leaves under each label at that level (1, 2 or 6 of 6)
+    leaves = {0: 1, 1: 2, 2: 6}[level]
+    assert res.loss_metric == pytest.approx((leaves - 1) / 5)
+    assert np.isfinite(res.avg_class_treated)
+
+
+def test_bad_input():
+    orig = _original()
+    with pytest.raises(InputError, match="both versions"):
+        information_loss(orig, orig.with_frame(orig.frame.drop(columns=["sex"])), ["sex"])
+    with pytest.raises(InputError, match="quasi-identifier"):
+        information_loss(orig, orig, [])
