@@ -54,55 +54,60 @@ class InformationLoss:
         ])
 
 
-def _pairs(original: Dataset, treated: Dataset, q: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per record: the original and the treated value's key (None = missing)."""
-    out = []
-    for ds in (original, treated):
-        miss = ds.missing_mask(q)
-        vals = ds.frame[q].to_numpy(dtype=object)
-        out.append(np.array([None if m else value_key(v) for v, m in zip(vals, miss, strict=True)], dtype=object))
-    return out[0], out[1]
+def _pairs(original: Dataset, treated: Dataset, q: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (original key, treated key) pairs of the observed cells with their record counts.
+
+    Keys are :func:`value_key` texts (None = missing), computed once per distinct value of each version.
+    """
+    qo, qt = original.qi_matrix([q]), treated.qi_matrix([q])
+    co, ct = qo.codes[:, 0].astype(np.int64), qt.codes[:, 0].astype(np.int64)
+    ko = np.array([value_key(v) for v in qo.values[0]] + [None], dtype=object)
+    kt = np.array([value_key(v) for v in qt.values[0]] + [None], dtype=object)
+    obs = co >= 0
+    pair = co[obs] * (len(kt) + 1) + np.where(ct[obs] >= 0, ct[obs], len(kt) - 1)
+    uniq, counts = np.unique(pair, return_counts=True)
+    return ko[uniq // (len(kt) + 1)], kt[uniq % (len(kt) + 1)], counts
 
 
-def _cell_costs(o: np.ndarray, t: np.ndarray, h: Hierarchy | None) -> tuple[float, float, int, int]:
+def _cell_costs(o: np.ndarray, t: np.ndarray, n: np.ndarray, h: Hierarchy | None) -> tuple[float, float, int, int]:
     """Mean LM cost, mean h/|DGH| (NaN without a usable hierarchy), observed and suppressed cells.
 
-    M, the original values a released value stands for, comes from the hierarchy when the released value
-    is a label on the original value's row (all leaves under that label), else from the data (the distinct
+    ``o``, ``t``, ``n``: distinct (original, treated) pairs of observed cells and their counts. M, the
+    original values a released value stands for, comes from the hierarchy when the released value is a
+    label on the original value's row (all leaves under that label), else from the data (the distinct
     original values released with it — a lower bound, exact for recodes the data shows in full).
     """
-    observed = np.array([x is not None for x in o], dtype=bool)
-    n_obs = int(observed.sum())
+    n_obs = int(n.sum())
     if not n_obs:
         return float("nan"), float("nan"), 0, 0
-    oo, tt = o[observed], t[observed]
-    n_domain = max(len(set(oo.tolist())), h.n_values if h is not None else 0)
-    seen = pd.DataFrame({"o": oo, "t": tt}).dropna().groupby("t")["o"].nunique().to_dict()
+    n_domain = max(len(set(o.tolist())), h.n_values if h is not None else 0)
+    seen: dict[str, int] = {}
+    for b in t.tolist():
+        if b is not None:
+            seen[b] = seen.get(b, 0) + 1  # pairs are distinct: one per original value released as b
     rows = {value_key(r[0]): [value_key(x) for x in r] for r in h.rows} if h is not None else {}
-    leaves: dict[tuple[int, str], int] = {}
+    leaves: dict[tuple[int, str | None], int] = {}
     if h is not None:
         for lv in range(h.height):
-            for lab in (value_key(r[lv]) for r in h.rows):
-                leaves[(lv, lab)] = leaves.get((lv, lab), 0) + 1
-    lm_total, prec_total, n_sup = 0.0, 0.0, 0
-    cache: dict[tuple, tuple[float, float]] = {}
-    for a, b in zip(oo.tolist(), tt.tolist(), strict=True):
-        if (a, b) not in cache:
-            if b is None:
-                cache[(a, b)] = (1.0, 1.0)
-            elif b == a and seen.get(b, 1) == 1:  # released as it was, standing for itself alone: level 0
-                cache[(a, b)] = (0.0, 0.0)
-            else:
-                row = rows.get(a)
-                level = next((lv for lv, lab in enumerate(row) if lv > 0 and lab == b), None) if row else None
-                m = leaves[(level, b)] if level is not None else seen.get(b, 1)
-                lm = (m - 1) / (n_domain - 1) if n_domain > 1 else 0.0
-                cache[(a, b)] = (lm, float("nan") if level is None else level / h.max_level)  # type: ignore[union-attr]
-        lm_c, prec_c = cache[(a, b)]
-        lm_total += lm_c
-        prec_total += prec_c
-        n_sup += b is None
-    return lm_total / n_obs, prec_total / n_obs, n_obs, n_sup
+            for r in h.rows:
+                key = (lv, value_key(r[lv]))
+                leaves[key] = leaves.get(key, 0) + 1
+    lm_total, gen_total, n_sup = 0.0, 0.0, 0
+    for a, b, count in zip(o.tolist(), t.tolist(), n.tolist(), strict=True):
+        if b is None:
+            lm, gen = 1.0, 1.0
+            n_sup += count
+        elif b == a and seen.get(b, 1) == 1:  # released as it was, standing for itself alone: level 0
+            lm, gen = 0.0, 0.0
+        else:
+            row = rows.get(a)
+            level = next((lv for lv, lab in enumerate(row) if lv > 0 and lab == b), None) if row else None
+            m = leaves[(level, b)] if level is not None else seen.get(b, 1)
+            lm = (m - 1) / (n_domain - 1) if n_domain > 1 else 0.0
+            gen = float("nan") if level is None or h is None else level / h.max_level
+        lm_total += lm * count
+        gen_total += gen * count
+    return lm_total / n_obs, gen_total / n_obs, n_obs, n_sup
 
 
 def information_loss(
@@ -126,8 +131,7 @@ def information_loss(
     rows = []
     lm_cells, prec_cells, n_cells = 0.0, 0.0, 0
     for q in qis:
-        o, t = _pairs(original, treated, q)
-        lm, gen, n_obs, n_sup = _cell_costs(o, t, (hierarchies or {}).get(q))
+        lm, gen, n_obs, n_sup = _cell_costs(*_pairs(original, treated, q), (hierarchies or {}).get(q))
         prec_q = 1.0 - gen
         rows.append({"variable": q, "cells": n_obs, "suppressed": n_sup, "loss_metric": lm, "prec": prec_q})
         if n_obs:
