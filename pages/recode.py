@@ -163,6 +163,26 @@ with tab_search:
             fig.add_trace(go.Scatter(x=front["n_suppressed"], y=front["loss"], mode="lines", name="trade-off front"))
             fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
             st.plotly_chart(fig, width="stretch", key="chart_gen_tradeoff")
+        curve_params = (tuple(qis), stored_key, k, metric)
+        curve = state.memo_peek("generalize_tradeoff", curve_params)
+        if curve is None:
+            if st.button("Trade-off curve: the optimum for each suppression limit (0 % to 10 %)",
+                         key="btn_gen_curve"):
+                res = state.run_with_progress("Trade-off curve", lambda progress: lattice.tradeoff(
+                    problem, k, metric=metric, progress=progress))
+                if res is not None:
+                    state.memo_put("generalize_tradeoff", curve_params, res)
+                    st.rerun()
+        else:
+            feasible = curve[curve["feasible"]]
+            if len(feasible):
+                fig = px.line(feasible.assign(limit_percent=100 * feasible["max_suppression"]), x="limit_percent",
+                              y="loss", markers=True, hover_data=["levels", "n_suppressed"],
+                              title="Least loss for each suppression limit",
+                              labels={"limit_percent": "records that may be suppressed (%)"})
+                fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10))
+                st.plotly_chart(fig, width="stretch", key="chart_gen_curve")
+            st.dataframe(curve, hide_index=True, width="stretch")
         if len(result.k_minimal):
             st.markdown(f"**k-minimal nodes ({len(result.k_minimal):,})**: k-anonymous, and no single step "
                         "down is — the candidates an officer may prefer to the optimum.")

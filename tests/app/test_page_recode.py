@@ -110,3 +110,15 @@ def test_dropping_a_variable_is_a_new_version(page):
     assert not page.exception
     assert "BYDOB_P" not in current(page).dataset.columns
     assert "BYDOB_P" in page.session_state["history"].original.dataset.columns
+
+
+def test_tradeoff_curve_equals_core(page):
+    ds = load_sample("els")
+    page.button(key="btn_gen_search").click().run()
+    page.button(key="btn_gen_curve").click().run()
+    assert not page.exception
+    problem = lattice.build_problem(ds, default_hierarchies(ds, QIS), QIS)
+    ref = lattice.tradeoff(problem, 3)
+    shown = frame_with(page, "max_suppression")
+    assert shown["loss"].round(12).tolist() == ref["loss"].round(12).tolist()
+    assert shown["n_suppressed"].tolist() == ref["n_suppressed"].tolist()
