@@ -45,9 +45,11 @@ def render_timeline() -> None:
             risk += f" · {res.total:,} MINUCs (k={params[1]})"
         marker = "▶ " if vid == hist.current_id else ""
         depth = len(hist.lineage(vid)) - 1
-        label = f"{'  ' * depth}{marker}v{vid}: {v.label}{risk}"
+        indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis
+        label = f"{indent}{marker}v{vid}: {v.label}{risk}"
         if vid == hist.current_id:
-            st.sidebar.markdown(f"**{label}**")
+            text = f"{marker}v{vid}: {v.label}{risk}".replace("*", "\\*").replace("<", "&lt;")
+            st.sidebar.markdown(f"{indent}**{text}**")
         else:
             st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)",
                               on_click=_checkout, args=(vid,))

@@ -148,7 +148,8 @@ with tab_search:
         prec = precision_from_loss(result.metric, result.loss)
         m[1].metric("Precision (Prec)", "—" if prec is None else f"{prec:.3f}")
         m[2].metric("Records suppressed", f"{result.n_suppressed_records:,}")
-        m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,} of {result.n_nodes:,}")
+        m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,}", help=f"of {result.n_nodes:,} in the lattice; the "
+                    "others were classified by monotonicity or skipped by a provable lower bound")
         m[4].metric("Seconds", f"{result.seconds:,.2f}")
         st.dataframe(pd.DataFrame([{"variable": q, "level": lv, "values at that level":
                                     hierarchies[q].n_groups()[lv]} for q, lv in result.levels.items()]),
