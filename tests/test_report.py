@@ -219,3 +219,22 @@ def test_minucs_skipped_when_too_costly_and_options_respected():
     assert report.utility is None
     html = render_html(report)
     assert "The utility comparison was not computed" in html
+
+
+def test_information_loss_uses_the_generalization_hierarchies():
+    from kanon_core.treat.hierarchy import Hierarchy
+    from kanon_core.treat.recode import GeneralizeStep
+    from kanon_core.utility.info_loss import information_loss
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 60), "b": rng.integers(0, 3, 60)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b")), name="gen"))
+    ha = Hierarchy((("0", "0-1", "*"), ("1", "0-1", "*"), ("2", "2-3", "*"), ("3", "2-3", "*")), "a")
+    h.apply(GeneralizeStep.build({"a": 1, "b": 0}, {"a": ha}))
+    report = build_report(h, options=ReportOptions(k=2))
+    loss = report.utility.info_loss
+    ref = information_loss(h.original.dataset, h.current.dataset, ["a", "b"], {"a": ha})
+    assert loss.prec == pytest.approx(ref.prec) == pytest.approx(0.75)  # a at level 1 of 2, b untouched
+    page = Page(render_html(report))
+    table = page.frame("info-loss-variables").set_index("variable")
+    assert num(table.loc["a", "Prec"]) == pytest.approx(0.5)

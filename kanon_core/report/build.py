@@ -102,6 +102,7 @@ class UtilitySection:
     models: tuple[Any, ...]
     figures: tuple[tuple[str, Any], ...]
     notes: tuple[str, ...]
+    info_loss: Any | None = None
 
 
 @dataclass(frozen=True)
@@ -288,8 +289,22 @@ def default_formulas(treated: Dataset, qis: Sequence[str]) -> tuple[str, ...]:
     return (f"{outcomes[0]} ~ " + " + ".join(f"C({q})" for q in qis),)
 
 
-def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions) -> UtilitySection:
+def _step_hierarchies(lineage: list[Version]) -> dict[str, Any]:
+    """The hierarchies the lineage's generalization steps used (the latest per variable): Prec needs them."""
+    from ..treat.recode import GeneralizeStep
+
+    out: dict[str, Any] = {}
+    for v in lineage:
+        if isinstance(v.step, GeneralizeStep):
+            for var in v.step.hierarchies:
+                out[var] = v.step.hierarchy(var)
+    return out
+
+
+def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
+             hierarchies: dict[str, Any] | None = None) -> UtilitySection:
     from ..utility import compare_distributions, compare_models
+    from ..utility.info_loss import information_loss
     from ..utility.plots import ci_comparison_figure, coefficient_figure, relative_difference_histogram
 
     notes: list[str] = []
@@ -318,7 +333,15 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
         figures.append((f"Model: {f}", coefficient_figure(mc.coefficients_long(), title=f"Coefficients: {f}")))
     if not formulas:
         notes.append("No regression model: the data have no outcome variable (set one on the Data page).")
-    return UtilitySection(comparison=comparison, models=tuple(models), figures=tuple(figures), notes=tuple(notes))
+    loss = None
+    present = [q for q in qis if q in treated.frame.columns and q in original.frame.columns]
+    if present:
+        try:
+            loss = information_loss(original, treated, present, hierarchies)
+        except KanonError as exc:
+            notes.append(f"Information loss could not be computed: {exc}")
+    return UtilitySection(comparison=comparison, models=tuple(models), figures=tuple(figures), notes=tuple(notes),
+                          info_loss=loss)
 
 
 def build_report(history: History, vid: int | None = None, recipe_json: str | None = None,
@@ -359,7 +382,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
                 sup_steps.append(t)
     overall = suppressed_cells(original, treated, list(qis))
     minuc_section, minuc_note = _minuc_section(original, treated, qis, options, minucs)
-    utility = _utility(original, treated, qis, options) if options.utility else None
+    utility = _utility(original, treated, qis, options, _step_hierarchies(lineage)) if options.utility else None
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
     return Report(

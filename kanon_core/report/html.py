@@ -222,6 +222,15 @@ def _utility(r: Report) -> list[str]:
         for i, v in enumerate(r.qis):
             if v in figs:
                 parts.append(_figure(figs[v], f"fig-ci-{i}"))
+    if u.info_loss is not None:
+        parts.append("<h3>Information loss on the quasi-identifiers</h3>")
+        parts.append(_p("Prec (Sweeney): 1 minus the average share of its hierarchy a value was generalized by "
+                        "(suppressed = fully; undefined for variables recoded without a hierarchy). Loss metric "
+                        "(Iyengar): the average share of a variable's values a released value stands for "
+                        "(suppressed = 1). Discernibility: the sum over records of their class size.", "small"))
+        parts.append(table(u.info_loss.summary(), "info-loss-summary"))
+        parts.append(table(u.info_loss.table, "info-loss-variables",
+                           {"loss_metric": "loss metric", "prec": "Prec"}))
     for j, mc in enumerate(u.models):
         formula = next(iter(mc.results.values())).formula
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")
