@@ -410,20 +410,30 @@ def labels_file(treated: Dataset, fmt: str = "csv", original: Dataset | None = N
     return ExportFile(f"{stem or release_stem(treated.name)}.labels.json", labels_json(spec), "application/json")
 
 
-def write_release(treated: Dataset, path: str | Path, original: Dataset | None = None,
-                  options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[Path]:
-    """Write the release to ``path`` (format from its extension); for CSV/Parquet also the labels sidecar
-    ``<stem>.labels.json`` next to it. Returns the paths written."""
+def release_files(treated: Dataset, path: str | Path, original: Dataset | None = None,
+                  options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[tuple[Path, bytes]]:
+    """The files of a release at ``path`` (format from its extension), in memory: the data and, for
+    CSV/Parquet, the labels sidecar ``<stem>.labels.json`` when there is something to declare."""
     path = Path(path)
     f = format_of(path.name)
     rel = release(treated, original)
-    out = release_bytes(rel, f.key, options)
-    path.write_bytes(out.data)
-    written = [path]
+    files = [(path, release_bytes(rel, f.key, options).data)]
     if sidecar and f.key in ("csv", "parquet"):
         spec = sidecar_spec(rel, options, f.key)
-        side = path.with_name(path.stem + ".labels.json")
         if spec:
-            side.write_bytes(labels_json(spec))
-            written.append(side)
-    return written
+            files.append((path.with_name(path.stem + ".labels.json"), labels_json(spec)))
+    return files
+
+
+def write_release(treated: Dataset, path: str | Path, original: Dataset | None = None,
+                  options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[Path]:
+    """Write the release to ``path`` (format from its extension); for CSV/Parquet also the labels sidecar
+    ``<stem>.labels.json`` next to it. Returns the paths written.
+
+    Both files are built in memory first and then written together through temporary files
+    (:func:`kanon_core.outputs.write_files`): a failure leaves no half-written release and no release
+    without its labels.
+    """
+    from .outputs import write_files
+
+    return write_files(release_files(treated, path, original, options, sidecar))

@@ -1,0 +1,183 @@
+"""Output paths are checked against inputs, and writes are atomic (kanon_core.outputs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kanon_core.errors import InputError
+from kanon_core.outputs import (
+    NamedPath,
+    OutputBatch,
+    atomic_path,
+    atomic_write_bytes,
+    check_outputs,
+    data_inputs,
+    release_outputs,
+    sidecar_of,
+    write_files,
+)
+
+
+@pytest.fixture
+def data(tmp_path):
+    p = tmp_path / "data.csv"
+    p.write_bytes(b"a,b\n1,2\n")
+    sidecar_of(p).write_bytes(b"{}\n")
+    return p
+
+
+def test_sidecar_of_matches_the_reader():
+    from kanon_core.io import sidecar_path
+
+    for name in ("data.csv", "x.y.parquet", "d.sav", "noext"):
+        assert sidecar_of(name) == sidecar_path(Path(name))
+
+
+def test_output_equal_to_input_is_refused_in_every_spelling(data, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    link = tmp_path / "link.csv"
+    link.symlink_to(data)
+    hard = tmp_path / "hard.csv"
+    os.link(data, hard)
+    for spelling in (data, "data.csv", "./data.csv", f"{tmp_path}/../{tmp_path.name}/data.csv", link, hard):
+        with pytest.raises(InputError, match="would write over the input file"):
+            check_outputs({"--output": spelling}, data_inputs(data))
+
+
+def test_output_equal_to_the_input_sidecar_is_refused(data):
+    with pytest.raises(InputError, match="labels file"):
+        check_outputs({"--json": data.with_name("data.labels.json")}, data_inputs(data))
+    # a release named like the input's stem: its sidecar would overwrite the input's labels
+    with pytest.raises(InputError, match="the labels file of --output would write over the input's labels file"):
+        check_outputs(release_outputs(data.with_name("data.parquet")), data_inputs(data))
+    # without the sidecar (e.g. --no-labels) the Parquet release itself is fine
+    assert check_outputs(release_outputs(data.with_name("data.parquet"), sidecar=False), data_inputs(data))
+
+
+def test_two_outputs_naming_one_file_are_refused(data, tmp_path):
+    out = tmp_path / "out.csv"
+    with pytest.raises(InputError, match="--output and --report name the same file"):
+        check_outputs({"--output": out, "--report": tmp_path / "." / "out.csv"}, data_inputs(data))
+    with pytest.raises(InputError, match="name the same file"):
+        check_outputs([*release_outputs(out), NamedPath("--json", tmp_path / "out.labels.json")], [])
+
+
+def test_missing_folder_and_folder_outputs_are_refused(data, tmp_path):
+    with pytest.raises(InputError, match="The folder of --output does not exist"):
+        check_outputs({"--output": tmp_path / "nope" / "x.csv"}, data_inputs(data))
+    with pytest.raises(InputError, match="names a folder"):
+        check_outputs({"--output": tmp_path}, data_inputs(data))
+
+
+def test_stdout_and_absent_options_are_not_files(data, tmp_path):
+    ok = check_outputs({"--json": "-", "--report": None, "--output": tmp_path / "new.csv"}, data_inputs(data))
+    assert ok == [tmp_path / "new.csv"]
+
+
+def test_messages_name_roles_not_paths(data, tmp_path):
+    secret = tmp_path / "secret_folder"
+    with pytest.raises(InputError) as info:
+        check_outputs({"--output": secret / "x.csv"}, data_inputs(data))
+    assert "secret_folder" not in str(info.value) and "\n" not in str(info.value)
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if ".tmp" in p.name)
+
+
+def test_batch_writes_all_or_nothing(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.json"
+    a.write_bytes(b"old")
+    with pytest.raises(RuntimeError), OutputBatch() as batch:
+        batch.write_bytes(a, b"new")
+        batch.write_bytes(b, b"{}")
+        raise RuntimeError("fails after writing")
+    assert a.read_bytes() == b"old" and not b.exists() and _leftovers(tmp_path) == []
+    assert write_files([(a, b"new"), (b, b"{}")]) == [a, b]
+    assert a.read_bytes() == b"new" and b.read_bytes() == b"{}" and _leftovers(tmp_path) == []
+
+
+def test_a_failing_rename_leaves_no_temporary_files(tmp_path, monkeypatch):
+    a = tmp_path / "a.csv"
+
+    def boom(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_bytes(a, b"x")
+    assert not a.exists() and _leftovers(tmp_path) == []
+
+
+def test_atomic_path_keeps_the_extension_and_permissions(tmp_path):
+    target = tmp_path / "out.sav"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    with atomic_path(target) as tmp:
+        assert tmp.suffix == ".sav" and tmp.parent == tmp_path and tmp != target
+        tmp.write_bytes(b"new")
+        assert target.read_bytes() == b"old"
+    assert target.read_bytes() == b"new" and (target.stat().st_mode & 0o777) == 0o640
+    fresh = tmp_path / "fresh.csv"
+    atomic_write_bytes(fresh, b"x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_batch_cannot_be_committed_twice(tmp_path):
+    batch = OutputBatch()
+    batch.write_bytes(tmp_path / "x", b"1")
+    batch.commit()
+    with pytest.raises(RuntimeError):
+        batch.commit()
+
+
+def test_write_release_failing_in_the_writer_leaves_nothing(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from kanon_core import export
+    from kanon_core.dataset import Dataset
+
+    ds = Dataset(frame=pd.DataFrame({"a": [1, 2, 3]}), name="d")
+    out = tmp_path / "rel.csv"
+    out.write_bytes(b"previous release")
+
+    def broken(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(export, "labels_json", broken)
+    from kanon_core.dataset import VariableMeta
+
+    labelled = Dataset(frame=ds.frame, meta={"a": VariableMeta(label="A")}, name="d")
+    with pytest.raises(OSError):
+        export.write_release(labelled, out)
+    assert out.read_bytes() == b"previous release" and _leftovers(tmp_path) == []
+
+
+def test_write_release_failing_on_the_second_file_leaves_the_first_untouched(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from kanon_core import export
+    from kanon_core.dataset import Dataset, VariableMeta
+
+    ds = Dataset(frame=pd.DataFrame({"a": [1, 2, 3]}), meta={"a": VariableMeta(label="A")}, name="d")
+    out = tmp_path / "rel.csv"
+    out.write_bytes(b"previous release")
+    real = OutputBatch.write_bytes
+    calls = []
+
+    def second_fails(self, target, data):
+        calls.append(target)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(self, target, data)
+
+    monkeypatch.setattr(OutputBatch, "write_bytes", second_fails)
+    with pytest.raises(OSError):
+        export.write_release(ds, out)
+    assert len(calls) == 2 and out.read_bytes() == b"previous release"
+    assert not (tmp_path / "rel.labels.json").exists() and _leftovers(tmp_path) == []
