@@ -7,4 +7,4 @@ bash scripts/setup.sh
 bash scripts/system_deps.sh
 .venv/bin/ruff check .
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
-.venv/bin/python -m pytest -n 2 --dist loadfile -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -n 2 --dist loadfile -q -rs -p no:cacheprovider "$@"
