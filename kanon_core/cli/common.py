@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ import pandas as pd
 from ..dataset import MISSING_SEMANTICS, Dataset, Roles
 from ..errors import InputError
 from ..io import load_dataset
+from ..outputs import OutputBatch, atomic_write_bytes
 
 
 def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> None:
@@ -82,9 +82,13 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def write_json(path: str | None, payload: Any) -> None:
+def write_json(path: str | None, payload: Any, batch: OutputBatch | None = None) -> None:
+    """``payload`` as indented JSON to stdout (``-`` or None) or to a file, atomically: inside ``batch``
+    (written with a command's other outputs when all succeeded) or on its own."""
     text = json.dumps(to_jsonable(payload), indent=2, ensure_ascii=False)
     if path is None or path == "-":
         print(text)
+    elif batch is not None:
+        batch.write_text(path, text + "\n")
     else:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        atomic_write_bytes(path, (text + "\n").encode("utf-8"))
