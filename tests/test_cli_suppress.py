@@ -42,7 +42,7 @@ def test_output_is_k_anonymous_and_summary_matches(small_csv, tmp_path, method):
     codes = treated.qi_matrix(qis).codes
     fk, _ = brute_force_class_sizes(codes, "wildcard")
     assert (fk >= 3).all() and summary["violations_after"] == 0
-    suppressed = {q: int(treated.frame[q].isna().sum()) for q in qis}
+    suppressed = {q: int(treated.missing_mask(q).sum()) for q in qis}
     assert suppressed["sex"] == 0
     assert {q: v["suppressed"] for q, v in summary["per_variable"].items()} == suppressed
     assert summary["n_suppressed"] == sum(suppressed.values())
@@ -51,7 +51,7 @@ def test_output_is_k_anonymous_and_summary_matches(small_csv, tmp_path, method):
         assert key in summary
     assert summary["optimal"] == (method == "exact")
     # unsuppressed cells keep their values
-    keep = treated.frame["edu"].notna()
+    keep = ~treated.missing_mask("edu")
     assert (treated.frame.loc[keep, "edu"] == frame.loc[keep, "edu"]).all()
 
 
@@ -63,3 +63,62 @@ def test_bad_input_exits_2_with_one_line(small_csv, tmp_path, capsys):
     assert len(err) == 1 and "protected" in err[0]
     assert main(["suppress", str(path), "--qi", "sex", "--k", "3", "--importance", "sex=abc", "-o", out]) == 2
     assert main(["suppress", str(path), "--qi", "sex", "--k", "1", "-o", out]) == 2
+
+
+def test_csv_release_tells_suppressed_cells_from_cells_missing_already(tmp_path):
+    """Suppressed cells are the declared code (-99, labelled in the sidecar); missing input cells stay empty."""
+    rng = np.random.default_rng(11)
+    n = 60
+    frame = pd.DataFrame({"sex": rng.choice(["m", "f"], n), "age": rng.integers(20, 26, n).astype(float),
+                          "edu": rng.choice(["a", "b", "c"], n).astype(object)})
+    frame.loc[[0, 5], "age"] = np.nan
+    frame.loc[[3], "edu"] = np.nan
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    before = path.read_bytes()
+    out = tmp_path / "out.csv"
+    assert main(["suppress", str(path), "--qi", "sex,age,edu", "--k", "3", "-o", str(out), "--json",
+                 str(tmp_path / "s.json")]) == 0
+    assert path.read_bytes() == before
+    sidecar = json.loads((tmp_path / "out.labels.json").read_text())
+    raw = pd.read_csv(out, keep_default_na=True)
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["written"] == ["out.csv", "out.labels.json"]
+    for q in ("age", "edu"):
+        coded = (raw[q].astype(str).isin(["-99", "-99.0"])).to_numpy()
+        empty = raw[q].isna().to_numpy()
+        assert (empty == frame[q].isna().to_numpy()).all()  # missing already: empty, as in the input
+        assert not (coded & frame[q].isna().to_numpy()).any()
+        assert int(coded.sum()) == summary["per_variable"].get(q, {}).get("suppressed", 0)
+        if coded.any():
+            assert sidecar[q]["missing_codes"] == ["-99"]
+    treated = load_dataset(out)  # read back with the sidecar: suppressed cells count as missing
+    for q in ("sex", "age", "edu"):
+        assert treated.missing_mask(q).sum() == frame[q].isna().sum() + summary["per_variable"].get(q, {}).get(
+            "suppressed", 0)
+
+
+def test_suppressed_code_that_is_a_value_is_refused_before_writing(tmp_path, capsys):
+    frame = pd.DataFrame({"a": [1, 1, 2, 3, 3, 3], "b": ["x", "x", "y", "z", "z", "z"]})
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "out.csv"
+    assert main(["suppress", str(path), "--qi", "a,b", "--k", "2", "--suppressed-code", "3", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "also a value" in err[0] and not out.exists()
+
+
+@pytest.mark.parametrize("target", ["input", "dot", "sidecar", "stem"])
+def test_suppress_never_writes_over_its_input(small_csv, tmp_path, capsys, monkeypatch, target):
+    path, _ = small_csv
+    side = path.with_name("small.labels.json")
+    side.write_text('{"sex": {"label": "Sex"}}\n')
+    before, side_before = path.read_bytes(), side.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    args = {"input": ["-o", str(path)], "dot": ["-o", "./small.csv"], "sidecar": ["-o", "o.csv", "--json", str(side)],
+            "stem": ["-o", "small.parquet"]}[target]
+    assert main(["suppress", str(path), "--qi", "sex,age", "--k", "3", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "would write over the input" in err[0]
+    assert path.read_bytes() == before and side.read_bytes() == side_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.csv", "small.labels.json"]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..outputs import OutputBatch, check_outputs, data_inputs
 from .common import add_input_options, load_from_args, write_json
 
 
@@ -17,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=2, help="threshold: a combination is unsafe below k records (default 2)")
     p.add_argument("--max-size", type=int, default=None, help="largest MINUC size searched (default: all)")
     p.add_argument("--dis-fraction", type=float, default=0.01, help="sampling fraction for DIS-SUDA (k = 2)")
-    p.add_argument("--json", dest="json_out", default="-", help="write the summary as JSON here (default stdout)")
+    p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
+                   help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
     p.add_argument("--per-record", help="write per-record counts by size (size1..sizeQ) as CSV, input row order")
     p.add_argument("--list", dest="list_out", help="write every MINUC as CSV rows (record, size, variables)")
     p.set_defaults(func=run)
@@ -30,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2:
         raise InputError("--k must be at least 2.")
+    check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record, "--list": args.list_out},
+                  data_inputs(args.file))
     ds = load_from_args(args)
     qm = ds.qi_matrix()
     res = find_minucs(qm, k=args.k, missing=ds.missing, max_size=args.max_size)
@@ -42,20 +47,21 @@ def run(args: argparse.Namespace) -> int:
     if args.k == 2:
         suda = suda_scores(res, qm, dis_fraction=args.dis_fraction)
         payload["suda"] = suda.summary()
-    write_json(args.json_out, payload)
-    if args.per_record:
-        by_size = res.counts_by_size()
-        out = pd.DataFrame(by_size, columns=[f"size{s + 1}" for s in range(res.n_qis)])
-        if suda is not None:
-            out["suda"] = suda.score
-            out["dis_suda"] = suda.dis_score
-        out.to_csv(args.per_record, index=False, lineterminator="\n")
-    if args.list_out:
-        _write_list(args.list_out, res)
+    with OutputBatch() as batch:
+        if args.per_record:
+            by_size = res.counts_by_size()
+            out = pd.DataFrame(by_size, columns=[f"size{s + 1}" for s in range(res.n_qis)])
+            if suda is not None:
+                out["suda"] = suda.score
+                out["dis_suda"] = suda.dis_score
+            out.to_csv(batch.temp_path(args.per_record), index=False, lineterminator="\n")
+        if args.list_out:
+            _write_list(batch.temp_path(args.list_out), res)
+        write_json(args.json_out, payload, batch)
     return 0
 
 
-def _write_list(path: str, res) -> None:
+def _write_list(path: str | Path, res) -> None:
     """One line per (record, MINUC), streamed in blocks so tens of millions of lines fit in memory."""
     from ..risk.minucs import popcount
 

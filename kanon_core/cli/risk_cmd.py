@@ -7,6 +7,7 @@ import time
 
 import pandas as pd
 
+from ..outputs import OutputBatch, check_outputs, data_inputs
 from ..risk.summary import risk_summary
 from .common import add_input_options, load_from_args, write_json
 
@@ -15,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("risk", help="equivalence-class sizes (fk, Fk) and k-anonymity violations")
     add_input_options(p)
     p.add_argument("--k", type=int, default=3, help="k-anonymity threshold (default 3)")
-    p.add_argument("--json", dest="json_out", default="-", help="write the summary as JSON here (default stdout)")
+    p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
+                   help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
     p.add_argument("--per-record", help="write per-record fk (and Fk with --weight) as CSV, in input row order")
     p.set_defaults(func=run)
 
@@ -25,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record}, data_inputs(args.file))
     t0 = time.perf_counter()
     ds = load_from_args(args)
     qm = ds.qi_matrix()
@@ -32,10 +35,11 @@ def run(args: argparse.Namespace) -> int:
     payload = summary.to_json()
     payload["qis"] = list(qm.names)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
-    write_json(args.json_out, payload)
-    if args.per_record:
-        out = pd.DataFrame({"fk": summary.sizes.fk})
-        if summary.sizes.Fk is not None:
-            out["Fk"] = summary.sizes.Fk
-        out.to_csv(args.per_record, index=False, lineterminator="\n")
+    with OutputBatch() as batch:
+        if args.per_record:
+            out = pd.DataFrame({"fk": summary.sizes.fk})
+            if summary.sizes.Fk is not None:
+                out["Fk"] = summary.sizes.Fk
+            out.to_csv(batch.temp_path(args.per_record), index=False, lineterminator="\n")
+        write_json(args.json_out, payload, batch)
     return 0
