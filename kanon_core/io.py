@@ -3,6 +3,15 @@
 Formats are chosen by file extension. CSV delimiters are sniffed (``,`` ``;`` tab ``|``), so the
 semicolon files common in Europe load as they are. SPSS, Stata and SAS files go through pyreadstat,
 which returns variable labels, value labels and (SPSS) user-missing codes.
+
+Text files are read exactly (see :func:`type_column`): a cell is missing only when it is empty (or, later,
+matches a declared missing code). Text such as "NA" (Namibia's country code), "None" or "null" stays text,
+because treating it as missing would make it a wildcard and hide unique records; :func:`missing_like_counts`
+reports such columns so a user can declare them missing on purpose. A column is numeric only when every
+cell's text is what the writer gives back (:func:`cell_text`), so "02138", " 7" and "1e3" stay text and a
+release reproduces the text of every untreated cell.
+
+Encodings are decided per file, never per cell (see :func:`decode_text`).
 """
 
 from __future__ import annotations
@@ -47,10 +56,13 @@ def supported_extensions() -> list[str]:
     return sorted(READ_FORMATS)
 
 
-def read_table(source: str | os.PathLike | bytes, filename: str | None = None) -> LoadedTable:
+def read_table(source: str | os.PathLike | bytes, filename: str | None = None,
+               sheet: str | None = None) -> LoadedTable:
     """Read a table from a path or from bytes (an upload; ``filename`` gives the extension).
 
-    Raises :class:`InputError` with a message that names the problem but never the data.
+    ``sheet`` names the sheet of an Excel workbook; a workbook with several sheets needs one, so no
+    sheet is ever ignored silently. Raises :class:`InputError` with a message that names the problem
+    but never the data.
     """
     if isinstance(source, (bytes, bytearray)):
         if not filename:
@@ -74,22 +86,57 @@ def read_table(source: str | os.PathLike | bytes, filename: str | None = None) -
     if size == 0:
         raise InputError("The file is empty.")
     fmt = READ_FORMATS[ext]
+    if sheet is not None and fmt != "Excel":
+        raise InputError("A sheet can only be chosen in an Excel workbook (.xlsx, .xls).")
     try:
         if fmt == "CSV":
             frame, meta = _read_csv(data if data is not None else path.read_bytes()), {}  # type: ignore[union-attr]
         elif fmt == "Parquet":
             frame, meta = _read_parquet(data, path)
         elif fmt == "Excel":
-            frame, meta = pd.read_excel(io.BytesIO(data) if data is not None else path), {}
+            frame, meta = _read_excel(data, path, sheet), {}
         else:
             frame, meta = _read_stat(fmt, ext, data, path)
     except InputError:
         raise
     except Exception as exc:  # readers raise many types; report the kind, never the content
         raise InputError(f"Could not read the file as {fmt}: {type(exc).__name__}. Is it really a {fmt} file?") from None
-    frame = _normalize(frame)
+    if fmt != "CSV":  # CSV columns are typed exactly by _read_csv; the others carry their own types
+        frame = _normalize(frame)
     validate_frame(frame)
     return LoadedTable(frame=frame, meta=meta, format=fmt)
+
+
+def excel_sheets(source: str | os.PathLike | bytes) -> list[str]:
+    """The sheet names of an Excel workbook (a path or its bytes), in the workbook's order."""
+    try:
+        with pd.ExcelFile(io.BytesIO(bytes(source)) if isinstance(source, (bytes, bytearray)) else source) as xl:
+            return [str(n) for n in xl.sheet_names]
+    except Exception as exc:  # readers raise many types; report the kind, never the content
+        raise InputError(f"Could not read the file as Excel: {type(exc).__name__}. Is it really an Excel file?") from None
+
+
+def _read_excel(data: bytes | None, path: Path | None, sheet: str | None) -> pd.DataFrame:
+    """One sheet of a workbook; text cells stay text ("NA" is not missing), empty cells are missing."""
+    with pd.ExcelFile(io.BytesIO(data) if data is not None else path) as xl:
+        names = [str(n) for n in xl.sheet_names]
+        if sheet is None:
+            if len(names) > 1:
+                raise InputError(f"The workbook has {len(names)} sheets ({', '.join(names)}); choose one "
+                                 "(--sheet NAME on the command line).")
+            sheet = names[0]
+        elif sheet not in names:
+            raise InputError(f"The workbook has no sheet '{sheet}'; its sheets are: {', '.join(names)}.")
+        frame = pd.read_excel(xl, sheet_name=sheet, keep_default_na=False, na_values=[])
+    for col in frame.columns:
+        s = frame[col]
+        if not isinstance(s, pd.DataFrame) and not pd.api.types.is_numeric_dtype(s.dtype):
+            empty = s.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
+            if empty.any():
+                out = s.astype(object)
+                out[empty] = np.nan
+                frame[col] = out.infer_objects() if not empty.all() else pd.Series(np.nan, index=s.index)
+    return frame
 
 
 PARQUET_LABELS_KEY = b"kanon.labels"
@@ -120,9 +167,14 @@ def load_dataset(
     roles: Roles | None = None,
     missing: str = "wildcard",
     missing_codes: Mapping[str, tuple[Any, ...]] | None = None,
+    sheet: str | None = None,
 ) -> Dataset:
-    """Read a file into a :class:`Dataset` (version 0 of a session)."""
-    table = read_table(source, filename)
+    """Read a file into a :class:`Dataset` (version 0 of a session).
+
+    ``missing_codes`` given as text (the command line's ``--missing-codes``) are matched to each
+    column's type: "-9" is the number -9 in a numeric column and the text "-9" in a text column.
+    """
+    table = read_table(source, filename, sheet)
     meta = dict(table.meta)
     if not isinstance(source, (bytes, bytearray)):
         meta.update(read_labels_sidecar(Path(source), table.frame))
@@ -130,7 +182,9 @@ def load_dataset(
         if col not in table.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
         m = meta.get(col, VariableMeta())
-        meta[col] = VariableMeta(m.label, m.value_labels, tuple(m.missing_codes) + tuple(codes))
+        typed = typed_codes(table.frame[col], codes)
+        meta[col] = VariableMeta(m.label, m.value_labels,
+                                 tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
     name = Path(filename).stem if filename else Path(str(source)).stem
     return Dataset(frame=table.frame, meta=meta, roles=roles or Roles(), missing=missing, name=name)  # type: ignore[arg-type]
 
@@ -169,12 +223,31 @@ def labels_from_spec(spec: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, 
     return out
 
 
+def typed_codes(series: pd.Series, codes: Any) -> tuple[Any, ...]:
+    """Codes (text or numbers) as values of ``series``: numbers in a numeric column, text otherwise."""
+    numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+    out: list[Any] = []
+    for c in codes:
+        v = _typed_code(c, numeric) if isinstance(c, str) else c
+        if not numeric and not isinstance(v, str):
+            v = cell_text(v)
+        if v not in out:
+            out.append(v)
+    return tuple(out)
+
+
 def _typed_code(code: str, numeric: bool) -> Any:
+    """A code's text as a value of a numeric column (an integer when whole), or the text itself."""
     if not numeric:
         return code
+    t = code.strip()
+    if re.fullmatch(r"[-+]?[0-9]+", t):
+        return int(t)
     try:
-        f = float(code)
+        f = float(t)
     except ValueError:
+        return code
+    if not np.isfinite(f):
         return code
     return int(f) if f.is_integer() else f
 
@@ -184,34 +257,191 @@ def _extension(filename: str) -> str:
 
 
 def _read_csv(raw: bytes) -> pd.DataFrame:
-    text = _decode(raw)
+    """A CSV file with every cell read as its exact text, then typed column by column (:func:`type_column`)."""
+    text = decode_text(raw)
     if not text.strip():
         raise InputError("The file is empty.")
     if "\x00" in text[:4096]:
-        raise InputError("This looks like a binary file, not a CSV text file.")
+        raise InputError("This looks like a binary file, not a CSV text file (UTF-16 needs a byte-order mark).")
     sample = text[:65536]
+    lines = sample.splitlines()
     try:
         dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
         sep = dialect.delimiter
     except csv.Error:
-        first = sample.splitlines()[0] if sample.splitlines() else ""
+        first = lines[0] if lines else ""
         sep = max(",;\t|", key=first.count)
-    header = next(csv.reader(io.StringIO(sample), delimiter=sep), [])
+    header = next(csv.reader(lines[:1], delimiter=sep), [])
     names = [h.strip() for h in header]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:  # pandas would silently rename them to a.1, a.2
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
-    frame = pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, keep_default_na=True)
-    return frame
+    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
+                        index_col=False, low_memory=False)
+    return pd.DataFrame({col: type_column(frame[col]) for col in frame.columns}, index=frame.index)
 
 
-def _decode(raw: bytes) -> str:
-    for enc in ("utf-8-sig", "cp1252", "latin-1"):
+_CANONICAL_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def cell_text(value: Any) -> str:
+    """The text a release writes for one observed value: integers without ".0", floats in Python's
+    shortest round-trip form (``repr``: "0.1", "2.0", "1e+16"), text unchanged.
+
+    The reader keeps a column numeric only when every cell's text equals this (see :func:`type_column`),
+    so writing an untreated column gives back its exact text.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return str(value)
+
+
+def type_column(text: pd.Series) -> pd.Series:
+    """Type one column of cell texts exactly; empty cells are missing, nothing else is.
+
+    * integer (``int64``, or nullable ``Int64`` with empty cells) when every non-empty cell is a canonical
+      integer text (no sign but "-", no leading zeros, no spaces, no exponent) within 64 bits;
+    * float (``float64``, empty cells NaN) when every non-empty cell is the shortest round-trip text of a
+      finite float, as :func:`cell_text` writes it ("1.5", "2.0"; not "1e3", "2", "1.50" or " 1.5");
+    * text otherwise, each cell's text unchanged ("02138", " 7", "NA"), empty cells NaN.
+    """
+    values = text.to_numpy(dtype=object)
+    codes, uniques = pd.factorize(values)
+    uniques = np.asarray(uniques, dtype=object)
+    empty_u = uniques == ""
+    present = uniques[~empty_u].tolist()
+    empty = empty_u[codes]
+    if not present:
+        return pd.Series(np.nan, index=text.index, dtype="float64")
+    ints = _as_ints(present)
+    if ints is not None:
+        table = np.zeros(len(uniques), dtype=np.int64)
+        table[~empty_u] = ints
+        out = table[codes]
+        if empty.any():
+            return pd.Series(pd.arrays.IntegerArray(out, empty), index=text.index)
+        return pd.Series(out, index=text.index)
+    floats = _as_floats(present)
+    if floats is not None:
+        table_f = np.full(len(uniques), np.nan)
+        table_f[~empty_u] = floats
+        return pd.Series(table_f[codes], index=text.index)
+    cells = values.copy()
+    cells[empty] = np.nan
+    return pd.Series(cells, index=text.index, dtype="str")
+
+
+def _as_ints(texts: list[str]) -> np.ndarray | None:
+    out = np.empty(len(texts), dtype=np.int64)
+    for i, t in enumerate(texts):
+        if not _CANONICAL_INT.fullmatch(t) or t == "-0":
+            return None
+        v = int(t)
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            return None
+        out[i] = v
+    return out
+
+
+def _as_floats(texts: list[str]) -> np.ndarray | None:
+    out = np.empty(len(texts), dtype=np.float64)
+    for i, t in enumerate(texts):
         try:
-            return raw.decode(enc)
-        except UnicodeDecodeError:
+            f = float(t)
+        except ValueError:
+            return None
+        if not np.isfinite(f) or repr(f) != t:
+            return None
+        out[i] = f
+    return out
+
+
+MISSING_LIKE_TEXT = frozenset({
+    "na", "n/a", "n.a.", "n.a", "#n/a", "nan", "null", "none", "nil", "missing", ".", "-", "--", "?", "*",
+})
+"""Texts that some programs treat as missing (compared ignoring case and surrounding spaces). kanon never
+does on its own; :func:`missing_like_counts` reports them so they can be declared missing on purpose."""
+
+
+def is_missing_like(value: Any) -> bool:
+    """True for text that often means "missing" ("NA", "n/a", "NULL", "None", "nan", ".", "-", "?" ...)."""
+    return isinstance(value, str) and value.strip().lower() in MISSING_LIKE_TEXT
+
+
+def missing_like_values(ds: Dataset) -> dict[str, dict[str, int]]:
+    """Per text column, the missing-like texts it holds (not already declared missing) and their counts."""
+    out: dict[str, dict[str, int]] = {}
+    for col in ds.columns:
+        s = ds.frame[col]
+        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_datetime64_any_dtype(s.dtype):
             continue
-    raise InputError("The file's text encoding is not recognised (try UTF-8).")
+        declared = set(ds.meta_of(col).missing_codes)
+        counts = s.value_counts(dropna=True)
+        found = {str(v): int(n) for v, n in counts.items()
+                 if is_missing_like(v) and v not in declared}
+        if found:
+            out[col] = dict(sorted(found.items()))
+    return out
+
+
+def missing_like_counts(ds: Dataset) -> dict[str, int]:
+    """Per column, the number of cells holding missing-like text (see :func:`missing_like_values`)."""
+    return {col: sum(found.values()) for col, found in missing_like_values(ds).items()}
+
+
+def missing_like_notice(counts: Mapping[str, int]) -> str:
+    """The one-line notice about missing-like text (names columns and counts, never values)."""
+    listed = ", ".join(f"{col} ({n:,})" for col, n in counts.items())
+    return (f"columns with text that often means missing (not treated as missing): {listed}; "
+            "declare with --missing-codes")
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xef\xbb\xbf", "utf-8-sig"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def decode_text(raw: bytes) -> str:
+    """The text of a file, with one encoding for the whole file (never cell by cell).
+
+    * a byte-order mark decides (UTF-8, UTF-16, UTF-32); the file must then decode completely;
+    * otherwise UTF-8 when the whole file is valid UTF-8;
+    * otherwise, when the file holds no valid UTF-8 multi-byte character at all, it is a single-byte file
+      and is decoded as Windows-1252 (Latin-1 when it uses bytes Windows-1252 leaves undefined);
+    * a file that is UTF-8 except for some stray bytes mixes encodings: guessing would turn every
+      "Montréal" into "MontrÃ©al", so it stops with the number of the first line that is not UTF-8.
+    """
+    for bom, enc in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(enc)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"Line {_line_of(raw, exc.start)} is not valid {enc.upper().replace('-SIG', '')} "
+                                 "although the file starts with its byte-order mark.") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    lenient = raw.decode("utf-8", errors="surrogateescape")
+    if any(ord(ch) > 0x7F and not 0xDC80 <= ord(ch) <= 0xDCFF for ch in lenient):
+        raise InputError(f"Line {_line_of(raw, first_bad)} is not valid UTF-8 while other lines are: the file "
+                         "mixes text encodings. Save it again as UTF-8.")
+    try:
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _line_of(raw: bytes, offset: int) -> int:
+    """The 1-based line number of byte ``offset`` (``\\n``, ``\\r\\n`` or ``\\r`` line ends)."""
+    head = raw[:offset]
+    return head.count(b"\n") + 1 if b"\n" in raw else head.count(b"\r") + 1
 
 
 def _read_stat(fmt: str, ext: str, data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
@@ -312,11 +542,24 @@ def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | Non
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """UTF-8 CSV, comma-separated, ``\\n`` line ends, no index, shortest round-trip floats, empty = missing.
 
-    Deterministic: the bytes depend only on the frame (column order, values and dtypes).
+    Deterministic: the bytes depend only on the frame (column order, values and dtypes). Every observed
+    value is written as :func:`cell_text` gives it, the form the reader accepts as a number, so an untreated
+    cell read by :func:`read_table` is written back with its exact text.
     """
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
+    if floats:
+        frame = frame.assign(**{str(c): _float_texts(frame[c]) for c in floats})
     buf = io.StringIO()
     frame.to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")
+
+
+def _float_texts(s: pd.Series) -> pd.Series:
+    """A float column as the text :func:`cell_text` writes (missing cells empty)."""
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    texts = np.array([repr(x) for x in v.tolist()], dtype=object)
+    texts[np.isnan(v)] = ""
+    return pd.Series(texts, index=s.index, dtype=object)
 
 
 def parquet_bytes(frame: pd.DataFrame, metadata: Mapping[str, str] | None = None) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import pandas as pd
 
 from ..dataset import MISSING_SEMANTICS, Dataset, Roles
 from ..errors import InputError
-from ..io import load_dataset
+from ..io import load_dataset, missing_like_counts, missing_like_notice
 from ..outputs import OutputBatch, atomic_write_bytes
 
 
@@ -24,7 +25,9 @@ def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> N
     p.add_argument("--missing", choices=MISSING_SEMANTICS, default="wildcard",
                    help="missing values match anything (wildcard, default) or are a category of their own")
     p.add_argument("--missing-codes", default=None,
-                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=99' (NA is always missing)")
+                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=NA'; only empty cells and these "
+                        "codes are missing (text such as NA is a value unless declared)")
+    p.add_argument("--sheet", default=None, help="the sheet to read from an Excel workbook with several sheets")
 
 
 def split_list(text: str | None) -> tuple[str, ...]:
@@ -33,13 +36,18 @@ def split_list(text: str | None) -> tuple[str, ...]:
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
-def parse_missing_codes(text: str | None) -> dict[str, tuple[Any, ...]]:
-    out: dict[str, tuple[Any, ...]] = {}
+def parse_missing_codes(text: str | None) -> dict[str, tuple[str, ...]]:
+    """``'a=-9|-8,b=NA'`` -> ``{"a": ("-9", "-8"), "b": ("NA",)}``: codes as text, exactly as written.
+
+    :func:`kanon_core.io.load_dataset` matches them to each column's type, so "02138" stays a text code
+    and "-9" is a number in a numeric column.
+    """
+    out: dict[str, tuple[str, ...]] = {}
     for part in split_list(text):
         if "=" not in part:
             raise InputError(f"--missing-codes expects var=code|code, got '{part}'.")
         var, codes = part.split("=", 1)
-        out[var.strip()] = tuple(_number_or_text(c) for c in codes.split("|") if c != "")
+        out[var.strip()] = tuple(c for c in codes.split("|") if c != "")
     return out
 
 
@@ -55,8 +63,12 @@ def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
     """Load FILE with the roles given on the command line."""
     roles = Roles(qis=split_list(getattr(args, "qi", None)), weight=getattr(args, "weight", None), **extra_roles)
     ds = load_dataset(args.file, roles=roles, missing=args.missing,
-                      missing_codes=parse_missing_codes(getattr(args, "missing_codes", None)))
+                      missing_codes=parse_missing_codes(getattr(args, "missing_codes", None)),
+                      sheet=getattr(args, "sheet", None))
     ds.weights()  # validate early: a bad weight is a clear error before any work
+    counts = missing_like_counts(ds)
+    if counts:  # never treated as missing on a guess, but worth one line (columns and counts, no values)
+        print(f"kanon: notice: {missing_like_notice(counts)}", file=sys.stderr)
     return ds
 
 
