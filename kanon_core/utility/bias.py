@@ -184,21 +184,22 @@ def suppressed_cells(original: Dataset, treated: Dataset, variables: Sequence[st
     ``most_suppressed`` is the label of the value suppressed most often and ``most_suppressed_share``
     its share of that variable's suppressed cells.
     """
+    from .suppressed import suppressed_mask
+
     _same_records(original, treated)
     variables = list(variables) if variables is not None else list(original.roles.qis)
-    rows = []
-    n = original.n_records
     for v in variables:
         if v not in treated.frame.columns:
             raise InputError(f"Variable '{v}' is not in the treated data.")
+    cells = suppressed_mask(original, treated, variables)
+    top = cells.most_suppressed(original).set_index("variable")
+    rows = []
+    n = original.n_records
+    for v in variables:
         mo, mt = original.missing_mask(v), treated.missing_mask(v)
-        sup = ~mo & mt
-        k = int(sup.sum())
-        top_label, top_n = None, 0
-        if k:
-            counts = pd.Series(original.frame[v].to_numpy(dtype=object)[sup]).value_counts()
-            top_value, top_n = counts.index[0], int(counts.iloc[0])
-            top_label = original.value_label(v, top_value)
+        k = int(cells.column(v).sum())
+        top_label = top.loc[v, "value"] if v in top.index else None
+        top_n = int(top.loc[v, "suppressed"]) if v in top.index else 0
         rows.append({
             "variable": v, "label": original.meta_of(v).label or v, "n_suppressed": k,
             "pct_records": 100 * k / n, "n_missing_original": int(mo.sum()), "n_missing_treated": int(mt.sum()),
