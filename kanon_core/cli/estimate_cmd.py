@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..outputs import check_outputs, data_inputs
 from ..utility.design import DEFAULT_LONELY_PSU, LONELY_PSU_CHOICES
 from .common import load_from_args, parse_missing_codes, write_json
 
@@ -46,13 +47,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci", choices=CI_CHOICES, default="wald",
                    help="wald (normal quantile, as confint(svymean)) or logit (as svyciprop method='logit')")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--json", dest="json_out", default="-", help="write the estimates as JSON here (default stdout)")
+    p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
+                   help="write the estimates as JSON here (default stdout); -o, --output and --json are the same")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..utility.survey import estimate_proportions
 
+    check_outputs({"-o/--json": args.json_out}, data_inputs(args.file))
     ds, design = load_design(args)
     est = estimate_proportions(ds, args.var, design=design, ci=args.ci, level=args.level)
     write_json(args.json_out, est.to_records())

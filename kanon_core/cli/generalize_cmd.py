@@ -7,7 +7,9 @@ import json
 import time
 from pathlib import Path
 
+from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs
 from .common import add_input_options, load_from_args, write_json
+from .recode_cmd import check_table_format
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--algorithm", choices=["optimal", "datafly"], default="optimal",
                    help="exact search (default) or Sweeney's Datafly heuristic")
     p.add_argument("--json", dest="json_out", default="-", help="write the result as JSON here (default stdout)")
-    p.add_argument("--output", help="also write the generalized (and suppressed) data to this file")
+    p.add_argument("-o", "--output", help="also write the generalized (and suppressed) data to this file")
     p.add_argument("--step", help="write the generalization as a recipe step (JSON) to this file")
     p.set_defaults(func=run)
 
@@ -41,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    check_table_format(args.output)
+    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step},
+                  [*data_inputs(args.file), *folder_inputs(args.hierarchies, "a hierarchy file")])
     t0 = time.perf_counter()
     ds = load_from_args(args)
     qis = ds.roles.qis
@@ -56,11 +61,12 @@ def run(args: argparse.Namespace) -> int:
     payload["missing"] = ds.missing
     payload["seconds_search"] = round(result.seconds, 4)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
-    write_json(args.json_out, payload)
-    if args.step or args.output:
-        step = result.step()
-        if args.step:
-            Path(args.step).write_text(json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if args.output:
-            write_table(step.apply(ds), args.output)
+    with OutputBatch() as batch:
+        if args.step or args.output:
+            step = result.step()
+            if args.step:
+                batch.write_text(args.step, json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            if args.output:
+                write_table(step.apply(ds), batch.temp_path(args.output))
+        write_json(args.json_out, payload, batch)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..outputs import OutputBatch, check_outputs, data_inputs
 from .common import _number_or_text, add_input_options, load_from_args, split_list, write_json
 
 
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bottom-value", help="replacement for bottom-coded values")
     p.add_argument("--k", type=int, default=3, help="k for the risk effect (default 3)")
     p.add_argument("--json", dest="json_out", default="-", help="write counts and risk effect as JSON (default stdout)")
-    p.add_argument("--output", help="write the recoded data to this file")
+    p.add_argument("-o", "--output", help="write the recoded data to this file (.csv, .parquet, .xlsx, .dta, .sav)")
     p.add_argument("--step", help="write the recode as a recipe step (JSON) to this file")
     p.set_defaults(func=run)
 
@@ -30,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from ..io import write_table
     from ..treat.recode import RecodeStep, preview_step
 
+    check_table_format(args.output)
+    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
     ds = load_from_args(args)
 
     def opt(text: str | None):
@@ -46,10 +49,20 @@ def run(args: argparse.Namespace) -> int:
     )
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
-    write_json(args.json_out, {"step": step.to_dict(), "description": step.describe(), "qis": list(qis),
-                               "counts": preview.counts, "risk": preview.risk})
-    if args.step:
-        Path(args.step).write_text(json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if args.output:
-        write_table(preview.dataset, args.output)
+    with OutputBatch() as batch:
+        if args.step:
+            batch.write_text(args.step, json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        if args.output:
+            write_table(preview.dataset, batch.temp_path(args.output))
+        write_json(args.json_out, {"step": step.to_dict(), "description": step.describe(), "qis": list(qis),
+                                   "counts": preview.counts, "risk": preview.risk}, batch)
     return 0
+
+
+def check_table_format(path: str | None) -> None:
+    """Refuse, before any work, an output extension :func:`kanon_core.io.write_table` cannot write."""
+    from ..errors import InputError
+    from ..io import WRITE_FORMATS
+
+    if path is not None and Path(path).suffix.lower() not in WRITE_FORMATS:
+        raise InputError(f"Cannot write '{Path(path).suffix or path}'. Use one of: {', '.join(sorted(WRITE_FORMATS))}.")

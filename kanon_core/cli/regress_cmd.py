@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..outputs import check_outputs, data_inputs
 from .common import write_json
 from .estimate_cmd import add_design_options, load_design
 
@@ -21,13 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_design_options(p)
     p.add_argument("--family", choices=FAMILY_CHOICES, default="auto",
                    help="auto (logistic for a two-valued outcome, else linear), gaussian or binomial")
-    p.add_argument("--json", dest="json_out", default="-", help="write the coefficients as JSON here (default stdout)")
+    p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
+                   help="write the coefficients as JSON here (default stdout); -o, --output and --json are the same")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..utility.regression import regress
 
+    check_outputs({"-o/--json": args.json_out}, data_inputs(args.file))
     ds, design = load_design(args)
     result = regress(ds, args.formula, design=design, family=args.family)
     write_json(args.json_out, result.to_records())
