@@ -16,24 +16,57 @@ mismatch is reported as "Step 3 (Recode BYOCCUM: merge 5 categories into 2): ...
 
 Errors stop the replay (:class:`InputError`); warnings are returned with the history
 (:class:`Replay`), and ``strict=True`` turns them into errors (what ``kanon apply --strict`` does).
+
+Replays prove themselves: the recipe records :func:`~kanon_core.steps.version_fingerprint` of each
+step's output (and of the data as loaded). Replayed on the same file, each step's output is compared
+with its record and the replay stops at the first step that differs; on another file (the next wave)
+there is nothing to compare with, and the replay says so.
+
+Recipe files come from outside, so loading them is defensive: nesting depth, numbers (finite, at most
+10^15 in size), the type of every field and every step parameter are checked before anything is built,
+and each problem is one :class:`InputError` line naming the field, never the offending value.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .dataset import Dataset, Roles, validate_roles
+from .dataset import Dataset, Roles, check_semantics, validate_roles
 from .errors import Cancelled, InputError, KanonError
 from .history import History, Version
 from .progress import Progress
-from .steps import DeclareMissingCodes, DropVariables, SetRoles, Step, step_from_dict
+from .steps import (
+    STEP_TYPES,
+    DeclareMissingCodes,
+    DropVariables,
+    SetRoles,
+    Step,
+    _ensure_registered,
+    step_from_dict,
+    version_fingerprint,
+)
 
 FORMAT = "kanon-recipe"
 FORMAT_VERSION = 1
+MAX_DEPTH = 24  # a recipe nests 5 levels (generalization hierarchies); far deeper is not a recipe
+MAX_NUMBER = 10**15  # counts, codes and bounds of survey data fit well within this
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What a recipe or project file may contain, checked while parsing (before anything is built)."""
+
+    max_depth: int = MAX_DEPTH
+    max_number: int = MAX_NUMBER
 
 
 @dataclass(frozen=True)
@@ -48,6 +81,8 @@ class Recipe:
     kanon_version: str = __version__
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    step_fingerprints: tuple[str | None, ...] = ()
+    start_fingerprint: str | None = None
 
     @classmethod
     def from_history(cls, history: History, vid: int | None = None, input_path: str | None = None,
@@ -58,8 +93,11 @@ class Recipe:
         name), since ``kanon apply`` resolves it against the recipe's folder.
         """
         original = history.original.dataset
+        lineage = history.lineage(vid)
         return cls(
-            steps=tuple(history.steps(vid)),
+            steps=tuple(v.step for v in lineage[1:]),  # type: ignore[misc]
+            step_fingerprints=tuple(version_fingerprint(v.dataset) for v in lineage[1:]),
+            start_fingerprint=version_fingerprint(original),
             roles=original.roles,
             missing=original.missing,
             input_path=input_path,
@@ -81,93 +119,134 @@ class Recipe:
                 "fingerprint": self.input_fingerprint,
                 "records": self.input_records,
                 "columns": list(self.input_columns),
+                **({"start_fingerprint": self.start_fingerprint} if self.start_fingerprint else {}),
             },
             "initial": {"roles": self.roles.to_dict(), "missing": self.missing},
-            "steps": [{"description": s.describe(), **s.to_dict()} for s in self.steps],
+            "steps": [{"description": s.describe(), **s.to_dict(),
+                       **({"output_fingerprint": fp} if fp else {})}
+                      for s, fp in zip(self.steps, self._padded_fingerprints(), strict=True)],
             **({"extra": self.extra} if self.extra else {}),
         }
+
+    def _padded_fingerprints(self) -> tuple[str | None, ...]:
+        fps = self.step_fingerprints[:len(self.steps)]
+        return fps + (None,) * (len(self.steps) - len(fps))
 
     def to_json(self) -> str:
         return pretty_json(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Recipe:
+        """Build a recipe from parsed JSON, checking every field's type (one-line errors, no values)."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise InputError("This is not a kanon recipe (its 'format' field is missing or different).")
-        try:
-            version = int(d.get("format_version", 0))
-        except (TypeError, ValueError):
-            raise InputError("The recipe's 'format_version' is not a number.") from None
+        check_depth(d, "recipe")
+        version = d.get("format_version", 0)
+        if isinstance(version, str) and version.strip().isdigit():
+            version = int(version)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise InputError("The recipe's 'format_version' is not a number.")
         if version > FORMAT_VERSION:
             raise InputError("This recipe was written by a newer kanon; please upgrade.")
-        inp = d.get("input") or {}
-        init = d.get("initial") or {}
-        raw_steps = d.get("steps") or []
-        if not isinstance(raw_steps, list) or not isinstance(inp, dict) or not isinstance(init, dict):
-            raise InputError("The recipe's 'input', 'initial' or 'steps' part has the wrong shape.")
-        steps = []
+        inp = _part(d, "input", dict, {})
+        init = _part(d, "initial", dict, {})
+        raw_steps = _part(d, "steps", list, [])
+        steps: list[Step] = []
+        fingerprints: list[str | None] = []
         for i, sd in enumerate(raw_steps, start=1):
             if not isinstance(sd, dict):
                 raise InputError(f"Step {i} of the recipe is not an object with a 'kind'.")
+            fp = sd.get("output_fingerprint")
+            if fp is not None and not isinstance(fp, str):
+                raise InputError(f"Step {i} of the recipe has an 'output_fingerprint' that is not text.")
             # the description is written for readers; the step's parameters alone define it
-            params = {k: v for k, v in sd.items() if k != "description"}
+            params = {k: v for k, v in sd.items() if k not in ("description", "output_fingerprint")}
+            desc = sd.get("description")
+            what = f" ({desc})" if isinstance(desc, str) and desc.isprintable() and len(desc) <= 120 else ""
             try:
+                check_step_params(params)
                 steps.append(step_from_dict(params))
-            except (TypeError, ValueError, InputError) as exc:
-                what = f" ({sd['description']})" if isinstance(sd.get("description"), str) else ""
-                raise InputError(f"Step {i}{what} of the recipe is not valid: {exc}") from None
+            except (TypeError, ValueError, KeyError, AttributeError, OverflowError, InputError) as exc:
+                raise InputError(f"Step {i}{what} of the recipe is not valid: {_one_line(exc)}") from None
+            fingerprints.append(fp)
+        roles_d = _part(init, "roles", dict, {}, "initial roles")
+        for name in ("qis", "outcomes", "direct_ids"):
+            _field(roles_d, name, tuple[str, ...], "initial roles")
+        for name in ("weight", "strata", "psu"):
+            _field(roles_d, name, str | None, "initial roles")
         try:
-            roles = Roles.from_dict(init.get("roles") or {})
+            roles = Roles.from_dict(roles_d)
         except (TypeError, ValueError, AttributeError):
             raise InputError("The recipe's initial roles are not valid.") from None
+        missing = _field(init, "missing", str, "initial part", "wildcard")
+        try:
+            check_semantics(missing)
+        except (InputError, ValueError):
+            raise InputError("The recipe's initial missing-value semantics is not one kanon knows.") from None
+        extra = _part(d, "extra", dict, {})
+        k = extra.get("k")
+        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10**6):
+            raise InputError("The recipe's 'extra.k' is not a whole number from 1 to 1,000,000.")
         return cls(
             steps=tuple(steps),
             roles=roles,
-            missing=init.get("missing", "wildcard"),
-            input_path=inp.get("path"),
-            input_fingerprint=inp.get("fingerprint"),
-            input_records=inp.get("records"),
-            input_columns=tuple(inp.get("columns") or ()),
-            kanon_version=d.get("kanon_version", "?"),
-            notes=d.get("notes", ""),
-            extra=d.get("extra") or {},
+            missing=missing,
+            input_path=_field(inp, "path", str | None, "input part"),
+            input_fingerprint=_field(inp, "fingerprint", str | None, "input part"),
+            input_records=_field(inp, "records", int | None, "input part"),
+            input_columns=tuple(_field(inp, "columns", tuple[str, ...], "input part", [])),
+            kanon_version=str(_field(d, "kanon_version", str, "recipe", "?")),
+            notes=_field(d, "notes", str, "recipe", ""),
+            extra=extra,
+            step_fingerprints=tuple(fingerprints),
+            start_fingerprint=_field(inp, "start_fingerprint", str | None, "input part"),
         )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Recipe:
-        if isinstance(text, (bytes, bytearray)):
-            try:
-                text = bytes(text).decode("utf-8-sig")
-            except UnicodeDecodeError:
-                raise InputError("The recipe file is not UTF-8 text.") from None
-        try:
-            d = json.loads(text)
-        except ValueError:
-            raise InputError("The recipe file is not valid JSON.") from None
-        return cls.from_dict(d)
+        return cls.from_dict(parse_json(text, "recipe"))
 
     @classmethod
     def load(cls, path: str | Path) -> Recipe:
         p = Path(path)
-        if not p.exists():
+        if not p.is_file():
             raise InputError(f"Recipe not found: {p.name}")
-        return cls.from_json(p.read_bytes())
+        try:
+            data = p.read_bytes()
+        except OSError:
+            raise InputError(f"The recipe file cannot be read: {p.name}") from None
+        return cls.from_json(data)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(), encoding="utf-8", newline="\n")
 
     def resolve_input(self, recipe_path: str | Path) -> Path:
-        """The input file recorded in the recipe, relative to the recipe's folder (``kanon apply``)."""
+        """The input file recorded in the recipe, inside the recipe's folder (``kanon apply``).
+
+        A recipe may come from someone else, so the path it records may not lead outside the folder
+        holding it (no absolute paths, no ``..`` out of it, no symbolic link out of it): reading any
+        other file needs the file named on the command line.
+        """
         if not self.input_path:
             raise InputError("The recipe does not record its input file; give the data file explicitly.")
+        folder = Path(recipe_path).resolve().parent
         p = Path(self.input_path)
-        return p if p.is_absolute() else Path(recipe_path).resolve().parent / p
+        target = (folder / p).resolve()
+        if p.is_absolute() or not target.is_relative_to(folder):
+            raise InputError("The recipe's input path leads outside the recipe's folder; give the data file "
+                             "on the command line.")
+        return target
+
+    def same_input(self, ds: Dataset) -> bool:
+        """Whether ``ds`` is the file the recipe was made on (its cells, as loaded, hash the same)."""
+        return self.input_fingerprint is not None and ds.fingerprint == self.input_fingerprint
 
     def check_input(self, ds: Dataset) -> list[str]:
         """Notes about the input (a different file is allowed: the next wave of a survey)."""
         notes = []
-        if self.input_fingerprint and ds.fingerprint != self.input_fingerprint:
-            notes.append("The input file differs from the one the recipe was made on (replaying on new data).")
+        if self.input_fingerprint and not self.same_input(ds):
+            notes.append("The input file differs from the one the recipe was made on (replaying on new data; "
+                         "the steps' recorded results are not checked).")
         missing_cols = [c for c in self.input_columns if c not in ds.columns]
         if missing_cols:
             notes.append(f"Variables of the original file not in this one: {', '.join(missing_cols)}.")
@@ -188,10 +267,19 @@ class Recipe:
         """Apply the recipe to a freshly loaded dataset: the full history of versions and any warnings.
 
         Raises :class:`InputError` naming the step (number and description) and the reason when a step
-        does not fit the data, or when ``strict`` and a step has a warning.
+        does not fit the data, or when ``strict`` and a step has a warning. On the recipe's own file,
+        each step's output must have the fingerprint recorded for it: the first that does not stops the
+        replay (:class:`InputError` naming the step's number and kind).
         """
         history = History.start(self.start(ds))
         warnings: list[str] = list(self.check_input(ds))
+        verify = self.same_input(ds) and any(self.step_fingerprints)
+        if verify and self.start_fingerprint and version_fingerprint(history.original.dataset) != self.start_fingerprint:
+            verify = False
+            warnings.append("The input's labels or missing codes differ from those the recipe was made with "
+                            "(the steps' recorded results are not checked).")
+        recorded = self._padded_fingerprints()
+        verified = 0
         n = max(1, len(self.steps))
         for i, step in enumerate(self.steps, start=1):
             where = f"Step {i} ({step.describe()})"
@@ -210,9 +298,14 @@ class Recipe:
                 raise InputError(f"{where} cannot be applied: {exc}") from None
             except (KeyError, ValueError, TypeError) as exc:
                 raise InputError(f"{where} cannot be applied: {type(exc).__name__}") from None
+            if verify and recorded[i - 1] is not None:
+                if version_fingerprint(history.current.dataset) != recorded[i - 1]:
+                    raise InputError(f"Step {i} ({step.kind}) does not reproduce the result recorded in the recipe "
+                                     "on this file; the replay stops there.")
+                verified += 1
             if progress is not None:
                 progress.update(i / n, f"step {i} of {len(self.steps)} done")
-        return Replay(history=history, warnings=tuple(warnings))
+        return Replay(history=history, warnings=tuple(warnings), verified_steps=verified)
 
     def replay(self, ds: Dataset, progress: Progress | None = None) -> History:
         """Apply the recipe to a freshly loaded dataset, returning the full history of versions."""
@@ -225,6 +318,7 @@ class Replay:
 
     history: History
     warnings: tuple[str, ...] = ()
+    verified_steps: int = 0  # steps whose output matched the fingerprint recorded in the recipe
 
     @property
     def release(self) -> Version:
@@ -329,6 +423,151 @@ def graft(history: History, replay: Replay | History, base: int = 0) -> list[Ver
     for v in replayed.lineage()[1:]:
         added.append(history.add(v.step, v.dataset))  # type: ignore[arg-type]
     return added
+
+
+# -- reading recipe and project files defensively ----------------------------------------------------------
+def parse_json(text: str | bytes, what: str = "recipe") -> Any:
+    """Parse a recipe (or project) file: UTF-8 JSON whose numbers are finite and at most
+    :data:`MAX_NUMBER` in size, nested at most :data:`MAX_DEPTH` deep. One-line errors, no values."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError(f"The {what} file is not UTF-8 text.") from None
+    try:
+        d = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_reject_constant)
+    except InputError:
+        raise InputError(f"The {what} file has a number that is not finite or is beyond 10^15 in size.") from None
+    except RecursionError:
+        raise InputError(f"The {what} file is nested too deeply.") from None
+    except ValueError:
+        raise InputError(f"The {what} file is not valid JSON.") from None
+    check_depth(d, what)
+    return d
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > len(str(MAX_NUMBER)) or abs(int(text)) > MAX_NUMBER:
+        raise InputError("number out of range")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x) or abs(x) > MAX_NUMBER:
+        raise InputError("number out of range")
+    return x
+
+
+def _reject_constant(text: str) -> Any:
+    raise InputError("number out of range")  # NaN, Infinity, -Infinity
+
+
+def check_depth(obj: Any, what: str = "recipe", limit: int = MAX_DEPTH) -> None:
+    """Refuse containers nested deeper than ``limit`` (checked without recursion)."""
+    stack = [(obj, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > limit:
+                raise InputError(f"The {what} file is nested too deeply.")
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+
+
+def _part(d: Mapping[str, Any], key: str, kind: type, default: Any, name: str | None = None,
+          owner: str = "recipe") -> Any:
+    """A part of the file that must be an object or a list (absent or null: ``default``)."""
+    v = d.get(key)
+    if v is None:
+        return default
+    if not isinstance(v, kind):
+        raise InputError(f"The {owner}'s '{name or key}' part has the wrong shape.")
+    return v
+
+
+def _field(d: Mapping[str, Any], key: str, hint: Any, where: str, default: Any = None, owner: str = "recipe") -> Any:
+    """A field checked against its type hint (absent or null: ``default``)."""
+    v = d.get(key)
+    if v is None:
+        return default
+    if not fits(v, hint):
+        raise InputError(f"The {owner}'s {where} field '{key}' should be {describe_type(hint)}.")
+    return v
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def fits(value: Any, hint: Any) -> bool:
+    """Whether a parsed JSON value fits a step field's type hint (lists stand for tuples)."""
+    if hint is Any:
+        return isinstance(value, _SCALARS)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(fits(value, a) for a in args)
+    if origin is typing.Literal:
+        return any(value == a and type(value) is type(a) for a in args)
+    if origin is tuple:
+        if not isinstance(value, list):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(fits(x, args[0]) for x in value)
+        return len(value) == len(args) and all(fits(x, a) for x, a in zip(value, args, strict=True))
+    if origin in (dict, Mapping, typing.Mapping):
+        return isinstance(value, dict) and (not args or all(fits(x, args[1]) for x in value.values()))
+    return True  # an annotation this check does not know: the step itself validates
+
+
+def describe_type(hint: Any) -> str:
+    """The type a field should have, in words (for one-line errors)."""
+    words = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
+             type(None): "null", Any: "a plain value (text, number, true/false or null)"}
+    if hint in words:
+        return words[hint]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe_type(a) for a in typing.get_args(hint))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(map(str, typing.get_args(hint)))
+    if origin is tuple:
+        return "a list"
+    if origin in (dict, Mapping, typing.Mapping):
+        return "an object"
+    return "of another type"
+
+
+def check_step_params(params: Mapping[str, Any]) -> None:
+    """Refuse a step whose kind is unknown or whose parameters have the wrong JSON type.
+
+    Checked against the step class's own type hints, so a new step kind is covered without listing it.
+    """
+    _ensure_registered()
+    kind = params.get("kind")
+    if not isinstance(kind, str) or kind not in STEP_TYPES:
+        raise InputError(f"its kind is not one kanon knows ({', '.join(sorted(STEP_TYPES))}).")
+    cls = STEP_TYPES[kind]
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - an unresolvable annotation: leave validation to the step
+        return
+    for f in dataclasses.fields(cls):
+        if f.name in params and f.name in hints and not fits(params[f.name], hints[f.name]):
+            raise InputError(f"its parameter '{f.name}' should be {describe_type(hints[f.name])}.")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def pretty_json(obj: Any, width: int = 100) -> str:

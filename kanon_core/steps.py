@@ -60,6 +60,36 @@ def _plain(v: Any) -> Any:
     return v
 
 
+FINGERPRINT_CHARS = 16
+
+
+def version_fingerprint(ds: Dataset) -> str:
+    """A short hash of everything a step's output consists of, recorded per step in recipes.
+
+    ``kanon apply`` on the same file compares it after each step, so a replay proves that it reproduces
+    the recorded versions (and stops at the first step that does not). It covers the frame as held in
+    memory after loading (column names, each column's dtype and its cells, through
+    :attr:`Dataset.fingerprint`), the roles, the missing semantics and each variable's label, value
+    labels and declared missing codes. A truncated SHA-256 reveals nothing about the records; the cell
+    hash is cached per dataset, so this costs a few milliseconds on the 16,197-record sample.
+    """
+    import hashlib
+    import json
+
+    meta = {c: [m.label, sorted([str(k), str(v)] for k, v in dict(m.value_labels).items()),
+                [str(x) for x in m.missing_codes]]
+            for c in ds.columns if (m := ds.meta_of(c)) != VariableMeta()}
+    canonical = {
+        "cells": ds.fingerprint,
+        "dtypes": [str(t) for t in ds.frame.dtypes],
+        "roles": ds.roles.to_dict(),
+        "missing": ds.missing,
+        "meta": meta,
+    }
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:FINGERPRINT_CHARS]
+
+
 def step_from_dict(d: dict[str, Any]) -> Step:
     """Rebuild a step from its dict; list fields become tuples (steps are hashable)."""
     _ensure_registered()
@@ -87,7 +117,8 @@ def _ensure_registered() -> None:
     """Import the modules that define steps, so recipes know every kind."""
     import importlib
 
-    for mod in ("kanon_core.steps", "kanon_core.treat.recode", "kanon_core.treat.suppress"):
+    for mod in ("kanon_core.steps", "kanon_core.treat.recode", "kanon_core.treat.suppress",
+                "kanon_core.declare_missing"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:  # a module not built yet must not break the others

@@ -4,6 +4,7 @@ progress and cancel, replay on a new wave, grafting a replay into a session."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from kanon_core.history import History
 from kanon_core.progress import Progress
 from kanon_core.recipe import Recipe, check_step, graft, pretty_json, step_columns
 from kanon_core.risk.classes import class_sizes
-from kanon_core.steps import DropVariables, SetMissing, SetRoles
+from kanon_core.steps import DropVariables, SetMissing, SetRoles, version_fingerprint
 from kanon_core.treat.hierarchy import interval_hierarchy
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep
 from kanon_core.treat.suppress import SuppressStep
@@ -162,7 +163,9 @@ def test_messages_never_contain_cell_values():
 def test_next_wave_replays_and_is_k_anonymous(session):
     recipe = Recipe.from_history(session)
     replay = recipe.replay_checked(_ds(seed=7, n=250))
-    assert replay.warnings == ("The input file differs from the one the recipe was made on (replaying on new data).",)
+    assert replay.warnings == ("The input file differs from the one the recipe was made on (replaying on new data; "
+                               "the steps' recorded results are not checked).",)
+    assert replay.verified_steps == 0
     ds = replay.release.dataset
     assert ds.n_records == 250
     assert class_sizes(ds.qi_matrix(QIS).codes, ds.missing).min() >= 3
@@ -205,8 +208,179 @@ def test_input_path_is_resolved_against_the_recipe(tmp_path):
     r = Recipe(steps=(), roles=Roles(), input_path="data/wave1.csv")
     p = tmp_path / "r" / "x.recipe.json"
     assert r.resolve_input(p) == (tmp_path / "r" / "data" / "wave1.csv").resolve()
+    assert Recipe(steps=(), roles=Roles(), input_path="data/../w.csv").resolve_input(p) == (tmp_path / "r" / "w.csv")
     with pytest.raises(InputError, match="does not record its input"):
         Recipe(steps=(), roles=Roles()).resolve_input(p)
+
+
+@pytest.mark.parametrize("recorded", ["../wave1.csv", "data/../../wave1.csv", "/etc/passwd", "link/wave1.csv"])
+def test_input_path_may_not_leave_the_recipe_folder(tmp_path, recorded):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "r" / "link").symlink_to(tmp_path / "elsewhere")
+    r = Recipe(steps=(), roles=Roles(), input_path=recorded)
+    with pytest.raises(InputError, match=r"^The recipe's input path leads outside the recipe's folder; give the "
+                                         r"data file on the command line\.$"):
+        r.resolve_input(tmp_path / "r" / "x.recipe.json")
+
+
+# -- replays prove themselves --------------------------------------------------------------------------------
+def test_recipe_records_a_fingerprint_per_step_and_the_replay_checks_them(session):
+    recipe = Recipe.from_history(session, input_path="survey.csv")
+    d = json.loads(recipe.to_json())
+    fps = [s["output_fingerprint"] for s in d["steps"]]
+    assert fps == [version_fingerprint(v.dataset) for v in session.lineage()[1:]]
+    assert len(set(fps)) == 4 and all(len(f) == 16 for f in fps)  # each step changed something
+    assert d["input"]["start_fingerprint"] == version_fingerprint(session.original.dataset)
+    again = Recipe.from_json(recipe.to_json())
+    assert again.step_fingerprints == tuple(fps)
+    replay = again.replay_checked(_ds())
+    assert replay.verified_steps == 4 and replay.warnings == ()
+
+
+def _tampered(session, index: int, change) -> Recipe:
+    d = json.loads(Recipe.from_history(session, input_path="survey.csv").to_json())
+    change(d["steps"][index])
+    return Recipe.from_dict(d)
+
+
+def test_a_step_that_gives_another_result_stops_the_replay_there(session):
+    def other_into(step):
+        step["into"] = 7  # same recorded fingerprint, different result
+
+    r = _tampered(session, 1, other_into)
+    seen: list[str] = []
+    with pytest.raises(InputError, match=r"^Step 2 \(recode\) does not reproduce the result recorded in the recipe "
+                                         r"on this file; the replay stops there\.$"):
+        r.replay_checked(_ds(), Progress(lambda f, m: seen.append(m)))
+    assert not any("step 3" in m for m in seen)  # nothing after the first difference runs
+
+    def other_record(step):
+        step["output_fingerprint"] = "0" * 16
+
+    with pytest.raises(InputError, match=r"^Step 4 \(local_suppression\) does not reproduce"):
+        _tampered(session, 3, other_record).replay_checked(_ds())
+
+
+def test_steps_are_not_checked_on_another_file_or_other_labels(session):
+    def other_into(step):
+        step["into"] = 7
+
+    r = _tampered(session, 1, other_into)
+    replay = r.replay_checked(_ds(seed=3))  # the next wave: nothing recorded to compare with
+    assert replay.verified_steps == 0 and "recorded results are not checked" in replay.warnings[0]
+    relabelled = Dataset(frame=_ds().frame, meta={"job": VariableMeta(label="Job")}, roles=_ds().roles)
+    replay = r.replay_checked(relabelled)  # same cells, other labels: the outputs cannot match the records
+    assert replay.verified_steps == 0
+    assert replay.warnings == ("The input's labels or missing codes differ from those the recipe was made with "
+                               "(the steps' recorded results are not checked).",)
+    old = Recipe.from_dict({k: v for k, v in json.loads(r.to_json()).items()} | {
+        "steps": [{k: v for k, v in s.items() if k != "output_fingerprint"} for s in json.loads(r.to_json())["steps"]]})
+    assert old.replay_checked(_ds()).verified_steps == 0  # a recipe from before fingerprints still replays
+
+
+small_frames = st.integers(1, 6).flatmap(lambda n: st.fixed_dictionaries({
+    "a": st.lists(st.sampled_from([1, 2]), min_size=n, max_size=n),
+    "b": st.lists(st.sampled_from(["x", "y", None]), min_size=n, max_size=n),
+    "float_a": st.booleans(),
+    "qis": st.sampled_from([("a",), ("a", "b")]),
+    "missing": st.sampled_from(["wildcard", "category"]),
+    "label": st.sampled_from([None, "A"]),
+}))
+
+
+def _small_ds(spec: dict) -> Dataset:
+    frame = pd.DataFrame({"a": spec["a"], "b": spec["b"]})
+    if spec["float_a"]:
+        frame["a"] = frame["a"].astype(float)
+    meta = {"a": VariableMeta(label=spec["label"])} if spec["label"] else {}
+    return Dataset(frame=frame, meta=meta, roles=Roles(qis=spec["qis"]), missing=spec["missing"])
+
+
+def _same_content(x: Dataset, y: Dataset) -> bool:
+    """The brute-force twin: equal cells, dtypes, roles, semantics and metadata."""
+    return (x.frame.shape == y.frame.shape and list(x.frame.dtypes) == list(y.frame.dtypes)
+            and x.frame.equals(y.frame) and x.roles == y.roles and x.missing == y.missing and dict(x.meta) == dict(y.meta))
+
+
+@given(small_frames, small_frames)
+def test_fingerprints_are_equal_exactly_when_the_versions_are(spec_x, spec_y):
+    x, y = _small_ds(spec_x), _small_ds(spec_y)
+    assert (version_fingerprint(x) == version_fingerprint(y)) == _same_content(x, y)
+    assert version_fingerprint(x) == version_fingerprint(_small_ds(spec_x))
+
+
+def test_fingerprint_is_cheap_on_the_sample():
+    import time
+    from pathlib import Path
+
+    from kanon_core.io import load_dataset
+
+    ds = load_dataset(Path(__file__).resolve().parent.parent / "sample_data" / "els_like.csv")
+    start = time.perf_counter()
+    version_fingerprint(ds)
+    assert time.perf_counter() - start < 0.1
+
+
+# -- recipe files from outside -------------------------------------------------------------------------------
+def _with_step(**params) -> str:
+    step = {"kind": "recode", "column": "job", "merge": [1, 2], "into": 1} | params
+    return json.dumps({"format": "kanon-recipe", "steps": [step]})
+
+
+@pytest.mark.parametrize("text,message", [
+    ('{"format": "kanon-recipe", "notes": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ('{"format": "kanon-recipe", "notes": ' + "[" * 40 + "]" * 40 + "}", "nested too deeply"),
+    (_with_step(into=10**30), "number that is not finite or is beyond 10\\^15"),
+    (_with_step(into=1e300), "number that is not finite"),
+    (_with_step().replace('"into": 1', '"into": 1e999'), "number that is not finite"),
+    (_with_step().replace('"into": 1', '"into": NaN'), "number that is not finite"),
+    (_with_step().replace('"into": 1', '"into": -Infinity'), "number that is not finite"),
+    (_with_step().replace('"into": 1', '"into": ' + "7" * 5000), "number that is not finite"),
+    (_with_step(merge="SECRET"), r"Step 1 of the recipe is not valid: its parameter 'merge' should be a list\.$"),
+    (_with_step(merge=[{"SECRET": 1}, 2]), "parameter 'merge' should be a list"),
+    (_with_step(into=["SECRET"]), "parameter 'into' should be a plain value"),
+    (_with_step(top="SECRET"), "parameter 'top' should be a number or null"),
+    (_with_step(kind="SECRET"), r"its kind is not one kanon knows \(.*local_suppression, recode, "),
+    (_with_step(kind=["SECRET"]), "its kind is not one kanon knows"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "local_suppression", "k": "SECRET"}]}),
+     "parameter 'k' should be a whole number"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "local_suppression", "k": True}]}),
+     "parameter 'k' should be a whole number"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "local_suppression", "importance": [["a", "SECRET"]]}]}),
+     "parameter 'importance' should be a list"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "generalize", "levels": {"age": "SECRET"}}]}),
+     "parameter 'levels' should be an object"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "set_roles", "qis": "SECRET"}]}),
+     "parameter 'qis' should be a list"),
+    (json.dumps({"format": "kanon-recipe", "initial": {"roles": {"qis": "SECRET"}}}),
+     "The recipe's initial roles field 'qis' should be a list"),
+    (json.dumps({"format": "kanon-recipe", "initial": {"roles": {"weight": ["SECRET"]}}}),
+     "field 'weight' should be text or null"),
+    (json.dumps({"format": "kanon-recipe", "initial": {"missing": "SECRET"}}), "semantics is not one kanon knows"),
+    (json.dumps({"format": "kanon-recipe", "initial": "SECRET"}), "'initial' part has the wrong shape"),
+    (json.dumps({"format": "kanon-recipe", "input": {"path": ["SECRET"]}}), "field 'path' should be text or null"),
+    (json.dumps({"format": "kanon-recipe", "input": {"columns": "SECRET"}}), "field 'columns' should be a list"),
+    (json.dumps({"format": "kanon-recipe", "input": {"records": "SECRET"}}), "field 'records' should be a whole"),
+    (json.dumps({"format": "kanon-recipe", "notes": ["SECRET"]}), "field 'notes' should be text"),
+    (json.dumps({"format": "kanon-recipe", "extra": {"k": "SECRET"}}), "'extra.k' is not a whole number"),
+    (json.dumps({"format": "kanon-recipe", "extra": ["SECRET"]}), "'extra' part has the wrong shape"),
+    (json.dumps({"format": "kanon-recipe", "steps": [{"kind": "recode", "column": "a", "merge": [1, 2],
+                                                      "output_fingerprint": ["SECRET"]}]}),
+     "'output_fingerprint' that is not text"),
+])
+def test_recipe_files_from_outside_are_checked_field_by_field(text, message):
+    with pytest.raises(InputError) as exc:
+        Recipe.from_json(text)
+    text_of = str(exc.value)
+    assert re.search(message, text_of), text_of
+    assert "\n" not in text_of and "SECRET" not in text_of and "7777" not in text_of and len(text_of) < 300
+
+
+def test_well_typed_recipes_still_load(session):
+    text = Recipe.from_history(session).to_json()
+    assert Recipe.from_json(text).steps == tuple(session.steps())
+    assert Recipe.from_json(_with_step(top=90, merge=[])).steps[0].top == 90
 
 
 @pytest.mark.parametrize("payload,message", [

@@ -1,7 +1,10 @@
 """``kanon apply``: replay a recipe in batch and write the release (and optionally the HTML report).
 
 The output is byte-identical to the dashboard's export of the same version and to earlier runs (see
-:mod:`kanon_core.export`). FILE defaults to the input recorded in the recipe, relative to the recipe.
+:mod:`kanon_core.export`). FILE defaults to the input recorded in the recipe, which must lie inside the
+recipe's folder (a file elsewhere must be named on the command line). On the recipe's own file every step's
+output is checked against the fingerprint the recipe records for it, and the first that differs stops the
+replay (exit 2, nothing written); on another file (the next wave) a notice says the checks are skipped.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import write_json
 
 
@@ -33,20 +37,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, release, write_release
+    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release, release_files
     from ..io import load_dataset
     from ..recipe import Recipe
     from ..risk.timeline import version_risk
 
     recipe = Recipe.load(args.recipe)
     data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
+    format_of(args.output)
+    code = DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None else args.suppressed_code
+    options = ExportOptions(suppressed_code=code, csv_code=args.csv_code)
+    check_outputs([*release_outputs(args.output, sidecar=not args.no_labels),
+                   NamedPath("--report", Path(args.report or STDOUT)), NamedPath("--json", Path(args.json_out or STDOUT))],
+                  [NamedPath("the recipe", Path(args.recipe)), *data_inputs(data_path)])
     ds = load_dataset(data_path)
     replay = recipe.replay_checked(ds, strict=args.strict)
     history = replay.history
     original, treated = history.original.dataset, history.current.dataset
-    code = DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None else args.suppressed_code
-    options = ExportOptions(suppressed_code=code, csv_code=args.csv_code)
-    written = write_release(treated, args.output, original, options, sidecar=not args.no_labels)
+    files = release_files(treated, args.output, original, options, sidecar=not args.no_labels)
     k = int(args.k if args.k is not None else recipe.extra.get("k", 3))
     for w in replay.warnings:
         print(f"kanon apply: note: {w}", file=sys.stderr)
@@ -56,22 +64,26 @@ def run(args: argparse.Namespace) -> int:
         applied = Recipe.from_history(history, input_path=data_path.name, notes=recipe.notes,
                                       extra=recipe.extra).to_json()
         text = report_html(history, recipe_json=applied, options=ReportOptions(k=k, notes=recipe.notes))
-        Path(args.report).write_text(text, encoding="utf-8", newline="\n")
-        written.append(Path(args.report))
+        files.append((Path(args.report), text.encode("utf-8")))
+    written = [p for p, _ in files]
     risk = version_risk(original, treated, k)
     rel = release(treated, original)
     summary = {
         "input": data_path.name, "same_input": recipe.input_fingerprint in (None, original.fingerprint),
-        "steps": len(recipe.steps), "records": treated.n_records, "variables_released": len(rel.frame.columns),
+        "steps": len(recipe.steps), "steps_verified": replay.verified_steps, "records": treated.n_records, "variables_released": len(rel.frame.columns),
         "suppressed_cells": rel.n_suppressed, "k": k,
         "records_below_k": None if risk is None else risk.n_violating,
         "k_achieved": None if risk is None else risk.k_achieved,
         "warnings": list(replay.warnings), "written": [p.name for p in written],
     }
-    if args.json_out:
-        write_json(args.json_out, summary)
+    with OutputBatch() as batch:  # the release, its labels, the report and the summary: all or nothing
+        for path, data in files:
+            batch.write_bytes(path, data)
+        if args.json_out:
+            write_json(args.json_out, summary, batch)
     below = "" if risk is None else f"; {risk.n_violating:,} records below k={k}"
-    print(f"kanon apply: {len(recipe.steps)} step(s) replayed; {treated.n_records:,} records, "
+    proved = f" ({replay.verified_steps} matching the recipe's recorded results)" if replay.verified_steps else ""
+    print(f"kanon apply: {len(recipe.steps)} step(s) replayed{proved}; {treated.n_records:,} records, "
           f"{len(rel.frame.columns)} variables, {rel.n_suppressed:,} suppressed cells{below}; wrote "
           f"{', '.join(p.name for p in written)}", file=sys.stderr)
     return 0
