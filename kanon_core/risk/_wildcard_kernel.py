@@ -5,6 +5,12 @@ n_missing x n x q booleans (gigabytes on survey files). For each row with a miss
 flags against every other row are built column by column (a loop LLVM vectorises, on the narrowest
 integer type that holds the codes), then matches are tallied in one pass; the rows are split into
 blocks that run on separate threads with their own accumulators (the functions release the GIL).
+
+Both kernels return four increments per collapsed row: all matches (count and weight), and the part of
+them that are *wildcard matches*, records with a missing QI and a key other than the receiving row's
+(sdcMicro's ``alpha`` weighs only those; see :func:`kanon_core.risk.classes.compute_class_sizes`).
+Distinct collapsed rows always have different keys, so a match from another row is a wildcard match
+exactly when that other row has a missing value. The split costs one predictable branch per match.
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
     """Matches between distinct collapsed rows a in [lo, hi) with a missing value and every other row.
 
     Each unordered pair is counted once: row a (with missing) against every row b that is complete or
-    has a larger index; both ends receive the other's multiplicity and weight. Returns (fk, Fk)
-    increments for all rows.
+    has a larger index; both ends receive the other's multiplicity and weight. Returns (fk, Fk, fk_wild,
+    Fk_wild) increments for all rows; b always receives a wildcard match from a (a has a missing value),
+    a receives one from b when b has a missing value.
     """
     q, n = cols.shape
     fk = np.zeros(n, dtype=np.int64)
     Fk = np.zeros(n, dtype=np.float64)
+    fkw = np.zeros(n, dtype=np.int64)
+    Fkw = np.zeros(n, dtype=np.float64)
     clash = np.empty(n, dtype=np.uint8)
     for a in range(lo, hi):
         if not has_miss[a]:
@@ -45,7 +54,12 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
             Fk[a] += wsum[b]
             fk[b] += mult[a]
             Fk[b] += wsum[a]
-    return fk, Fk
+            fkw[b] += mult[a]
+            Fkw[b] += wsum[a]
+            if has_miss[b]:
+                fkw[a] += mult[b]
+                Fkw[a] += wsum[b]
+    return fk, Fk, fkw, Fkw
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -72,15 +86,25 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no c
     unordered pair of patterns is a join on those columns: the smaller side is hashed (open addressing,
     codes compared on collision), the larger side probes it; matched counts flow both ways. Rows of the
     same pattern never match each other (distinct rows differ on an observed QI). Work is about
-    (number of patterns) x (number of rows) x (QIs), with no sorting.
+    (number of patterns) x (number of rows) x (QIs), with no sorting. Matches from a pattern with a
+    missing QI are also added to the wildcard increments (fk_wild, Fk_wild) of the receiving rows.
     """
     n, q = uniq.shape
     P = offsets.shape[0] - 1
     fk = np.zeros(n, dtype=np.int64)
     Fk = np.zeros(n, dtype=np.float64)
+    fkw = np.zeros(n, dtype=np.int64)
+    Fkw = np.zeros(n, dtype=np.float64)
+    complete = np.ones(P, dtype=np.bool_)
+    for p in range(P):
+        for j in range(q):
+            if not observed[p, j]:
+                complete[p] = False
     cols = np.empty(q, dtype=np.int64)
     for pa in range(P):
         for pb in range(pa + 1, P):
+            wild_a = not complete[pb]  # rows of pa receive wildcard matches from pb
+            wild_b = not complete[pa]
             nc = 0
             for j in range(q):
                 if observed[pa, j] and observed[pb, j]:
@@ -102,14 +126,22 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no c
                 for i in range(a0, a1):
                     fk[members[i]] += cb
                     Fk[members[i]] += wb
+                    if wild_a:
+                        fkw[members[i]] += cb
+                        Fkw[members[i]] += wb
                 for i in range(b0, b1):
                     fk[members[i]] += ca
                     Fk[members[i]] += wa
+                    if wild_b:
+                        fkw[members[i]] += ca
+                        Fkw[members[i]] += wa
                 continue
             if a1 - a0 <= b1 - b0:
                 s0, s1, l0, l1 = a0, a1, b0, b1
+                wild_s, wild_l = wild_a, wild_b
             else:
                 s0, s1, l0, l1 = b0, b1, a0, a1
+                wild_s, wild_l = wild_b, wild_a
             size = 1
             while size < 2 * (s1 - s0):
                 size *= 2
@@ -138,10 +170,16 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no c
                 if rep[s] >= 0:
                     fk[r] += cnt[s]
                     Fk[r] += wts[s]
+                    if wild_l:
+                        fkw[r] += cnt[s]
+                        Fkw[r] += wts[s]
                     got_c[s] += mult[r]
                     got_w[s] += wsum[r]
             for i in range(s0, s1):
                 s = slot_of[i - s0]
                 fk[members[i]] += got_c[s]
                 Fk[members[i]] += got_w[s]
-    return fk, Fk
+                if wild_s:
+                    fkw[members[i]] += got_c[s]
+                    Fkw[members[i]] += got_w[s]
+    return fk, Fk, fkw, Fkw

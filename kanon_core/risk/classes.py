@@ -18,29 +18,114 @@ one of two exact methods is chosen by estimated cost:
   survey-sized. Complete rows never match other distinct complete rows, so those pairs are skipped.
 
 Both are tested against a brute-force count (hypothesis) and against each other.
+
+sdcMicro's ``alpha`` (``freqCalc(..., alpha)``). A matching record s counts fully for r when it has r's
+exact key (missing positions included) or is complete, and counts ``alpha`` when it has a missing QI and
+a different key: with alpha = 0 a record is only protected by records that really share its values.
+The kernels count both parts exactly (integers), so fk at any alpha is ``fk_all - (1 - alpha) *
+fk_wild``; fk at alpha = 1 and at alpha = 0 come from the same pass, which is what
+:func:`wildcard_dependent` compares. Fk weighs each record's weight the same way (as sdcMicro does).
+One deliberate difference from sdcMicro: its ``freqCalc`` never lets a record missing on every QI count
+for the complete records (``addAllNAtoKeys = FALSE``) and gives such a record fk = n; here the rule above
+applies to it like to any other record, so a fully blank record is a wildcard at alpha = 1 and
+:func:`wildcard_dependent` shows whom it props up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Protocol
 
 import numpy as np
 
 from ..dataset import Dataset, MissingSemantics, check_semantics
+from ..errors import InputError
 from .keys import group_ids
 
 WildcardMethod = Literal["auto", "pairs", "scan"]
 
 
+ALPHA_DECIMALS = 9
+"""Fractional fk are rounded to this many decimals, so that e.g. 100 wildcard matches at alpha = 0.29
+count 29 and not 28.999999999999996 (a float artefact must not decide whether a record reaches k)."""
+
+
+def check_alpha(alpha: float) -> float:
+    """sdcMicro's alpha is a weight between 0 and 1; anything else is an input error."""
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError("alpha must be a number between 0 and 1.") from None
+    if not 0.0 <= a <= 1.0:  # also rejects NaN
+        raise InputError("alpha must be between 0 and 1.")
+    return a
+
+
+def alpha_count(all_: np.ndarray, wild: np.ndarray, alpha: float) -> np.ndarray:
+    """The one definition of an alpha-weighted size: every match counts 1, wildcard matches ``alpha``.
+
+    ``all_`` holds the matches counted in full (alpha = 1) and ``wild`` the part of them that are
+    wildcard matches. Integer input at alpha = 1 is returned as is; otherwise floats rounded to
+    :data:`ALPHA_DECIMALS`.
+    """
+    if alpha == 1.0:
+        return all_
+    return np.round(all_ - (1.0 - alpha) * wild.astype(np.float64), ALPHA_DECIMALS)
+
+
 @dataclass(frozen=True)
 class ClassSizes:
-    """Per-record class sizes in input order; ``Fk`` is None without weights."""
+    """Per-record class sizes in input order; ``Fk_all`` is None without weights.
 
-    fk: np.ndarray
-    Fk: np.ndarray | None
+    ``fk_all``/``Fk_all`` count every match in full (alpha = 1, sdcMicro's default); ``fk_wild``/
+    ``Fk_wild`` are the part of them contributed by wildcard matches (records with a missing QI and a
+    key other than the record's own). ``fk``/``Fk`` are the sizes at this object's ``alpha``: int64 at
+    alpha = 1, float64 (possibly fractional) below.
+    """
+
+    fk_all: np.ndarray
+    Fk_all: np.ndarray | None
     missing: MissingSemantics
+    alpha: float = 1.0
+    fk_wild: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    Fk_wild: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.fk_wild) != len(self.fk_all):
+            object.__setattr__(self, "fk_wild", np.zeros(len(self.fk_all), np.int64))
+        if self.Fk_all is not None and (self.Fk_wild is None or len(self.Fk_wild) != len(self.Fk_all)):
+            object.__setattr__(self, "Fk_wild", np.zeros(len(self.Fk_all)))
+
+    @cached_property
+    def fk(self) -> np.ndarray:
+        return alpha_count(self.fk_all, self.fk_wild, self.alpha)
+
+    @cached_property
+    def Fk(self) -> np.ndarray | None:  # noqa: N802 - the standard name of the weighted class size
+        if self.Fk_all is None:
+            return None
+        return self.Fk_all if self.alpha == 1.0 else self.Fk_all - (1.0 - self.alpha) * self.Fk_wild
+
+    @property
+    def fk_strict(self) -> np.ndarray:
+        """fk at alpha = 0: only the record's own key and complete records count (int64)."""
+        return self.fk_all - self.fk_wild
+
+    def at_alpha(self, alpha: float) -> ClassSizes:
+        """The same counts weighed with another alpha (no recount: both parts are kept)."""
+        return ClassSizes(self.fk_all, self.Fk_all, self.missing, check_alpha(alpha), self.fk_wild, self.Fk_wild)
+
+
+def wildcard_dependent(sizes: ClassSizes, k: int) -> np.ndarray:
+    """Records that reach k only thanks to wildcard matches: fk >= k at alpha = 1 but < k at alpha = 0.
+
+    These are the records a few blank (or suppressed) records "make safe": drop the benefit of the doubt
+    that a missing value stands for the record's own value and they fall below k. Independent of the
+    alpha chosen for ``sizes``.
+    """
+    return (sizes.fk_all >= k) & (sizes.fk_strict < k)
 
 
 def class_sizes(
@@ -48,9 +133,14 @@ def class_sizes(
     missing: MissingSemantics = "wildcard",
     weights: np.ndarray | None = None,
     method: WildcardMethod = "auto",
+    alpha: float = 1.0,
 ) -> np.ndarray:
-    """fk per record (int64), or Fk (float64, summed weights of matching records) when ``weights`` given."""
-    res = compute_class_sizes(codes, missing, weights, method)
+    """fk per record, or Fk (summed weights of matching records) when ``weights`` given.
+
+    At ``alpha`` = 1 (the default) fk is int64; below 1 wildcard matches count ``alpha`` and fk is
+    float64 (see :func:`compute_class_sizes`).
+    """
+    res = compute_class_sizes(codes, missing, weights, method, alpha=alpha)
     return res.fk if weights is None else res.Fk  # type: ignore[return-value]
 
 
@@ -59,28 +149,41 @@ def compute_class_sizes(
     missing: MissingSemantics = "wildcard",
     weights: np.ndarray | None = None,
     method: WildcardMethod = "auto",
+    alpha: float = 1.0,
 ) -> ClassSizes:
-    """fk and (with weights) Fk for every record, exactly, under the chosen missing semantics."""
+    """fk and (with weights) Fk for every record, exactly, under the chosen missing semantics.
+
+    ``alpha`` (0..1, sdcMicro's ``freqCalc``) weighs wildcard matches: a matching record with a missing QI
+    and a key other than r's counts ``alpha`` for r; r's own key and complete records count 1. Under
+    ``category`` semantics there are no wildcard matches, so alpha changes nothing but the dtype.
+    """
     check_semantics(missing)
+    alpha = check_alpha(alpha)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     if codes.ndim != 2:
         raise ValueError("codes must be a 2-D array")
     n = codes.shape[0]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if n == 0:
-        return ClassSizes(np.zeros(0, np.int64), None if w is None else np.zeros(0), missing)
+        return ClassSizes(np.zeros(0, np.int64), None if w is None else np.zeros(0), missing, alpha)
     gid, mult = group_ids(codes)
     wsum = np.bincount(gid, weights=w, minlength=len(mult)) if w is not None else mult.astype(np.float64)
     if missing == "category" or not (codes < 0).any():
         fk_u, Fk_u = mult.copy(), wsum.copy()
+        fkw_u, Fkw_u = np.zeros(len(mult), np.int64), np.zeros(len(mult))
     else:
         first = np.zeros(len(mult), dtype=np.int64)
         first[gid[::-1]] = np.arange(n - 1, -1, -1)
         uniq = codes[first]
-        fk_u, Fk_u = _wildcard_unique(uniq, mult, wsum, method)
-    fk = fk_u[gid].astype(np.int64)
-    Fk = Fk_u[gid] if w is not None else None
-    return ClassSizes(fk=fk, Fk=Fk, missing=missing)
+        fk_u, Fk_u, fkw_u, Fkw_u = _wildcard_unique(uniq, mult, wsum, method)
+    return ClassSizes(
+        fk_all=fk_u[gid].astype(np.int64),
+        Fk_all=Fk_u[gid] if w is not None else None,
+        missing=missing,
+        alpha=alpha,
+        fk_wild=fkw_u[gid].astype(np.int64),
+        Fk_wild=Fkw_u[gid] if w is not None else None,
+    )
 
 
 def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod):
@@ -116,16 +219,20 @@ def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsu
     bounds = [0] + [int(miss_rows[len(miss_rows) * i // workers]) for i in range(1, workers)] + [n_u]
     fk = mult64.copy()
     Fk = w64.copy()
+    fkw = np.zeros(n_u, np.int64)
+    Fkw = np.zeros(n_u)
     if workers == 1:
         parts = [wildcard_scan_block(cols, has_miss, mult64, w64, 0, n_u)]
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(lambda lh: wildcard_scan_block(cols, has_miss, mult64, w64, lh[0], lh[1]),
                                   zip(bounds[:-1], bounds[1:])))
-    for dfk, dFk in parts:
+    for dfk, dFk, dfkw, dFkw in parts:
         fk += dfk
         Fk += dFk
-    return fk, Fk
+        fkw += dfkw
+        Fkw += dFkw
+    return fk, Fk, fkw, Fkw
 
 
 def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
@@ -136,16 +243,18 @@ def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
     order = np.argsort(pat_ids, kind="stable")
     offsets = np.concatenate([[0], np.cumsum(np.bincount(pat_ids))]).astype(np.int64)
     observed = ~miss[order[offsets[:-1]]]
-    dfk, dFk = pattern_pairs(np.ascontiguousarray(uniq, dtype=np.int32), offsets, order.astype(np.int64),
-                             np.ascontiguousarray(observed), mult.astype(np.int64), wsum.astype(np.float64))
-    return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk
+    dfk, dFk, dfkw, dFkw = pattern_pairs(np.ascontiguousarray(uniq, dtype=np.int32), offsets,
+                                         order.astype(np.int64), np.ascontiguousarray(observed),
+                                         mult.astype(np.int64), wsum.astype(np.float64))
+    return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk, dfkw, dFkw
 
 
 # -- a small counting interface, so an out-of-core backend can serve the same questions ------------------
 class ClassCounter(Protocol):
     """Answers "how large is each record's class on these QIs?" (in-memory today, pluggable later)."""
 
-    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False) -> ClassSizes: ...
+    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False,
+                    alpha: float = 1.0) -> ClassSizes: ...
 
 
 @dataclass(frozen=True)
@@ -154,18 +263,24 @@ class InMemoryCounter:
 
     dataset: Dataset
 
-    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False) -> ClassSizes:
+    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False,
+                    alpha: float = 1.0) -> ClassSizes:
         qm = self.dataset.qi_matrix(qis)
         w = self.dataset.weights() if weighted else None
-        return compute_class_sizes(qm.codes, missing, w)
+        return compute_class_sizes(qm.codes, missing, w, alpha=alpha)
 
 
-def brute_force_class_sizes(codes: np.ndarray, missing: MissingSemantics, weights: np.ndarray | None = None):
-    """O(n^2) reference used by the tests (kept here so tests and docs share one definition)."""
+def brute_force_class_sizes(codes: np.ndarray, missing: MissingSemantics, weights: np.ndarray | None = None,
+                            alpha: float = 1.0):
+    """O(n^2) reference used by the tests (kept here so tests and docs share one definition).
+
+    Record j counts for record i when they match; it counts 1 when it has i's exact key or no missing
+    value, ``alpha`` otherwise. fk is int64 at alpha = 1, float64 below.
+    """
     codes = np.asarray(codes)
     n = codes.shape[0]
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    fk = np.zeros(n, dtype=np.int64)
+    fk = np.zeros(n, dtype=np.int64 if alpha == 1.0 else np.float64)
     Fk = np.zeros(n)
     for i in range(n):
         for j in range(n):
@@ -175,6 +290,7 @@ def brute_force_class_sizes(codes: np.ndarray, missing: MissingSemantics, weight
             else:
                 ok = bool(np.all((a == b) | (a < 0) | (b < 0)))
             if ok:
-                fk[i] += 1
-                Fk[i] += w[j]
+                share = 1.0 if (bool(np.all(a == b)) or not bool((b < 0).any())) else alpha
+                fk[i] += 1 if alpha == 1.0 else share
+                Fk[i] += share * w[j]
     return fk, Fk

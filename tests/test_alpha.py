@@ -1,0 +1,150 @@
+"""sdcMicro's alpha: wildcard matches weighed by alpha, against a pure-python count over all pairs.
+
+The reference below is written from the rule as stated, on tuples with None for missing: record s
+counts for r when they agree wherever both are non-missing; it counts 1 when it has r's exact key
+(missing positions included) or is complete, and alpha when it has missing QIs and a different key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from kanon_core.errors import InputError
+from kanon_core.risk.classes import (
+    brute_force_class_sizes,
+    class_sizes,
+    compute_class_sizes,
+    wildcard_dependent,
+)
+
+ALPHAS = [0.0, 0.3, 0.5, 1.0]
+
+
+def reference(rows: list[tuple], weights: list[float], alpha: float) -> tuple[list[float], list[float]]:
+    """fk and Fk by the rule, over every ordered pair of records."""
+    fk, Fk = [], []
+    for r in rows:
+        f = F = 0.0
+        for s, w in zip(rows, weights, strict=True):
+            if all(a is None or b is None or a == b for a, b in zip(r, s, strict=True)):
+                share = 1.0 if (s == r or None not in s) else alpha
+                f += share
+                F += share * w
+        fk.append(f)
+        Fk.append(F)
+    return fk, Fk
+
+
+def as_rows(codes: np.ndarray) -> list[tuple]:
+    return [tuple(None if v < 0 else int(v) for v in row) for row in codes]
+
+
+@st.composite
+def tables(draw, max_n=22, max_q=4, max_card=3):
+    n = draw(st.integers(1, max_n))
+    q = draw(st.integers(1, max_q))
+    codes = draw(arrays(np.int32, (n, q), elements=st.integers(-1, max_card - 1)))
+    weights = draw(arrays(np.float64, n, elements=st.floats(0.5, 20.0)))
+    return codes, weights
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables(), st.sampled_from(ALPHAS), st.sampled_from(["pairs", "scan", "auto"]))
+def test_alpha_counts_match_the_rule(table, alpha, method):
+    codes, weights = table
+    fk_ref, Fk_ref = reference(as_rows(codes), list(weights), alpha)
+    res = compute_class_sizes(codes, "wildcard", weights, method=method, alpha=alpha)
+    np.testing.assert_allclose(res.fk, fk_ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.Fk, Fk_ref, rtol=1e-12, atol=1e-9)
+    # the library's own brute force agrees with the independent reference
+    fk_bf, Fk_bf = brute_force_class_sizes(codes, "wildcard", weights, alpha=alpha)
+    np.testing.assert_allclose(fk_bf, fk_ref, atol=1e-9)
+    np.testing.assert_allclose(Fk_bf, Fk_ref, rtol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tables(), st.integers(1, 6))
+def test_wildcard_dependent_is_reaching_k_at_alpha_1_but_not_at_0(table, k):
+    codes, _ = table
+    rows = as_rows(codes)
+    fk1, _ = reference(rows, [1.0] * len(rows), 1.0)
+    fk0, _ = reference(rows, [1.0] * len(rows), 0.0)
+    expected = [a >= k and b < k for a, b in zip(fk1, fk0, strict=True)]
+    res = compute_class_sizes(codes, "wildcard", alpha=0.5)  # the flag does not depend on the alpha chosen
+    np.testing.assert_array_equal(wildcard_dependent(res, k), expected)
+    np.testing.assert_array_equal(res.fk_all, fk1)
+    np.testing.assert_array_equal(res.fk_strict, fk0)
+
+
+def test_hand_example():
+    # r0 = (1, 1) complete; r1 = (1, -) ; r2 = (1, -) ; r3 = (-, 1) ; r4 = (2, 2)
+    codes = np.array([[1, 1], [1, -1], [1, -1], [-1, 1], [2, 2]], dtype=np.int32)
+    w = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    # r0: itself 1, r1 and r2 (missing, other key) alpha each, r3 alpha  -> 1 + 3a
+    # r1: itself and r2 (same key) 1 each, r0 complete 1, r3 (missing, other key) alpha -> 3 + a
+    # r3: itself 1, r0 complete 1, r1 and r2 alpha each -> 2 + 2a
+    # r4: matches nobody else -> 1
+    fk = class_sizes(codes, "wildcard", alpha=0.5)
+    np.testing.assert_allclose(fk, [2.5, 3.5, 3.5, 3.0, 1.0])
+    assert fk.dtype == np.float64
+    Fk = class_sizes(codes, "wildcard", weights=w, alpha=0.5)
+    np.testing.assert_allclose(Fk, [1 + 0.5 * (2 + 4 + 8), 1 + 2 + 4 + 0.5 * 8, 1 + 2 + 4 + 0.5 * 8,
+                                    8 + 1 + 0.5 * (2 + 4), 16])
+    at1 = class_sizes(codes, "wildcard")
+    assert at1.dtype == np.int64
+    np.testing.assert_array_equal(at1, [4, 4, 4, 4, 1])
+    np.testing.assert_array_equal(class_sizes(codes, "wildcard", alpha=0.0), [1, 3, 3, 2, 1])
+    res = compute_class_sizes(codes, "wildcard")
+    # at k = 3: r0 (4 vs 1) and r3 (4 vs 2) reach k only through wildcard matches; r1, r2 do not need them
+    np.testing.assert_array_equal(wildcard_dependent(res, 3), [True, False, False, True, False])
+
+
+def test_sdcmicro_freqcalc_example_at_alpha_1_and_by_hand_at_one_half():
+    # sdcMicro's test "numeric values with missing values (weighted)" (tests/testthat/test_freqCalc.R)
+    a = [2, 3, 2, 2, 3, 3, 1, 2]
+    b = [3, 3, 3, 3, 3, 3, 4, 3]
+    c = [1, 3, None, 2, 1, 1, None, 1]
+    w = np.array([18.0, 45.5, 39.0, 17.0, 92.0, 8.0, 123.5, 51])
+    codes = np.array([[x, y, -1 if z is None else z] for x, y, z in zip(a, b, c, strict=True)], dtype=np.int32)
+    res = compute_class_sizes(codes, "wildcard", w)
+    np.testing.assert_array_equal(res.fk, [3, 1, 4, 2, 2, 2, 1, 3])
+    np.testing.assert_allclose(res.Fk, [108.0, 45.5, 125.0, 56.0, 100.0, 100.0, 123.5, 108.0])
+    # record 2 = (2, 3, NA) matches (2,3,1) x2 and (2,3,2): complete, so they count 1 for it; it counts
+    # alpha for each of them. Record 6 = (1, 4, NA) matches nobody.
+    half = compute_class_sizes(codes, "wildcard", w, alpha=0.5)
+    np.testing.assert_allclose(half.fk, [2.5, 1, 4, 1.5, 2, 2, 1, 2.5])
+    np.testing.assert_allclose(half.Fk, [69 + 19.5, 45.5, 125.0, 17 + 19.5, 100.0, 100.0, 123.5, 69 + 19.5])
+
+
+def test_fully_blank_record_is_a_wildcard_at_alpha_1_and_wildcard_dependent_exposes_it():
+    # four distinct complete records and two blank ones: at alpha 1 everyone reaches k = 3
+    codes = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [-1, -1], [-1, -1]], dtype=np.int32)
+    res = compute_class_sizes(codes, "wildcard")
+    np.testing.assert_array_equal(res.fk, [3, 3, 3, 3, 6, 6])
+    np.testing.assert_array_equal(res.fk_strict, [1, 1, 1, 1, 6, 6])
+    assert wildcard_dependent(res, 3).tolist() == [True] * 4 + [False] * 2
+    np.testing.assert_allclose(res.at_alpha(0.25).fk, [1.5, 1.5, 1.5, 1.5, 6, 6])
+
+
+def test_rounding_keeps_exact_decimal_sums():
+    # one complete record (0, 0) and 100 records (0, NA) at alpha 0.29: exactly 1 + 29
+    codes = np.vstack([np.zeros((1, 2), np.int32), np.tile(np.array([[0, -1]], np.int32), (100, 1))])
+    fk = class_sizes(codes, "wildcard", alpha=0.29)
+    assert fk[0] == 30.0 and fk[1] == 101.0
+
+
+def test_category_semantics_ignores_alpha_but_returns_floats():
+    codes = np.array([[0, -1], [0, -1], [0, 1]], dtype=np.int32)
+    fk = class_sizes(codes, "category", alpha=0.3)
+    assert fk.dtype == np.float64
+    np.testing.assert_array_equal(fk, [2, 2, 1])
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), "x"])
+def test_bad_alpha_is_an_input_error(bad):
+    with pytest.raises(InputError, match="alpha"):
+        compute_class_sizes(np.zeros((2, 1), np.int32), "wildcard", alpha=bad)
