@@ -1,0 +1,260 @@
+"""Writing rules of every command: never over an input, its labels or another output; atomic; one-line errors.
+
+Each refusal must exit with status 2, print exactly one line on stderr, leave the input's bytes unchanged
+and write nothing at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kanon_core.cli import build_parser, main
+from kanon_core.history import History
+from kanon_core.io import load_dataset
+from kanon_core.outputs import OutputBatch
+from kanon_core.recipe import Recipe
+from kanon_core.steps import SetRoles
+from kanon_core.treat.recode import RecodeStep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A folder holding data.csv and its labels sidecar; the working directory during the test."""
+    rng = np.random.default_rng(3)
+    n = 40
+    frame = pd.DataFrame({"a": rng.choice(["x", "y"], n), "b": rng.integers(1, 4, n), "c": rng.integers(1, 3, n),
+                          "w": rng.uniform(1, 5, n).round(2), "y": rng.normal(size=n).round(3)})
+    (tmp_path / "data.csv").write_text(frame.to_csv(index=False, lineterminator="\n"), encoding="utf-8")
+    (tmp_path / "data.labels.json").write_text('{"a": {"label": "A"}}\n', encoding="utf-8")
+    (tmp_path / "hier").mkdir()
+    (tmp_path / "hier" / "b.csv").write_text("1;*\n2;*\n3;*\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _refused(capsys, folder: Path, argv: list[str], phrase: str) -> None:
+    before = _snapshot(folder)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1, err
+    assert phrase in err[0], err[0]
+    assert _snapshot(folder) == before  # nothing written, nothing replaced, no temporary file left
+
+
+def _recipe(folder: Path) -> Path:
+    h = History.start(load_dataset(folder / "data.csv"))
+    h.apply(SetRoles(qis=("a", "b")))
+    h.apply(RecodeStep("b", merge=(2, 3), into=2))
+    path = folder / "r.recipe.json"
+    Recipe.from_history(h, input_path="data.csv", extra={"k": 2}).save(path)
+    return path
+
+
+OVER_INPUT = {
+    "risk": ["risk", "data.csv", "--qi", "a,b", "-o", "data.csv"],
+    "risk --per-record": ["risk", "data.csv", "--qi", "a,b", "--per-record", "./data.csv"],
+    "minucs": ["minucs", "data.csv", "--qi", "a,b", "--list", "data.labels.json"],
+    "suppress": ["suppress", "data.csv", "--qi", "a,b", "--k", "2", "-o", "data.csv"],
+    "recode": ["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "data.csv"],
+    "recode --step": ["recode", "data.csv", "--column", "b", "--merge", "2,3", "--step", "data.labels.json"],
+    "generalize": ["generalize", "data.csv", "--qi", "b", "--hierarchies", "hier", "--k", "2", "-o", "data.csv"],
+    "generalize hierarchy": ["generalize", "data.csv", "--qi", "b", "--hierarchies", "hier", "--k", "2",
+                             "--step", "hier/b.csv"],
+    "estimate": ["estimate", "data.csv", "--var", "a", "--weight", "w", "-o", "data.csv"],
+    "regress": ["regress", "data.csv", "--formula", "y ~ C(a)", "--weight", "w", "--json", "data.csv"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVER_INPUT))
+def test_no_command_writes_over_its_input(folder, capsys, case):
+    _refused(capsys, folder, OVER_INPUT[case], "would write over")
+
+
+def test_a_symlink_to_the_input_is_the_input(folder, capsys):
+    (folder / "alias.csv").symlink_to(folder / "data.csv")
+    _refused(capsys, folder, ["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "alias.csv"],
+             "would write over the input file")
+
+
+def test_a_release_named_like_the_input_would_rewrite_its_labels(folder, capsys):
+    _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a,b", "--k", "2", "-o", "data.parquet"],
+             "the labels file of --output would write over the input's labels file")
+    recipe = _recipe(folder)
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "data.parquet"],
+             "the labels file of --output would write over the input's labels file")
+
+
+def test_apply_refuses_report_over_release_and_output_over_input_or_recipe(folder, capsys):
+    recipe = _recipe(folder)
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv", "--report", "rel.csv"],
+             "--output and --report name the same file")
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "data.csv", "--report", "data.csv"],
+             "--output would write over the input file")
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv", "--json", str(recipe)],
+             "--json would write over the recipe")
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv", "--json", "rel.labels.json"],
+             "name the same file")
+
+
+def test_a_missing_output_folder_is_refused_before_any_work(folder, capsys):
+    for argv in (["risk", "data.csv", "--qi", "a", "--per-record", "nope/fk.csv"],
+                 ["suppress", "data.csv", "--qi", "a,b", "--k", "2", "-o", "nope/t.csv"],
+                 ["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "nope/r.csv"],
+                 ["apply", str(_recipe(folder)), "data.csv", "-o", "rel.csv", "--report", "nope/r.html"]):
+        _refused(capsys, folder, argv, "does not exist")
+
+
+def test_bad_output_format_is_refused_before_any_work(folder, capsys, monkeypatch):
+    import kanon_core.cli.common as common
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the data must not be loaded")
+
+    monkeypatch.setattr(common, "load_dataset", no_loading)
+    _refused(capsys, folder, ["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "r.txt"],
+             "Cannot write '.txt'")
+    _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a", "--k", "2", "-o", "t.xlsx"],
+             "Cannot export '.xlsx'")
+    _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a", "--k", "2", "--importance", "a", "-o", "t.csv"],
+             "--importance expects")
+
+
+def test_every_command_accepts_dash_o():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(commands) >= {"apply", "estimate", "generalize", "minucs", "recode", "regress", "risk", "suppress"}
+    for name, sub in commands.items():
+        options = {s for a in sub._actions for s in a.option_strings}
+        assert {"-o", "--output"} <= options, name
+
+
+def test_recode_dash_o_writes_the_recoded_data_as_the_readme_shows(folder):
+    assert main(["recode", "data.csv", "--column", "b", "--merge", "2,3", "--into", "2", "-o", "recoded.csv",
+                 "--json", "recode.json"]) == 0
+    out = pd.read_csv(folder / "recoded.csv")
+    src = pd.read_csv(folder / "data.csv")
+    assert (src["b"] == 3).any() and not (out["b"] == 3).any()
+    assert (out["b"] == src["b"].where(src["b"] != 3, 2)).all()
+    assert json.loads((folder / "recode.json").read_text())["step"]["column"] == "b"
+
+
+def test_json_output_alias_for_summary_commands(folder):
+    assert main(["risk", "data.csv", "--qi", "a,b", "--missing", "category", "-o", "risk.json"]) == 0
+    assert json.loads((folder / "risk.json").read_text())["qis"] == ["a", "b"]
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if ".tmp" in p.name)
+
+
+def test_a_writer_failing_half_way_leaves_no_partial_file(folder, capsys, monkeypatch):
+    import kanon_core.io as kio
+
+    def half_then_fail(ds, path, *args, **kwargs):
+        Path(path).write_bytes(b"a,b\n1,")
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(kio, "write_table", half_then_fail)
+    before = _snapshot(folder)
+    assert main(["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "r.csv", "--json", "r.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0]
+    assert _snapshot(folder) == before and _leftovers(folder) == []
+
+
+def test_apply_writes_nothing_when_the_report_fails(folder, capsys, monkeypatch):
+    import kanon_core.report as report
+
+    recipe = _recipe(folder)
+
+    def failing_report(*args, **kwargs):
+        raise ValueError("cell value 'secret-42' broke the report")
+
+    monkeypatch.setattr(report, "report_html", failing_report)
+    before = _snapshot(folder)
+    assert main(["apply", str(recipe), "data.csv", "-o", "rel.csv", "--report", "r.html", "--json", "s.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "secret-42" not in err[0] and "ValueError" in err[0]
+    assert _snapshot(folder) == before  # no release without its report
+
+
+def test_apply_writes_release_report_and_summary_together(folder, capsys):
+    recipe = _recipe(folder)
+    assert main(["apply", str(recipe), "data.csv", "-o", "rel.csv", "--report", "r.html", "--json", "s.json"]) == 0
+    summary = json.loads((folder / "s.json").read_text())
+    assert summary["written"] == ["rel.csv", "rel.labels.json", "r.html"]
+    assert all((folder / name).exists() for name in summary["written"]) and _leftovers(folder) == []
+
+
+def test_os_errors_are_one_line_with_the_file_name_only(folder, capsys, monkeypatch):
+    def denied(self, target, data):
+        raise PermissionError(13, "Permission denied", str(folder / "deep" / "r.json"))
+
+    monkeypatch.setattr(OutputBatch, "write_bytes", denied)
+    assert main(["risk", "data.csv", "--qi", "a", "--missing", "category", "-o", "r.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kanon risk: error: Permission denied (r.json)."]
+
+
+def test_unexpected_errors_show_no_values(folder, capsys, monkeypatch):
+    import kanon_core.cli.risk_cmd as risk_cmd
+
+    def leaky(*args, **kwargs):
+        raise KeyError("value 'Jane Doe, 1961-03-02'")
+
+    monkeypatch.setattr(risk_cmd, "risk_summary", leaky)
+    assert main(["risk", "data.csv", "--qi", "a"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Jane" not in err[0] and "KeyError" in err[0]
+
+
+def test_argument_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["risk", "data.csv", "--qi", "a", "--k", "many"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--k" in err[0]
+
+
+def _kanon(args: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "kanon_core", *args], cwd=cwd, env=env,
+                            stderr=subprocess.PIPE, **kwargs)
+
+
+def test_a_closed_pipe_is_one_line_and_exit_2(folder):
+    """``kanon risk ... | head`` with a reader that is gone: no traceback, one line, status 2."""
+    proc = _kanon(["risk", "data.csv", "--qi", "a,b", "--missing", "category"], folder, stdout=subprocess.PIPE)
+    proc.stdout.close()  # the reader leaves before kanon writes
+    _, err = proc.communicate(timeout=120)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2 and lines == ["kanon risk: error: the output pipe was closed before everything "
+                                              "was written."]
+
+
+def test_pipe_into_head_prints_no_traceback(folder):
+    cmd = (f"{sys.executable} -m kanon_core risk data.csv --qi a,b --missing category | head -1; "
+           "echo \"status=${PIPESTATUS[0]}\" >&2")
+    done = subprocess.run(["bash", "-c", cmd], cwd=folder, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout == "{\n"
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    status = done.stderr.strip().splitlines()[-1]
+    assert status in ("status=0", "status=2")  # 0 when everything fit in the pipe before head left
+    assert len(done.stderr.strip().splitlines()) == (1 if status == "status=0" else 2)
+
