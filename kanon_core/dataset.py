@@ -47,6 +47,9 @@ class Roles:
     psu: str | None = None
     outcomes: tuple[str, ...] = ()
     direct_ids: tuple[str, ...] = ()
+    fpc: str | None = None
+    """Finite population correction (R's ``svydesign(fpc = ~COL)``): population size or sampling fraction of
+    the first stage, constant within stratum. Last, with a default, so older recipes and projects load."""
 
     def role_of(self, column: str) -> str:
         if column in self.qis:
@@ -57,6 +60,8 @@ class Roles:
             return "stratum"
         if column == self.psu:
             return "PSU/cluster"
+        if column == self.fpc:
+            return "finite population correction"
         if column in self.outcomes:
             return "outcome"
         if column in self.direct_ids:
@@ -71,6 +76,8 @@ class Roles:
             "psu": self.psu,
             "outcomes": list(self.outcomes),
             "direct_ids": list(self.direct_ids),
+            # written only when set, so files of designs without fpc are unchanged
+            **({"fpc": self.fpc} if self.fpc is not None else {}),
         }
 
     @classmethod
@@ -82,6 +89,7 @@ class Roles:
             psu=d.get("psu"),
             outcomes=tuple(d.get("outcomes", ())),
             direct_ids=tuple(d.get("direct_ids", ())),
+            fpc=d.get("fpc"),
         )
 
 
@@ -279,6 +287,7 @@ class Dataset:
             psu=r.psu if r.psu in cols else None,
             outcomes=tuple(q for q in r.outcomes if q in cols),
             direct_ids=tuple(q for q in r.direct_ids if q in cols),
+            fpc=r.fpc if r.fpc in cols else None,
         )
         new_meta = dict(self.meta if meta is None else meta)
         return Dataset(frame=frame, meta={k: v for k, v in new_meta.items() if k in cols}, roles=roles,
@@ -307,7 +316,7 @@ def validate_frame(frame: pd.DataFrame) -> None:
 def validate_roles(frame: pd.DataFrame, roles: Roles) -> None:
     cols = set(map(str, frame.columns))
     named = list(roles.qis) + list(roles.outcomes) + list(roles.direct_ids)
-    named += [c for c in (roles.weight, roles.strata, roles.psu) if c is not None]
+    named += [c for c in (roles.weight, roles.strata, roles.psu, roles.fpc) if c is not None]
     unknown = [c for c in named if c not in cols]
     if unknown:
         raise InputError(f"Unknown variable(s) in roles: {', '.join(unknown)}.")

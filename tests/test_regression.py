@@ -33,8 +33,12 @@ SURVEY_SCRIPT = ROOT / "r" / "make_reference.R"
 ALIASED = ROOT / "fixtures" / "r_regression"
 ALIASED_SCRIPT = ALIASED / "make_reference.R"
 TOL = 1e-6
-DESIGNS = {"full": ("stratum", "psu"), "strata": ("stratum", None), "cluster": (None, "psu_global"),
-           "weights": (None, None)}
+DESIGNS = {"full": ("stratum", "psu", None), "strata": ("stratum", None, None), "cluster": (None, "psu_global", None),
+           "weights": (None, None, None),
+           # finite population corrections (R's fpc = ~COL): population sizes (N_*) or sampling fractions (f_*)
+           "full_fpc": ("stratum", "psu", "N_psu"), "full_frac": ("stratum", "psu", "f_psu"),
+           "full_fpc1": ("stratum", "psu", "N_psu1"), "strata_fpc": ("stratum", None, "N_rec"),
+           "cluster_fpc": (None, "psu_global", "N_clu"), "weights_frac": (None, None, "f_all")}
 MODELS = {"linear": ("y ~ C(a) + b + C(c)", "gaussian"), "logistic": ("yb ~ C(a) + b + C(c)", "binomial")}
 
 
@@ -45,9 +49,10 @@ def r_term(term: str) -> str:
 
 
 def r_design(data: pd.DataFrame, kind: str, lonely: str) -> SurveyDesign:
-    strata, psu = DESIGNS[kind]
+    strata, psu, fpc = DESIGNS[kind]
     return SurveyDesign.from_arrays(data["w"], None if strata is None else data[strata],
-                                    None if psu is None else data[psu], lonely_psu=lonely)
+                                    None if psu is None else data[psu], lonely_psu=lonely,
+                                    fpc=None if fpc is None else data[fpc], fpc_name=fpc)
 
 
 def fit(data: pd.DataFrame, kind: str, lonely: str, model: str, test: str = "F"):
@@ -141,7 +146,11 @@ def test_references_cover_both_families_designs_and_factor_and_numeric_terms():
     assert {"b", "factor(a)2", "factor(c)south"} <= set(exp["term"])
     # the references must discriminate: the design changes the standard errors
     se = exp[(exp["term"] == "b") & (exp["model"] == "linear") & (exp["lonely"] == "fail")].set_index("design")["se"]
-    assert se.nunique() == len(DESIGNS)
+    base = ["full", "strata", "cluster", "weights"]
+    assert se[base].nunique() == len(base)
+    # and the finite population correction narrows them; as a population size or as a fraction alike
+    assert se["full_fpc"] < se["full"] and se["strata_fpc"] < se["strata"] and se["cluster_fpc"] < se["cluster"]
+    assert se["full_fpc"] == pytest.approx(se["full_frac"], rel=1e-12)
 
 
 @pytest.fixture(scope="module")

@@ -125,9 +125,86 @@ def test_from_dataset_uses_roles_and_overrides():
         SurveyDesign.from_dataset(ds, strata="nope")
 
 
+# -- finite population correction ------------------------------------------------------------------------------
+def test_fpc_simple_random_sample_by_hand():
+    """y = 1, 2, 3, 4 from a population of 10: Var(mean) = (1 - 4/10) s^2 / 4 = 0.6 * (5/3) / 4 = 1/4."""
+    y = pd.Series([1.0, 2.0, 3.0, 4.0])
+    for fpc in ([10] * 4, [0.4] * 4):  # population size or sampling fraction: the same design
+        m = mean(y, SurveyDesign.from_arrays(None, n=4, fpc=fpc))
+        assert m.se == pytest.approx(0.5, abs=1e-15)
+    assert mean(y, SurveyDesign.from_arrays(None, n=4)).se == pytest.approx(math.sqrt(5 / 12), abs=1e-15)
+    # a fraction of 0 means an infinite population: no correction
+    assert mean(y, SurveyDesign.from_arrays(None, n=4, fpc=[0.0] * 4)).se == pytest.approx(math.sqrt(5 / 12))
+
+
+def test_fpc_per_stratum_by_hand():
+    """The stratified example (V = 100/4096: A 64/4096, B 36/4096) with N_A = 4 PSUs and N_B = 2 (census):
+    A's term is halved, B's vanishes, so V = 32/4096."""
+    d = SurveyDesign.from_arrays(W, STRATA, PSUS, fpc=[4, 4, 4, 2, 2], fpc_name="N")
+    assert mean(pd.Series(Y), d).se == pytest.approx(math.sqrt(32) / 64, abs=1e-15)
+    assert "finite population correction (N)" in d.describe()
+    # the correction survives a change of weights (the treated file's weights)
+    assert d.with_weights(np.array(W)).fpc_factor.tolist() == d.fpc_factor.tolist() == [0.5, 0.0]
+
+
+def test_fpc_census_lonely_stratum_is_not_a_failure():
+    """Stratum C (one PSU) with population size 1 is a census: no variance, and 'fail' does not fail."""
+    fpc = [4, 4, 4, 2, 2, 1]
+    d = SurveyDesign.from_arrays(LONELY["weights"], LONELY["strata"], LONELY["psu"], lonely_psu="fail", fpc=fpc)
+    plain = SurveyDesign.from_arrays(LONELY["weights"], LONELY["strata"], LONELY["psu"], lonely_psu="remove")
+    halved_a = SurveyDesign.from_arrays(LONELY["weights"], LONELY["strata"], LONELY["psu"], lonely_psu="remove",
+                                        fpc=[4, 4, 4, 10**12, 10**12, 2])
+    assert mean(Y_LONELY, d).se < mean(Y_LONELY, plain).se
+    # A (144 units) halved, B gone, C none: sqrt(72) / 144
+    assert mean(Y_LONELY, d).se == pytest.approx(math.sqrt(72) / 144, abs=1e-15)
+    assert mean(Y_LONELY, halved_a).se == pytest.approx(math.sqrt(72 + 196) / 144, abs=1e-9)
+
+
+def test_fpc_lonely_adjust_is_scaled():
+    """A single-PSU stratum under 'adjust' contributes f times its squared total: C with N = 5 gives 0.8 * 400."""
+    d = SurveyDesign.from_arrays(LONELY["weights"], LONELY["strata"], LONELY["psu"], lonely_psu="adjust",
+                                 fpc=[0.0] * 5 + [0.2])  # fractions; 0 = no correction for A and B
+    assert mean(Y_LONELY, d).se == pytest.approx(math.sqrt(144 + 196 + 320) / 144, abs=1e-15)
+
+
+@pytest.mark.parametrize("fpc, needle", [
+    ([10, 10, 0.5, 10, 10], "not a mix"),
+    ([1, 1, 1, 1, 1], "not a mix"),
+    ([4, 5, 4, 2, 2], "varies within 1 stratum"),
+    ([4, 4, 4, 1.5, 1.5], "more than 100 % sampling in 1 stratum"),
+    ([0.5, 0.5, 0.5, 1.5, 1.5], "not a mix"),
+    ([4, None, 4, 2, 2], "missing for 1 record"),
+    ([4, "n/a", 4, 2, 2], "1 value"),
+    ([4, 4, 4, -2, -2], "2 negative"),
+])
+def test_fpc_errors_follow_r_and_name_no_values(fpc, needle):
+    with pytest.raises(InputError, match=needle) as exc:
+        SurveyDesign.from_arrays(W, STRATA, PSUS, fpc=fpc, fpc_name="N")
+    assert "n/a" not in str(exc.value) and "'N'" in str(exc.value)
+
+
+def test_fpc_role_is_read_from_the_dataset_and_old_roles_load():
+    frame = pd.DataFrame({"w": W, "s": STRATA, "p": PSUS, "y": Y, "N": [4, 4, 4, 2, 2]})
+    ds = Dataset(frame, roles=Roles(weight="w", strata="s", psu="p", fpc="N"))
+    assert SurveyDesign.from_dataset(ds).fpc_factor.tolist() == [0.5, 0.0]
+    assert SurveyDesign.from_dataset(ds.with_roles(Roles(weight="w", strata="s")), fpc="N").fpc_name == "N"
+    with pytest.raises(InputError, match="varies within 1 stratum"):  # without strata: one stratum
+        SurveyDesign.from_dataset(ds.with_roles(Roles(weight="w")), fpc="N")
+    assert Roles.from_dict(ds.roles.to_dict()) == ds.roles
+    assert "fpc" not in Roles(weight="w").to_dict()  # files without an fpc are unchanged
+    assert Roles.from_dict({"qis": ["a"], "weight": "w"}).fpc is None
+    assert ds.roles.role_of("N") == "finite population correction"
+    with pytest.raises(InputError, match="not a variable"):
+        SurveyDesign.from_dataset(ds, fpc="nope")
+
+
 # -- loop-based reference ------------------------------------------------------------------------------------
-def naive_vcov(z, strata, psu, domain, lonely):
-    """Textbook loops: for each stratum, PSU totals (all PSUs of the design, zero outside the domain)."""
+def naive_vcov(z, strata, psu, domain, lonely, popsize=None):
+    """Textbook loops: for each stratum, PSU totals (all PSUs of the design, zero outside the domain).
+
+    ``popsize`` maps a stratum to its population number of PSUs: its term is multiplied by (N - n) / N,
+    and a stratum with (N - n) / N below 1e-7 is fully sampled and contributes nothing (R's ``onestrat``).
+    """
     z = np.where(domain[:, None], z, 0.0)
     k = z.shape[1]
     total = np.zeros((k, k))
@@ -139,12 +216,15 @@ def naive_vcov(z, strata, psu, domain, lonely):
         ids = sorted({psu[i] for i in rows})
         tot = np.array([sum(z[i] for i in rows if psu[i] == j) for j in ids]).reshape(len(ids), k)
         n = len(ids)
-        if n > 1:
+        f = 1.0 if popsize is None else (popsize[h] - n) / popsize[h]
+        if f < 1e-7:
+            ok.add(h)
+        elif n > 1:
             dev = tot - tot.mean(axis=0)
-            total += n / (n - 1) * dev.T @ dev
+            total += f * n / (n - 1) * dev.T @ dev
             ok.add(h)
         elif lonely == "adjust":
-            total += tot.T @ tot
+            total += f * tot.T @ tot
     if lonely == "average" and present:
         if not present & ok:
             return np.full((k, k), np.nan)
@@ -162,6 +242,24 @@ def designs(draw):
     domain = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     lonely = draw(st.sampled_from(["adjust", "remove", "certainty", "average"]))
     return strata, psu, z, domain, lonely
+
+
+@given(designs(), st.lists(st.integers(0, 4), min_size=4, max_size=4), st.booleans())
+def test_vectorized_variance_with_fpc_equals_loops(case, extra, as_fraction):
+    """Population sizes N_h = n_h + extra (extra 0: a census stratum), given as sizes or as fractions."""
+    strata, psu, z, domain, lonely = case
+    n_h = {h: len({p for s, p in zip(strata, psu, strict=True) if s == h}) for h in set(strata)}
+    pop = {h: n_h[h] + extra[h] for h in n_h}
+    if all(v == 1 for v in pop.values()):
+        pop = {h: 2 for h in pop}  # all exactly 1 is refused, as by R
+    values = [n_h[h] / pop[h] if as_fraction else pop[h] for h in strata]
+    if as_fraction and all(v == 1 for v in values):
+        values = [0.5] * len(values)
+        pop = {h: n_h[h] / 0.5 for h in pop}
+    d = SurveyDesign.from_arrays(None, strata, psu, lonely_psu=lonely, fpc=values)
+    keyed_psu = [(s, p) for s, p in zip(strata, psu, strict=True)]
+    expected = naive_vcov(z, strata, keyed_psu, domain, lonely, pop)
+    np.testing.assert_allclose(d.vcov(z, domain), expected, atol=1e-10, rtol=1e-10)
 
 
 @given(designs())

@@ -22,14 +22,19 @@ ROOT = Path(__file__).resolve().parent
 FIXTURES = ROOT / "fixtures" / "r_survey"
 SCRIPT = ROOT / "r" / "make_reference.R"
 TOL = 1e-6
-DESIGNS = {"full": ("stratum", "psu"), "strata": ("stratum", None), "cluster": (None, "psu_global"),
-           "weights": (None, None)}
+DESIGNS = {"full": ("stratum", "psu", None), "strata": ("stratum", None, None), "cluster": (None, "psu_global", None),
+           "weights": (None, None, None),
+           # finite population corrections (R's fpc = ~COL): population sizes (N_*) or sampling fractions (f_*)
+           "full_fpc": ("stratum", "psu", "N_psu"), "full_frac": ("stratum", "psu", "f_psu"),
+           "full_fpc1": ("stratum", "psu", "N_psu1"), "strata_fpc": ("stratum", None, "N_rec"),
+           "cluster_fpc": (None, "psu_global", "N_clu"), "weights_frac": (None, None, "f_all")}
 
 
 def design_for(data: pd.DataFrame, kind: str, lonely: str) -> SurveyDesign:
-    strata, psu = DESIGNS[kind]
+    strata, psu, fpc = DESIGNS[kind]
     return SurveyDesign.from_arrays(data["w"], None if strata is None else data[strata],
-                                    None if psu is None else data[psu], lonely_psu=lonely)
+                                    None if psu is None else data[psu], lonely_psu=lonely,
+                                    fpc=None if fpc is None else data[fpc], fpc_name=fpc)
 
 
 def max_proportion_difference(expected_dir: Path) -> float:

@@ -7,7 +7,22 @@ ch. 6), by the with-replacement ("ultimate cluster") formula at the first stage:
     V = sum_h  n_h / (n_h - 1) * sum_j (z_hj - zbar_h)(z_hj - zbar_h)'
 
 where ``z_hj`` is the total of the scores in PSU j of stratum h, ``n_h`` the number of PSUs of stratum
-h *in the whole design* and ``zbar_h = sum_j z_hj / n_h``. No finite population correction is used.
+h *in the whole design* and ``zbar_h = sum_j z_hj / n_h``.
+
+A finite population correction (R's ``svydesign(..., fpc = ~COL)``) multiplies the term of stratum h by
+``f_h = (N_h - n_h) / N_h``, N_h the number of PSUs in the stratum's population. The rules are R's
+(``as.fpc`` and ``onestrat`` of the survey package):
+
+* values above 1 are population sizes N_h; values at most 1 are sampling fractions n_h / N_h (so N_h =
+  n_h / value, and a fraction of 0 means no correction); a mix of the two, or every value exactly 1, is
+  refused;
+* with strata the correction is per stratum (first stage), so it must be constant within each stratum
+  (R only warns; kanon refuses, because R then uses one value per PSU, which is a different design);
+  without PSUs, N_h counts records, as n_h does;
+* N_h < n_h (more than 100 % sampled) is refused; a stratum with f_h below 1e-7 (a census of its PSUs) has
+  no variance at all -- checked before the single-PSU rules, as in R, so a fully sampled single-PSU
+  stratum is neither a failure nor a stratum without variance under ``"average"``;
+* a single-PSU stratum under ``"adjust"`` contributes ``f_h`` times its squared PSU total.
 
 Domain estimation (e.g. percentages among records where a variable is not missing) keeps the whole
 design: scores outside the domain are zero and ``n_h`` still counts every PSU of the stratum, which is
@@ -37,7 +52,7 @@ which only one has domain records is treated like any other stratum.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -79,6 +94,9 @@ class SurveyDesign:
     weight_name: str | None = None
     strata_name: str | None = None
     psu_name: str | None = None
+    fpc_factor: np.ndarray | None = None
+    """Per stratum ``f_h = (N_h - n_h) / N_h`` (1 where N_h is infinite); None without an fpc."""
+    fpc_name: str | None = None
 
     # -- construction --------------------------------------------------------------------------------------
     @classmethod
@@ -90,16 +108,22 @@ class SurveyDesign:
         lonely_psu: str = DEFAULT_LONELY_PSU,
         n: int | None = None,
         names: tuple[str | None, str | None, str | None] = (None, None, None),
+        fpc: Sequence | np.ndarray | pd.Series | None = None,
+        fpc_name: str | None = None,
     ) -> SurveyDesign:
-        """Build a design from raw columns. ``weights=None`` means every weight is 1."""
+        """Build a design from raw columns. ``weights=None`` means every weight is 1.
+
+        ``fpc`` is R's ``fpc``: per record, the population size (values > 1) or the sampling fraction
+        (values <= 1) of the record's stratum at the first stage.
+        """
         lonely = check_lonely_psu(lonely_psu)
-        lengths = [len(a) for a in (weights, strata, psu) if a is not None]
+        lengths = [len(a) for a in (weights, strata, psu, fpc) if a is not None]
         if n is None:
             if not lengths:
                 raise InputError("A survey design needs weights, strata, PSUs or a record count.")
             n = lengths[0]
         if any(length != n for length in lengths):
-            raise InputError("Weights, strata and PSUs must have one value per record.")
+            raise InputError("Weights, strata, PSUs and the fpc must have one value per record.")
         if n == 0:
             raise InputError("The survey design has no records.")
         w_name, s_name, p_name = names
@@ -121,8 +145,13 @@ class SurveyDesign:
         n_psus = int(psu_codes.max()) + 1
         psu_stratum = np.zeros(n_psus, dtype=np.int64)
         psu_stratum[psu_codes] = stratum
+        factor = None
+        if fpc is not None:
+            n_h = np.bincount(psu_stratum, minlength=int(stratum.max()) + 1)
+            factor = fpc_factors(fpc, stratum, n_h, fpc_name or "fpc")
         return cls(weights=w, stratum=stratum, psu=psu_codes, psu_stratum=psu_stratum, lonely_psu=lonely,
-                   weight_name=w_name, strata_name=s_name, psu_name=p_name)
+                   weight_name=w_name, strata_name=s_name, psu_name=p_name, fpc_factor=factor,
+                   fpc_name=fpc_name if fpc is not None else None)
 
     @classmethod
     def from_dataset(
@@ -132,12 +161,14 @@ class SurveyDesign:
         strata: str | None = None,
         psu: str | None = None,
         lonely_psu: str = DEFAULT_LONELY_PSU,
+        fpc: str | None = None,
     ) -> SurveyDesign:
         """The design of a dataset: explicit column names win over the dataset's roles."""
         weight = weight or ds.roles.weight
         strata = strata or ds.roles.strata
         psu = psu or ds.roles.psu
-        for col, what in ((weight, "Weight"), (strata, "Stratum"), (psu, "PSU")):
+        fpc = fpc or ds.roles.fpc
+        for col, what in ((weight, "Weight"), (strata, "Stratum"), (psu, "PSU"), (fpc, "FPC")):
             if col is not None and col not in ds.frame.columns:
                 raise InputError(f"{what} variable '{col}' is not a variable of the data.")
         return cls.from_arrays(
@@ -147,6 +178,8 @@ class SurveyDesign:
             lonely_psu=lonely_psu,
             n=ds.n_records,
             names=(weight, strata, psu),
+            fpc=None if fpc is None else _fpc_values(ds, fpc),
+            fpc_name=fpc,
         )
 
     # -- description ---------------------------------------------------------------------------------------
@@ -178,6 +211,8 @@ class SurveyDesign:
             parts.append(f"{self.n_strata} strata ({self.strata_name})")
         if self.psu_name:
             parts.append(f"{self.n_psus} PSUs ({self.psu_name})")
+        if self.fpc_name:
+            parts.append(f"finite population correction ({self.fpc_name})")
         if self.n_lonely_strata:
             parts.append(f"{self.n_lonely_strata} single-PSU strata handled by '{self.lonely_psu}'")
         return ", ".join(parts)
@@ -187,8 +222,7 @@ class SurveyDesign:
         w = validate_weights(pd.Series(np.asarray(weights)), self.weight_name or "weight")
         if w.shape[0] != self.n_records:
             raise InputError("The weights must have one value per record of the design.")
-        return SurveyDesign(w, self.stratum, self.psu, self.psu_stratum, self.lonely_psu,
-                            self.weight_name, self.strata_name, self.psu_name)
+        return replace(self, weights=w)
 
     # -- domains -------------------------------------------------------------------------------------------
     def _domain(self, domain: np.ndarray | None) -> np.ndarray:
@@ -234,18 +268,20 @@ class SurveyDesign:
         n_h = self.n_psu_per_stratum.astype(np.float64)
         present = np.zeros(self.n_strata, dtype=bool)
         present[self.stratum[d]] = True
-        lonely = n_h == 1
+        f_h = np.ones(self.n_strata) if self.fpc_factor is None else self.fpc_factor
+        census = f_h < CENSUS_FPC  # R: a stratum whose PSUs were all sampled has no variance, whatever else
+        lonely = (n_h == 1) & ~census
         if self.lonely_psu == "fail" and (present & lonely).any():
             n_bad = int((present & lonely).sum())
             raise InputError(
                 f"{n_bad} stratum/strata have a single PSU, so their variance cannot be estimated. "
                 "Choose how to handle single-PSU strata (adjust, remove, certainty or average)."
             )
-        multi = ~lonely
-        scale_h = np.where(multi, n_h / np.where(multi, n_h - 1.0, 1.0), 0.0)
+        multi = (n_h > 1) & ~census
+        scale_h = np.where(multi, f_h * n_h / np.where(multi, n_h - 1.0, 1.0), 0.0)
         centre_h = np.where(multi, scale_h / n_h, 0.0)
         if self.lonely_psu == "adjust":
-            scale_h = np.where(lonely, 1.0, scale_h)  # uncentred: deviation from the grand mean of scores
+            scale_h = np.where(lonely, f_h, scale_h)  # uncentred: deviation from the grand mean of scores
         scale_p = scale_h[self.psu_stratum]
         v = (totals * scale_p[:, None]).T @ totals
         s = np.zeros((self.n_strata, k))
@@ -254,11 +290,63 @@ class SurveyDesign:
         v -= (s * centre_h[:, None]).T @ s
         if self.lonely_psu == "average":
             n_present = int(present.sum())
-            n_ok = int((present & multi).sum())
+            n_ok = int((present & ~lonely).sum())
             if n_ok == 0:
                 return np.full((k, k), np.nan)
             v *= n_present / n_ok
         return (v + v.T) / 2.0
+
+
+CENSUS_FPC = 1e-7
+"""R's ``onestrat``: a stratum whose correction ``f_h`` is below this is fully sampled (no variance)."""
+
+
+def fpc_factors(values: Sequence | np.ndarray | pd.Series, stratum: np.ndarray, n_h: np.ndarray,
+                name: str = "fpc") -> np.ndarray:
+    """Per stratum ``f_h = (N_h - n_h) / N_h`` from R's ``fpc`` values (see the module docstring).
+
+    ``values`` has one number per record: all > 1 (population sizes N_h) or all <= 1 (sampling fractions,
+    N_h = n_h / value); ``n_h`` is the number of PSUs (records without PSUs) sampled in each stratum.
+    """
+    raw = pd.Series(np.asarray(values, dtype=object))
+    n_missing = int(raw.isna().sum())
+    if n_missing:
+        raise InputError(f"Finite population correction '{name}' is missing for {n_missing} record(s); "
+                         "every record needs one.")
+    num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    n_bad = int((~np.isfinite(num)).sum())
+    if n_bad:
+        raise InputError(f"Finite population correction '{name}' has {n_bad} value(s) that are not finite numbers.")
+    if (num < 0).any():
+        raise InputError(f"Finite population correction '{name}' has {int((num < 0).sum())} negative value(s).")
+    popsize_given = bool((num > 1).any())
+    if popsize_given != bool((num >= 1).all()):
+        raise InputError(f"Finite population correction '{name}' must be all population sizes (> 1) or all "
+                         "sampling fractions (<= 1), not a mix (and not all exactly 1).")
+    k = int(n_h.shape[0])
+    lo = np.full(k, np.inf)
+    hi = np.full(k, -np.inf)
+    np.minimum.at(lo, stratum, num)
+    np.maximum.at(hi, stratum, num)
+    varies = int((lo != hi).sum())
+    if varies:
+        raise InputError(f"Finite population correction '{name}' varies within {varies} stratum/strata; it must "
+                         "be constant within each stratum (a first-stage population size or sampling fraction).")
+    n = n_h.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        pop = lo if popsize_given else n / lo  # a fraction of 0 gives an infinite population: no correction
+    over = int((pop < n).sum())
+    if over:
+        raise InputError(f"Finite population correction '{name}' implies more than 100 % sampling in {over} "
+                         "stratum/strata (population size below the number of sampled units).")
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(pop), 1.0, (pop - n) / pop)
+
+
+def _fpc_values(ds: Dataset, column: str) -> pd.Series:
+    """The fpc column with its declared missing codes as missing (so they are reported, not used)."""
+    series = ds.frame[column]
+    return series.where(~ds.missing_mask(column))
 
 
 def _codes(series: pd.Series, name: str) -> np.ndarray:

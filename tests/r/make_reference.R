@@ -3,11 +3,13 @@
 # Usage (from the repository root):
 #   Rscript tests/r/make_reference.R [DATA_DIR] [OUT_DIR]
 # Both default to tests/fixtures/r_survey. Reads design_a.csv and design_lonely.csv (made by
-# make_data.R) and writes expected_*.csv. tests/test_survey_r.py re-runs this script into a temporary
+# make_data.R) and design_fpc.csv and design_fpc_lonely.csv (made by make_fpc_data.R), and writes
+# expected_*.csv. tests/test_survey_r.py re-runs this script into a temporary
 # directory when R is available; the stored expected_*.csv files are compared on every test run.
 #
 # Conventions mirrored by kanon (see kanon_core/utility/design.py):
-#   * PSU ids are nested within strata (nest = TRUE), first-stage with-replacement (no fpc);
+#   * PSU ids are nested within strata (nest = TRUE), first-stage with-replacement; the *_fpc and
+#     *_frac designs add a finite population correction (fpc = ~COL, population sizes or fractions);
 #   * proportions: svymean(~factor(x), na.rm = TRUE) -> Wald CI from confint() (normal quantile);
 #     logit CI from svyciprop(~I(x == level), design, method = "logit"), whose df is degf(design)
 #     of the whole design;
@@ -30,7 +32,13 @@ make_design <- function(kind, data) {
     full = svydesign(id = ~psu, strata = ~stratum, weights = ~w, nest = TRUE, data = data),
     strata = svydesign(id = ~1, strata = ~stratum, weights = ~w, data = data),
     cluster = svydesign(id = ~psu_global, weights = ~w, data = data),
-    weights = svydesign(id = ~1, weights = ~w, data = data)
+    weights = svydesign(id = ~1, weights = ~w, data = data),
+    full_fpc = svydesign(id = ~psu, strata = ~stratum, weights = ~w, fpc = ~N_psu, nest = TRUE, data = data),
+    full_frac = svydesign(id = ~psu, strata = ~stratum, weights = ~w, fpc = ~f_psu, nest = TRUE, data = data),
+    full_fpc1 = svydesign(id = ~psu, strata = ~stratum, weights = ~w, fpc = ~N_psu1, nest = TRUE, data = data),
+    strata_fpc = svydesign(id = ~1, strata = ~stratum, weights = ~w, fpc = ~N_rec, data = data),
+    cluster_fpc = svydesign(id = ~psu_global, weights = ~w, fpc = ~N_clu, data = data),
+    weights_frac = svydesign(id = ~1, weights = ~w, fpc = ~f_all, data = data)
   )
 }
 
@@ -42,7 +50,16 @@ cases <- list(
   list(file = "design_lonely.csv", design = "full", lonely = "adjust"),
   list(file = "design_lonely.csv", design = "full", lonely = "remove"),
   list(file = "design_lonely.csv", design = "full", lonely = "certainty"),
-  list(file = "design_lonely.csv", design = "full", lonely = "average")
+  list(file = "design_lonely.csv", design = "full", lonely = "average"),
+  list(file = "design_fpc.csv", design = "full_fpc", lonely = "fail"),
+  list(file = "design_fpc.csv", design = "full_frac", lonely = "fail"),
+  list(file = "design_fpc.csv", design = "strata_fpc", lonely = "fail"),
+  list(file = "design_fpc.csv", design = "cluster_fpc", lonely = "fail"),
+  list(file = "design_fpc.csv", design = "weights_frac", lonely = "fail"),
+  list(file = "design_fpc_lonely.csv", design = "full_fpc", lonely = "adjust"),
+  list(file = "design_fpc_lonely.csv", design = "full_fpc", lonely = "average"),
+  list(file = "design_fpc_lonely.csv", design = "full_fpc1", lonely = "fail"),
+  list(file = "design_fpc_lonely.csv", design = "full_fpc1", lonely = "average")
 )
 
 props <- list()
