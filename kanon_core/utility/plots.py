@@ -6,11 +6,18 @@
   and treated percentages (seed 000, Figure 1);
 * :func:`coefficient_figure` -- coefficients with confidence intervals for each model (seed 000, table 4);
 * :func:`bias_figure` -- bias of means and correlations (seed 002, Fig. 5 style).
+
+Plotly reads a subset of HTML in every text it draws (axis labels, hover text, legends, titles):
+``<a href=...>`` becomes a live link, ``<span style=...>`` restyles the chart. Category labels and
+variable names come from the data, so every figure here passes them through :func:`inert_text` (and the
+dashboard's own charts through :func:`inert_frame`): ``<``, ``>`` and ``&`` become HTML entities, which
+Plotly draws as the characters themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,13 +30,41 @@ COLORS = {"original": "#1f77b4", "treated": "#d62728"}
 MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 
 
+def inert_text(value: Any) -> str:
+    """``value`` as text Plotly shows literally: ``&``, ``<`` and ``>`` as HTML entities (no tags, no links)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def inert_labels(values: Iterable[Any]) -> list[str]:
+    """:func:`inert_text` of each value (category labels, variable names)."""
+    return [inert_text(v) for v in values]
+
+
+def inert_frame(data: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
+    """A copy of a table for ``plotly.express``: text cells and column names made inert, numbers untouched.
+
+    Plotly express writes column names into hover templates and cells into labels, so both are escaped;
+    pass the escaped names (:func:`inert_text`) for ``x``, ``y`` or ``hover_data`` when they may contain
+    ``<``, ``>`` or ``&``.
+    """
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    cols: dict[Any, pd.Series] = {}
+    for c in frame.columns:
+        s = frame[c]
+        if not (pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
+                or pd.api.types.is_datetime64_any_dtype(s.dtype)):
+            s = s.astype(object).map(lambda v: inert_text(v) if isinstance(v, str) else v)
+        cols[inert_text(c) if isinstance(c, str) else c] = s
+    return pd.DataFrame(cols, index=frame.index)
+
+
 def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title: str | None = None) -> go.Figure:
     """Original vs treated weighted % with CIs for each category of one variable of a comparison table."""
     if variable is not None:
         table = table[table["variable"] == variable]
     if table.empty:
         raise InputError("Nothing to plot: the comparison has no category for this variable.")
-    labels = table["label"].astype(str).tolist()
+    labels = inert_labels(table["label"].astype(str))
     pos = np.arange(len(labels), dtype=float)
     fig = go.Figure()
     for side, shift in (("original", -0.15), ("treated", 0.15)):
@@ -49,7 +84,7 @@ def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title
              for lab, g, pct_t in zip(labels, gone, table["pct_treated"], strict=True)]
     name = variable or ", ".join(table["variable"].astype(str).unique())
     fig.update_layout(
-        title=title or f"Weighted % before and after treatment: {name}",
+        title=inert_text(title or f"Weighted % before and after treatment: {name}"),
         xaxis={"tickmode": "array", "tickvals": pos.tolist(), "ticktext": ticks, "title": None},
         yaxis={"title": "Weighted % (with confidence interval)", "rangemode": "tozero"},
         legend={"orientation": "h", "y": 1.08}, template="plotly_white",
@@ -66,7 +101,7 @@ def relative_difference_histogram(table: pd.DataFrame, nbins: int = 30, title: s
                                  hovertemplate="%{x}: %{y} value(s)<extra></extra>"))
     fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
     fig.update_layout(
-        title=title or "Relative difference between original and treated weighted percentages",
+        title=inert_text(title or "Relative difference between original and treated weighted percentages"),
         xaxis={"title": "Relative difference (% of the original percentage)"},
         yaxis={"title": "Number of values"}, bargap=0.05, template="plotly_white",
     )
@@ -97,16 +132,17 @@ def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None 
         y = np.array([index[str(t)] for t in d["label"]], dtype=float) + (k - (len(models) - 1) / 2) * width
         est = d["estimate"].to_numpy(float)
         fig.add_trace(go.Scatter(
-            x=est, y=y, mode="markers", name=str(d["model_label"].iloc[0]) if len(d) else m,
+            x=est, y=y, mode="markers", name=inert_text(d["model_label"].iloc[0] if len(d) else m),
             marker={"color": MODEL_COLORS[k % len(MODEL_COLORS)], "size": 8},
             error_x={"type": "data", "symmetric": False, "array": d["ci_high"].to_numpy(float) - est,
                      "arrayminus": est - d["ci_low"].to_numpy(float)},
-            text=d["label"].astype(str), hovertemplate="%{text}: %{x:.3g}<extra></extra>",
+            text=inert_labels(d["label"].astype(str)), hovertemplate="%{text}: %{x:.3g}<extra></extra>",
         ))
     fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
     fig.update_layout(
-        title=title or "Coefficients with confidence intervals",
-        yaxis={"tickmode": "array", "tickvals": list(range(len(terms))), "ticktext": terms, "autorange": "reversed"},
+        title=inert_text(title or "Coefficients with confidence intervals"),
+        yaxis={"tickmode": "array", "tickvals": list(range(len(terms))), "ticktext": inert_labels(terms),
+               "autorange": "reversed"},
         xaxis={"title": "Estimate"}, legend={"orientation": "h", "y": 1.08}, template="plotly_white",
         height=max(300, 40 * len(terms) + 150),
     )
@@ -117,10 +153,10 @@ def bias_figure(means: pd.DataFrame | None = None, correlations: pd.DataFrame | 
     """Bars of the bias of means (relative, %) and of correlations (absolute) after treatment."""
     fig = go.Figure()
     if means is not None and not means.empty:
-        fig.add_trace(go.Bar(x=means["variable"], y=100 * means["relative_bias"], name="Mean: relative bias (%)",
+        fig.add_trace(go.Bar(x=inert_labels(means["variable"]), y=100 * means["relative_bias"], name="Mean: relative bias (%)",
                              marker={"color": COLORS["original"]}))
     if correlations is not None and not correlations.empty:
-        names = correlations["variable_1"] + " × " + correlations["variable_2"]
+        names = inert_labels(correlations["variable_1"].astype(str) + " × " + correlations["variable_2"].astype(str))
         fig.add_trace(go.Bar(x=names, y=correlations["bias"], name="Correlation: bias", yaxis="y2",
                              marker={"color": COLORS["treated"]}))
     fig.update_layout(
