@@ -48,12 +48,38 @@ def test_risk_json_and_per_record(small_csv, tmp_path, missing):
     np.testing.assert_allclose(per_record["Fk"], Fk)
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.4, 1.0])
+def test_risk_alpha_and_wildcard_dependent(small_csv, tmp_path, alpha):
+    path, frame = small_csv
+    out, per = tmp_path / "r.json", tmp_path / "per.csv"
+    rc = main(["risk", str(path), "--qi", "sex,age,region", "--k", "3", "--weight", "w", "--alpha", str(alpha),
+               "--json", str(out), "--per-record", str(per)])
+    assert rc == 0
+    result = json.loads(out.read_text())
+    codes = np.column_stack([pd.factorize(frame[c])[0] for c in ["sex", "age", "region"]]).astype(np.int32)
+    fk, Fk = brute_force_class_sizes(codes, "wildcard", frame["w"].to_numpy(), alpha=alpha)
+    fk1, _ = brute_force_class_sizes(codes, "wildcard")
+    fk0, _ = brute_force_class_sizes(codes, "wildcard", alpha=0.0)
+    dependent = (fk1 >= 3) & (fk0 < 3)
+    assert dependent.any()  # the fixture has records made safe by blank ages
+    assert result["alpha"] == alpha
+    assert result["wildcard_dependent"] == int(dependent.sum())
+    assert result["n_violating"] == int((fk < 3).sum())
+    assert result["k_achieved"] == int(np.floor(fk.min()))
+    per_record = pd.read_csv(per)
+    np.testing.assert_allclose(per_record["fk"], fk, atol=1e-9)
+    np.testing.assert_allclose(per_record["Fk"], Fk)
+    np.testing.assert_array_equal(per_record["wildcard_dependent"], dependent.astype(int))
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
         (["--qi", "sex,nope"], "Unknown variable"),
         (["--qi", "sex", "--weight", "region"], "non-numeric"),
         (["--qi", "sex", "--k", "0"], "at least 1"),
+        (["--qi", "sex", "--alpha", "1.5"], "alpha must be between 0 and 1"),
+        (["--qi", "sex", "--alpha", "-0.2"], "alpha must be between 0 and 1"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(small_csv, capsys, args, message):

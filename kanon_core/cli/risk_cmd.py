@@ -16,22 +16,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("risk", help="equivalence-class sizes (fk, Fk) and k-anonymity violations")
     add_input_options(p)
     p.add_argument("--k", type=int, default=3, help="k-anonymity threshold (default 3)")
+    p.add_argument("--alpha", type=float, default=1.0,
+                   help="weight (0..1) of a match with a record that has missing QIs and another key, as in "
+                        "sdcMicro's freqCalc (default 1)")
     p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
                    help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
-    p.add_argument("--per-record", help="write per-record fk (and Fk with --weight) as CSV, in input row order")
+    p.add_argument("--per-record", help="write per-record fk (and Fk with --weight) and the wildcard_dependent "
+                                        "flag (0/1) as CSV, in input row order")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
+    from ..risk.classes import check_alpha
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    alpha = check_alpha(args.alpha)
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record}, data_inputs(args.file))
     t0 = time.perf_counter()
     ds = load_from_args(args)
     qm = ds.qi_matrix()
-    summary = risk_summary(qm, args.k, ds.missing, ds.weights())
+    summary = risk_summary(qm, args.k, ds.missing, ds.weights(), alpha=alpha)
     payload = summary.to_json()
     payload["qis"] = list(qm.names)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
@@ -40,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             out = pd.DataFrame({"fk": summary.sizes.fk})
             if summary.sizes.Fk is not None:
                 out["Fk"] = summary.sizes.Fk
+            out["wildcard_dependent"] = summary.wildcard_dependent.astype(int)
             out.to_csv(batch.temp_path(args.per_record), index=False, lineterminator="\n")
         write_json(args.json_out, payload, batch)
     return 0
