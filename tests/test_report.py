@@ -4,6 +4,7 @@ outside itself, shows no record values, and its numbers are kanon_core's (recomp
 from __future__ import annotations
 
 import sys
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -18,7 +19,6 @@ from kanon_core.recipe import Recipe
 from kanon_core.report import CONFIDENTIALITY_NOTE, SECTIONS, ReportOptions, build_report, render_html
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.summary import risk_summary
-from kanon_core.risk.timeline import suppressed_cells
 from kanon_core.treat.suppress import SuppressStep
 from kanon_core.utility import compare_distributions, compare_models
 
@@ -92,7 +92,7 @@ def demo():
 def test_report_has_every_section_and_the_confidentiality_note(demo):
     _, report, html, page = demo
     assert page.sections == [sid for sid, _ in SECTIONS]
-    assert CONFIDENTIALITY_NOTE in html
+    assert escape(CONFIDENTIALITY_NOTE) in html
     assert report.notes.split(".")[0] in html  # the officer's scenario
     assert '"kind": "local_suppression"' in html  # the recipe, escaped inside <pre>
     for tid in ("roles", "risk-summary", "violations-by-k", "per-qi", "steps", "suppression-overall",
@@ -154,7 +154,9 @@ def test_steps_and_suppression_equal_kanon_core(demo):
     assert steps["description"].tolist() == [v.label for v in lineage]
     original, treated = history.original.dataset, history.current.dataset
     qis = list(treated.roles.qis)
-    cells = suppressed_cells(original, treated, qis)
+    # recounted here cell by cell: observed (by the file's missing rules) before, missing after
+    cells = {q: int(sum(1 for a, b in zip(original.missing_mask(q), treated.missing_mask(q), strict=True)
+                        if b and not a)) for q in qis}
     assert num(steps["suppressed_cells"].iloc[-1]) == sum(cells.values()) == report.n_suppressed > 0
     overall = page.frame("suppression-overall").set_index("variable")
     assert {q: int(num(overall.loc[q, "n_suppressed"])) for q in qis} == cells
@@ -238,3 +240,92 @@ def test_information_loss_uses_the_generalization_hierarchies():
     page = Page(render_html(report))
     table = page.frame("info-loss-variables").set_index("variable")
     assert num(table.loc["a", "Prec"]) == pytest.approx(0.5)
+
+
+# -- the threshold rule: no category with fewer than k records is named ------------------------------------
+SECRET = "Zyzzyva-7731"
+
+
+def _with_a_unique_value() -> History:
+    """60 records: a QI city with three common values and one unique one (SECRET), a numeric QI income whose
+    values are all unique, an analysis variable hobby with SECRET once, an outcome. Then a recode merging
+    hobby's SECRET into a common value and local suppression to k = 3."""
+    from kanon_core.treat.recode import RecodeStep
+
+    rng = np.random.default_rng(11)
+    n = 60
+    city = np.array(["Avon", "Brill", "Cleeve"] * 20, dtype=object)
+    city[7] = SECRET
+    hobby = np.array(["chess", "golf", "rowing"] * 20, dtype=object)
+    hobby[23] = SECRET
+    frame = pd.DataFrame({
+        "city": city, "sex": rng.choice(["f", "m"], n), "income": 10_000 + 37 * np.arange(n) + 9_999_000 * 0,
+        "hobby": hobby, "score": rng.normal(50, 10, n).round(2),
+    })
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("city", "sex", "income"), outcomes=("score",)),
+                              name="unique"))
+    h.apply(RecodeStep(column="hobby", merge=(SECRET, "chess"), into="chess"))
+    h.apply(SuppressStep(qis=("city", "sex", "income"), k=3))
+    return h
+
+
+@pytest.fixture(scope="module")
+def unique_report():
+    from kanon_core.report import report_html
+
+    h = _with_a_unique_value()
+    opts = ReportOptions(k=3, created="2026-01-01",
+                         formulas=("score ~ C(city) + C(sex)", "score ~ C(hobby) + C(sex)"))
+    html = report_html(h, options=opts)  # what the Export page and `kanon apply --report` call
+    return h, build_report(h, options=opts), html
+
+
+def test_a_unique_value_never_appears_in_the_report(unique_report):
+    h, report, html = unique_report
+    assert SECRET not in html
+    # the secret value would be on the page without the rule: it is a category of the original data
+    assert (h.original.dataset.frame["city"] == SECRET).sum() == 1
+    # income: 60 distinct values, each of 1 record; none of them is listed, not even in the plots' data
+    body = html[html.index("</script></head>"):]  # after plotly.js, whose source holds any number
+    for v in h.original.dataset.frame["income"]:
+        assert str(v) not in body and f"{v:,}" not in body, v
+
+
+def test_the_report_states_what_it_withheld(unique_report):
+    _, report, html = unique_report
+    m = report.masking
+    assert len(m) and (m["categories_masked"] > 0).all()
+    per_table = m.groupby("table")["categories_masked"].sum()
+    # city's unique value and all 60 incomes are pooled in the comparison table (one entry per category)
+    cats = m[m["table"] == "weighted percentages per category"].set_index("variable")["categories_masked"]
+    assert int(cats["income"]) == 60 and int(cats["city"]) == 1
+    assert per_table["recipe (values withheld)"] == 1  # the merge list of the hobby recode
+    page = Page(html)
+    assert "withheld" in page.sections and "withheld" in page.tables
+    assert "other categories with fewer than 3 records" in html
+    shown = page.frame("utility-categories")
+    pooled = shown[shown["label"] == "other categories with fewer than 3 records"]
+    assert set(pooled["variable"]) == {"city", "income"}
+    assert pooled.set_index("variable").loc["city", "records before"] == "< 3"  # 1 record: "< k"
+    assert num(pooled.set_index("variable").loc["income", "records before"]) == 60
+
+
+def test_categories_with_k_records_or_more_are_still_named(unique_report):
+    h, report, html = unique_report
+    page = Page(html)
+    labels = set(page.frame("utility-categories")["label"])
+    treated = h.current.dataset.frame
+    for c in ("Avon", "Brill", "Cleeve", "f", "m"):
+        col = "city" if c[0].isupper() else "sex"
+        assert (treated[col] == c).sum() >= 3
+        assert c in labels, c
+    assert "chess" in html  # the recipe keeps the common value of the merge
+
+
+def test_without_the_threshold_the_unique_value_would_be_named():
+    """k = 1 withholds nothing: the secret then shows, so the rule (not chance) is what hides it above."""
+    from kanon_core.report import report_html
+
+    html = report_html(_with_a_unique_value(), options=ReportOptions(k=1, created="2026-01-01", minucs=False))
+    assert SECRET in html
+    assert "Nothing had to be withheld" in html

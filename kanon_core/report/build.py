@@ -7,20 +7,22 @@ and gathers, for a data steward who was not in the room:
 * risk on the release's quasi-identifiers before and after (:func:`kanon_core.risk.summary.risk_summary`):
   k achieved, records violating k for k = 2..10, sample uniques, per-QI categories;
 * the steps, each with its description and the risk after it (:func:`kanon_core.risk.timeline.version_risk`);
-* suppression tables: per suppression step seed 000's tables 2 and 3 and its completely suppressed
-  categories (:class:`~kanon_core.treat.suppress_result.SuppressionResult`), and overall per variable
-  (:func:`kanon_core.utility.bias.suppressed_cells`);
+* suppression tables: per suppression step Wilson et al.'s (RTI) tables 2 and 3 and its completely suppressed
+  categories, and overall per variable, all counted by :func:`kanon_core.utility.suppressed.suppressed_mask`;
 * MINUCs before and after, when :mod:`kanon_core.risk.minucs` is available;
 * utility: weighted percentages with CIs before/after (:func:`~kanon_core.utility.compare_distributions`)
   and Wilson's three regression models (:func:`~kanon_core.utility.compare_models`), with their plots.
 
-Only aggregates (counts, percentages, estimates) enter the report: no record, no cell value.
+Only aggregates (counts, percentages, estimates) enter the report: no record, and no category with fewer
+than k records in the original or the release (:mod:`.mask`, the threshold rule): such categories are
+pooled, counts below k read "< k", the embedded recipe has their values withheld, and the report lists
+what it withheld.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,18 @@ from ..errors import InputError, KanonError
 from ..history import History, Version
 from ..risk.summary import RiskSummary, risk_summary
 from ..risk.timeline import version_risk
+from ..utility.suppressed import suppressed_mask
+from .mask import (
+    MaskLog,
+    SmallCategories,
+    below,
+    is_small,
+    mask_categories,
+    numeric_without_labels,
+    pooled_label,
+    redact_values,
+    small_categories,
+)
 
 ROLE_WHY = {
     "quasi-identifier": "Could be known to an intruder from other sources (the disclosure scenario); "
@@ -46,10 +60,12 @@ ROLE_WHY = {
 }
 SUPPRESSION_KINDS = ("local_suppression",)
 CONFIDENTIALITY_NOTE = (
-    "This report contains no record-level data: no record and no cell value of the file appears in it. "
-    "It shows only aggregates over records (counts, percentages, weighted estimates and their confidence "
-    "intervals), category labels and variable names. Small counts in the tables refer to categories, "
-    "not to identifiable people; treat the report as internal documentation nonetheless."
+    "This report contains no record-level data: no record of the file appears in it, and no category that "
+    "fewer than k records have (in the original or in the release) is named. It shows aggregates over "
+    "records (counts, percentages, weighted estimates and their confidence intervals), variable names and "
+    "the names of categories with at least k records; smaller categories are pooled per variable and a "
+    "count below k is shown as '< k' (the threshold rule of statistical offices). The section 'What this "
+    "report withholds' lists what was pooled. Treat the report as internal documentation nonetheless."
 )
 
 
@@ -71,11 +87,18 @@ class ReportOptions:
     minuc_max_size: int | None = None
     minuc_budget_seconds: float = 30.0
     max_variable_plots: int = 40
+    hierarchies: Mapping[str, Any] | None = None
+    """The session's hierarchies (the Recode page's) for variables no generalization step used; see
+    :func:`kanon_core.utility.info_loss.version_hierarchies`."""
 
 
 @dataclass(frozen=True)
 class SuppressionStepTables:
-    """Seed 000's tables for one suppression step (cells it suppressed on its QIs)."""
+    """Seed 000's tables for one suppression step (cells it suppressed on its QIs), categories masked.
+
+    ``protection`` holds the step's protection model and the people findable among fewer than k released
+    records when the suppression engine states them (empty otherwise).
+    """
 
     number: int
     description: str
@@ -84,6 +107,7 @@ class SuppressionStepTables:
     per_variable: pd.DataFrame
     most_suppressed: pd.DataFrame
     completely_suppressed: pd.DataFrame
+    protection: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +127,8 @@ class UtilitySection:
     figures: tuple[tuple[str, Any], ...]
     notes: tuple[str, ...]
     info_loss: Any | None = None
+    categories: pd.DataFrame | None = None
+    """The comparison's per-category table with categories of fewer than k records pooled (what is shown)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +160,8 @@ class Report:
     minuc_note: str
     utility: UtilitySection | None
     recipe_json: str
+    masking: pd.DataFrame
+    """What the threshold rule withheld: table, variable, categories pooled (or recipe values withheld)."""
 
     @property
     def n_suppressed(self) -> int:
@@ -205,32 +233,66 @@ def _steps_table(history: History, lineage: list[Version], k: int, known: dict[i
     return pd.DataFrame(rows)
 
 
-def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any) -> SuppressionStepTables | None:
-    from ..treat.suppress import resolve_costs
-    from ..treat.suppress_result import SuppressionResult
+def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col: str, count_col: str,
+                          log: MaskLog, name: str) -> pd.DataFrame:
+    """One row per variable naming the value suppressed most: not named when it is a small category."""
+    out = table.copy()
+    if not len(out):
+        return out
+    hide = [v is not None and small.label_is_small(var, v) for var, v in zip(out["variable"], out[value_col],
+                                                                               strict=True)]
+    if any(hide):
+        out[value_col] = [pooled_label(small.k).replace("other categories", "a category") if h else v
+                          for h, v in zip(hide, out[value_col], strict=True)]
+        out[count_col] = [below(small.k) if h and is_small(n, small.k) else n
+                          for h, n in zip(hide, out[count_col], strict=True)]
+        log.add(name, {str(var): 1 for var, h in zip(out["variable"], hide, strict=True) if h})
+    return out
 
-    qis = tuple(q for q in (getattr(step, "qis", ()) or parent.roles.qis) if q in child.frame.columns)
+
+def _protection(step: Any) -> str:
+    """The protection model and people findable below k, when the suppression step reports them."""
+    model = getattr(step, "model", None)
+    findable = getattr(step, "findable_below_k", None)
+    parts = []
+    if model:
+        parts.append(f"protection model: {model}")
+    if findable is not None:
+        parts.append(f"people findable among fewer than k released records: {int(findable):,}")
+    return "; ".join(parts)
+
+
+def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k: int,
+                      log: MaskLog) -> SuppressionStepTables | None:
+    from ..treat.suppress import resolve_costs
+
+    qis = tuple(q for q in (getattr(step, "qis", ()) or parent.roles.qis)
+                if q in child.frame.columns and q in parent.frame.columns)
     if not qis:
         return None
-    qm = parent.qi_matrix(qis)
-    mask = np.column_stack([child.missing_mask(q) & ~parent.missing_mask(q) for q in qis])
+    cells = suppressed_mask(parent, child, qis)
     try:
         costs, prot = resolve_costs(qis, getattr(step, "importance", ()), getattr(step, "protected", ()))
     except InputError:
         costs, prot = np.ones(len(qis)), np.zeros(len(qis), dtype=bool)
-    cost = float((mask * costs[None, :]).sum())
-    # Only the table methods are used: they depend on the codes, the mask and the costs, which are known
-    # exactly from the two versions; bounds and timings of the original run are not.
-    res = SuppressionResult(
-        names=qis, k=int(getattr(step, "k", 0)), missing=parent.missing, method=str(getattr(step, "method", "")),
-        engine="", codes=qm.codes, mask=mask, costs=costs,
-        protected=tuple(q for q, p in zip(qis, prot.tolist(), strict=True) if p), cost=cost,
-        record_wise_cost=cost, lower_bound=float("nan"), optimal=False, joint_released=0, seconds=0.0,
-        violations_after=0, min_class_after=0)
-    return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=res.n_suppressed,
-                                 records_touched=res.records_touched, per_variable=res.per_variable(),
-                                 most_suppressed=res.most_suppressed(qm),
-                                 completely_suppressed=res.completely_suppressed(qm))
+    counts = cells.per_variable()
+    per_variable = pd.DataFrame({
+        "variable": list(qis), "suppressed": [counts[q] for q in qis],
+        "percent": [round(100.0 * counts[q] / max(parent.n_records, 1), 2) for q in qis],
+        "cost_per_cell": [float(c) if np.isfinite(c) else None for c in costs],
+        "protected": prot.tolist(),
+    })
+    small = small_categories(parent, child, qis, k)
+    most = _mask_most_suppressed(cells.most_suppressed(parent), small, "value", "suppressed", log,
+                                 f"suppression step {number}: value suppressed most")
+    gone = cells.completely_suppressed(parent)
+    flags = [small.label_is_small(v, x) for v, x in zip(gone["variable"], gone["value"], strict=True)]
+    masked = mask_categories(gone, k, flags, ("value",), ("records",), ("records",))
+    log.add(f"suppression step {number}: categories that disappeared", masked.masked)
+    return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=cells.total,
+                                 records_touched=cells.records_touched, per_variable=per_variable,
+                                 most_suppressed=most, completely_suppressed=masked.table,
+                                 protection=_protection(step))
 
 
 def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
@@ -289,38 +351,57 @@ def default_formulas(treated: Dataset, qis: Sequence[str]) -> tuple[str, ...]:
     return (f"{outcomes[0]} ~ " + " + ".join(f"C({q})" for q in qis),)
 
 
-def _step_hierarchies(lineage: list[Version]) -> dict[str, Any]:
-    """The hierarchies the lineage's generalization steps used (the latest per variable): Prec needs them."""
-    from ..treat.recode import GeneralizeStep
+def _mask_comparison(table: pd.DataFrame, treated: Dataset, k: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The per-category comparison with categories of 1 to k - 1 records (either side) pooled; every category
+    of a numeric variable without labels is pooled when one of them is small (its values are microdata)."""
+    n_o, n_t = table["n_original"].to_numpy(), table["n_treated"].to_numpy()
+    flags = np.array([is_small(a, k) or is_small(b, k) for a, b in zip(n_o, n_t, strict=True)], dtype=bool)
+    variables = table["variable"].to_numpy()
+    for v in set(variables[flags].tolist()):
+        if numeric_without_labels(treated, v):
+            flags |= variables == v
+    masked = mask_categories(table, k, flags, ("value", "label"),
+                             ("n_original", "n_treated", "pct_original", "pct_treated", "difference"),
+                             ("n_original", "n_treated"))
+    return masked.table, dict(masked.masked)
 
-    out: dict[str, Any] = {}
-    for v in lineage:
-        if isinstance(v.step, GeneralizeStep):
-            for var in v.step.hierarchies:
-                out[var] = v.step.hierarchy(var)
-    return out
+
+def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, int]:
+    """The coefficients to plot: those of categories with fewer than k records are left out."""
+    from ..utility.model_compare import SUPPRESSED_LEVEL
+
+    c = mc.coefficients_long()
+    hide = np.array([lvl is not None and str(lvl) != SUPPRESSED_LEVEL and str(lvl) != "" and var in small.texts
+                     and small.label_is_small(var, lvl)
+                     for var, lvl in zip(c["variable"], c["level"], strict=True)], dtype=bool)
+    return c[~hide].reset_index(drop=True), int(hide.sum())
 
 
 def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
-             hierarchies: dict[str, Any] | None = None) -> UtilitySection:
+             hierarchies: Mapping[str, Any] | None, log: MaskLog) -> UtilitySection:
     from ..utility import compare_distributions, compare_models
+    from ..utility.formula import parse_formula
     from ..utility.info_loss import information_loss
     from ..utility.plots import ci_comparison_figure, coefficient_figure, relative_difference_histogram
 
+    k = int(options.k)
     notes: list[str] = []
     figures: list[tuple[str, Any]] = []
     comparison = None
+    categories = None
     try:
         comparison = compare_distributions(original, treated, list(qis))
     except KanonError as exc:
         notes.append(f"Weighted percentages could not be compared: {exc}")
     if comparison is not None:
         table = comparison.table
-        if (table["status"] == "compared").any():
+        categories, masked = _mask_comparison(table, treated, k)
+        log.add("weighted percentages per category", masked)
+        if (table["status"] == "compared").any():  # relative differences only: no category is named
             figures.append(("Relative differences", relative_difference_histogram(table)))
         for v in list(qis)[: options.max_variable_plots]:
-            if (table["variable"] == v).any():
-                figures.append((v, ci_comparison_figure(table, v)))
+            if (categories["variable"] == v).any():
+                figures.append((v, ci_comparison_figure(categories, v)))
     models = []
     formulas = options.formulas if options.formulas is not None else default_formulas(treated, qis)
     for f in formulas:
@@ -330,7 +411,13 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
             notes.append(f"Model '{f}' could not be fitted: {exc}")
             continue
         models.append(mc)
-        figures.append((f"Model: {f}", coefficient_figure(mc.coefficients_long(), title=f"Coefficients: {f}")))
+        covariates = [t.variable for t in parse_formula(f, original.columns).terms]
+        shown, hidden = _shown_coefficients(mc, small_categories(original, treated, covariates, k))
+        if hidden:
+            log.add(f"coefficients of the model {f}", {"(coefficients)": hidden})
+            notes.append(f"Model '{f}': {hidden} coefficient(s) of categories with fewer than {k} records are "
+                         "not plotted (they would name the category).")
+        figures.append((f"Model: {f}", coefficient_figure(shown, title=f"Coefficients: {f}")))
     if not formulas:
         notes.append("No regression model: the data have no outcome variable (set one on the Data page).")
     loss = None
@@ -341,7 +428,39 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
         except KanonError as exc:
             notes.append(f"Information loss could not be computed: {exc}")
     return UtilitySection(comparison=comparison, models=tuple(models), figures=tuple(figures), notes=tuple(notes),
-                          info_loss=loss)
+                          info_loss=loss, categories=categories)
+
+
+def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> str:
+    """The recipe with the values of categories of fewer than k records withheld (merge lists, hierarchy
+    rows, texts); unchanged when it names none. The recipe file itself keeps them: it must, to replay."""
+    import json
+
+    data = json.loads(recipe_json)
+    named: set[str] = set()
+
+    def collect(x: Any) -> None:
+        if isinstance(x, dict):
+            if isinstance(x.get("column"), str):
+                named.add(x["column"])
+            if isinstance(x.get("hierarchies"), dict):
+                named.update(str(v) for v in x["hierarchies"])
+            for val in x.values():
+                collect(val)
+        elif isinstance(x, list):
+            for e in x:
+                collect(e)
+
+    collect(data.get("steps", []))
+    variables = [v for v in named if v in original.frame.columns]
+    if not variables:
+        return recipe_json
+    small = small_categories(original, original, variables, k)
+    steps, n = redact_values(data.get("steps", []), small.all_texts, small.texts)
+    if not n:
+        return recipe_json
+    log.add("recipe (values withheld)", {"(recipe)": n})
+    return json.dumps({**data, "steps": steps}, indent=2, ensure_ascii=False)
 
 
 def build_report(history: History, vid: int | None = None, recipe_json: str | None = None,
@@ -355,6 +474,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     """
     from ..recipe import Recipe
     from ..utility.bias import suppressed_cells
+    from ..utility.info_loss import version_hierarchies
 
     version = history.versions[history.current_id if vid is None else vid]
     lineage = history.lineage(version.id)
@@ -371,20 +491,25 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     # the original seen with the release's roles and semantics: same design, same QIs, same counting
     original = raw_original.with_roles(treated.roles).with_missing(treated.missing)
     k = int(options.k)
+    log = MaskLog(k)
     before = risk_summary(original.qi_matrix(qis), k, treated.missing)
     after = risk_summary(treated.qi_matrix(qis), k, treated.missing)
     risk_table, violations = _risk_tables(before, after, k)
     sup_steps = []
     for i, v in enumerate(lineage[1:], start=1):
         if v.step is not None and v.step.kind in SUPPRESSION_KINDS and v.parent is not None:
-            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step)
+            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step, k, log)
             if t is not None:
                 sup_steps.append(t)
-    overall = suppressed_cells(original, treated, list(qis))
+    overall = _mask_most_suppressed(suppressed_cells(original, treated, list(qis)),
+                                    small_categories(original, treated, qis, k), "most_suppressed",
+                                    "most_suppressed_n", log, "suppression per variable: value suppressed most")
     minuc_section, minuc_note = _minuc_section(original, treated, qis, options, minucs)
-    utility = _utility(original, treated, qis, options, _step_hierarchies(lineage)) if options.utility else None
+    hierarchies = version_hierarchies(history, version.id, options.hierarchies)
+    utility = _utility(original, treated, qis, options, hierarchies, log) if options.utility else None
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
+    recipe_json = _mask_recipe(recipe_json, raw_original, k, log)
     return Report(
         title=options.title or f"Disclosure control report: {treated.name}",
         created=options.created or _dt.date.today().isoformat(),
@@ -411,4 +536,5 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         minuc_note=minuc_note,
         utility=utility,
         recipe_json=recipe_json,
+        masking=log.frame(),
     )

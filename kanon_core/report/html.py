@@ -115,6 +115,10 @@ def _summary(r: Report) -> list[str]:
     ]
     if r.utility is not None and r.utility.comparison is not None:
         lines.append("Utility: " + r.utility.comparison.summary.sentence())
+    n_withheld = int(r.masking["categories_masked"].sum()) if len(r.masking) else 0
+    lines.append(f"Categories with fewer than {r.k} records are not named anywhere in this report "
+                 + (f"({n_withheld:,} entries withheld; see 'What this report withholds')." if n_withheld else
+                    "(none had to be withheld)."))
     return [_p(x) for x in lines]
 
 
@@ -158,9 +162,13 @@ def _suppression(r: Report) -> list[str]:
     for s in r.suppression_steps:
         parts.append(f"<h3>Step {s.number}: {html.escape(s.description)}</h3>")
         parts.append(_p(f"{s.n_suppressed:,} values suppressed in {s.records_touched:,} records."))
+        # The suppression engine's protection model and the people still findable among fewer than k
+        # released records appear here when the step reports them (SuppressionResult.summary()).
+        if s.protection:
+            parts.append(_p(s.protection[0].upper() + s.protection[1:] + "."))
         parts.append(table(s.per_variable, f"suppression-step-{s.number}"))
         if len(s.most_suppressed):
-            parts.append(_p("Value suppressed most often, per variable (seed 000, table 3):", "small"))
+            parts.append(_p("Value suppressed most often, per variable (Wilson et al., RTI, table 3):", "small"))
             parts.append(table(s.most_suppressed, f"most-suppressed-step-{s.number}"))
         if len(s.completely_suppressed):
             parts.append(_p("Categories that disappeared completely (every occurrence suppressed):", "small"))
@@ -192,7 +200,7 @@ def _utility(r: Report) -> list[str]:
     if u is None:
         return [_p("The utility comparison was not computed for this report.", "small")]
     parts = [_p("Weighted percentages of every quasi-identifier category with design-based 95% confidence "
-                "intervals, on the original and on the released data (seed 000, section 4.2). Suppressed "
+                "intervals, on the original and on the released data (Wilson et al., RTI, section 4.2). Suppressed "
                 "values leave the denominator; a globally recoded variable is compared on its new categories.",
                 "small")]
     parts += [_p(n, "warn") for n in u.notes]
@@ -213,7 +221,8 @@ def _utility(r: Report) -> list[str]:
         cols = ["variable", "label", "status", "n_original", "pct_original", "ci_low_original", "ci_high_original",
                 "n_treated", "pct_treated", "ci_low_treated", "ci_high_treated", "difference", "overlap"]
         parts.append("<h3>Per category</h3>")
-        parts.append(table(u.comparison.table[cols], "utility-categories",
+        shown = u.categories if u.categories is not None else u.comparison.table
+        parts.append(table(shown[cols], "utility-categories",
                            {"n_original": "records before", "pct_original": "% before",
                             "ci_low_original": "CI low before", "ci_high_original": "CI high before",
                             "n_treated": "records after", "pct_treated": "% after",
@@ -235,7 +244,7 @@ def _utility(r: Report) -> list[str]:
         formula = next(iter(mc.results.values())).formula
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")
         parts.append(_p("Fitted on the original data, on the release without records with a suppressed covariate, "
-                        "and on the release with suppressed values as a category (seed 000, table 4). A covariate "
+                        "and on the release with suppressed values as a category (Wilson et al., RTI, table 4). A covariate "
                         f"is significant when its joint Wald test has p < {mc.alpha}.", "small"))
         sig = mc.significance_table()[["model_label", "n_used", "significant", "not_significant"]]
         parts.append(table(sig, f"models-{j}", {"model_label": "model", "n_used": "records used"}))
@@ -255,13 +264,29 @@ SECTIONS = (
     ("minucs", "MINUCs"),
     ("utility", "Utility: what the release costs the analyst"),
     ("recipe", "Recipe"),
+    ("withheld", "What this report withholds"),
 )
+
+
+def _withheld(r: Report) -> list[str]:
+    m = r.masking
+    rule = (f"Threshold rule: a category with fewer than {r.k} records in the original or in the release is not "
+            f"named; its rows are pooled per variable into 'other categories with fewer than {r.k} records', and "
+            f"a pooled count below {r.k} reads '< {r.k}'. A numeric variable without value labels has all its "
+            f"values pooled when one of them is rare. The recipe above has such values replaced by "
+            "'(withheld)'; the recipe file keeps them (it must, to replay) and is itself confidential.")
+    if not len(m):
+        return [_p(rule, "small"), _p("Nothing had to be withheld: every category shown has at least "
+                                      f"{r.k} records.")]
+    return [_p(rule, "small"),
+            _p(f"Withheld: {int(m['categories_masked'].sum()):,} entries in {m['table'].nunique()} table(s)."),
+            table(m, "withheld", {"categories_masked": "categories (or values) withheld"})]
 
 
 def render_html(report: Report) -> str:
     """The report as one HTML document (a few MB: plotly.js is inlined once)."""
     builders = {"summary": _summary, "data": _data, "risk": _risk, "steps": _steps, "suppression": _suppression,
-                "minucs": _minucs, "utility": _utility,
+                "minucs": _minucs, "utility": _utility, "withheld": _withheld,
                 "recipe": lambda r: [_p("The steps as data: `kanon apply` replays this recipe on the same file "
                                         "(or the next wave of the survey) and reproduces the release.", "small"),
                                      f'<pre id="recipe-json">{html.escape(r.recipe_json, quote=False)}</pre>']}

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..dataset import Dataset
 from ..errors import InputError
+from ..history import History
 from ..treat.hierarchy import Hierarchy, value_key
 
 
@@ -150,3 +151,36 @@ def information_loss(
         discernibility_original=stats[0][0], discernibility_treated=stats[1][0],
         avg_class_original=stats[0][1], avg_class_treated=stats[1][1],
     )
+
+
+def version_hierarchies(
+    history: History,
+    vid: int | None = None,
+    session: Mapping[str, Hierarchy] | None = None,
+) -> dict[str, Hierarchy]:
+    """The hierarchy each variable's information loss is measured with, for version ``vid`` (default current).
+
+    A variable generalized by a step of the version's lineage is measured with the hierarchy that step
+    used (the latest one): that hierarchy defined the release, whatever the officer edited afterwards.
+    Every other variable takes the session's hierarchy (``session``: the Recode page's, when there is a
+    session), else none. The Compare page and the report both call this, so they agree.
+    """
+    from ..treat.recode import GeneralizeStep
+
+    out: dict[str, Hierarchy] = dict(session or {})
+    for v in history.lineage(vid):
+        if isinstance(v.step, GeneralizeStep):
+            for var, lv in v.step.levels.items():
+                if lv > 0 and var in v.step.hierarchies:
+                    out[var] = v.step.hierarchy(var)
+    return out
+
+
+def hierarchies_fingerprint(hierarchies: Mapping[str, Hierarchy]) -> str:
+    """A content hash of hierarchies (names and every row): a cache key that changes when one is edited."""
+    import hashlib
+    import json
+
+    payload = json.dumps({str(v): [list(r) for r in h.rows] for v, h in sorted(hierarchies.items())},
+                         sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

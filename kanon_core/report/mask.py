@@ -1,0 +1,247 @@
+"""The disclosure threshold of the report: no category with fewer than k records is named.
+
+A report for data stewards travels further than the data's own access rules, so every table in it
+that names categories applies the rule statistical offices use for tabular output (threshold rule,
+e.g. Hundepool et al., *Statistical Disclosure Control*, 2012, ch. 5): a category with fewer than k
+records in the original or in the release (1 to k - 1; a count of 0 names nobody) is not named. Its rows
+are pooled, per variable, into one row "other categories with fewer than k records" whose counts are
+summed, and a pooled count that is itself below k is shown as "< k". A numeric variable without value
+labels (an income, a birth date) is the worst case — each value is a piece of microdata — so when any of
+its values is small, none of its values is listed: all its rows are pooled.
+
+The same categories are withheld from free structures (the recipe embedded in the report): see
+:func:`redact_values`. :class:`MaskLog` collects what was masked, table by table, so the report says it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset
+from ..treat.hierarchy import value_key
+
+WITHHELD = "(withheld)"
+
+
+def pooled_label(k: int) -> str:
+    """The name of the pooled row of a variable's small categories."""
+    return f"other categories with fewer than {k} records"
+
+
+def below(k: int) -> str:
+    """How a count of 1 to k - 1 is shown."""
+    return f"< {k}"
+
+
+def is_small(count: int | float, k: int) -> bool:
+    """A count that could single out people: 1 to k - 1 (0 names nobody)."""
+    return 0 < count < k
+
+
+def numeric_without_labels(ds: Dataset, variable: str) -> bool:
+    """A numeric variable without value labels: its values are measurements, each one microdata."""
+    return (variable in ds.frame.columns and pd.api.types.is_numeric_dtype(ds.frame[variable].dtype)
+            and not pd.api.types.is_bool_dtype(ds.frame[variable].dtype) and not ds.meta_of(variable).value_labels)
+
+
+def category_counts(ds: Dataset, variable: str) -> dict[str, int]:
+    """Records per category label (the label every table of kanon shows), missing cells left out."""
+    qm = ds.qi_matrix([variable])
+    codes = qm.codes[:, 0]
+    counts = np.bincount(codes[codes >= 0], minlength=len(qm.labels[0]))
+    out: dict[str, int] = {}
+    for label, n in zip(qm.labels[0], counts.tolist(), strict=True):
+        out[label] = out.get(label, 0) + int(n)
+    return out
+
+
+@dataclass(frozen=True)
+class SmallCategories:
+    """Per variable, the texts (labels and value keys) of categories with 1 to k - 1 records in the
+    original or the release, and whether every category of the variable is withheld."""
+
+    k: int
+    texts: Mapping[str, frozenset[str]]
+    withhold_all: frozenset[str]
+    counts: Mapping[str, tuple[Mapping[str, int], Mapping[str, int]]]
+
+    def label_is_small(self, variable: str, label: Any) -> bool:
+        """Whether a category shown by ``label`` (or value) of ``variable`` must not be named."""
+        if variable in self.withhold_all:
+            return True
+        text = str(label)
+        return text in self.texts.get(variable, frozenset()) or value_key(label) in self.texts.get(variable, ())
+
+    def sizes(self, variable: str, label: Any) -> tuple[int, int]:
+        """Records of the category in the original and in the release (0 when absent)."""
+        o, r = self.counts.get(variable, ({}, {}))
+        return int(o.get(str(label), 0)), int(r.get(str(label), 0))
+
+    @property
+    def all_texts(self) -> frozenset[str]:
+        return frozenset().union(*self.texts.values()) if self.texts else frozenset()
+
+
+def small_categories(original: Dataset, release: Dataset, variables: Iterable[str], k: int) -> SmallCategories:
+    """The categories of ``variables`` the report must not name (module docstring)."""
+    texts: dict[str, frozenset[str]] = {}
+    counts: dict[str, tuple[Mapping[str, int], Mapping[str, int]]] = {}
+    withhold: set[str] = set()
+    for v in dict.fromkeys(variables):
+        found: set[str] = set()
+        per_side = []
+        small_in_original = False
+        for side, ds in enumerate((original, release)):
+            if v not in ds.frame.columns:
+                per_side.append({})
+                continue
+            c = category_counts(ds, v)
+            per_side.append(c)
+            qm = ds.qi_matrix([v])
+            cnt = np.bincount(qm.codes[:, 0][qm.codes[:, 0] >= 0], minlength=len(qm.values[0]))
+            for value, label, n in zip(qm.values[0], qm.labels[0], cnt.tolist(), strict=True):
+                if is_small(n, k) or is_small(c.get(label, 0), k):
+                    small_in_original |= side == 0
+                    found.update({label, str(value)})
+                    key = value_key(value)
+                    if key is not None:
+                        found.add(key)
+        counts[v] = (per_side[0], per_side[1])
+        texts[v] = frozenset(found)
+        if small_in_original and numeric_without_labels(original, v):
+            withhold.add(v)
+            for ds in (original, release):  # every value of the variable, in both versions
+                if v in ds.frame.columns:
+                    qm = ds.qi_matrix([v])
+                    texts[v] = texts[v] | {str(x) for x in qm.values[0]} | set(qm.labels[0]) | {
+                        key for x in qm.values[0] if (key := value_key(x)) is not None}
+    return SmallCategories(k=k, texts=texts, withhold_all=frozenset(withhold), counts=counts)
+
+
+@dataclass(frozen=True)
+class MaskedTable:
+    """A table with its small categories pooled, and per variable the number of categories pooled."""
+
+    table: pd.DataFrame
+    masked: Mapping[str, int]
+
+    @property
+    def n_masked(self) -> int:
+        return int(sum(self.masked.values()))
+
+
+def mask_categories(
+    table: pd.DataFrame,
+    k: int,
+    small: Sequence[bool] | np.ndarray,
+    name_columns: Sequence[str],
+    pool_columns: Sequence[str] = (),
+    count_columns: Sequence[str] = (),
+    variable_column: str = "variable",
+) -> MaskedTable:
+    """Pool the rows marked ``small`` into one row per variable (module docstring).
+
+    ``name_columns`` name the category (replaced by the pooled label), ``pool_columns`` are summed (counts,
+    percentages), and those of them in ``count_columns`` read "< k" when the pooled sum is 1 to k - 1. Any
+    other column of a pooled row is left empty. Rows keep their order; a variable's pooled row comes after
+    its named rows.
+    """
+    small = np.asarray(small, dtype=bool)
+    if len(small) != len(table):
+        raise ValueError("one flag per row")
+    if not small.any():
+        return MaskedTable(table.reset_index(drop=True), {})
+    has_var = variable_column in table.columns
+    rows: list[dict[str, Any]] = []
+    masked: dict[str, int] = {}
+    records = table.to_dict("records")
+    groups = list(dict.fromkeys(r[variable_column] for r in records)) if has_var else [None]
+    for g in groups:
+        idx = [i for i, r in enumerate(records) if not has_var or r[variable_column] == g]
+        rows.extend(records[i] for i in idx if not small[i])
+        pooled_idx = [i for i in idx if small[i]]
+        if not pooled_idx:
+            continue
+        masked[str(g) if g is not None else ""] = len(pooled_idx)
+        row: dict[str, Any] = {c: None for c in table.columns}
+        if has_var:
+            row[variable_column] = g
+        for c in name_columns:
+            row[c] = pooled_label(k)
+        for c in pool_columns:
+            total = sum(float(records[i][c]) for i in pooled_idx if _number(records[i][c]))
+            total = int(total) if float(total).is_integer() else total
+            row[c] = below(k) if c in count_columns and is_small(total, k) else total
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=list(table.columns))
+    for c in count_columns:  # keep integer columns integer where nothing reads "< k"
+        if c in out.columns and not out[c].map(lambda x: isinstance(x, str)).any():
+            out[c] = pd.to_numeric(out[c])
+    return MaskedTable(out, masked)
+
+
+def _number(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and np.isnan(x)) and not isinstance(x, str)
+
+
+def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collection[str]] | None = None,
+                  _key: str | None = None) -> tuple[Any, int]:
+    """``obj`` (plain JSON data) with the list elements and strings that are small categories replaced by
+    :data:`WITHHELD`; returns it and the number replaced.
+
+    ``per_key`` narrows the texts to a variable where the structure says which one it is (a step's
+    ``column``, a ``hierarchies`` entry); elsewhere ``texts`` (all variables) apply. Scalars that are
+    dictionary values other than strings (k, levels, thresholds) are parameters, not categories, and stay.
+    """
+    per_key = per_key or {}
+
+    def walk(x: Any, scope: Collection[str], in_list: bool) -> tuple[Any, int]:
+        if isinstance(x, dict):
+            col = x.get("column")
+            inner = per_key.get(col, scope) if isinstance(col, str) else scope
+            n, out = 0, {}
+            for key, val in x.items():
+                if key == "hierarchies" and isinstance(val, dict):
+                    sub = {}
+                    for var, rows in val.items():
+                        sub[var], m = walk(rows, per_key.get(var, scope), True)
+                        n += m
+                    out[key] = sub
+                    continue
+                out[key], m = walk(val, inner, False)
+                n += m
+            return out, n
+        if isinstance(x, list):
+            n, out_list = 0, []
+            for e in x:
+                y, m = walk(e, scope, True)
+                out_list.append(y)
+                n += m
+            return out_list, n
+        if (isinstance(x, str) or (in_list and isinstance(x, (int, float)) and not isinstance(x, bool))):
+            if str(x) in scope or value_key(x) in scope:
+                return WITHHELD, 1
+        return x, 0
+
+    return walk(obj, frozenset(texts), False)
+
+
+@dataclass
+class MaskLog:
+    """What the report masked: rows (table, variable, categories pooled)."""
+
+    k: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, table: str, masked: Mapping[str, int]) -> None:
+        for v, n in masked.items():
+            if n:
+                self.rows.append({"table": table, "variable": v, "categories_masked": int(n)})
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=["table", "variable", "categories_masked"])
