@@ -11,6 +11,7 @@ from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
+from kanon_core.utility.plots import inert_frame
 
 ensure_app_navigation()
 
@@ -83,7 +84,7 @@ with left:
     st.plotly_chart(fig, width="stretch", key="chart_minuc_sizes")
 with right:
     contrib = state.memo("minuc_var_contrib", params, result.variable_contributions)
-    fig = px.bar(contrib, x="share_percent", y="variable", orientation="h",
+    fig = px.bar(inert_frame(contrib), x="share_percent", y="variable", orientation="h",
                  title="Share of MINUCs containing each variable (%)")
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), yaxis={"categoryorder": "total ascending"})
     st.plotly_chart(fig, width="stretch", key="chart_minuc_vars")

@@ -19,6 +19,7 @@ from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect, suggestions_frame
+from kanon_core.utility.plots import inert_frame, inert_labels, inert_text
 
 ensure_app_navigation()
 
@@ -159,7 +160,8 @@ with tab_search:
         ev = result.evaluated
         if len(ev):
             front = result.tradeoff()
-            fig = px.scatter(ev, x="n_suppressed", y="loss", color="anonymous", hover_data=list(qis),
+            fig = px.scatter(inert_frame(ev), x="n_suppressed", y="loss", color="anonymous",
+                             hover_data=inert_labels(qis),
                              title="Evaluated nodes: information loss vs records to suppress")
             fig.add_trace(go.Scatter(x=front["n_suppressed"], y=front["loss"], mode="lines", name="trade-off front"))
             fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
@@ -290,7 +292,8 @@ with tab_build:
     except KanonError as exc:
         st.error(str(exc))
     else:
-        fig = px.bar(counts, x="value", y="records", title=f"Records per value of {col} at level {lvl}")
+        fig = px.bar(inert_frame(counts), x="value", y="records",
+                     title=inert_text(f"Records per value of {col} at level {lvl}"))
         fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
         st.plotly_chart(fig, width="stretch", key="chart_hb_counts")
 

@@ -9,6 +9,7 @@ from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.treat.suppress import SuppressStep, apply_mask
+from kanon_core.utility.plots import inert_frame
 
 ensure_app_navigation()
 
@@ -86,7 +87,7 @@ tables = result.tables(qm)
 left, right = st.columns(2)
 with left:
     per_var = tables["per_variable"]
-    fig = px.bar(per_var, x="percent", y="variable", orientation="h",
+    fig = px.bar(inert_frame(per_var), x="percent", y="variable", orientation="h",
                  title="Records with a suppressed value, by variable (%)", hover_data=["suppressed"])
     fig.update_layout(height=max(300, 22 * len(per_var)), margin=dict(l=10, r=10, t=40, b=10),
                       yaxis={"categoryorder": "total ascending"})
@@ -133,7 +134,7 @@ else:
     for name, r in both.items():
         for row in r.per_variable().itertuples():
             per.append({"method": name, "variable": row.variable, "suppressed": int(row.suppressed)})
-    fig = px.bar(per, x="variable", y="suppressed", color="method", barmode="group",
+    fig = px.bar(inert_frame(per), x="variable", y="suppressed", color="method", barmode="group",
                  title="Suppressed values per variable")
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
     st.plotly_chart(fig, width="stretch", key="chart_sup_compare")
