@@ -2,17 +2,21 @@
 
 A project is a small JSON file holding a *reference* to the data (never the data): the file's path
 (relative to the project file when possible), its name and fingerprint, or the key of a bundled sample;
-the recipe of the current version; and the session settings (k, notes). Reopening loads the data,
-checks that its fingerprint is the one recorded (the same file, unchanged) and replays the recipe, so
-the versions come back exactly as they were. A different file is refused unless ``allow_changed``,
-in which case the replay works as on a new wave of the survey and the difference is reported.
+the whole version tree of the session (every branch: each version's parent, step and output fingerprint,
+and which version is current); the recipe of the current version, for readers; the session's
+generalization hierarchies; and the settings (k, notes). Reopening loads the data, checks that its
+fingerprint is the one recorded (the same file, unchanged) and replays the tree, checking each version's
+output against its recorded fingerprint, so every version comes back exactly as it was, with the same
+number. A different file is refused unless ``allow_changed``, in which case the replay works as on a new
+wave of the survey (nothing recorded to compare with) and the difference is reported.
+
+Project files of format 1 (the current lineage only) still open: their recipe is replayed.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +26,22 @@ from .dataset import Dataset
 from .errors import InputError
 from .history import History
 from .progress import Progress
-from .recipe import Recipe, Replay, pretty_json
+from .recipe import (
+    Recipe,
+    Replay,
+    apply_checked,
+    check_depth,
+    fits,
+    parse_json,
+    parse_step,
+    pretty_json,
+    scaled_progress,
+)
+from .steps import Step, version_fingerprint
+from .treat.hierarchy import Hierarchy, hierarchy_from_json
 
 FORMAT = "kanon-project"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 PROJECT_SUFFIX = ".kanon.json"
 
 
@@ -53,17 +69,38 @@ class DataRef:
 
 
 @dataclass(frozen=True)
+class SavedVersion:
+    """One version of the tree as saved: its number, its parent's, its step and its output's fingerprint."""
+
+    id: int
+    parent: int
+    step: Step
+    fingerprint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "parent": self.parent, "description": self.step.describe(), **self.step.to_dict(),
+                **({"output_fingerprint": self.fingerprint} if self.fingerprint else {})}
+
+
+@dataclass(frozen=True)
 class Project:
+    """A saved session. ``tree`` holds every version but the original, parents before children; an empty
+    tree (a format-1 file) means the versions are the lineage of ``recipe``."""
+
     data: DataRef
     recipe: Recipe
     settings: dict[str, Any] = field(default_factory=dict)
     kanon_version: str = __version__
+    tree: tuple[SavedVersion, ...] = ()
+    current: int = 0
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
 
     @classmethod
     def from_history(cls, history: History, data_name: str, data_path: str | os.PathLike | None = None,
                      sample: str | None = None, settings: dict[str, Any] | None = None, notes: str = "",
-                     relative_to: str | os.PathLike | None = None) -> Project:
-        """The project of the current version of ``history``.
+                     relative_to: str | os.PathLike | None = None,
+                     hierarchies: Mapping[str, Hierarchy] | None = None) -> Project:
+        """The project of ``history``: all its versions, the current one's recipe, and ``hierarchies``.
 
         ``data_path`` is stored relative to ``relative_to`` (the folder the project file will be saved
         in) when given, so a project and its data can be moved together.
@@ -81,35 +118,45 @@ class Project:
         ref = DataRef(name=data_name, fingerprint=original.fingerprint, records=original.n_records, path=path,
                       sample=sample)
         recipe = Recipe.from_history(history, input_path=Path(path).name if path else data_name, notes=notes)
-        return cls(data=ref, recipe=recipe, settings=dict(settings or {}))
+        tree = tuple(SavedVersion(v.id, v.parent, v.step, version_fingerprint(v.dataset))  # type: ignore[arg-type]
+                     for vid, v in sorted(history.versions.items()) if v.parent is not None)
+        return cls(data=ref, recipe=recipe, settings=dict(settings or {}), tree=tree, current=history.current_id,
+                   hierarchies={str(k): h for k, h in (hierarchies or {}).items()})
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "kanon_version": self.kanon_version,
-                "data": self.data.to_dict(), "settings": self.settings, "recipe": self.recipe.to_dict()}
+                "data": self.data.to_dict(), "settings": self.settings, "recipe": self.recipe.to_dict(),
+                "versions": {"current": self.current, "tree": [v.to_dict() for v in self.tree]},
+                "hierarchies": {name: h.to_json() for name, h in self.hierarchies.items()}}
 
     def to_json(self) -> str:
         return pretty_json(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Project:
-        if isinstance(text, (bytes, bytearray)):
-            try:
-                text = bytes(text).decode("utf-8-sig")
-            except UnicodeDecodeError:
-                raise InputError("The project file is not UTF-8 text.") from None
-        try:
-            d = json.loads(text)
-        except ValueError:
-            raise InputError("The project file is not valid JSON.") from None
+        """Read a project file (format 1 or 2), checking every part; one-line errors, no values."""
+        d = parse_json(text, "project")
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise InputError("This is not a kanon project file (its 'format' field is missing or different).")
-        if int(d.get("format_version", 0)) > FORMAT_VERSION:
+        check_depth(d, "project")
+        version = d.get("format_version", 0)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise InputError("The project's 'format_version' is not a number.")
+        if version > FORMAT_VERSION:
             raise InputError("This project was written by a newer kanon; please upgrade.")
         settings = d.get("settings") or {}
         if not isinstance(settings, dict):
             raise InputError("The project's settings are not valid.")
-        return cls(data=DataRef.from_dict(d.get("data") or {}), recipe=Recipe.from_dict(d.get("recipe") or {}),
-                   settings=settings, kanon_version=str(d.get("kanon_version", "?")))
+        data = d.get("data") or {}
+        if not isinstance(data, dict):
+            raise InputError("The project's data reference is incomplete (name, fingerprint and records).")
+        recipe = d.get("recipe") or {}
+        if not isinstance(recipe, dict):
+            raise InputError("The project's recipe part has the wrong shape.")
+        tree, current = _read_tree(d.get("versions"))
+        return cls(data=DataRef.from_dict(data), recipe=Recipe.from_dict(recipe), settings=settings,
+                   kanon_version=str(d.get("kanon_version", "?")), tree=tree, current=current,
+                   hierarchies=_read_hierarchies(d.get("hierarchies")))
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
@@ -119,9 +166,13 @@ class Project:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
         p = Path(path)
-        if not p.exists():
+        if not p.is_file():
             raise InputError(f"Project file not found: {p.name}")
-        return cls.from_json(p.read_bytes())
+        try:
+            data = p.read_bytes()
+        except OSError:
+            raise InputError(f"The project file cannot be read: {p.name}") from None
+        return cls.from_json(data)
 
     # -- reopening ----------------------------------------------------------------------------------------
     def data_path(self, project_path: str | os.PathLike | None = None) -> Path | None:
@@ -143,14 +194,81 @@ class Project:
         return None
 
     def reopen(self, ds: Dataset, allow_changed: bool = False, progress: Progress | None = None) -> Replay:
-        """Replay the project's recipe on ``ds`` after checking it is the recorded data."""
+        """Replay the project's version tree on ``ds`` after checking it is the recorded data.
+
+        Every version comes back with its number and parent, the saved current version is current, and
+        on the recorded data each version's output is checked against its fingerprint (the first that
+        differs stops the reopening, naming the version).
+        """
         problem = self.check_data(ds)
         if problem and not allow_changed:
             raise InputError(problem + " Load the original file, or reopen allowing a changed file.")
-        replay = self.recipe.replay_checked(ds, progress)
+        replay = self._replay_tree(ds, progress) if self.tree else self.recipe.replay_checked(ds, progress)
         if problem:
-            return Replay(replay.history, (problem, *replay.warnings))
+            return Replay(replay.history, (problem, *replay.warnings), replay.verified_steps)
         return replay
+
+    def _replay_tree(self, ds: Dataset, progress: Progress | None) -> Replay:
+        history = History.start(self.recipe.start(ds))
+        warnings = list(self.recipe.check_input(ds))
+        verify = self.recipe.same_input(ds)
+        start_fp = self.recipe.start_fingerprint
+        if verify and start_fp and version_fingerprint(history.original.dataset) != start_fp:
+            verify = False
+            warnings.append("The input's labels or missing codes differ from those the project was saved with "
+                            "(the versions' recorded results are not checked).")
+        ids = {0: 0}  # saved number -> number in the new history (the same when the tree is complete)
+        verified, n = 0, max(1, len(self.tree))
+        for i, v in enumerate(self.tree, start=1):
+            history.checkout(ids[v.parent])
+            sub = scaled_progress(progress, (i - 1) / n, i / n, f"version {v.id}")
+            expected = v.fingerprint if verify else None
+            warnings.extend(apply_checked(history, v.step, f"Version {v.id}", sub, expected=expected, source="project"))
+            verified += expected is not None
+            ids[v.id] = history.current_id
+            if progress is not None:
+                progress.update(i / n, f"version {i} of {len(self.tree)} done")
+        history.checkout(ids[self.current])
+        return Replay(history=history, warnings=tuple(warnings), verified_steps=verified)
+
+
+def _read_tree(raw: Any) -> tuple[tuple[SavedVersion, ...], int]:
+    """The saved version tree (absent in format 1: empty) and the current version's number."""
+    if raw is None:
+        return (), 0
+    bad = "The project's version tree is not valid (numbers, parents or the current version)."
+    if not isinstance(raw, dict) or not isinstance(raw.get("tree", []), list):
+        raise InputError(bad)
+    known = {0}
+    tree = []
+    for entry in raw.get("tree", []):
+        if not isinstance(entry, dict):
+            raise InputError(bad)
+        vid, parent = entry.get("id"), entry.get("parent")
+        if not (fits(vid, int) and fits(parent, int)) or vid in known or parent not in known:
+            raise InputError(bad)  # parents come first: a tree saved by kanon is in version order
+        params = {k: x for k, x in entry.items() if k not in ("id", "parent")}
+        step, fp = parse_step(params, f"Version {vid} of the project")
+        tree.append(SavedVersion(vid, parent, step, fp))
+        known.add(vid)
+    current = raw.get("current", 0)
+    if not fits(current, int) or current not in known:
+        raise InputError(bad)
+    return tuple(tree), current
+
+
+def _read_hierarchies(raw: Any) -> dict[str, Hierarchy]:
+    """The session's hierarchies by variable, each as rows of texts (original, level 1, ..., root)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("The project's hierarchies part has the wrong shape.")
+    out = {}
+    for name, rows in raw.items():
+        if not fits(rows, tuple[tuple[str, ...], ...]):
+            raise InputError(f"The project's hierarchy of '{name}' should be a list of rows of texts.")
+        out[str(name)] = hierarchy_from_json(rows, str(name))
+    return out
 
 
 def open_project(path: str | os.PathLike, loader: Callable[[Path], Dataset] | None = None,

@@ -154,20 +154,8 @@ class Recipe:
         steps: list[Step] = []
         fingerprints: list[str | None] = []
         for i, sd in enumerate(raw_steps, start=1):
-            if not isinstance(sd, dict):
-                raise InputError(f"Step {i} of the recipe is not an object with a 'kind'.")
-            fp = sd.get("output_fingerprint")
-            if fp is not None and not isinstance(fp, str):
-                raise InputError(f"Step {i} of the recipe has an 'output_fingerprint' that is not text.")
-            # the description is written for readers; the step's parameters alone define it
-            params = {k: v for k, v in sd.items() if k not in ("description", "output_fingerprint")}
-            desc = sd.get("description")
-            what = f" ({desc})" if isinstance(desc, str) and desc.isprintable() and len(desc) <= 120 else ""
-            try:
-                check_step_params(params)
-                steps.append(step_from_dict(params))
-            except (TypeError, ValueError, KeyError, AttributeError, OverflowError, InputError) as exc:
-                raise InputError(f"Step {i}{what} of the recipe is not valid: {_one_line(exc)}") from None
+            step, fp = parse_step(sd, f"Step {i} of the recipe")
+            steps.append(step)
             fingerprints.append(fp)
         roles_d = _part(init, "roles", dict, {}, "initial roles")
         for name in ("qis", "outcomes", "direct_ids"):
@@ -282,27 +270,10 @@ class Recipe:
         verified = 0
         n = max(1, len(self.steps))
         for i, step in enumerate(self.steps, start=1):
-            where = f"Step {i} ({step.describe()})"
-            problems, cautions = check_step(step, history.current.dataset)
-            if problems:
-                raise InputError(f"{where} cannot be applied: {' '.join(problems)}")
-            if cautions and strict:
-                raise InputError(f"{where}: {' '.join(cautions)} (strict replay)")
-            warnings.extend(f"{where}: {c}" for c in cautions)
-            sub = _scaled(progress, (i - 1) / n, i / n, f"step {i} of {len(self.steps)}")
-            try:
-                history.apply(step, sub)
-            except Cancelled:
-                raise
-            except KanonError as exc:
-                raise InputError(f"{where} cannot be applied: {exc}") from None
-            except (KeyError, ValueError, TypeError) as exc:
-                raise InputError(f"{where} cannot be applied: {type(exc).__name__}") from None
-            if verify and recorded[i - 1] is not None:
-                if version_fingerprint(history.current.dataset) != recorded[i - 1]:
-                    raise InputError(f"Step {i} ({step.kind}) does not reproduce the result recorded in the recipe "
-                                     "on this file; the replay stops there.")
-                verified += 1
+            sub = scaled_progress(progress, (i - 1) / n, i / n, f"step {i} of {len(self.steps)}")
+            expected = recorded[i - 1] if verify else None
+            warnings.extend(apply_checked(history, step, f"Step {i}", sub, strict, expected))
+            verified += expected is not None
             if progress is not None:
                 progress.update(i / n, f"step {i} of {len(self.steps)} done")
         return Replay(history=history, warnings=tuple(warnings), verified_steps=verified)
@@ -310,6 +281,35 @@ class Recipe:
     def replay(self, ds: Dataset, progress: Progress | None = None) -> History:
         """Apply the recipe to a freshly loaded dataset, returning the full history of versions."""
         return self.replay_checked(ds, progress).history
+
+
+def apply_checked(history: History, step: Step, where: str, progress: Progress | None = None, strict: bool = False,
+                  expected: str | None = None, source: str = "recipe") -> list[str]:
+    """Apply ``step`` to the current version of ``history`` as a replay does: the step's warnings.
+
+    ``where`` names the step in messages ("Step 3", "Version 5"). Raises :class:`InputError` when the
+    step does not fit the data (or has a warning and ``strict``), and, when ``expected`` is given (the
+    fingerprint recorded for this step's output), when the output's
+    :func:`~kanon_core.steps.version_fingerprint` differs from it.
+    """
+    named = f"{where} ({step.describe()})"
+    problems, cautions = check_step(step, history.current.dataset)
+    if problems:
+        raise InputError(f"{named} cannot be applied: {' '.join(problems)}")
+    if cautions and strict:
+        raise InputError(f"{named}: {' '.join(cautions)} (strict replay)")
+    try:
+        history.apply(step, progress)
+    except Cancelled:
+        raise
+    except KanonError as exc:
+        raise InputError(f"{named} cannot be applied: {exc}") from None
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InputError(f"{named} cannot be applied: {type(exc).__name__}") from None
+    if expected is not None and version_fingerprint(history.current.dataset) != expected:
+        raise InputError(f"{where} ({step.kind}) does not reproduce the result recorded in the {source} on this "
+                         "file; the replay stops there.")
+    return [f"{named}: {c}" for c in cautions]
 
 
 @dataclass(frozen=True)
@@ -325,7 +325,7 @@ class Replay:
         return self.history.current
 
 
-def _scaled(progress: Progress | None, lo: float, hi: float, label: str) -> Progress | None:
+def scaled_progress(progress: Progress | None, lo: float, hi: float, label: str) -> Progress | None:
     """A progress for one step that maps its [0, 1] into [lo, hi] of the whole replay."""
     if progress is None:
         return None
@@ -563,6 +563,30 @@ def check_step_params(params: Mapping[str, Any]) -> None:
     for f in dataclasses.fields(cls):
         if f.name in params and f.name in hints and not fits(params[f.name], hints[f.name]):
             raise InputError(f"its parameter '{f.name}' should be {describe_type(hints[f.name])}.")
+
+
+def parse_step(sd: Any, label: str) -> tuple[Step, str | None]:
+    """A step of a recipe or project file and the output fingerprint recorded with it.
+
+    ``label`` names it in errors ("Step 3 of the recipe"); the readable description, when short and on
+    one line, is quoted after it. Parameters are checked by :func:`check_step_params` first.
+    """
+    if not isinstance(sd, dict):
+        raise InputError(f"{label} is not an object with a 'kind'.")
+    fp = sd.get("output_fingerprint")
+    if fp is not None and not isinstance(fp, str):
+        raise InputError(f"{label} has an 'output_fingerprint' that is not text.")
+    # the description is written for readers; the step's parameters alone define it
+    params = {k: v for k, v in sd.items() if k not in ("description", "output_fingerprint")}
+    desc = sd.get("description")
+    what = f" ({desc})" if isinstance(desc, str) and desc.isprintable() and len(desc) <= 120 else ""
+    words = label.split(" ", 2)
+    named = " ".join(words[:2]) + what + (" " + words[2] if len(words) > 2 else "")
+    try:
+        check_step_params(params)
+        return step_from_dict(params), fp
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, InputError) as exc:
+        raise InputError(f"{named} is not valid: {_one_line(exc)}") from None
 
 
 def _one_line(exc: BaseException) -> str:

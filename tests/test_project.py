@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -14,6 +15,7 @@ from kanon_core.history import History
 from kanon_core.io import load_dataset
 from kanon_core.project import DataRef, Project, open_project
 from kanon_core.steps import SetRoles
+from kanon_core.treat.hierarchy import Hierarchy, interval_hierarchy
 from kanon_core.treat.recode import RecodeStep
 from kanon_core.treat.suppress import SuppressStep
 
@@ -98,3 +100,105 @@ def test_project_without_a_path_needs_the_data(tmp_path, data):
     replay = project.reopen(load_dataset(data))
     pd.testing.assert_frame_equal(replay.release.dataset.frame, h.current.dataset.frame)
     assert replay.history.original.dataset.roles == Roles()
+
+
+# -- the whole version tree and the session's hierarchies ----------------------------------------------------
+def _two_branches(path) -> History:
+    """v1 roles; v2 recode, v3 suppression (branch A); v4 top-code from v1, v5 suppression (branch B);
+    current: v3 (branch A), so branch B is not on the current lineage."""
+    h = History.start(load_dataset(path))
+    h.apply(SetRoles(qis=("age", "sex", "job"), weight="w"))
+    h.apply(RecodeStep("job", merge=(4, 5), into=4))
+    h.apply(SuppressStep(qis=("age", "sex", "job"), k=3))
+    h.checkout(1)
+    h.apply(RecodeStep("age", top=24))
+    h.apply(SuppressStep(qis=("age", "sex", "job"), k=2))
+    h.checkout(3)
+    return h
+
+
+def _hierarchies(h: History) -> dict[str, Hierarchy]:
+    return {"age": interval_hierarchy(h.original.dataset.frame["age"], (2, 4), name="age")}
+
+
+def test_the_whole_tree_and_the_hierarchies_come_back(tmp_path, data):
+    h = _two_branches(data)
+    hier = _hierarchies(h)
+    path = Project.from_history(h, data_name="wave1.csv", data_path=data, relative_to=data.parent,
+                                hierarchies=hier).save(data.parent / "p.kanon.json")
+    d = json.loads(path.read_text(encoding="utf-8"))
+    assert d["format_version"] == 2 and d["versions"]["current"] == 3
+    assert [(v["id"], v["parent"]) for v in d["versions"]["tree"]] == [(1, 0), (2, 1), (3, 2), (4, 1), (5, 4)]
+    project, replay = open_project(path)
+    got = replay.history
+    assert replay.warnings == () and replay.verified_steps == 5
+    assert sorted(got.versions) == sorted(h.versions) and got.current_id == 3
+    assert not set(got.lineage(5)) & {got.versions[2], got.versions[3]}  # branch B is off the current lineage
+    for vid, v in h.versions.items():
+        w = got.versions[vid]
+        assert w.parent == v.parent and w.step == v.step and w.label == v.label
+        pd.testing.assert_frame_equal(w.dataset.frame, v.dataset.frame)
+        assert w.dataset.roles == v.dataset.roles
+    assert got.versions[5].dataset.frame["age"].max() == 24  # branch B really was replayed
+    assert project.hierarchies.keys() == {"age"} and project.hierarchies["age"].rows == hier["age"].rows
+    # the readable recipe is still the current version's lineage
+    assert project.recipe.steps == tuple(h.steps(3))
+
+
+def test_a_version_that_does_not_reproduce_stops_the_reopening(tmp_path, data):
+    h = _two_branches(data)
+    d = json.loads(Project.from_history(h, data_name="wave1.csv", data_path=data.name).to_json())
+    d["versions"]["tree"][3]["top"] = 23  # version 4 now gives another result than the one recorded
+    path = data.parent / "p.kanon.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    with pytest.raises(InputError, match=r"^Version 4 \(recode\) does not reproduce the result recorded in the "
+                                         r"project on this file; the replay stops there\.$"):
+        open_project(path)
+    # on a changed file (allowed) nothing is compared: the tree replays as on a new wave
+    data.write_text(CSV.replace("\n21,", "\n22,", 1), encoding="utf-8")
+    _, replay = open_project(path, allow_changed=True)
+    assert replay.verified_steps == 0 and sorted(replay.history.versions) == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_format_1_project_still_opens(tmp_path, data):
+    h = _two_branches(data)
+    d = json.loads(Project.from_history(h, data_name="wave1.csv", data_path=data.name).to_json())
+    d["format_version"] = 1
+    del d["versions"], d["hierarchies"]
+    path = data.parent / "old.kanon.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    project, replay = open_project(path)
+    assert project.tree == () and project.hierarchies == {}
+    assert [v.label for v in replay.history.lineage()] == [v.label for v in h.lineage()]
+    pd.testing.assert_frame_equal(replay.release.dataset.frame, h.current.dataset.frame)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d["versions"].update(current=99), "version tree is not valid"),
+    (lambda d: d["versions"]["tree"][1].update(parent=5), "version tree is not valid"),
+    (lambda d: d["versions"]["tree"][1].update(id=1), "version tree is not valid"),
+    (lambda d: d["versions"]["tree"][1].update(id="2"), "version tree is not valid"),
+    (lambda d: d["versions"].update(tree="SECRET"), "version tree is not valid"),
+    (lambda d: d["versions"]["tree"][1].update(merge="SECRET"),
+     r"^Version 2 \(Recode job: merge 2 categories into 4\) of the project is not valid: its parameter 'merge'"),
+    (lambda d: d["versions"]["tree"][1].update(kind="SECRET"), "its kind is not one kanon knows"),
+    (lambda d: d.update(hierarchies={"age": "SECRET"}), "hierarchy of 'age' should be a list of rows of texts"),
+    (lambda d: d.update(hierarchies={"age": [["SECRET", "*"], ["SECRET", "*"]]}), "have the same original value"),
+    (lambda d: d.update(hierarchies=["SECRET"]), "hierarchies part has the wrong shape"),
+    (lambda d: d.update(format_version="SECRET"), "'format_version' is not a number"),
+    (lambda d: d.update(recipe="SECRET"), "recipe part has the wrong shape"),
+    (lambda d: d.update(settings={"k": float("inf")}), "not finite"),
+])
+def test_bad_trees_and_hierarchies_are_one_line_errors(data, change, message):
+    h = _two_branches(data)
+    d = json.loads(Project.from_history(h, data_name="wave1.csv", hierarchies=_hierarchies(h)).to_json())
+    change(d)
+    with pytest.raises(InputError) as exc:
+        Project.from_json(json.dumps(d))
+    assert re.search(message, str(exc.value)), str(exc.value)
+    assert "SECRET" not in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_deeply_nested_project_files_are_refused():
+    with pytest.raises(InputError, match="^The project file is nested too deeply.$"):
+        Project.from_json('{"format": "kanon-project", "settings": ' + "[" * 100_000 + "]" * 100_000 + "}")
