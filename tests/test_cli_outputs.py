@@ -258,3 +258,11 @@ def test_pipe_into_head_prints_no_traceback(folder):
     assert status in ("status=0", "status=2")  # 0 when everything fit in the pipe before head left
     assert len(done.stderr.strip().splitlines()) == (1 if status == "status=0" else 2)
 
+
+
+@pytest.mark.parametrize("text", ["[" * 200_000 + "]" * 200_000, '{"steps": [], "version": ' + "9" * 50_000 + "}",
+                                  '{"steps": "not a list"}', '{"steps": [{"kind": 5}]}', "\xff\xfe"])
+def test_broken_recipes_are_one_line_and_exit_2(folder, capsys, text):
+    recipe = folder / "bad.recipe.json"
+    recipe.write_bytes(text.encode("latin-1"))
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv"], "kanon apply: error:")
