@@ -329,3 +329,47 @@ def test_without_the_threshold_the_unique_value_would_be_named():
     html = report_html(_with_a_unique_value(), options=ReportOptions(k=1, created="2026-01-01", minucs=False))
     assert SECRET in html
     assert "Nothing had to be withheld" in html
+
+
+# -- the threshold rule's pooling, against a direct count --------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kanon_core.report.mask import mask_categories, pooled_label, redact_values, small_categories  # noqa: E402
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("xyz"), st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=15),
+       st.integers(2, 5))
+def test_pooling_against_a_direct_count(rows, k):
+    table = pd.DataFrame([{"variable": v, "value": f"c{i}", "n_original": a, "n_treated": b, "pct": float(a)}
+                          for i, (v, a, b) in enumerate(rows)])
+    small = [0 < a < k or 0 < b < k for _, a, b in rows]
+    out = mask_categories(table, k, small, ("value",), ("n_original", "n_treated", "pct"),
+                          ("n_original", "n_treated"))
+    t = out.table
+    named = t[t["value"] != pooled_label(k)]
+    assert named["value"].tolist() == [f"c{i}" for i, s in enumerate(small) if not s]  # order kept
+    for v in "xyz":
+        mine = [(a, b) for (w, a, b), s in zip(rows, small, strict=True) if w == v and s]
+        pooled = t[(t["variable"] == v) & (t["value"] == pooled_label(k))]
+        assert len(pooled) == (1 if mine else 0)
+        assert out.masked.get(v, 0) == len(mine)
+        if mine:
+            for col, total in (("n_original", sum(a for a, _ in mine)), ("n_treated", sum(b for _, b in mine))):
+                got = pooled[col].iloc[0]
+                assert got == (f"< {k}" if 0 < total < k else total), (col, got, total)
+            assert pooled["pct"].iloc[0] == pytest.approx(sum(a for a, _ in mine))
+
+
+def test_small_categories_by_hand():
+    frame = pd.DataFrame({"a": ["p"] * 4 + ["q"] * 2 + ["r"], "n": [1.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5]})
+    original = Dataset(frame=frame, roles=Roles(qis=("a", "n")))
+    release = original.with_frame(frame.assign(a=["p"] * 4 + [None] * 3), original.meta)
+    sc = small_categories(original, release, ["a", "n"], 3)
+    assert sc.label_is_small("a", "q") and sc.label_is_small("a", "r") and not sc.label_is_small("a", "p")
+    assert sc.sizes("a", "q") == (2, 0)
+    # n is numeric without labels and 1.5 is rare: none of its values may be named, not even 2.5 (6 records)
+    assert "n" in sc.withhold_all and sc.label_is_small("n", 2.5)
+    redacted, count = redact_values([{"column": "a", "merge": ["q", "p"], "into": "p"}], sc.all_texts, sc.texts)
+    assert count == 1 and redacted[0]["merge"] == ["(withheld)", "p"] and redacted[0]["into"] == "p"

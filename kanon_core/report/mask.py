@@ -148,8 +148,8 @@ def mask_categories(
 
     ``name_columns`` name the category (replaced by the pooled label), ``pool_columns`` are summed (counts,
     percentages), and those of them in ``count_columns`` read "< k" when the pooled sum is 1 to k - 1. Any
-    other column of a pooled row is left empty. Rows keep their order; a variable's pooled row comes after
-    its named rows.
+    other column of a pooled row is left empty. Named rows keep their order; a variable's pooled row
+    follows its last row.
     """
     small = np.asarray(small, dtype=bool)
     if len(small) != len(table):
@@ -157,16 +157,20 @@ def mask_categories(
     if not small.any():
         return MaskedTable(table.reset_index(drop=True), {})
     has_var = variable_column in table.columns
+    records = table.to_dict("records")
+    group = [r[variable_column] if has_var else None for r in records]
+    last = {g: i for i, g in enumerate(group)}
     rows: list[dict[str, Any]] = []
     masked: dict[str, int] = {}
-    records = table.to_dict("records")
-    groups = list(dict.fromkeys(r[variable_column] for r in records)) if has_var else [None]
-    for g in groups:
-        idx = [i for i, r in enumerate(records) if not has_var or r[variable_column] == g]
-        rows.extend(records[i] for i in idx if not small[i])
-        pooled_idx = [i for i in idx if small[i]]
+    for i, r in enumerate(records):
+        if not small[i]:
+            rows.append(r)
+        if last[group[i]] != i:
+            continue
+        pooled_idx = [j for j in range(len(records)) if small[j] and group[j] == group[i]]
         if not pooled_idx:
             continue
+        g = group[i]
         masked[str(g) if g is not None else ""] = len(pooled_idx)
         row: dict[str, Any] = {c: None for c in table.columns}
         if has_var:
@@ -174,7 +178,7 @@ def mask_categories(
         for c in name_columns:
             row[c] = pooled_label(k)
         for c in pool_columns:
-            total = sum(float(records[i][c]) for i in pooled_idx if _number(records[i][c]))
+            total = sum(float(records[j][c]) for j in pooled_idx if _number(records[j][c]))
             total = int(total) if float(total).is_integer() else total
             row[c] = below(k) if c in count_columns and is_small(total, k) else total
         rows.append(row)
