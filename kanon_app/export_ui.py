@@ -86,12 +86,14 @@ def recipe_for(history: History, source: Mapping[str, Any], settings: Mapping[st
                                notes=str(settings.get("notes", "")), extra=extra)
 
 
-def project_for(history: History, source: Mapping[str, Any], settings: Mapping[str, Any]) -> Project:
+def project_for(history: History, source: Mapping[str, Any], settings: Mapping[str, Any],
+                hierarchies: Mapping[str, Any] | None = None) -> Project:
+    """The session as a project file: every version (all branches), the hierarchies and the settings."""
     name = input_name(source)
     sample = source.get("key") if source.get("kind") == "sample" else None
     keep = {k: v for k, v in settings.items() if isinstance(v, (str, int, float, bool)) or v is None}
     return Project.from_history(history, data_name=name, data_path=name, sample=sample, settings=keep,
-                                notes=str(settings.get("notes", "")))
+                                notes=str(settings.get("notes", "")), hierarchies=hierarchies)
 
 
 def project_file_name(source: Mapping[str, Any]) -> str:

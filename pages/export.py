@@ -142,10 +142,10 @@ with tab_report:
 
 # -- project ---------------------------------------------------------------------------------------------------
 with tab_project:
-    st.markdown("A project file remembers the data (its name and fingerprint, not its content), the steps "
-                "to the current version and the settings. Reopening it checks the data is the same file and "
-                "replays the steps.")
-    project = export_ui.project_for(hist, source, settings)
+    st.markdown("A project file remembers the data (its name and fingerprint, not its content), every "
+                "version with its branches, the hierarchies and the settings. Reopening it checks the data is "
+                "the same file and replays every version, checking each against its recorded result.")
+    project = export_ui.project_for(hist, source, settings, state.hierarchies())
     st.download_button("Download the project file", data=project.to_json().encode("utf-8"),
                        file_name=export_ui.project_file_name(source), mime="application/json", key="dl_project",
                        on_click="ignore")
@@ -165,7 +165,11 @@ with tab_project:
                                              lambda progress: proj.reopen(data, allow, progress))
             if result is not None:
                 state.set_source(result.history.original.dataset, src)
-                graft(state.history(), result, 0)
+                if proj.tree:  # the whole saved tree, with its version numbers
+                    st.session_state["history"] = result.history
+                else:  # a project of format 1: the saved lineage
+                    graft(state.history(), result, 0)
+                state.hierarchies().update(proj.hierarchies)
                 state.settings().update(proj.settings)
                 for key in ("w_export_notes", "w_export_code", "w_export_csv_code"):
                     st.session_state.pop(key, None)

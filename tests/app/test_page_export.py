@@ -151,6 +151,7 @@ def test_project_file_round_trip(page):
     assert not page.exception
     again = page.session_state["history"]
     assert again is not h and [v.label for v in again.lineage()] == before
+    assert sorted(again.versions) == sorted(h.versions) and again.current_id == h.current_id  # the whole tree
     assert page.session_state["settings"]["k"] == 4
     assert any("Project opened" in s.value for s in page.success)
 
