@@ -7,19 +7,25 @@ counts for r when they agree wherever both are non-missing; it counts 1 when it 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kanon_core.errors import InputError
+from kanon_core.cli import main
+from kanon_core.errors import InfeasibleError, InputError
 from kanon_core.risk.classes import (
     brute_force_class_sizes,
     class_sizes,
     compute_class_sizes,
     wildcard_dependent,
 )
+from tests.test_lattice import cases as lattice_cases
+from tests.test_lattice import generalize as lattice_generalize
 
 ALPHAS = [0.0, 0.3, 0.5, 1.0]
 
@@ -148,3 +154,78 @@ def test_category_semantics_ignores_alpha_but_returns_floats():
 def test_bad_alpha_is_an_input_error(bad):
     with pytest.raises(InputError, match="alpha"):
         compute_class_sizes(np.zeros((2, 1), np.int32), "wildcard", alpha=bad)
+
+
+# -- the lattice search with alpha -------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(lattice_cases(), st.sampled_from([0.0, 0.3, 0.5]), st.data())
+def test_lattice_anonymity_test_counts_with_alpha(case, alpha, data):
+    """Every node's records to suppress match the rule; the exact search (which relies on monotonicity
+    under alpha) finds the same optimum as evaluating every node."""
+    from kanon_core.treat.hierarchy import Hierarchy
+    from kanon_core.treat.lattice import build_problem, exhaustive_search, search_optimal
+
+    case.missing = "wildcard"
+    problem = build_problem(case.dataset(), {q: Hierarchy(r, q) for q, r in case.rows.items()}, alpha=alpha)
+    n = len(case.frame)
+    frac = data.draw(st.integers(0, n)) / n
+    metric = data.draw(st.sampled_from(["prec", "dm", "aecs", "entropy"]))
+    ex = exhaustive_search(problem, case.k, frac, metric)
+    for row in ex.itertuples(index=False):
+        levels = tuple(int(x) for x in row[: len(case.qis)])
+        fk, _ = reference(lattice_generalize(case, levels), [1.0] * n, alpha)
+        assert row.n_suppressed == sum(f < case.k - 1e-9 for f in fk)
+    feasible = ex[ex.anonymous]
+    if feasible.empty:
+        with pytest.raises(InfeasibleError):
+            search_optimal(problem, case.k, frac, metric)
+        return
+    res = search_optimal(problem, case.k, frac, metric)
+    assert res.loss == pytest.approx(feasible["loss"].min(), rel=1e-9, abs=1e-9)
+    assert res.n_anonymous == len(feasible)
+
+
+# -- command line ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def blank_csv(tmp_path):
+    """Six distinct records, two of them blank on both QIs: every complete record rests on the blanks."""
+    frame = pd.DataFrame({"a": ["x", "x", "y", "y", None, None], "b": ["1", "2", "1", "2", None, None]})
+    path = tmp_path / "blank.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_cli_risk_shows_what_blank_records_prop_up(blank_csv, tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["risk", str(blank_csv), "--qi", "a,b", "--k", "3", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert (res["k_achieved"], res["n_violating"], res["wildcard_dependent"], res["alpha"]) == (3, 0, 4, 1.0)
+    assert main(["risk", str(blank_csv), "--qi", "a,b", "--k", "3", "--alpha", "0", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert (res["k_achieved"], res["n_violating"], res["wildcard_dependent"], res["alpha"]) == (1, 4, 4, 0.0)
+
+
+def test_cli_minucs_accepts_alpha_1_only(blank_csv, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["minucs", str(blank_csv), "--qi", "a,b", "--k", "3", "--alpha", "1", "--json", str(out)]) == 0
+    assert main(["minucs", str(blank_csv), "--qi", "a,b", "--k", "3", "--alpha", "0.5", "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--alpha must be 1" in err[0]
+
+
+def test_cli_generalize_with_alpha(blank_csv, tmp_path, capsys):
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    (hdir / "a.csv").write_text("x;*\ny;*\n")
+    (hdir / "b.csv").write_text("1;*\n2;*\n")
+    out = tmp_path / "g.json"
+    base = ["generalize", str(blank_csv), "--qi", "a,b", "--hierarchies", str(hdir), "--k", "3", "--json", str(out)]
+    assert main(base) == 0
+    assert json.loads(out.read_text())["levels"] == {"a": 0, "b": 0}  # the blanks make the raw data 3-anonymous
+    assert main([*base, "--alpha", "0"]) == 0
+    res = json.loads(out.read_text())
+    # at alpha 0 a complete record needs 3 complete records with its key: (x,*) or (*,1) have 2, (*,*) has 4
+    assert res["alpha"] == 0.0 and res["levels"] == {"a": 1, "b": 1}
+    assert main([*base, "--alpha", "0.5", "--output", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--alpha 1" in err[-1]

@@ -29,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="information loss to minimize (default prec)")
     p.add_argument("--algorithm", choices=["optimal", "datafly"], default="optimal",
                    help="exact search (default) or Sweeney's Datafly heuristic")
+    p.add_argument("--alpha", type=float, default=1.0,
+                   help="weight (0..1) of a match with a record that has missing QIs and another key when testing "
+                        "k-anonymity, as in sdcMicro's freqCalc (default 1); below 1 the search result is "
+                        "reported but --output and --step are refused (the recipe step counts at alpha 1)")
     p.add_argument("--json", dest="json_out", default="-", help="write the result as JSON here (default stdout)")
     p.add_argument("-o", "--output", help="also write the generalized (and suppressed) data to this file")
     p.add_argument("--step", help="write the generalization as a recipe step (JSON) to this file")
@@ -38,11 +42,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..io import write_table
+    from ..risk.classes import check_alpha
     from ..treat.hierarchy import load_hierarchies
     from ..treat.lattice import build_problem, datafly, search_optimal
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    alpha = check_alpha(args.alpha)
+    if alpha != 1.0 and (args.output or args.step):
+        raise InputError("--output and --step need --alpha 1: the recipe step suppresses with every match counted "
+                         "in full.")
     check_table_format(args.output)
     check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step},
                   [*data_inputs(args.file), *folder_inputs(args.hierarchies, "a hierarchy file")])
@@ -50,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     ds = load_from_args(args)
     qis = ds.roles.qis
     hierarchies = load_hierarchies(args.hierarchies, qis)
-    problem = build_problem(ds, hierarchies, qis)
+    problem = build_problem(ds, hierarchies, qis, alpha=alpha)
     if args.algorithm == "datafly":
         result = datafly(problem, args.k, args.max_suppression, args.metric)
     else:
@@ -59,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     payload["metric_value"] = result.loss
     payload["file"] = Path(args.file).name
     payload["missing"] = ds.missing
+    payload["alpha"] = alpha
     payload["seconds_search"] = round(result.seconds, 4)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
     with OutputBatch() as batch:

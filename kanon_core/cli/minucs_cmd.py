@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..outputs import OutputBatch, check_outputs, data_inputs
+from ..risk.classes import check_alpha
 from .common import add_input_options, load_from_args, write_json
 
 
@@ -17,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("minucs", help="minimal unsafe combinations (MINUCs / minimal sample uniques), SUDA scores")
     add_input_options(p)
     p.add_argument("--k", type=int, default=2, help="threshold: a combination is unsafe below k records (default 2)")
+    p.add_argument("--alpha", type=float, default=1.0,
+                   help="weight of wildcard matches (sdcMicro's freqCalc); the MINUC search counts them in full, "
+                        "so only 1 (the default) is accepted")
     p.add_argument("--max-size", type=int, default=None, help="largest MINUC size searched (default: all)")
     p.add_argument("--dis-fraction", type=float, default=0.01, help="sampling fraction for DIS-SUDA (k = 2)")
     p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
@@ -33,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2:
         raise InputError("--k must be at least 2.")
+    if check_alpha(args.alpha) != 1.0:
+        raise InputError("kanon minucs counts records with missing values in full: --alpha must be 1 "
+                         "(use kanon risk --alpha for fractional class sizes).")
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record, "--list": args.list_out},
                   data_inputs(args.file))
     ds = load_from_args(args)

@@ -23,6 +23,11 @@ generalized columns are packed into one int64 key, and the classes counted with 
 key ranges) or ``np.unique``. Identical input rows are collapsed first. Under wildcard semantics with
 missing values the exact wildcard counter of :mod:`kanon_core.risk.classes` is used instead.
 
+sdcMicro's ``alpha`` (``LatticeProblem.alpha``) enters only the anonymity test: a record is small when its
+alpha-weighted fk is below k. Monotonicity still holds: generalizing keeps every match and every
+complete record complete, and can only turn a different key into the same key, so each match's weight
+(alpha or 1) never decreases. The losses keep counting every match in full.
+
 Datafly (Sweeney, seed 001) is provided as the classic heuristic for comparison.
 """
 
@@ -75,10 +80,14 @@ class LatticeProblem:
     missing: MissingSemantics = "wildcard"
     level_labels: tuple[tuple[tuple[str, ...], ...], ...] = ()
     hierarchies: tuple[Hierarchy, ...] = ()
+    alpha: float = 1.0
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from ..risk.classes import check_alpha
+
         check_semantics(self.missing)
+        object.__setattr__(self, "alpha", check_alpha(self.alpha))
         codes = np.ascontiguousarray(self.codes, dtype=np.int32)
         object.__setattr__(self, "codes", codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.tables) or codes.shape[1] != len(self.qis):
@@ -127,8 +136,10 @@ class LatticeProblem:
         return lv
 
 
-def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequence[str] | None = None) -> LatticeProblem:
-    """The lattice problem of ``ds`` on ``qis`` (default: the QI role), with the dataset's missing semantics."""
+def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequence[str] | None = None,
+                  alpha: float = 1.0) -> LatticeProblem:
+    """The lattice problem of ``ds`` on ``qis`` (default: the QI role), with the dataset's missing semantics
+    and sdcMicro's ``alpha`` for the anonymity test."""
     qis = tuple(ds.roles.qis if qis is None else qis)
     if not qis:
         raise InputError("Choose at least one quasi-identifier.")
@@ -149,6 +160,7 @@ def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequen
         missing=ds.missing,
         level_labels=tuple(t.labels for t in tabs),
         hierarchies=tuple(hs),
+        alpha=alpha,
     )
 
 
@@ -178,10 +190,12 @@ class NodeEvaluator:
         key, space = self._key(levels)
         w = self.weight
         if self.wildcard:
-            from ..risk.classes import compute_class_sizes
+            from ..risk.classes import alpha_count, compute_class_sizes
 
-            fk = np.rint(compute_class_sizes(self.generalized(levels), "wildcard", weights=w).Fk).astype(np.int64)
-            small = fk < self.k
+            sizes = compute_class_sizes(self.generalized(levels), "wildcard", weights=w)  # w: records per row
+            fk = np.rint(sizes.Fk_all).astype(np.int64)
+            wild = np.rint(sizes.Fk_wild).astype(np.int64)
+            small = alpha_count(fk, wild, self.problem.alpha) < self.k
             n_pat = int(len(np.unique(key)))
             n_kept = int(len(np.unique(key[~small])))
             return NodeStats(levels, fk, small, n_pat, n_kept)
