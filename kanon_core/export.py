@@ -413,15 +413,17 @@ def labels_file(treated: Dataset, fmt: str = "csv", original: Dataset | None = N
 def release_files(treated: Dataset, path: str | Path, original: Dataset | None = None,
                   options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[tuple[Path, bytes]]:
     """The files of a release at ``path`` (format from its extension), in memory: the data and, for
-    CSV/Parquet, the labels sidecar ``<stem>.labels.json`` when there is something to declare."""
+    CSV/Parquet, the labels sidecar ``<stem>.labels.json`` when there is something to declare or when a
+    sidecar of an earlier release is there (it would otherwise be read back with the new data)."""
     path = Path(path)
     f = format_of(path.name)
     rel = release(treated, original)
     files = [(path, release_bytes(rel, f.key, options).data)]
     if sidecar and f.key in ("csv", "parquet"):
         spec = sidecar_spec(rel, options, f.key)
-        if spec:
-            files.append((path.with_name(path.stem + ".labels.json"), labels_json(spec)))
+        side = path.with_name(path.stem + ".labels.json")
+        if spec or side.exists():
+            files.append((side, labels_json(spec)))
     return files
 
 

@@ -181,3 +181,22 @@ def test_write_release_failing_on_the_second_file_leaves_the_first_untouched(tmp
         export.write_release(ds, out)
     assert len(calls) == 2 and out.read_bytes() == b"previous release"
     assert not (tmp_path / "rel.labels.json").exists() and _leftovers(tmp_path) == []
+
+
+def test_a_stale_sidecar_of_an_earlier_release_is_replaced(tmp_path):
+    import pandas as pd
+
+    from kanon_core import export
+    from kanon_core.dataset import Dataset, VariableMeta
+    from kanon_core.io import load_dataset
+
+    out = tmp_path / "rel.csv"
+    coded = Dataset(frame=pd.DataFrame({"a": [1, 2, 3]}), meta={"a": VariableMeta(missing_codes=(2,))}, name="d")
+    assert export.write_release(coded, out) == [out, tmp_path / "rel.labels.json"]
+    assert load_dataset(out).missing_mask("a").tolist() == [False, True, False]
+    plain = Dataset(frame=pd.DataFrame({"a": [1, 2, 3]}), name="d")
+    assert export.write_release(plain, out) == [out, tmp_path / "rel.labels.json"]
+    assert (tmp_path / "rel.labels.json").read_text() == "{}\n"
+    assert load_dataset(out).missing_mask("a").tolist() == [False, False, False]  # 2 is a value again
+    fresh = tmp_path / "new.csv"
+    assert export.write_release(plain, fresh) == [fresh]  # nothing to declare, no sidecar there: none written
