@@ -19,11 +19,11 @@ from hypothesis.extra.numpy import arrays
 from kanon_core.cli import main
 from kanon_core.errors import InfeasibleError, InputError
 from kanon_core.risk.classes import (
-    brute_force_class_sizes,
     class_sizes,
     compute_class_sizes,
     wildcard_dependent,
 )
+from tests.reference.brute_force import brute_force_class_sizes
 from tests.test_lattice import cases as lattice_cases
 from tests.test_lattice import generalize as lattice_generalize
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from kanon_core.cli import main
-from kanon_core.risk.minucs import brute_force_minucs
+from tests.reference.brute_force import brute_force_minucs
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from kanon_core.cli import main
 from kanon_core.io import load_dataset
-from kanon_core.risk.classes import brute_force_class_sizes
+from tests.reference.brute_force import brute_force_class_sizes
 
 
 @pytest.fixture

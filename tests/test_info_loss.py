@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from kanon_core.dataset import Dataset, Roles
 from kanon_core.errors import InputError
-from kanon_core.risk.classes import brute_force_class_sizes
 from kanon_core.treat.hierarchy import Hierarchy
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep
 from kanon_core.utility.info_loss import information_loss
+from tests.reference.brute_force import brute_force_class_sizes
 
 AGE = Hierarchy((("20", "20-29", "*"), ("25", "20-29", "*"), ("30", "30-39", "*"), ("35", "30-39", "*"),
                  ("40", "40-49", "*"), ("45", "40-49", "*")), "age")

@@ -10,7 +10,8 @@ from hypothesis.extra.numpy import arrays
 
 from kanon_core.errors import Cancelled, InputError
 from kanon_core.progress import Progress
-from kanon_core.risk.minucs import brute_force_minucs, collapse, estimate_cost, find_minucs, popcount
+from kanon_core.risk.minucs import collapse, estimate_cost, find_minucs, popcount
+from tests.reference.brute_force import brute_force_minucs
 
 
 @st.composite

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kanon_core.errors import InputError
-from kanon_core.risk.classes import brute_force_class_sizes
-from kanon_core.risk.minucs import brute_force_minucs, find_minucs
+from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs, minimal_violating_qid, minimum_violating_qid
 from kanon_core.risk.suda import size_weights, suda_scores, value_suda_contributions
+from tests.reference.brute_force import brute_force_class_sizes, brute_force_minucs
 
 # sdcMicro's own unit test data: a = (2,1,1), b = (0,3,0), c = (0,6,0); plus a duplicated pair.
 SDC = np.array([[2, 0, 0], [1, 3, 6], [1, 0, 0], [0, 1, 1], [0, 1, 1]], dtype=np.int32)

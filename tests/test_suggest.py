@@ -11,8 +11,9 @@ from hypothesis.extra.numpy import arrays
 
 from kanon_core.dataset import Dataset, Roles, VariableMeta
 from kanon_core.errors import InputError
-from kanon_core.risk.minucs import brute_force_minucs, find_minucs
+from kanon_core.risk.minucs import find_minucs
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect, suggestions_frame
+from tests.reference.brute_force import brute_force_minucs
 
 
 @st.composite

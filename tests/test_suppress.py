@@ -13,10 +13,9 @@ from hypothesis.extra.numpy import arrays
 
 from kanon_core.dataset import Dataset, Roles
 from kanon_core.errors import InfeasibleError, InputError
-from kanon_core.risk.classes import brute_force_class_sizes
-from kanon_core.risk.minucs import brute_force_minucs
 from kanon_core.steps import step_from_dict
 from kanon_core.treat.suppress import SuppressStep, apply_mask, suppress
+from tests.reference.brute_force import brute_force_class_sizes, brute_force_minucs
 
 
 @st.composite

@@ -17,7 +17,7 @@ one of two exact methods is chosen by estimated cost:
   compiled loop (numba). Cost ~ n_missing * n_unique * q: best when patterns are many and the file is
   survey-sized. Complete rows never match other distinct complete rows, so those pairs are skipped.
 
-Both are tested against a brute-force count (hypothesis) and against each other.
+Both are tested against a brute-force count (hypothesis; ``tests/reference``) and against each other.
 
 sdcMicro's ``alpha`` (``freqCalc(..., alpha)``). A matching record s counts fully for r when it has r's
 exact key (missing positions included) or is complete, and counts ``alpha`` when it has a missing QI and
@@ -268,29 +268,3 @@ class InMemoryCounter:
         qm = self.dataset.qi_matrix(qis)
         w = self.dataset.weights() if weighted else None
         return compute_class_sizes(qm.codes, missing, w, alpha=alpha)
-
-
-def brute_force_class_sizes(codes: np.ndarray, missing: MissingSemantics, weights: np.ndarray | None = None,
-                            alpha: float = 1.0):
-    """O(n^2) reference used by the tests (kept here so tests and docs share one definition).
-
-    Record j counts for record i when they match; it counts 1 when it has i's exact key or no missing
-    value, ``alpha`` otherwise. fk is int64 at alpha = 1, float64 below.
-    """
-    codes = np.asarray(codes)
-    n = codes.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    fk = np.zeros(n, dtype=np.int64 if alpha == 1.0 else np.float64)
-    Fk = np.zeros(n)
-    for i in range(n):
-        for j in range(n):
-            a, b = codes[i], codes[j]
-            if missing == "category":
-                ok = bool(np.all(a == b))
-            else:
-                ok = bool(np.all((a == b) | (a < 0) | (b < 0)))
-            if ok:
-                share = 1.0 if (bool(np.all(a == b)) or not bool((b < 0).any())) else alpha
-                fk[i] += 1 if alpha == 1.0 else share
-                Fk[i] += share * w[j]
-    return fk, Fk

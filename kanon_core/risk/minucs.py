@@ -446,42 +446,6 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
                         seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=minucs * 8 + n_rows * 64)
 
 
-def brute_force_minucs(codes: np.ndarray, k: int = 2, missing: MissingSemantics = "wildcard",
-                       max_size: int | None = None) -> list[set[int]]:
-    """Reference: for every record the set of its MINUC masks, by counting every subset (tests only)."""
-    codes = np.asarray(codes)
-    n, q = codes.shape
-    limit = q if max_size is None else max_size
-    out: list[set[int]] = []
-    for r in range(n):
-        own = [j for j in range(q) if missing == "category" or codes[r, j] >= 0]
-        unsafe: dict[int, bool] = {}
-
-        def count(mask: int, r: int = r) -> int:
-            cols = [j for j in range(q) if (mask >> j) & 1]
-            if not cols:
-                return n
-            a = codes[:, cols]
-            x = codes[r, cols]
-            if missing == "category":
-                ok = (a == x).all(axis=1)
-            else:
-                ok = ((a == x) | (a < 0)).all(axis=1)
-            return int(ok.sum())
-
-        found: set[int] = set()
-        for size in range(1, min(limit, len(own)) + 1):
-            from itertools import combinations
-
-            for combo in combinations(own, size):
-                mask = sum(1 << j for j in combo)
-                unsafe[mask] = count(mask) < k
-                if unsafe[mask] and all(not unsafe.get(mask & ~(1 << j), False) for j in combo):
-                    found.add(mask)
-        out.append(found)
-    return out
-
-
 def n_subsets(q: int, max_size: int | None = None) -> int:
     """Number of QI subsets up to ``max_size`` (what a naive search would tabulate)."""
     return sum(comb(q, s) for s in range(1, (max_size or q) + 1))
