@@ -8,7 +8,7 @@ import streamlit as st
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
-from kanon_core.risk.summary import risk_summary, violating_records
+from kanon_core.risk.summary import risk_summary, violating_records, wildcard_dependent_records
 from kanon_core.steps import SetRoles
 
 ensure_app_navigation()
@@ -18,12 +18,18 @@ state.show_flash()
 ds = state.dataset()
 settings = state.settings()
 
-c1, c2 = st.columns([4, 1])
+c1, c2, c3 = st.columns([4, 1, 1])
 state.widget_value("w_risk_qis", list(ds.roles.qis))
 state.widget_value("w_k", int(settings["k"]))
+state.widget_value("w_alpha", float(settings.get("alpha", 1.0)))
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_risk_qis")
 k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_k"))
+alpha = float(c3.number_input(
+    "alpha", min_value=0.0, max_value=1.0, step=0.1, format="%.2f", key="w_alpha",
+    help="How much a matching record with missing values (and other values than this record) counts toward "
+         "its class size, as sdcMicro's freqCalc: 1 = a full match (sdcMicro's default), 0 = not at all."))
 settings["k"] = k
+settings["alpha"] = alpha
 if tuple(qis) != ds.roles.qis and qis:
     r = ds.roles
     step = SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes, tuple(c for c in r.direct_ids if c not in qis))
@@ -36,13 +42,14 @@ if not qis:
 try:
     qm = ds.qi_matrix(qis)
     weights = ds.weights()
-    summary = state.memo("risk_summary", (tuple(qis), k, ds.missing),
-                         lambda: risk_summary(qm, k, ds.missing, weights))
+    summary = state.memo("risk_summary", (tuple(qis), k, ds.missing, alpha),
+                         lambda: risk_summary(qm, k, ds.missing, weights, alpha=alpha))
 except KanonError as exc:
     st.error(str(exc))
     st.stop()
 
-st.caption(f"Missing values count as **{ds.missing}** (change on the Data page).")
+alpha_note = f"; a match with a record that has missing values counts **{alpha:g}**" if alpha < 1 else ""
+st.caption(f"Missing values count as **{ds.missing}** (change on the Data page){alpha_note}.")
 m = st.columns(5)
 m[0].metric("Records", f"{summary.n_records:,}")
 m[1].metric("k achieved", f"{summary.k_achieved:,}")
@@ -63,6 +70,18 @@ with right:
     fig2 = px.bar(viol, x="k", y="violating records", title="Records violating k, for k = 2..10")
     fig2.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
     st.plotly_chart(fig2, width="stretch", key="chart_viol")
+
+n_dep = summary.n_wildcard_dependent
+if n_dep:
+    st.warning(f"**{n_dep:,} records reach k = {k} only because records with missing values count as matches; "
+               f"with alpha = 0 they would be below k.** A missing value is assumed to stand for any value "
+               f"(sdcMicro's wildcard rule), so a few blank or suppressed records can make many others look "
+               f"safe.", icon="⚠️")
+    with st.expander(f"The {n_dep:,} records resting on missing values"):
+        dep = wildcard_dependent_records(qm, summary.sizes, k)
+        st.caption("fk_alpha1: class size counting every match; fk_alpha0: counting only records with the same "
+                   f"values and complete records. Showing {len(dep):,} of {n_dep:,}, fewest firm matches first.")
+        st.dataframe(dep, hide_index=True, width="stretch")
 
 st.page_link("pages/minucs.py", label="Which combinations make records unsafe? Explore the MINUCs", icon="🔎")
 
