@@ -132,6 +132,10 @@ def test_bad_output_format_is_refused_before_any_work(folder, capsys, monkeypatc
              "Cannot export '.xlsx'")
     _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a", "--k", "2", "--importance", "a", "-o", "t.csv"],
              "--importance expects")
+    _refused(capsys, folder, ["recode", "data.csv", "--column", "b", "--top", "1", "--bottom", "2", "-o", "r.csv"],
+             "bottom code must be below")
+    _refused(capsys, folder, ["generalize", "data.csv", "--qi", "b", "--hierarchies", "hier", "--k", "2",
+                              "--max-suppression", "5", "-o", "g.csv"], "suppression limit")
 
 
 def test_every_command_accepts_dash_o():

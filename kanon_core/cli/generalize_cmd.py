@@ -44,10 +44,11 @@ def run(args: argparse.Namespace) -> int:
     from ..io import write_table
     from ..risk.classes import check_alpha
     from ..treat.hierarchy import load_hierarchies
-    from ..treat.lattice import build_problem, datafly, search_optimal
+    from ..treat.lattice import build_problem, datafly, search_optimal, suppression_limit
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    suppression_limit(0, args.max_suppression)  # a limit outside [0, 1] is refused before any work
     alpha = check_alpha(args.alpha)
     if alpha != 1.0 and (args.output or args.step):
         raise InputError("--output and --step need --alpha 1: the recipe step suppresses with every match counted "

@@ -31,14 +31,10 @@ def run(args: argparse.Namespace) -> int:
     from ..io import write_table
     from ..treat.recode import RecodeStep, preview_step
 
-    check_table_format(args.output)
-    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
-    ds = load_from_args(args)
-
     def opt(text: str | None):
         return None if text is None else _number_or_text(text)
 
-    step = RecodeStep(
+    step = RecodeStep(  # checks the options before any work
         column=args.column,
         merge=tuple(_number_or_text(v) for v in split_list(args.merge)),
         into=opt(args.into),
@@ -47,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         top_value=opt(args.top_value),
         bottom_value=opt(args.bottom_value),
     )
+    check_table_format(args.output)
+    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
+    ds = load_from_args(args)
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
     with OutputBatch() as batch:
