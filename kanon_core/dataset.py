@@ -95,11 +95,17 @@ class Roles:
 
 @dataclass(frozen=True)
 class VariableMeta:
-    """Labels carried from SPSS/Stata/SAS files (or a sidecar) and user-declared missing codes."""
+    """Labels carried from SPSS/Stata/SAS files (or a sidecar) and user-declared missing codes.
+
+    ``float_style`` is how a float variable's text is written, as it was read from a text file, so an
+    untreated cell is released with its own text: "repr" (Python's shortest round-trip form, whole
+    numbers as "2.0") or "plain" (the same without a trailing ".0", as R, Stata and Excel write "2").
+    """
 
     label: str | None = None
     value_labels: Mapping[Any, str] = field(default_factory=dict)
     missing_codes: tuple[Any, ...] = ()
+    float_style: str = "repr"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import io
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def read_table(source: str | os.PathLike | bytes, filename: str | None = None,
         raise InputError("A sheet can only be chosen in an Excel workbook (.xlsx, .xls).")
     try:
         if fmt == "CSV":
-            frame, meta = _read_csv(data if data is not None else path.read_bytes()), {}  # type: ignore[union-attr]
+            frame, meta = _read_csv(data if data is not None else path.read_bytes())  # type: ignore[union-attr]
         elif fmt == "Parquet":
             frame, meta = _read_parquet(data, path)
         elif fmt == "Excel":
@@ -177,14 +177,15 @@ def load_dataset(
     table = read_table(source, filename, sheet)
     meta = dict(table.meta)
     if not isinstance(source, (bytes, bytearray)):
-        meta.update(read_labels_sidecar(Path(source), table.frame))
+        for col, side in read_labels_sidecar(Path(source), table.frame).items():
+            # the sidecar gives labels and codes; how the file writes its numbers stays as read
+            meta[col] = replace(side, float_style=meta.get(col, VariableMeta()).float_style)
     for col, codes in (missing_codes or {}).items():
         if col not in table.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
         m = meta.get(col, VariableMeta())
         typed = typed_codes(table.frame[col], codes)
-        meta[col] = VariableMeta(m.label, m.value_labels,
-                                 tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
+        meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
     name = Path(filename).stem if filename else Path(str(source)).stem
     return Dataset(frame=table.frame, meta=meta, roles=roles or Roles(), missing=missing, name=name)  # type: ignore[arg-type]
 
@@ -256,8 +257,9 @@ def _extension(filename: str) -> str:
     return Path(filename).suffix.lower()
 
 
-def _read_csv(raw: bytes) -> pd.DataFrame:
-    """A CSV file with every cell read as its exact text, then typed column by column (:func:`type_column`)."""
+def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
+    """A CSV file with every cell read as its exact text, then typed column by column (:func:`type_column`);
+    the metadata records the float style of columns not in the default one."""
     text = decode_text(raw)
     if not text.strip():
         raise InputError("The file is empty.")
@@ -278,16 +280,28 @@ def _read_csv(raw: bytes) -> pd.DataFrame:
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
     frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
                         index_col=False, low_memory=False)
-    return pd.DataFrame({col: type_column(frame[col]) for col in frame.columns}, index=frame.index)
+    typed = {col: type_column(frame[col]) for col in frame.columns}
+    meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
+    return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
 
 
 _CANONICAL_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def cell_text(value: Any) -> str:
-    """The text a release writes for one observed value: integers without ".0", floats in Python's
-    shortest round-trip form (``repr``: "0.1", "2.0", "1e+16"), text unchanged.
+FLOAT_STYLES = ("repr", "plain")
+
+
+def float_text(value: float, style: str = "repr") -> str:
+    """A float as written in a release: Python's shortest round-trip form (``repr``: "0.1", "2.0",
+    "1e+16"), or with ``style="plain"`` the same without a trailing ".0" ("2"), as R and Stata write."""
+    text = repr(float(value))
+    return text[:-2] if style == "plain" and text.endswith(".0") else text
+
+
+def cell_text(value: Any, float_style: str = "repr") -> str:
+    """The text a release writes for one observed value: integers without ".0", floats as
+    :func:`float_text` (in the column's style), text unchanged.
 
     The reader keeps a column numeric only when every cell's text equals this (see :func:`type_column`),
     so writing an untreated column gives back its exact text.
@@ -299,17 +313,19 @@ def cell_text(value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return repr(float(value))
+        return float_text(value, float_style)
     return str(value)
 
 
-def type_column(text: pd.Series) -> pd.Series:
-    """Type one column of cell texts exactly; empty cells are missing, nothing else is.
+def type_column(text: pd.Series) -> tuple[pd.Series, str]:
+    """Type one column of cell texts exactly; empty cells are missing, nothing else is. Returns the
+    column and its float style (see :func:`float_text`; "repr" for columns that are not floats).
 
     * integer (``int64``, or nullable ``Int64`` with empty cells) when every non-empty cell is a canonical
       integer text (no sign but "-", no leading zeros, no spaces, no exponent) within 64 bits;
-    * float (``float64``, empty cells NaN) when every non-empty cell is the shortest round-trip text of a
-      finite float, as :func:`cell_text` writes it ("1.5", "2.0"; not "1e3", "2", "1.50" or " 1.5");
+    * float (``float64``, empty cells NaN) when every non-empty cell is the text :func:`float_text` writes
+      for a finite float in one style for the whole column: "repr" ("1.5", "2.0") or else "plain" ("1.5",
+      "2"); never "1e3", "1.50" or " 1.5", and never "2.0" and "2" in one column;
     * text otherwise, each cell's text unchanged ("02138", " 7", "NA"), empty cells NaN.
     """
     values = text.to_numpy(dtype=object)
@@ -319,23 +335,24 @@ def type_column(text: pd.Series) -> pd.Series:
     present = uniques[~empty_u].tolist()
     empty = empty_u[codes]
     if not present:
-        return pd.Series(np.nan, index=text.index, dtype="float64")
+        return pd.Series(np.nan, index=text.index, dtype="float64"), "repr"
     ints = _as_ints(present)
     if ints is not None:
         table = np.zeros(len(uniques), dtype=np.int64)
         table[~empty_u] = ints
         out = table[codes]
         if empty.any():
-            return pd.Series(pd.arrays.IntegerArray(out, empty), index=text.index)
-        return pd.Series(out, index=text.index)
-    floats = _as_floats(present)
-    if floats is not None:
-        table_f = np.full(len(uniques), np.nan)
-        table_f[~empty_u] = floats
-        return pd.Series(table_f[codes], index=text.index)
+            return pd.Series(pd.arrays.IntegerArray(out, empty), index=text.index), "repr"
+        return pd.Series(out, index=text.index), "repr"
+    for style in FLOAT_STYLES:
+        floats = _as_floats(present, style)
+        if floats is not None:
+            table_f = np.full(len(uniques), np.nan)
+            table_f[~empty_u] = floats
+            return pd.Series(table_f[codes], index=text.index), style
     cells = values.copy()
     cells[empty] = np.nan
-    return pd.Series(cells, index=text.index, dtype="str")
+    return pd.Series(cells, index=text.index, dtype="str"), "repr"
 
 
 def _as_ints(texts: list[str]) -> np.ndarray | None:
@@ -350,15 +367,15 @@ def _as_ints(texts: list[str]) -> np.ndarray | None:
     return out
 
 
-def _as_floats(texts: list[str]) -> np.ndarray | None:
+def _as_floats(texts: list[str], style: str) -> np.ndarray | None:
     out = np.empty(len(texts), dtype=np.float64)
     for i, t in enumerate(texts):
         try:
             f = float(t)
         except ValueError:
             return None
-        if not np.isfinite(f) or repr(f) != t:
-            return None
+        if not np.isfinite(f) or float_text(f, style) != t or (f == 0 and t.startswith("-")):
+            return None  # (-0 equals 0: two texts would become one category)
         out[i] = f
     return out
 
@@ -529,7 +546,7 @@ def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | Non
         raise InputError(f"Cannot write '{ext}'. Use one of: {', '.join(sorted(WRITE_FORMATS))}.")
     frame = ds.release_frame()
     if ext == ".csv":
-        path.write_bytes(csv_bytes(frame))
+        path.write_bytes(csv_bytes(frame, {c: ds.meta_of(c).float_style for c in frame.columns}))
     elif ext == ".parquet":
         frame.to_parquet(path, index=False)
     elif ext == ".xlsx":
@@ -539,25 +556,27 @@ def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | Non
     return path
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
+def csv_bytes(frame: pd.DataFrame, float_styles: Mapping[str, str] | None = None) -> bytes:
     """UTF-8 CSV, comma-separated, ``\\n`` line ends, no index, shortest round-trip floats, empty = missing.
 
-    Deterministic: the bytes depend only on the frame (column order, values and dtypes). Every observed
-    value is written as :func:`cell_text` gives it, the form the reader accepts as a number, so an untreated
-    cell read by :func:`read_table` is written back with its exact text.
+    Deterministic: the bytes depend only on the frame (column order, values and dtypes) and the float
+    style of each column (``float_styles``, default "repr"; see :func:`float_text`). Every observed value is
+    written as :func:`cell_text` gives it, the form the reader accepts as a number, so an untreated cell
+    read by :func:`read_table` is written back with its exact text.
     """
+    styles = float_styles or {}
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
     if floats:
-        frame = frame.assign(**{str(c): _float_texts(frame[c]) for c in floats})
+        frame = frame.assign(**{str(c): _float_texts(frame[c], styles.get(c, "repr")) for c in floats})
     buf = io.StringIO()
     frame.to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")
 
 
-def _float_texts(s: pd.Series) -> pd.Series:
+def _float_texts(s: pd.Series, style: str) -> pd.Series:
     """A float column as the text :func:`cell_text` writes (missing cells empty)."""
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-    texts = np.array([repr(x) for x in v.tolist()], dtype=object)
+    texts = np.array([float_text(x, style) for x in v.tolist()], dtype=object)
     texts[np.isnan(v)] = ""
     return pd.Series(texts, index=s.index, dtype=object)
 

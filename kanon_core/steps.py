@@ -200,7 +200,7 @@ class DeclareMissingCodes(Step):
             raise InputError(f"Unknown variable '{self.column}'.")
         m = ds.meta_of(self.column)
         meta = dict(ds.meta)
-        meta[self.column] = VariableMeta(m.label, m.value_labels, tuple(self.codes))
+        meta[self.column] = dataclasses.replace(m, missing_codes=tuple(self.codes))
         return ds.with_frame(ds.frame, meta)
 
     def describe(self) -> str:

@@ -19,6 +19,7 @@ from kanon_core.io import (
     csv_bytes,
     decode_text,
     excel_sheets,
+    float_text,
     load_dataset,
     missing_like_counts,
     missing_like_notice,
@@ -73,28 +74,36 @@ def test_declared_codes_are_no_longer_reported(tmp_path):
 
 
 # -- numbers only when their text comes back -------------------------------------------------------------------
-@pytest.mark.parametrize("cells,dtype", [
-    (["02138", "10001"], "str"),  # leading zeros: a ZIP code, not a number
-    (["1e3", "5"], "str"),  # an exponent would be written back as 1000.0
-    ([" 7", "8"], "str"),  # spaces kept
-    (["+3", "4"], "str"),
-    (["-0", "1"], "str"),
-    (["1.50", "2.5"], "str"),  # trailing zero would be lost
-    (["2", "1.5"], "str"),  # "2" would come back as "2.0"
-    (["99999999999999999999", "1"], "str"),  # beyond 64 bits
-    (["12345678901234567", "-3"], "int64"),
-    (["12345678901234567", ""], "Int64"),
-    (["2.0", "1.5", ""], "float64"),
-    (["0.1", "-0.0", "1e+16"], "float64"),
-    (["nan", "1.5"], "str"),
-    (["inf", "1.5"], "str"),
-    (["", ""], "float64"),
+@pytest.mark.parametrize("cells,dtype,style", [
+    (["02138", "10001"], "str", "repr"),  # leading zeros: a ZIP code, not a number
+    (["1e3", "5"], "str", "repr"),  # an exponent would be written back as 1000.0
+    ([" 7", "8"], "str", "repr"),  # spaces kept
+    (["+3", "4"], "str", "repr"),
+    (["-0", "1"], "str", "repr"),
+    (["1.50", "2.5"], "str", "repr"),  # trailing zero would be lost
+    (["2.0", "3"], "str", "repr"),  # two styles in one column
+    (["99999999999999999999", "1"], "str", "repr"),  # beyond 64 bits
+    (["12345678901234567", "-3"], "int64", "repr"),
+    (["12345678901234567", ""], "Int64", "repr"),
+    (["2.0", "1.5", ""], "float64", "repr"),  # as Python writes floats
+    (["2", "1.5", ""], "float64", "plain"),  # as R, Stata and Excel write them
+    (["72500000", "1.25"], "float64", "plain"),
+    (["0.1", "0.0", "1e+16"], "float64", "repr"),
+    (["-0.0", "1.5"], "str", "repr"),  # -0 would equal 0
+    (["nan", "1.5"], "str", "repr"),
+    (["inf", "1.5"], "str", "repr"),
+    (["", ""], "float64", "repr"),
 ])
-def test_type_column(cells, dtype):
-    s = type_column(pd.Series(cells, dtype=object))
-    assert str(s.dtype) == dtype
-    written = ["" if pd.isna(v) else cell_text(v) for v in s.tolist()]
+def test_type_column(cells, dtype, style):
+    s, got_style = type_column(pd.Series(cells, dtype=object))
+    assert (str(s.dtype), got_style) == (dtype, style)
+    written = ["" if pd.isna(v) else cell_text(v, style) for v in s.tolist()]
     assert written == cells
+
+
+def test_float_text_styles():
+    assert [float_text(x) for x in (2.0, 0.1, 1e16, -0.0)] == ["2.0", "0.1", "1e+16", "-0.0"]
+    assert [float_text(x, "plain") for x in (2.0, 0.1, 1e16, 1e15)] == ["2", "0.1", "1e+16", "1000000000000000"]
 
 
 def test_seventeen_digit_integers_with_a_gap_keep_every_digit(tmp_path):
@@ -111,6 +120,7 @@ def test_seventeen_digit_integers_with_a_gap_keep_every_digit(tmp_path):
     "country,x\nNA,1\nZA,\n",
     "a,b\n1.5,2.0\n,3.25\n",
     "a,b\nMontréal,年齢\n,x\n",
+    "y,w\n13.335,2\n12,1.5\n,3\n",  # floats as R writes them
 ])
 def test_release_with_no_treatment_reproduces_the_file(tmp_path, text):
     p = _csv(tmp_path, text)
@@ -285,6 +295,7 @@ def test_suppression_keeps_untouched_numbers_text(tmp_path):
                  str(tmp_path / "s.json")]) == 0
     lines = out.read_text().splitlines()
     assert lines[1:5] == [f"72500000,{g},1.5" for g in "aabb"]
+    assert str(load_dataset(p).frame["inc"].dtype) == "float64"  # a number, written as it was read
     inc, grp, w = lines[5].split(",")
     assert (inc, w) == ("1.25", "2.0") and grp != "c"  # only the unique group is suppressed
 

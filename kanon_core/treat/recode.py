@@ -196,7 +196,7 @@ class RecodeStep(Step):
         frame = ds.frame.copy()
         frame[col] = series
         meta = dict(ds.meta)
-        meta[col] = VariableMeta(m.label, labels, m.missing_codes)
+        meta[col] = dataclasses.replace(m, value_labels=labels)  # keeps how numbers are written
         report(progress, 1.0, "Recoded")
         return ds.with_frame(frame, meta)
 
