@@ -386,7 +386,8 @@ def release_bytes(rel: Release, fmt: str, options: ExportOptions = ExportOptions
     check_options(rel, options, f.key)
     if f.key == "csv":
         frame, _ = _csv_frame(rel, options)
-        return ExportFile(name, csv_bytes(frame), f.mime)
+        styles = {c: m.float_style for c, m in rel.meta.items()}  # numbers keep the text they were read with
+        return ExportFile(name, csv_bytes(frame, styles), f.mime)
     if f.key == "parquet":
         spec = labels_spec(rel.meta, list(rel.frame.columns))
         meta = {LABELS_METADATA_KEY: json.dumps(spec, ensure_ascii=False, sort_keys=True)} if spec else None
