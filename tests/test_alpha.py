@@ -171,6 +171,7 @@ def test_lattice_anonymity_test_counts_with_alpha(case, alpha, data):
     frac = data.draw(st.integers(0, n)) / n
     metric = data.draw(st.sampled_from(["prec", "dm", "aecs", "entropy"]))
     ex = exhaustive_search(problem, case.k, frac, metric)
+    assert len(ex) > 0
     for row in ex.itertuples(index=False):
         levels = tuple(int(x) for x in row[: len(case.qis)])
         fk, _ = reference(lattice_generalize(case, levels), [1.0] * n, alpha)

@@ -163,7 +163,7 @@ def test_optimal_search_matches_brute_force(case, data):
             assert res.n_anonymous == len(feasible) and res.nodes_evaluated <= len(ref)
             assert {tuple(int(x) for x in r) for r in res.k_minimal[list(case.qis)].itertuples(index=False)} == kmin
             ex = exhaustive_search(problem, case.k, frac, metric)
-            assert len(ex) == len(ref)
+            assert len(ex) == len(ref) > 0
             for row in ex.itertuples(index=False):
                 lv = tuple(int(x) for x in row[: len(case.qis)])
                 assert row.anonymous == (lv in feasible) and row.n_suppressed == ref[lv]["n_small"]
@@ -183,7 +183,8 @@ def test_applied_result_is_k_anonymous_after_suppressing_the_reported_records(ca
     ref = reference_node(case, res.level_tuple)
     out = res.step().apply(case.dataset()).frame
     released = [tuple(None if pd.isna(v) else v for v in rec) for rec in out[list(case.qis)].itertuples(index=False)]
-    for rec, gen, small in zip(released, ref["records"], ref["small"]):
+    assert len(released) == len(ref["records"]) == len(ref["small"]) > 0
+    for rec, gen, small in zip(released, ref["records"], ref["small"], strict=True):
         assert rec == ((None,) * len(case.qis) if small else gen)
     assert sum(ref["small"]) == res.n_suppressed_records <= s
     fk = class_sizes(released, case.missing)
@@ -287,6 +288,7 @@ def test_adult_eight_qis_k5(adult, max_suppression):
     kept = out.loc[~suppressed, ADULT_QIS].astype(str)
     assert kept.groupby(ADULT_QIS).size().min() >= 5
     # the released values are the ARX labels of the originals at the chosen levels
+    assert len(res.levels) == len(ADULT_QIS)
     for var, lv in res.levels.items():
         expected = ds.frame.loc[~suppressed, var].astype(str).map(arx_labels(var, lv))
         assert (kept[var] == expected).all()

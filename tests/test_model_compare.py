@@ -107,6 +107,7 @@ def test_tables_report_significance_per_model(files):
     mc = compare_models(original, treated, "y ~ C(a) + x", alpha=0.05)
     sig = mc.significance_table().set_index("model")
     pv = mc.pvalue_table().set_index("variable")
+    assert len(mc.results) == 3  # Wilson's three models
     for key, res in mc.results.items():
         p = res.term_tests.set_index("variable")["p_value"]
         expected = [v for v in ("a", "x") if p[v] < 0.05]

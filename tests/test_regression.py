@@ -64,6 +64,7 @@ def coefficient_differences(expected_dir: Path) -> dict[str, float]:
     """Largest absolute differences to R per quantity, over every case of the stored references."""
     exp = pd.read_csv(expected_dir / "expected_coefficients.csv")
     worst = {"estimate": 0.0, "se": 0.0, "t": 0.0, "p": 0.0}
+    assert len(exp) > 0
     for (file, kind, lonely, model), ref in exp.groupby(["file", "design", "lonely", "model"]):
         res = fit(pd.read_csv(SURVEY / file), kind, lonely, model)
         assert res.n_used == int(ref["n_used"].iloc[0])
@@ -80,6 +81,7 @@ def coefficient_differences(expected_dir: Path) -> dict[str, float]:
 def term_test_differences(expected_dir: Path) -> float:
     exp = pd.read_csv(expected_dir / "expected_termtests.csv")
     worst = 0.0
+    assert len(exp) > 0
     for (file, kind, lonely, model), ref in exp.groupby(["file", "design", "lonely", "model"]):
         data = pd.read_csv(SURVEY / file)
         ref = ref.assign(variable=ref["term"].str.replace(r"^factor\((.+)\)$", r"\1", regex=True)).set_index("variable")
@@ -98,6 +100,7 @@ def aliased_differences(expected_dir: Path) -> float:
     exp = pd.read_csv(expected_dir / "expected_aliased.csv", keep_default_na=False, na_values=["NA"])
     data = pd.read_csv(ALIASED / "aliased.csv")
     worst = 0.0
+    assert len(exp) > 0
     for (model, formula, family), ref in exp.groupby(["model", "kanon_formula", "family"], sort=False):
         res = regress(Dataset(frame=data), formula, SurveyDesign.from_arrays(data["w"], data["stratum"], data["psu"]),
                       family=family)
@@ -112,6 +115,7 @@ def aliased_differences(expected_dir: Path) -> float:
             worst = max(worst, float(d.max()))
         tests = pd.read_csv(expected_dir / "expected_aliased_tests.csv").query("model == @model")
         tt = res.term_tests.set_index("variable")
+        assert len(tests) > 0, model
         for row in tests.itertuples(index=False):
             worst = max(worst, abs(tt.loc[row.variable, "statistic"] - row.f), abs(tt.loc[row.variable, "p_value"] - row.p_f))
             assert tt.loc[row.variable, "df_num"] == row.df

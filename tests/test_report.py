@@ -103,6 +103,7 @@ def test_report_has_every_section_and_the_confidentiality_note(demo):
 
 def test_report_is_self_contained(demo):
     _, _, html, page = demo
+    assert len(page.tags) > 0
     for tag, attrs in page.tags:
         for key in ("src", "href", "data", "srcset", "poster"):
             value = (attrs.get(key) or "").strip().lower()

@@ -40,6 +40,7 @@ def design_for(data: pd.DataFrame, kind: str, lonely: str) -> SurveyDesign:
 def max_proportion_difference(expected_dir: Path) -> float:
     exp = pd.read_csv(expected_dir / "expected_proportions.csv", dtype={"level": str})
     worst = 0.0
+    assert len(exp) > 0
     for (file, kind, lonely), g in exp.groupby(["file", "design", "lonely"]):
         data = pd.read_csv(FIXTURES / file)
         design = design_for(data, kind, lonely)
