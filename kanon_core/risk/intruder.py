@@ -1,0 +1,107 @@
+"""The intruder's view of a release: how many released records are consistent with a person.
+
+An intruder knows a person's quasi-identifiers and looks for the released records that could be that
+person. A released record is *consistent* with the person when, on every QI, the released cell is
+missing (suppressed, or missing in the input: the intruder cannot rule it out) or equals the person's
+value. A person whose own value is missing in the input file is read with the session's semantics:
+under ``wildcard`` the unknown value may be anything, so every released value is consistent with it (the
+same reading as the class sizes); under ``category`` "missing" is the person's value, so only a released
+missing cell is consistent with it.
+
+This module counts consistency between the original and the released table with its own code,
+independent of the class-size kernels and of the suppression solvers, so it can check their outputs:
+
+* :func:`findable_below_k` – the people of the original file with fewer than k consistent released
+  records (the protection promise, from the intruder's side);
+* :func:`released_consistent_with` – for every released record, the original records consistent with
+  it (Wilson et al.'s record-wise criterion: at least k).
+
+The count is exact. Identical rows are collapsed first; every distinct row of one side is compared with
+every distinct row of the other in a compiled loop (numba, parallel), so the cost is quadratic in the
+number of *distinct* rows: fine for survey files (16,000 distinct rows: well under a second on two
+cores).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..dataset import MissingSemantics, check_semantics
+
+
+@numba.njit(parallel=True, cache=True)
+def _count_consistent(qu, tu, tmult, query_is_release, original_wild):  # pragma: no cover - compiled
+    nq, q = qu.shape
+    nt = tu.shape[0]
+    out = np.zeros(nq, dtype=np.int64)
+    for i in numba.prange(nq):
+        total = 0
+        for j in range(nt):
+            ok = True
+            for v in range(q):
+                a = qu[i, v]
+                b = tu[j, v]
+                if a == b:
+                    continue
+                rel = a if query_is_release else b
+                orig = b if query_is_release else a
+                if rel < 0:
+                    continue  # a released blank is consistent with anything
+                if orig < 0 and original_wild:
+                    continue  # an unknown original value may be anything
+                ok = False
+                break
+            if ok:
+                total += tmult[j]
+        out[i] = total
+    return out
+
+
+def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
+            missing: MissingSemantics) -> np.ndarray:
+    queries = np.ascontiguousarray(queries, dtype=np.int32)
+    targets = np.ascontiguousarray(targets, dtype=np.int32)
+    if queries.ndim != 2 or targets.ndim != 2 or queries.shape[1] != targets.shape[1]:
+        raise ValueError("the original and the released codes need the same columns")
+    if len(queries) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(targets) == 0:
+        return np.zeros(len(queries), dtype=np.int64)
+    qu, qinv = np.unique(queries, axis=0, return_inverse=True)
+    tu, tmult = np.unique(targets, axis=0, return_counts=True)
+    counts = _count_consistent(np.ascontiguousarray(qu), np.ascontiguousarray(tu), tmult.astype(np.int64),
+                               query_is_release, check_semantics(missing) == "wildcard")
+    return counts[qinv.reshape(-1)]
+
+
+def released_codes(original: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The released QI codes: the original codes with the suppressed cells (``mask``) set to -1."""
+    out = np.array(original, dtype=np.int32, copy=True)
+    out[np.asarray(mask, dtype=bool)] = -1
+    return out
+
+
+def candidates_per_person(original: np.ndarray, released: np.ndarray,
+                          missing: MissingSemantics = "wildcard") -> np.ndarray:
+    """For each person (row of the original file), the number of released records consistent with them."""
+    return _counts(original, released, False, missing)
+
+
+def released_consistent_with(original: np.ndarray, released: np.ndarray,
+                             missing: MissingSemantics = "wildcard") -> np.ndarray:
+    """For each released record, the number of original records consistent with it."""
+    return _counts(released, original, True, missing)
+
+
+def findable_below_k(original: np.ndarray, released: np.ndarray, k: int,
+                     missing: MissingSemantics = "wildcard") -> int:
+    """People of the original file with fewer than ``k`` consistent released records.
+
+    A release only blanks cells, so a person's own released record is always consistent with them and
+    every person has at least one candidate; fewer than k means the intruder narrows them down to fewer
+    than k records.
+    """
+    if len(original) == 0:
+        return 0
+    return int((candidates_per_person(original, released, missing) < int(k)).sum())

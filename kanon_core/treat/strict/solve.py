@@ -1,0 +1,229 @@
+"""Strict local suppression: every released class (same visible values, same suppressed QIs) has k records.
+
+The model (issue: protection of people, not of a count). A suppressed cell is a value of its own, as in
+classic k-anonymity with suppression (Samarati 2001; Sweeney 2002). A released record can only be
+confused with records released with the same QIs suppressed and the same values elsewhere, so no person
+can be narrowed down to fewer than k released records, and blanked records protect nobody but each
+other. Cells missing in the input stay missing (they are not "suppressed"); with ``category`` semantics
+missing is a value, with ``wildcard`` semantics it matches anything.
+
+The method is exact for files whose QIs are complete, or under ``category`` semantics:
+
+1. distinct rows with their multiplicities; *unsafe* rows are those whose input class is below k;
+2. candidate classes per unsafe row and the charge bound LB (:mod:`.candidates`);
+3. an upper bound UB from the class programme restricted to each row's cheapest candidates;
+4. pruning with LB and UB until nothing changes (each row's bound rises to its cheapest surviving
+   candidate), listing larger patterns when the budget allows them;
+5. the class programme over the survivors (:mod:`.mip`), whose optimum, or UB, is the optimum.
+
+``lower_bound`` is max(LB, min(UB, the programme's dual bound)) and the result is ``optimal`` only when
+it equals the cost. Under ``wildcard`` semantics with missing input cells, records with missing values
+may also match records with other values, so the search above (missing treated as a value) gives a valid
+release but not necessarily the cheapest; the bound is then the record-wise bound of Wilson et al.
+(RTI), which holds for this model too (every record's class is consistent with k input records), and
+the gap is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import InfeasibleError
+from ...progress import Progress, report
+from .candidates import (
+    FULL_ENUMERATION_MAX,
+    PATTERN_LIMIT,
+    SMALL_PATTERN_SIZE,
+    Pairs,
+    cheapest_outside,
+    evaluate,
+    patterns_below,
+    row_minimum,
+    small_patterns,
+)
+from .mip import Assignment, solve_classes
+
+EPS = 1e-9
+FIRST_CANDIDATES = 6
+"""Candidates per unsafe row in the programme that gives the first upper bound."""
+FIRST_NODE_LIMIT = 2_000
+
+
+@dataclass(frozen=True)
+class StrictSolution:
+    """Suppressed cells (mask over the input's cells), their cost, a lower bound and the proof flag."""
+
+    mask: np.ndarray
+    cost: float
+    lower_bound: float
+    optimal: bool
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def missing_as_value(codes: np.ndarray) -> np.ndarray:
+    """Codes where a missing cell (-1) is a value of its own (one new code per column)."""
+    X = np.array(codes, dtype=np.int32, copy=True)
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        col[col < 0] = int(col.max()) + 1 if len(col) else 0
+    return X
+
+
+def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int) -> np.ndarray:
+    """Rows that cannot reach k: fewer than k records share their protected values and missing cells.
+
+    With every free observed QI suppressed, a record can only share a class with records that have the
+    same protected values and the same input-missing QIs (those cannot be suppressed), so such a group
+    below k cannot be fixed by suppression.
+    """
+    from ...risk.keys import group_ids
+
+    key = np.where(protected[None, :], codes, (codes < 0).astype(np.int32))
+    gid, size = group_ids(key)
+    return size[gid] < k
+
+
+def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+                 node_limit: int = 200_000, progress: Progress | None = None) -> StrictSolution:
+    """Strict suppression on the input ``codes`` (missing = -1 treated as a value); see the module doc."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    n, q = codes.shape
+    X = missing_as_value(codes)
+    uniq, inv, mult = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    mult = mult.astype(np.int64)
+    uniq = np.ascontiguousarray(uniq)
+    first = np.zeros(len(uniq), dtype=np.int64)
+    first[inv[::-1]] = np.arange(n)[::-1]
+    observed = codes[first] >= 0
+    unsafe = mult < k
+    stats: dict[str, Any] = {"distinct_rows": len(uniq), "unsafe_rows": int(unsafe.sum()),
+                             "unsafe_records": int(mult[unsafe].sum())}
+    empty = np.zeros((n, q), dtype=bool)
+    if not unsafe.any():
+        return StrictSolution(empty, 0.0, 0.0, True, stats)
+    bad = strict_infeasible_rows(codes, protected, k)[first] & unsafe
+    if bad.any():
+        raise InfeasibleError(
+            f"{int(mult[bad].sum())} record(s) cannot reach k={k} by suppression: fewer than {k} records share "
+            "their protected values and their missing cells. Unprotect or recode a variable, or treat "
+            "missing values as wildcards.")
+    free = [v for v in range(q) if not protected[v]]
+    complete_list = len(free) <= FULL_ENUMERATION_MAX
+    patterns = small_patterns(free)
+    fulls = {int(sum(1 << v for v in free if observed[u, v])) for u in np.flatnonzero(unsafe).tolist()}
+    patterns += sorted(fulls - set(patterns) - {0})
+    outside = float("inf") if complete_list else cheapest_outside(free, costs, SMALL_PATTERN_SIZE)
+    report(progress, 0.1, f"Evaluating {len(patterns):,} suppression patterns")
+    pairs = evaluate(uniq, observed, mult, unsafe, patterns, costs, k)
+    n_u = len(uniq)
+    lb_row = row_minimum(pairs, n_u, np.full(n_u, outside))
+    lb_row[~unsafe] = 0.0
+    lower = float((lb_row * mult).sum())
+
+    report(progress, 0.3, "First solution")
+    ub_assign, ub = _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k)
+    stats["first_cost"] = ub
+    proven_list = complete_list
+    for _round in range(20):
+        budget = ub - (lower - lb_row)  # per copy of each row
+        if not proven_list:
+            listed = patterns_below(free, costs, float(budget[unsafe].max()), PATTERN_LIMIT)
+            if listed is not None:
+                new = sorted(set(listed) - set(patterns))
+                if new:
+                    start = len(patterns)
+                    patterns += new
+                    more = evaluate(uniq, observed, mult, unsafe, new, costs, k)
+                    more.pattern += start
+                    pairs = _concat(pairs, more)
+                proven_list = True
+                outside = float("inf")
+        keep = pairs.charge < budget[pairs.row] - EPS
+        pairs = pairs.take(keep)
+        new_lb = row_minimum(pairs, n_u, np.full(n_u, outside if not proven_list else np.inf))
+        new_lb[~unsafe] = 0.0
+        if np.isinf(new_lb[unsafe]).any():  # some row has no candidate that could beat UB
+            lower = ub
+            break
+        new_lb = np.maximum(new_lb, lb_row)
+        changed = not np.allclose(new_lb, lb_row)
+        lb_row = new_lb
+        lower = float((lb_row * mult).sum())
+        if not changed or lower >= ub - EPS:
+            break
+    stats.update({"patterns": len(patterns), "candidates": len(pairs), "charge_bound": lower})
+    best_assign, best = ub_assign, ub
+    if lower < ub - EPS and proven_list:
+        report(progress, 0.6, f"Integer programme over {len(pairs):,} candidate classes")
+        res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs, costs, k, node_limit)
+        stats.update({"mip_variables": res.n_variables, "mip_constraints": res.n_constraints,
+                      "mip_nodes": res.nodes})
+        if res.assignment is not None and res.objective < best - EPS:
+            best_assign, best = res.assignment, res.objective
+        lower = max(lower, min(best, res.dual_bound))
+    elif lower < ub - EPS:
+        stats["unproven"] = "too many candidate patterns to list"
+    if _integral(costs):
+        lower = float(np.ceil(lower - 1e-6))
+    lower = min(lower, best)
+    mask = _to_mask(best_assign, inv, n, q)
+    cost = float((mask * costs[None, :]).sum())
+    report(progress, 0.95, "Strict suppression done")
+    return StrictSolution(mask, cost, float(lower), bool(lower >= cost - 1e-6), stats)
+
+
+def _integral(costs: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(costs)) and np.all(np.abs(costs - np.rint(costs)) < 1e-12))
+
+
+def _concat(a: Pairs, b: Pairs) -> Pairs:
+    return Pairs(np.concatenate([a.row, b.row]), np.concatenate([a.pattern, b.pattern]),
+                 np.concatenate([a.group, b.group]), np.concatenate([a.charge, b.charge]))
+
+
+def _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k) -> tuple[Assignment, float]:
+    """The class programme on each unsafe row's cheapest candidates and its all-free pattern."""
+    order = np.lexsort((pairs.charge, pairs.row))
+    rank = np.empty(len(order), dtype=np.int64)
+    row_sorted = pairs.row[order]
+    starts = np.r_[0, np.flatnonzero(row_sorted[1:] != row_sorted[:-1]) + 1]
+    pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    rank[order] = pos
+    pat_arr = np.asarray(patterns, dtype=np.int64)
+    free_full = np.array([int(sum(1 << v for v in range(uniq.shape[1]) if observed[u, v])) for u in range(len(uniq))],
+                         dtype=np.int64)
+    is_full = (pat_arr[pairs.pattern] & free_full[pairs.row]) == pat_arr[pairs.pattern]
+    widest = np.zeros(len(pairs), dtype=bool)
+    best_width: dict[int, int] = {}
+    widths = np.array([bin(int(m)).count("1") for m in pat_arr])
+    for i in np.flatnonzero(is_full).tolist():
+        r = int(pairs.row[i])
+        if r not in best_width or widths[pairs.pattern[i]] > widths[pairs.pattern[best_width[r]]]:
+            best_width[r] = i
+    widest[list(best_width.values())] = True
+    keep = (rank < FIRST_CANDIDATES) | widest
+    res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs.take(keep), costs, k, FIRST_NODE_LIMIT)
+    if res.assignment is None:  # pragma: no cover - the widest patterns always give a solution
+        res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs, costs, k, FIRST_NODE_LIMIT)
+    if res.assignment is None:  # pragma: no cover
+        raise RuntimeError("internal error: no strict suppression found although one exists")
+    return res.assignment, res.objective
+
+
+def _to_mask(assign: Assignment, inv: np.ndarray, n: int, q: int) -> np.ndarray:
+    """Suppression mask per record: each distinct row's copies take their patterns in input order."""
+    mask = np.zeros((n, q), dtype=bool)
+    order = np.argsort(inv, kind="stable")
+    counts = np.bincount(inv)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    taken = np.zeros(len(counts), dtype=np.int64)
+    for row, pat, copies in zip(assign.row.tolist(), assign.pattern.tolist(), assign.copies.tolist(), strict=True):
+        recs = order[starts[row] + taken[row]: starts[row] + taken[row] + copies]
+        taken[row] += copies
+        cols = [v for v in range(q) if (pat >> v) & 1]
+        mask[np.ix_(recs, cols)] = True
+    return mask
