@@ -25,6 +25,9 @@ def _checkout(vid: int) -> None:
 def render_timeline() -> None:
     hist = state.history()
     k = int(state.settings()["k"])
+    alpha = float(state.settings().get("alpha", 1.0))
+    memo_key = k if alpha == 1.0 else (k, alpha)  # alpha 1 keeps the key other pages look up
+    k_text = f"k={k}" if alpha == 1.0 else f"k={k}, alpha {alpha:g}"
     st.sidebar.markdown("### Versions")
     src = state.source()
     st.sidebar.caption(f"Data: {src.get('title', src.get('name', ''))}")
@@ -34,10 +37,11 @@ def render_timeline() -> None:
     for vid in sorted(hist.versions):
         v = hist.versions[vid]
         try:
-            r = state.memo("version_risk", k, lambda v=v: version_risk(original, v.dataset, k), version=v)
+            r = state.memo("version_risk", memo_key, lambda v=v: version_risk(original, v.dataset, k, alpha),
+                           version=v)
         except KanonError:
             r = None
-        risk = "" if r is None else f" · {r.n_violating:,} < k={k}" + (
+        risk = "" if r is None else f" · {r.n_violating:,} < {k_text}" + (
             f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
         runs = [(p, res) for p, res in state.memo_found("minucs", v) if p[0] == v.dataset.roles.qis]
         if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)

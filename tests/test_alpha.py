@@ -230,3 +230,14 @@ def test_cli_generalize_with_alpha(blank_csv, tmp_path, capsys):
     assert main([*base, "--alpha", "0.5", "--output", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--alpha 1" in err[-1]
+
+
+def test_version_risk_counts_with_alpha(blank_csv):
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.risk.timeline import version_risk
+
+    ds = load_dataset(blank_csv, roles=Roles(qis=("a", "b")))
+    r1, r0 = version_risk(ds, ds, 3), version_risk(ds, ds, 3, 0.0)
+    assert (r1.n_violating, r1.k_achieved, r1.alpha) == (0, 3, 1.0)
+    assert (r0.n_violating, r0.k_achieved, r0.alpha) == (4, 1, 0.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..dataset import Dataset
 from ..utility.suppressed import suppressed_mask
 from .classes import compute_class_sizes
@@ -16,19 +18,22 @@ class VersionRisk:
     n_violating: int
     k_achieved: int
     suppressed_cells: int
+    alpha: float = 1.0
 
 
-def version_risk(original: Dataset, ds: Dataset, k: int) -> VersionRisk | None:
-    """Violations at k under the version's own QIs and semantics; None when it has no QIs."""
+def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0) -> VersionRisk | None:
+    """Violations at k under the version's own QIs and semantics (wildcard matches weighed by sdcMicro's
+    ``alpha``); None when it has no QIs."""
     if not ds.roles.qis:
         return None
-    fk = compute_class_sizes(ds.qi_matrix().codes, ds.missing).fk
+    fk = compute_class_sizes(ds.qi_matrix().codes, ds.missing, alpha=alpha).fk
     # the QIs present in both versions: a variable added later has nothing suppressed yet
     sup = suppressed_mask(original, ds).total if original.n_records == ds.n_records else 0
     return VersionRisk(
         n_qis=len(ds.roles.qis),
         k=k,
         n_violating=int((fk < k).sum()),
-        k_achieved=int(fk.min()) if len(fk) else 0,
+        k_achieved=int(np.floor(fk.min())) if len(fk) else 0,
         suppressed_cells=sup,
+        alpha=float(alpha),
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from streamlit.testing.v1 import AppTest
+
 from kanon_app.samples import load_sample
 from kanon_core.risk.summary import risk_summary
 
-from .helpers import metric, open_page
+from .helpers import APP, metric, open_page
 
 
 def test_alpha_control_and_wildcard_dependent_statement():
@@ -30,3 +32,10 @@ def test_alpha_control_and_wildcard_dependent_statement():
     assert metric(at, "Records violating k=3") == f"{at0.n_violating:,}"
     assert at.session_state["settings"]["alpha"] == 0.0
     assert any("counts **0**" in c.value for c in at.caption)
+    # AppTest drops the sidebar after a rerun of an st.navigation app: look at a fresh run on the same state
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    for key in ("history", "source", "memo", "settings"):
+        fresh.session_state[key] = at.session_state[key]
+    fresh.run()
+    sidebar = " ".join(m.value for m in fresh.sidebar.markdown).replace("&lt;", "<")
+    assert f"{at0.n_violating:,} < k=3, alpha 0" in sidebar
