@@ -142,7 +142,8 @@ class OutputBatch:
         """A new empty temporary file next to ``target``, with the same extension (writers that pick the
         format from the name, such as pyreadstat, still work); it becomes ``target`` on commit."""
         t = Path(target)
-        fd, name = tempfile.mkstemp(dir=t.parent, prefix=f".{t.stem}.", suffix=f".tmp{t.suffix}")
+        # a short prefix keeps long names within the file system's limit of 255 bytes
+        fd, name = tempfile.mkstemp(dir=t.parent, prefix=f".{t.stem[:60]}.", suffix=f".tmp{t.suffix[:20]}")
         os.close(fd)
         tmp = Path(name)
         self._pending.append((tmp, t))

@@ -200,3 +200,9 @@ def test_a_stale_sidecar_of_an_earlier_release_is_replaced(tmp_path):
     assert load_dataset(out).missing_mask("a").tolist() == [False, False, False]  # 2 is a value again
     fresh = tmp_path / "new.csv"
     assert export.write_release(plain, fresh) == [fresh]  # nothing to declare, no sidecar there: none written
+
+
+def test_a_name_near_the_length_limit_can_be_written(tmp_path):
+    target = tmp_path / ("x" * 240 + ".csv")
+    atomic_write_bytes(target, b"1\n")
+    assert target.read_bytes() == b"1\n" and _leftovers(tmp_path) == []
