@@ -9,9 +9,10 @@ from kanon_app.navigation import ensure_app_navigation
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
 from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles
+from kanon_core.declare_missing import DeclareMissingValues
 from kanon_core.describe import too_many_distinct, variable_summary
 from kanon_core.errors import KanonError
-from kanon_core.io import load_dataset, supported_extensions
+from kanon_core.io import excel_sheets, load_dataset, missing_like_counts, supported_extensions, typed_codes
 from kanon_core.steps import DeclareMissingCodes, SetMissing, SetRoles
 
 ensure_app_navigation()
@@ -26,18 +27,36 @@ def _load_sample() -> None:
     state.flash(f"Loaded: {SAMPLES[key].title}")
 
 
+EXCEL = (".xlsx", ".xls")
+
+
+def _is_excel(name: str) -> bool:
+    return name.lower().endswith(EXCEL)
+
+
 def _load_upload() -> None:
     up = st.session_state.get("w_upload")
     if up is None:
         state.flash("Choose a file first.", "warning")
         return
+    sheet = st.session_state.get("w_sheet") if _is_excel(up.name) else None
     try:
-        ds = load_dataset(up.getvalue(), filename=up.name)
+        ds = load_dataset(up.getvalue(), filename=up.name, sheet=sheet)
     except KanonError as exc:
         state.flash(str(exc), "error")
         return
-    state.set_source(ds, {"kind": "upload", "title": up.name, "name": up.name})
-    state.flash(f"Loaded {up.name}: {ds.n_records:,} records, {len(ds.columns)} variables.")
+    title = f"{up.name} (sheet {sheet})" if sheet else up.name
+    state.set_source(ds, {"kind": "upload", "title": title, "name": up.name, **({"sheet": sheet} if sheet else {})})
+    state.flash(f"Loaded {title}: {ds.n_records:,} records, {len(ds.columns)} variables.")
+
+
+def _declare_missing_like() -> None:
+    ds = state.dataset()
+    step = DeclareMissingValues.missing_like(ds)
+    if not step.values:
+        state.flash("No text that often means missing is left to declare.", "warning")
+        return
+    state.run_step(step, f"Declared missing in {', '.join(step.columns)} (recorded as a step of the recipe).")
 
 
 def _apply_roles() -> None:
@@ -71,7 +90,8 @@ def _declare_codes() -> None:
     except KanonError as exc:
         state.flash(str(exc), "error")
         return
-    state.run_step(DeclareMissingCodes(var, codes.get(var, ())), f"Missing codes of {var} declared.")
+    typed = typed_codes(state.dataset().frame[var], codes.get(var, ()))  # "-9" is -9 in a numeric variable
+    state.run_step(DeclareMissingCodes(var, typed), f"Missing codes of {var} declared.")
 
 
 st.title("Data")
@@ -86,13 +106,30 @@ with st.expander("Load data", expanded=False):
     else:
         st.caption("The file is read in memory and never leaves this machine. "
                    "CSV (delimiter detected), Parquet, Excel, SPSS, Stata and SAS files are accepted.")
-        st.file_uploader("Microdata file", type=[e.lstrip(".") for e in supported_extensions()], key="w_upload")
+        up = st.file_uploader("Microdata file", type=[e.lstrip(".") for e in supported_extensions()],
+                              key="w_upload")
+        if up is not None and _is_excel(up.name):
+            try:
+                sheets = excel_sheets(up.getvalue())
+            except KanonError as exc:
+                st.error(str(exc))
+                sheets = []
+            if len(sheets) > 1:
+                st.selectbox(f"Sheet (the workbook has {len(sheets)}; one is read)", sheets, key="w_sheet")
         st.button("Load this file", key="btn_load_upload", on_click=_load_upload)
 
 ds = state.dataset()
 src = state.source()
 st.markdown(f"**{src.get('title', '')}** — {ds.n_records:,} records, {len(ds.columns)} variables "
             f"(version v{state.current().id})")
+
+missing_like = state.memo("missing_like_counts", None, lambda: missing_like_counts(ds))
+if missing_like:
+    listed = ", ".join(f"{col} ({n:,})" for col, n in missing_like.items())
+    st.warning(f"Text that other programs often read as missing (\"NA\", \"null\", \".\", ...) is kept as a "
+               f"value here, so it is not a wildcard: {listed} cells. If it does mean missing in these "
+               "variables, declare it (recorded as a step, replayed by the recipe).")
+    st.button("Declare them missing", key="btn_declare_missing_like", on_click=_declare_missing_like)
 
 summary = state.memo("variable_summary", None, lambda: variable_summary(ds))
 tab_vars, tab_preview, tab_roles, tab_missing = st.tabs(["Variables", "Preview", "Roles", "Missing values"])
@@ -123,7 +160,8 @@ with tab_missing:
                    horizontal=True, key="w_missing_sem")
     st.button("Apply", key="btn_apply_missing", disabled=sem == ds.missing,
               on_click=state.run_step, args=(SetMissing(sem), f"Missing values now count as {sem}."))
-    st.markdown("**Declared missing codes** (besides empty cells), e.g. `-9, -8` or `99`")
+    st.markdown("**Declared missing codes**, e.g. `-9, -8`, `99` or `NA`. Only empty cells and declared codes "
+                "are missing; text such as \"NA\" is a value until it is declared.")
     c1, c2 = st.columns([1, 2])
     var = c1.selectbox("Variable", ds.columns, key="w_mc_var")
     state.widget_value(f"w_mc_codes_{var}", ", ".join(map(str, ds.meta_of(var).missing_codes)))
