@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -278,7 +279,7 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:  # pandas would silently rename them to a.1, a.2
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
-    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
+    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
                         index_col=False, low_memory=False)
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
@@ -356,28 +357,32 @@ def type_column(text: pd.Series) -> tuple[pd.Series, str]:
 
 
 def _as_ints(texts: list[str]) -> np.ndarray | None:
-    out = np.empty(len(texts), dtype=np.int64)
-    for i, t in enumerate(texts):
+    out = []
+    for t in texts:
         if not _CANONICAL_INT.fullmatch(t) or t == "-0":
             return None
         v = int(t)
         if not _INT64_MIN <= v <= _INT64_MAX:
             return None
-        out[i] = v
-    return out
+        out.append(v)
+    return np.array(out, dtype=np.int64)
 
 
 def _as_floats(texts: list[str], style: str) -> np.ndarray | None:
-    out = np.empty(len(texts), dtype=np.float64)
-    for i, t in enumerate(texts):
+    out = []
+    plain = style == "plain"
+    for t in texts:
         try:
             f = float(t)
         except ValueError:
             return None
-        if not np.isfinite(f) or float_text(f, style) != t or (f == 0 and t.startswith("-")):
+        back = repr(f)
+        if plain and back.endswith(".0"):
+            back = back[:-2]
+        if back != t or not math.isfinite(f) or (f == 0 and t.startswith("-")):
             return None  # (-0 equals 0: two texts would become one category)
-        out[i] = f
-    return out
+        out.append(f)
+    return np.array(out, dtype=np.float64)
 
 
 MISSING_LIKE_TEXT = frozenset({
