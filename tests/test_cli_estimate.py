@@ -113,3 +113,33 @@ def test_numeric_codes_are_levels(tmp_path):
     assert [r["level"] for r in rows] == [1, 2, 3]
     w = frame.groupby("a")["w"].sum() / frame["w"].sum()
     assert [r["estimate"] for r in rows] == pytest.approx(w.to_list())
+
+
+@pytest.mark.parametrize(("design", "args"), [
+    ("full_fpc", ["--strata", "stratum", "--psu", "psu", "--fpc", "N_psu"]),
+    ("full_frac", ["--strata", "stratum", "--psu", "psu", "--fpc", "f_psu"]),
+    ("strata_fpc", ["--strata", "stratum", "--fpc", "N_rec"]),
+    ("weights_frac", ["--fpc", "f_all"]),
+])
+def test_fpc_matches_r(tmp_path, design, args):
+    """--fpc COL is R's svydesign(fpc = ~COL), as population sizes or as sampling fractions."""
+    rows = run_json(["estimate", str(FIXTURES / "design_fpc.csv"), "--var", "x", "--weight", "w", *args,
+                     "--lonely-psu", "fail"], tmp_path / "e.json")
+    ref = pd.read_csv(FIXTURES / "expected_proportions.csv", dtype={"level": str})
+    ref = ref[(ref["file"] == "design_fpc.csv") & (ref["design"] == design) & (ref["variable"] == "x")]
+    ref = ref.set_index("level")
+    assert len(rows) == len(ref) == 4
+    for r in rows:
+        assert r["se"] == pytest.approx(ref.loc[r["level"], "se"], abs=1e-9)
+    plain = run_json(["estimate", str(FIXTURES / "design_fpc.csv"), "--var", "x", "--weight", "w",
+                      *args[:-2]], tmp_path / "p.json")
+    assert all(r["se"] < p["se"] for r, p in zip(rows, plain, strict=True))  # the correction narrows
+
+
+@pytest.mark.parametrize(("fpc", "needle"), [("nope", "unknown variable(s) in roles: nope"), ("x", "finite population correction 'x'"),
+                                             ("psu", "varies within")])
+def test_bad_fpc_exits_2_with_one_line(capsys, fpc, needle):
+    assert main(["estimate", str(FIXTURES / "design_fpc.csv"), "--var", "c", "--weight", "w",
+                 "--strata", "stratum", "--fpc", fpc]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0].lower()

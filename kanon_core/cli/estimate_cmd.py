@@ -18,10 +18,12 @@ CI_CHOICES = ("wald", "logit")
 
 
 def add_design_options(p: argparse.ArgumentParser, weight_required: bool = True) -> None:
-    """--weight, --strata, --psu, --lonely-psu: the survey design shared by estimate and regress."""
+    """--weight, --strata, --psu, --fpc, --lonely-psu: the survey design shared by estimate and regress."""
     p.add_argument("--weight", required=weight_required, help="sampling weight variable")
     p.add_argument("--strata", help="stratum variable (optional)")
     p.add_argument("--psu", help="primary sampling unit (cluster) variable, nested within strata (optional)")
+    p.add_argument("--fpc", help="finite population correction variable, as R's svydesign(fpc = ~COL): population "
+                   "sizes (values > 1) or sampling fractions (<= 1) of the first stage, constant within stratum")
     p.add_argument("--lonely-psu", choices=LONELY_PSU_CHOICES, default=DEFAULT_LONELY_PSU,
                    help=f"strata with a single PSU, as R's survey.lonely.psu (default {DEFAULT_LONELY_PSU})")
     p.add_argument("--missing-codes", default=None,
@@ -34,7 +36,7 @@ def load_design(args: argparse.Namespace):
 
     args.missing = "wildcard"
     parse_missing_codes(args.missing_codes)  # fail early on a malformed option
-    ds = load_from_args(args, strata=args.strata, psu=args.psu)
+    ds = load_from_args(args, strata=args.strata, psu=args.psu, fpc=args.fpc)
     design = SurveyDesign.from_dataset(ds, lonely_psu=args.lonely_psu)
     return ds, design
 

@@ -3,8 +3,16 @@
 The grammar is deliberately small -- what a disclosure officer needs to re-run an analyst's main-effects
 model: one outcome, ``+``-separated covariates, ``C(v)`` or ``factor(v)`` to force a categorical
 covariate, backticks for names with spaces. Interactions and models without intercept are refused with
-a clear message rather than silently misread. Non-numeric (text, boolean, categorical) columns are
-categorical without ``C()``.
+a clear message rather than silently misread. Boolean and categorical columns, and text columns that are
+not meant numeric, are categorical without ``C()``.
+
+A text column is *meant numeric* when, among its non-missing cells (empty cells and declared missing codes
+left out), at least 95 % are numbers -- or all but one, so that one stray cell in a small file counts too.
+Such a column is used as a number (it is one after the file reader keeps a numeric column with a stray
+"n/a" as text) and its non-numeric cells are an input error naming the variable and their count, never
+their values: silently turning it into a factor would give one coefficient per distinct number, each
+named by a data value. A genuinely categorical text variable (most cells not numbers) stays categorical,
+and ``C(v)`` always makes a variable categorical, whatever its cells.
 
 Categorical covariates are dummy coded against their first level (R's treatment contrasts); levels are
 sorted as everywhere in kanon (numbers numerically, then text) and only levels present among the records
@@ -149,12 +157,51 @@ class ModelMatrix:
     outcome_levels: tuple[Any, ...]
 
 
-def is_categorical(series: pd.Series, forced: bool | None) -> bool:
+NUMERIC_SHARE = 0.95
+"""Share of a text column's non-missing cells that must be numbers for it to count as meant numeric."""
+
+
+@dataclass(frozen=True)
+class NumericReading:
+    """A column read as numbers: ``values`` (NaN where missing or not a number) and the counts that decide."""
+
+    values: np.ndarray
+    n_present: int
+    n_not_numeric: int
+
+    @property
+    def meant_numeric(self) -> bool:
+        """At least :data:`NUMERIC_SHARE` of the non-missing cells are numbers, or all but one (module docstring)."""
+        n_numbers = self.n_present - self.n_not_numeric
+        return n_numbers > 0 and (self.n_not_numeric <= 1 or n_numbers >= NUMERIC_SHARE * self.n_present)
+
+
+def read_numeric(series: pd.Series, missing: np.ndarray | None = None) -> NumericReading:
+    """``series`` as finite numbers; ``missing`` flags cells that are missing (not counted as non-numeric)."""
+    miss = series.isna().to_numpy() if missing is None else np.asarray(missing, dtype=bool) | series.isna().to_numpy()
+    values = series.where(~miss)
+    if pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
+        values = values.map(lambda v: v.strip() if isinstance(v, str) else v)
+    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    bad = ~np.isfinite(num) & ~miss
+    num[bad] = np.nan
+    return NumericReading(values=num, n_present=int((~miss).sum()), n_not_numeric=int(bad.sum()))
+
+
+def is_text(series: pd.Series) -> bool:
+    """Neither numbers nor booleans: text, mixed objects or a categorical dtype."""
+    return not pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def is_categorical(series: pd.Series, forced: bool | None, missing: np.ndarray | None = None) -> bool:
+    """Whether a covariate enters as dummies: ``C()`` decides, else booleans and text not meant numeric."""
     if forced is not None:
         return forced
     if pd.api.types.is_bool_dtype(series):
         return True
-    return not pd.api.types.is_numeric_dtype(series)
+    if pd.api.types.is_numeric_dtype(series):
+        return False
+    return not read_numeric(series, missing).meant_numeric
 
 
 def build_matrix(
@@ -181,13 +228,15 @@ def build_matrix(
     numeric_values: dict[str, np.ndarray] = {}
     for t in formula.terms:
         col = frame[t.variable]
-        categorical = is_categorical(col, t.categorical)
+        categorical = is_categorical(col, t.categorical, missing[t.variable])
         if not categorical:
-            num = pd.to_numeric(col.where(~missing[t.variable]), errors="coerce")
-            bad = int((num.isna().to_numpy() & ~missing[t.variable]).sum())
-            if bad:
-                raise InputError(f"Covariate '{t.variable}' has {bad} non-numeric value(s); write C({t.variable}) to use it as categorical.")
-            numeric_values[t.variable] = num.to_numpy(dtype=np.float64)
+            reading = read_numeric(col, missing[t.variable])
+            if reading.n_not_numeric:
+                raise InputError(
+                    f"Covariate '{t.variable}' is used as a number, but {reading.n_not_numeric} of its "
+                    f"{reading.n_present} non-missing cells are not numbers; correct them, declare them as "
+                    f"missing codes, or write C({t.variable}) to use it as categorical.")
+            numeric_values[t.variable] = reading.values
         kinds[t.variable] = "categorical" if categorical else "numeric"
     if int(sample.sum()) == 0:
         raise InputError("No record has all the variables of the formula (every record has a missing value).")
@@ -212,7 +261,8 @@ def build_matrix(
     x = np.column_stack(blocks)
     x[~sample] = 0.0
 
-    y_num, y_bin, event, levels = _outcome(frame[formula.outcome], sample, formula.outcome)
+    y_num, y_bin, event, levels = _outcome(_outcome_series(frame[formula.outcome], missing[formula.outcome],
+                                                           formula.outcome), sample, formula.outcome)
     return ModelMatrix(x=x, y=y_num, y_binary=y_bin, sample=sample, columns=tuple(columns), kinds=kinds,
                        event=event, outcome_levels=levels)
 
@@ -242,6 +292,20 @@ def _outcome(
     if y_num is None and y_bin is None:
         raise InputError(f"Outcome '{name}' is neither numeric nor binary; a regression needs a number or a yes/no outcome.")
     return y_num, y_bin, event, tuple(observed)
+
+
+def _outcome_series(series: pd.Series, missing: np.ndarray, name: str) -> pd.Series:
+    """A text outcome meant numeric (module docstring) as numbers; its non-numeric cells are an input error."""
+    if not is_text(series):
+        return series
+    reading = read_numeric(series, missing)
+    if not reading.meant_numeric:
+        return series
+    if reading.n_not_numeric:
+        raise InputError(f"Outcome '{name}' is used as a number, but {reading.n_not_numeric} of its "
+                         f"{reading.n_present} non-missing cells are not numbers; correct them or declare them "
+                         "as missing codes.")
+    return pd.Series(reading.values, index=series.index, name=series.name)
 
 
 def _var_label(ds: Dataset, v: str) -> str:

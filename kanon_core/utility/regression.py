@@ -18,6 +18,13 @@ tested; ``test="chisq"`` gives ``W`` against chi-square(q) (``regTermTest(..., d
 
 Coefficients that are linear combinations of earlier ones (aliased, e.g. a dummy equal to another
 covariate among the records used) are reported with NaN estimates, as R's ``NA``.
+
+A logistic regression whose outcome is separated -- completely or quasi-completely, e.g. a rare category
+(easily made by the "suppressed as a category" model) whose records all have the same outcome -- has
+infinite maximum-likelihood estimates for some coefficients (:mod:`.separation`). The estimates, SEs and
+p-values are reported as R reports them (where the iterations stopped), and each such coefficient carries
+a ``note`` saying so: a beta of 23 with p = 1e-72 must not pass without a word. An outcome with a single
+value among the records used is an input error (there is nothing to explain), not SE 0 / p 0.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from ..dataset import Dataset
 from ..errors import InputError
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
 from .formula import INTERCEPT, Formula, ModelMatrix, build_matrix, parse_formula
+from .separation import infinite_coefficients
 
 Family = Literal["auto", "gaussian", "binomial"]
 FAMILIES: tuple[Family, ...] = ("auto", "gaussian", "binomial")
@@ -48,7 +56,8 @@ class RegressionResult:
     """A fitted survey regression.
 
     ``coefficients``: ``term, variable, level, label, estimate, se, statistic, p_value, ci_low, ci_high,
-    aliased``. ``term_tests``: ``variable, kind, n_coef, statistic, df_num, df_den, p_value, test`` (one
+    aliased, note`` (``note`` is "" or why the coefficient must not be read as it stands: aliased, or
+    infinite under separation). ``term_tests``: ``variable, kind, n_coef, statistic, df_num, df_den, p_value, test`` (one
     joint Wald test per covariate). ``vcov`` is the sandwich covariance of the non-aliased coefficients.
     """
 
@@ -77,8 +86,8 @@ class RegressionResult:
         return [str(v) for v, p in zip(t["variable"], t["p_value"], strict=True) if np.isfinite(p) and p < alpha]
 
     def to_records(self) -> list[dict[str, Any]]:
-        """JSON-ready rows ``{term, estimate, se, p_value}``."""
-        return [{"term": r.term, "estimate": r.estimate, "se": r.se, "p_value": r.p_value}
+        """JSON-ready rows ``{term, estimate, se, p_value, note}`` (``note`` null when there is nothing to say)."""
+        return [{"term": r.term, "estimate": r.estimate, "se": r.se, "p_value": r.p_value, "note": r.note or None}
                 for r in self.coefficients.itertuples(index=False)]
 
 
@@ -115,6 +124,9 @@ def regress(
     if design.n_records != ds.n_records:
         raise InputError("The survey design and the data have different numbers of records.")
     mm = build_matrix(ds, f, domain=domain, extra_numeric=extra_numeric)
+    if len(mm.outcome_levels) < 2:
+        raise InputError(f"Outcome '{f.outcome}' takes a single value on the {int(mm.sample.sum())} record(s) used; "
+                         "a regression needs an outcome that varies.")
     if fam == "auto":
         fam = "binomial" if mm.y_binary is not None else "gaussian"
     if fam == "binomial":
@@ -152,6 +164,7 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
         notes.append(f"{int((~keep).sum())} coefficient(s) aliased with others (not estimable)")
     xk = xs[:, keep]
     p = xk.shape[1]
+    infinite = np.zeros(p, dtype=bool)
     if n_used <= p:
         raise InputError(f"Only {n_used} complete record(s) for {p} coefficient(s); the model cannot be estimated.")
     if family == "gaussian":
@@ -166,6 +179,10 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
             raise InputError("The logistic regression cannot be fitted (a covariate predicts the outcome "
                              "perfectly?).") from None
         var_fn = mu * (1 - mu)
+        infinite = infinite_coefficients(xk, ys)
+        if infinite.any():
+            notes.append(f"separation: {int(infinite.sum())} coefficient(s) have infinite estimates (see their "
+                         "notes); merging rare categories or dropping the covariate gives a model that can be read")
         if not converged:
             notes.append("logistic regression did not converge (perfect separation?)")
         eps = 10 * np.finfo(float).eps  # R's glm.fit warns at the same bound
@@ -213,6 +230,7 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
         "ci_low": est - tq * se_f,
         "ci_high": est + tq * se_f,
         "aliased": ~keep,
+        "note": _coefficient_notes(mm, keep, infinite, xs, ys),
     })
     kept_vars = [c.variable for c, k in zip(mm.columns, keep, strict=True) if k]
     term_tests = _term_tests(f, mm, kept_vars, beta, vcov, df_resid, test)
@@ -223,6 +241,24 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
         iterations=iterations, test=test, level=level, n_lonely_strata=design.lonely_strata_in(s),
         lonely_psu=design.lonely_psu, notes=tuple(notes),
     )
+
+
+def _coefficient_notes(mm: ModelMatrix, keep: np.ndarray, infinite: np.ndarray, xs: np.ndarray,
+                       ys: np.ndarray) -> list[str]:
+    """Per coefficient: why it must not be read as it stands ("" when it can)."""
+    notes = ["" if k else "aliased: a linear combination of other coefficients on the records used; not estimable"
+             for k in keep]
+    for j, is_inf in zip(np.flatnonzero(keep), infinite, strict=True):
+        if not is_inf:
+            continue
+        col = mm.columns[j]
+        rows = xs[:, j] == 1.0
+        why = "the covariates predict the outcome perfectly for some records"
+        if col.level is not None and np.isin(xs[:, j], (0.0, 1.0)).all() and rows.any() and np.unique(ys[rows]).size == 1:
+            why = f"all {int(rows.sum())} record(s) of this category have the same outcome"
+        notes[j] = (f"separation: the estimate is infinite ({why}); the estimate, SE and p-value shown are "
+                    "where the iterations stopped and mean nothing")
+    return notes
 
 
 def _term_tests(f: Formula, mm: ModelMatrix, kept_vars: list[str | None], beta: np.ndarray, vcov: np.ndarray,
