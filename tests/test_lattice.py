@@ -104,11 +104,15 @@ def reference_node(case: Case, levels) -> dict:
     """Records to suppress and every metric at one node, from the definitions."""
     recs = generalize(case, levels)
     fk = class_sizes(recs, case.missing)
-    n, q = len(recs), len(case.qis)
+    n = len(recs)
     small = [f < case.k for f in fk]
     n_small = sum(small)
     tops = [h - 1 for h in case.heights]
-    prec = sum(q if s else sum(lv / t for lv, t in zip(levels, tops)) for s in small) / (n * q)
+    # Prec over the observed input cells only (a missing cell has nothing to lose); 0 without any
+    obs = [[not pd.isna(v) for v in case.frame[c]] for c in case.qis]
+    n_obs = sum(map(sum, obs))
+    prec = sum((1.0 if s else lv / t) for j, (lv, t) in enumerate(zip(levels, tops))
+               for s, o in zip(small, obs[j]) if o) / n_obs if n_obs else 0.0
     dm = sum(f for f, s in zip(fk, small) if not s) + n_small * n
     aecs = n / (len({r for r, s in zip(recs, small) if not s}) + (1 if n_small else 0))
     entropy = 0.0

@@ -100,8 +100,11 @@ def test_metrics_with_a_wildcard_record():
     assert dm.n_small == 1
     assert dm.lower_bound == 4 + 4 + 4 + 1 + 2 + 2 + 4
     assert dm.loss == 4 + 4 + 4 + 2 + 2 + 4 + 1 * 7
-    # the missing A cell is at level 1 like the others (Prec counts levels)
-    assert node((1, 0), "prec", p).loss == pytest.approx((6 * 0.5 + 1 * 2) / (7 * 2))
+    # Prec counts observed input cells only (6 of A, 7 of B): the missing A cell carries nothing to lose.
+    # A: 5 kept cells at 1/2 and record 4's suppressed cell at 1; B: level 0, record 4's cell at 1
+    s = node((1, 0), "prec", p)
+    assert s.loss == pytest.approx((5 * 0.5 + 1 + 1) / 13)
+    assert s.lower_bound == pytest.approx(6 * 0.5 / 13)
     # kept patterns: g1·b1, g2·b2 and (missing)·b1, plus the suppressed class
     assert node((1, 0), "aecs", p).loss == pytest.approx(7 / 4)
     # B now: b1 4 times, b2 3 times, 7 in all; a missing cell costs nothing
@@ -148,3 +151,23 @@ def test_lower_bounds_never_exceed_losses_and_grow_upwards():
                 for up in ((a + 1, b), (a, b + 1)):
                     if up in grid:
                         assert grid[up].lower_bound >= s.lower_bound - 1e-9
+
+
+def test_recode_and_compare_give_the_same_prec_on_a_file_with_missing_cells():
+    """The lattice's Prec (Recode page) and information_loss's (Compare page, report) are one number."""
+    from kanon_core.history import History
+    from kanon_core.treat.recode import GeneralizeStep
+    from kanon_core.utility.info_loss import information_loss
+
+    a = A + [None, "a1", None]
+    b = B + ["b1", None, "b2"]
+    for missing in ("wildcard", "category"):
+        ds = Dataset(pd.DataFrame({"A": a, "B": b}), roles=Roles(qis=("A", "B")), missing=missing)
+        p = build_problem(ds, {"A": HA, "B": HB})
+        for levels in ((0, 0), (1, 0), (1, 1), (2, 0)):
+            s = evaluate_node(p, levels, 2, max_suppression=1.0, metric="prec")
+            h = History.start(ds)
+            h.apply(GeneralizeStep.build(dict(zip("AB", levels, strict=True)), {"A": HA, "B": HB}, suppress_k=2))
+            loss = information_loss(ds, h.current.dataset, ["A", "B"], {"A": HA, "B": HB})
+            assert 1 - s.loss == pytest.approx(loss.prec), (missing, levels)
+            assert loss.table["cells"].tolist() == [7, 8]  # 9 records; A has 2 missing cells, B 1

@@ -4,8 +4,11 @@ Every metric is a loss (lower is better) of one lattice node (a level per QI) af
 in classes smaller than k are suppressed. A suppressed record counts as fully generalized (seed 001's
 convention for Prec; ARX's for the others). Four metrics, as in ARX:
 
-* ``prec`` — 1 - Prec (Sweeney 2002, seed 001): the mean over cells of ``level / height`` of the
-  variable's hierarchy, height = number of levels above the original. 0 = original data, 1 = all ``*``.
+* ``prec`` — 1 - Prec (Sweeney 2002): the mean over the *observed* input cells of ``level / height`` of
+  the variable's hierarchy, height = number of levels above the original. 0 = original data, 1 = all
+  ``*``. A cell already missing in the input carries no information, so generalizing or suppressing it
+  loses none: it is in neither the numerator nor the denominator. :func:`precision_loss` is this one
+  definition; :mod:`kanon_core.utility.info_loss` (the Compare page and the report) calls it too.
 * ``dm`` — discernibility (Bayardo & Agrawal 2005): each kept record is charged the size of its class,
   each suppressed record the size of the data set. Under wildcard semantics "its class" is fk, the
   number of records it matches.
@@ -74,7 +77,8 @@ class MetricContext:
 
     ``uniq`` are the distinct input rows (codes, -1 missing) and ``weight`` their record counts;
     ``max_levels[j]`` the top level of QI j; ``entropy_cost[j][l, c]`` the bits lost on a value with
-    code c of QI j at level l, and ``entropy_level[j][l]`` their total over the records.
+    code c of QI j at level l, and ``entropy_level[j][l]`` their total over the records; ``observed[j]``
+    the records with QI j observed (Prec's cells) and ``observed_rows[i, j]`` whether row i has it.
     """
 
     n_records: int
@@ -83,6 +87,8 @@ class MetricContext:
     max_levels: np.ndarray
     entropy_cost: tuple[np.ndarray, ...]
     entropy_level: tuple[np.ndarray, ...]
+    observed: np.ndarray
+    observed_rows: np.ndarray
 
     @classmethod
     def build(cls, uniq: np.ndarray, weight: np.ndarray, tables: Sequence[np.ndarray]) -> MetricContext:
@@ -105,7 +111,11 @@ class MetricContext:
                 total[lv] = float((c * cnt).sum())
             costs.append(cost)
             totals.append(total)
-        return cls(int(weight.sum()), uniq, weight.astype(np.int64), max_levels, tuple(costs), tuple(totals))
+        obs_rows = uniq >= 0
+        observed = (obs_rows * weight[:, None]).sum(axis=0).astype(np.float64) if len(uniq) else np.zeros(
+            len(tables))
+        return cls(int(weight.sum()), uniq, weight.astype(np.int64), max_levels, tuple(costs), tuple(totals),
+                   observed, obs_rows)
 
     @property
     def n_qis(self) -> int:
@@ -130,8 +140,9 @@ def loss(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> float:
     n = ctx.n_records
     sup = n_suppressed(ctx, stats)
     if metric == "prec":
-        frac = float(np.sum(np.asarray(stats.levels) / np.maximum(ctx.max_levels, 1)))
-        return ((n - sup) * frac + sup * ctx.n_qis) / (n * ctx.n_qis)
+        sup_obs = (ctx.observed_rows[stats.small] * ctx.weight[stats.small, None]).sum(axis=0) if sup else 0.0
+        return float(precision_loss(full_domain_generalized(stats.levels, ctx.max_levels, ctx.observed, sup_obs),
+                                    ctx.observed))
     if metric == "dm":
         kept = ~stats.small
         return float((ctx.weight[kept] * stats.fk[kept]).sum()) + float(sup) * n
@@ -156,13 +167,33 @@ def level_bounds(metric: MetricName, ctx: MetricContext, nodes: np.ndarray) -> n
     """Lower bounds of many nodes at once (``nodes``: one row of levels per node), prec and entropy only."""
     nodes = np.asarray(nodes, dtype=np.int64)
     if metric == "prec":
-        return (nodes / np.maximum(ctx.max_levels, 1)).sum(axis=1) / ctx.n_qis
+        return precision_loss(full_domain_generalized(nodes, ctx.max_levels, ctx.observed), ctx.observed)
     if metric == "entropy":
         out = np.zeros(len(nodes), dtype=np.float64)
         for j, tot in enumerate(ctx.entropy_level):
             out += tot[nodes[:, j]]
         return out
     raise ValueError(f"{metric} has no level-only bound")
+
+
+def full_domain_generalized(levels: np.ndarray | Sequence[int], max_levels: np.ndarray, observed: np.ndarray,
+                            suppressed: np.ndarray | float = 0.0) -> np.ndarray:
+    """Per QI, the sum over its observed cells of ``level / height`` at a full-domain node (the last axis
+    runs over QIs; ``levels`` may hold many nodes): kept cells sit at the node's level, ``suppressed``
+    observed cells at the top (1 each)."""
+    frac = np.asarray(levels, dtype=np.float64) / np.maximum(max_levels, 1)
+    return (observed - suppressed) * frac + suppressed
+
+
+def precision_loss(generalized: np.ndarray, observed: np.ndarray) -> np.ndarray | float:
+    """1 - Prec (Sweeney 2002), the one definition in kanon: ``generalized[..., j]`` is the sum over QI j's
+    observed input cells of ``h / |DGH|`` (a suppressed cell counts 1) and ``observed[..., j]`` their number.
+    Cells missing in the input are in neither (they carry no information to lose); without any observed
+    cell nothing can be lost (0)."""
+    total = np.sum(observed, axis=-1)
+    gen = np.sum(generalized, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, gen / np.where(total > 0, total, 1.0), 0.0 * gen)
 
 
 def precision_from_loss(metric: MetricName, value: float) -> float | None:

@@ -15,7 +15,9 @@ Three views of how much detail a treatment took, per quasi-identifier and overal
   class sizes for a partition), before and after; under wildcard semantics each record's class is the
   records matching it, as everywhere in kanon. The average class size is ``n / number of patterns``.
 
-Cells missing in the original carry no information and are left out of Prec and LM.
+Cells missing in the original carry no information and are left out of Prec and LM. Prec is computed by
+:func:`kanon_core.treat.metrics.precision_loss`, the function the Recode page's lattice search uses, so a
+generalization has the same Prec on both pages.
 """
 
 from __future__ import annotations
@@ -129,15 +131,19 @@ def information_loss(
     absent = [q for q in qis if q not in treated.frame.columns or q not in original.frame.columns]
     if absent:
         raise InputError(f"Not in both versions (dropped?): {', '.join(absent)}.")
+    from ..treat.metrics import precision_loss
+
     rows = []
-    lm_cells, prec_cells, n_cells = 0.0, 0.0, 0
+    lm_cells, n_cells = 0.0, 0
+    gen_sums, observed = [], []
     for q in qis:
         lm, gen, n_obs, n_sup = _cell_costs(*_pairs(original, treated, q), (hierarchies or {}).get(q))
-        prec_q = 1.0 - gen
+        gen_sums.append(gen * n_obs if n_obs else 0.0)
+        observed.append(n_obs)
+        prec_q = 1.0 - float(precision_loss(np.array([gen_sums[-1]]), np.array([n_obs])))
         rows.append({"variable": q, "cells": n_obs, "suppressed": n_sup, "loss_metric": lm, "prec": prec_q})
         if n_obs:
             lm_cells += lm * n_obs
-            prec_cells += (1.0 - prec_q) * n_obs
             n_cells += n_obs
     stats = []
     for ds in (original, treated):
@@ -146,7 +152,7 @@ def information_loss(
         stats.append((int(fk.sum()), ds.n_records / max(1, len(group_ids(codes)[1]))))
     return InformationLoss(
         table=pd.DataFrame(rows, columns=["variable", "cells", "suppressed", "loss_metric", "prec"]),
-        prec=1.0 - prec_cells / n_cells if n_cells else float("nan"),
+        prec=1.0 - float(precision_loss(np.array(gen_sums), np.array(observed, dtype=np.float64))),
         loss_metric=lm_cells / n_cells if n_cells else float("nan"),
         discernibility_original=stats[0][0], discernibility_treated=stats[1][0],
         avg_class_original=stats[0][1], avg_class_treated=stats[1][1],
