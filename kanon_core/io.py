@@ -444,7 +444,7 @@ def decode_text(raw: bytes) -> str:
             try:
                 return raw.decode(enc)
             except UnicodeDecodeError as exc:
-                raise InputError(f"Line {_line_of(raw, exc.start)} is not valid {enc.upper().replace('-SIG', '')} "
+                raise InputError(f"Line {_line_of(raw, exc.start, enc)} is not valid {enc.upper().replace('-SIG', '')} "
                                  "although the file starts with its byte-order mark.") from None
     try:
         return raw.decode("utf-8")
@@ -460,10 +460,12 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def _line_of(raw: bytes, offset: int) -> int:
-    """The 1-based line number of byte ``offset`` (``\\n``, ``\\r\\n`` or ``\\r`` line ends)."""
-    head = raw[:offset]
-    return head.count(b"\n") + 1 if b"\n" in raw else head.count(b"\r") + 1
+def _line_of(raw: bytes, offset: int, encoding: str = "utf-8") -> int:
+    """The 1-based line number of byte ``offset`` (``\\n``, ``\\r\\n`` or ``\\r`` line ends) in a file of
+    this encoding (the text before the offset is decoded, so UTF-16 counts right)."""
+    head = raw[:offset].decode(encoding, errors="replace")
+    lf = head.count("\n")
+    return lf + 1 if lf else head.count("\r") + 1
 
 
 def _read_stat(fmt: str, ext: str, data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:

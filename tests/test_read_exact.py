@@ -175,6 +175,14 @@ def test_decode_text_line_number_with_cr_only():
         decode_text(raw)
 
 
+def test_broken_utf16_names_its_line(tmp_path):
+    raw = "a,b\nx,1\ny,2\n".encode("utf-16") + b"\x00\xd8z\x00"  # a lone surrogate on line 4
+    p = tmp_path / "d.csv"
+    p.write_bytes(raw)
+    with pytest.raises(InputError, match="Line 4 is not valid UTF-16"):
+        read_table(p)
+
+
 def test_stray_byte_cli_is_one_line_exit_2(tmp_path, capsys):
     p = tmp_path / "d.csv"
     p.write_bytes("a,b\nMontréal,1\n".encode() + b"Qu\xe9bec,2\n")
