@@ -137,3 +137,24 @@ def test_refusals(files):
         compare_models(original, Dataset(frame=treated.frame.drop(columns="x")), "y ~ x")
     with pytest.raises(InputError, match="significance level"):
         compare_models(original, treated, "y ~ x", alpha=1.5)
+
+
+def test_suppressed_is_never_the_reference_level():
+    """y ~ C(fruit) with text levels: "(suppressed)" sorts before "apple" as text, yet the reference stays
+    apple. With one categorical covariate each coefficient is mean(y | level) - mean(y | apple) (weights 1),
+    so suppressing a few cherries leaves banana's coefficient exactly as on the original."""
+    fruit = np.array(["apple"] * 6 + ["banana"] * 6 + ["cherry"] * 6, dtype=object)
+    y = np.array([1, 2, 3, 2, 1, 3, 5, 6, 7, 6, 5, 7, 9, 8, 10, 9, 8, 11], dtype=float)
+    original = Dataset(pd.DataFrame({"y": y, "fruit": fruit}), roles=Roles(outcomes=("y",)))
+    treated_frame = original.frame.copy()
+    treated_frame.loc[[12, 15], "fruit"] = None  # two cherries suppressed
+    treated = original.with_frame(treated_frame, original.meta)
+    mc = compare_models(original, treated, "y ~ C(fruit)")
+    coef = {m: r.coefficients.set_index("level")["estimate"] for m, r in mc.results.items()}
+    mean = {f: y[fruit == f].mean() for f in ("apple", "banana", "cherry")}
+    assert coef[MODEL_ORIGINAL]["banana"] == pytest.approx(mean["banana"] - mean["apple"])
+    assert coef[MODEL_CATEGORY]["banana"] == pytest.approx(coef[MODEL_ORIGINAL]["banana"])
+    kept_cherry = y[[i for i in range(18) if fruit[i] == "cherry" and i not in (12, 15)]].mean()
+    assert coef[MODEL_CATEGORY]["cherry"] == pytest.approx(kept_cherry - mean["apple"])
+    assert coef[MODEL_CATEGORY][SUPPRESSED_LEVEL] == pytest.approx(y[[12, 15]].mean() - mean["apple"])
+    assert "apple" not in coef[MODEL_CATEGORY].index  # the reference

@@ -15,7 +15,8 @@ named by a data value. A genuinely categorical text variable (most cells not num
 and ``C(v)`` always makes a variable categorical, whatever its cells.
 
 Categorical covariates are dummy coded against their first level (R's treatment contrasts); levels are
-sorted as everywhere in kanon (numbers numerically, then text) and only levels present among the records
+sorted as everywhere in kanon (numbers numerically, then text; the level ``(suppressed)`` of suppressed
+cells last, so the reference stays a real category) and only levels present among the records
 used enter the model, so a category that was completely suppressed does not produce an all-zero column.
 Coefficient names follow ``variable[level]`` (R writes ``factor(variable)level``).
 """
@@ -267,10 +268,15 @@ def build_matrix(
                        event=event, outcome_levels=levels)
 
 
+SUPPRESSED_LEVEL = "(suppressed)"
+"""The level suppressed cells get in the "suppressed as a category" model (:mod:`.model_compare`)."""
+
+
 def _level_codes(series: pd.Series, sample: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Sorted levels present in ``sample`` and each record's level index (-1 outside the levels)."""
     values = series.to_numpy(dtype=object)
-    present = sorted({values[i] for i in np.flatnonzero(sample)}, key=_sort_key)
+    # the level of suppressed cells (model 3 of the model comparison) sorts last: never the reference
+    present = sorted({values[i] for i in np.flatnonzero(sample)}, key=lambda v: (v == SUPPRESSED_LEVEL, _sort_key(v)))
     index = {level: i for i, level in enumerate(present)}
     codes = np.fromiter((index.get(x, -1) for x in values), dtype=np.int64, count=len(values))
     return [_plain(v) for v in present], codes

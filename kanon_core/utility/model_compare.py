@@ -8,7 +8,9 @@ Wilson fits each model three times and lists the covariates significant at 5 %:
 3. ``treated_category`` -- the treated data with suppressed values kept as a category of their own
    (Wilson coded them 99: "a poor imitation of an imputation").
 
-For model 3, a categorical covariate gets the extra level ``(suppressed)``; a numeric covariate cannot,
+For model 3, a categorical covariate gets the extra level ``(suppressed)``, sorted after every real level
+so that the reference (the first real level, as in models 1 and 2) does not move: with ``(suppressed)``
+as the reference every coefficient would be a contrast with the suppressed records. A numeric covariate cannot,
 so its suppressed values are set to the weighted mean of its observed values and an indicator
 ``variable[suppressed]`` joins the model (the missing-indicator method). Its joint test stays the test
 of the covariate's own coefficient(s). Values missing already in the original are not "suppressed":
@@ -25,7 +27,7 @@ import pandas as pd
 from ..dataset import Dataset, VariableMeta
 from ..errors import InputError
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
-from .formula import INTERCEPT, Formula, TermSpec, is_categorical, parse_formula
+from .formula import INTERCEPT, SUPPRESSED_LEVEL, Formula, TermSpec, is_categorical, parse_formula
 from .regression import RegressionResult, regress
 
 MODEL_ORIGINAL = "original"
@@ -36,7 +38,6 @@ MODEL_LABELS = {
     MODEL_EXCLUDING: "Treated, records with suppressed values excluded",
     MODEL_CATEGORY: "Treated, suppressed values as own category",
 }
-SUPPRESSED_LEVEL = "(suppressed)"
 
 
 @dataclass(frozen=True)
