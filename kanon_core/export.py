@@ -11,7 +11,7 @@ format    suppressed cell                                     missing in the ori
 SPSS      ``code`` (default -99; its text for strings),        system-missing (for string variables
           declared user-missing, labelled                      the empty string, declared missing)
 Stata     extended missing ``.a``, labelled; for string        ``.`` (for string variables the empty
-          variables the empty string (Stata has no missing     string, which reads back as a value)
+          variables the empty string (Stata has no missing     string, which reads back as missing)
           codes for strings)
 CSV       empty (default) or ``code`` when asked; the labels   empty
           sidecar then declares it as a missing code

@@ -509,7 +509,8 @@ def _call_reader(reader, fmt: str, path: Path) -> tuple[pd.DataFrame, dict[str, 
 
 
 def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Column names as str; integer-valued float columns (NA-holding ints) as nullable Int64."""
+    """Column names as str; integer-valued float columns (NA-holding ints) as nullable Int64; empty text
+    cells missing (Stata and SPSS strings have no other missing value), other text kept as it is."""
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     for col in frame.columns:
@@ -521,6 +522,10 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
             finite = v[np.isfinite(v)]
             if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**53):
                 frame[col] = s.astype("Int64")
+        elif s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+            empty = s.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
+            if empty.any():
+                frame[col] = s.where(~empty)
     return frame
 
 

@@ -238,6 +238,16 @@ def test_typed_formats_keep_missing_like_text(tmp_path, ext):
     assert not back.missing_mask("country").any()
 
 
+@pytest.mark.parametrize("ext", [".parquet", ".dta", ".sav"])
+def test_empty_text_cells_of_typed_formats_are_missing(tmp_path, ext):
+    ds = Dataset(frame=pd.DataFrame({"city": ["Québec", None, "NA"], "n": [1.0, 2.0, 3.0]}))
+    out = tmp_path / f"d{ext}"
+    write_release(ds, out)
+    back = load_dataset(out)
+    assert back.missing_mask("city").tolist() == [False, True, False]
+    assert back.frame["city"].tolist()[2] == "NA"
+
+
 # -- the CLI notice and the declaring step ---------------------------------------------------------------------
 def test_cli_notice_names_columns_and_counts_only(tmp_path, capsys):
     p = _csv(tmp_path, "country,sex\nNA,m\nZA,?\nZA,m\n")
