@@ -21,10 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kanon_core.dataset import Dataset
+from kanon_core.dataset import Dataset, VariableMeta
 from kanon_core.errors import InputError
 from kanon_core.utility import regression
 from kanon_core.utility.design import SurveyDesign
+from kanon_core.utility.formula import NumericReading
 from kanon_core.utility.regression import ALIAS_TOL, _clearly_full_rank, _non_aliased, regress
 
 ROOT = Path(__file__).resolve().parent
@@ -312,3 +313,67 @@ def test_perfect_separation_is_noted():
     assert any("numerically 0 or 1" in n for n in res.notes)
     frame["y"] = (np.sin(x) > 0).astype(int)
     assert not regress(Dataset(frame=frame), "y ~ x").notes
+
+
+# -- text cells in a variable used as a number -------------------------------------------------------------------
+@pytest.mark.parametrize(("n_present", "n_not_numeric", "meant"), [
+    (100, 5, True), (100, 6, False), (6, 1, True), (3, 2, False), (20, 0, True), (0, 0, False), (5, 5, False),
+])
+def test_meant_numeric_rule(n_present, n_not_numeric, meant):
+    """At least 95 % of the non-missing cells are numbers, or all but one."""
+    reading = NumericReading(np.zeros(n_present), n_present, n_not_numeric)
+    assert reading.meant_numeric is meant
+
+
+def stray_frame(n: int = 60, stray: int = 1) -> pd.DataFrame:
+    frame = small_frame(n)
+    x = frame["x"].round(3).astype(str).astype(object)
+    x.iloc[:stray] = ["n/a", "?", "unknown"][:stray]
+    return frame.assign(xt=x)
+
+
+def test_stray_text_in_a_numeric_covariate_is_an_error_naming_the_count():
+    with pytest.raises(InputError, match=r"Covariate 'xt' is used as a number, but 2 of its 60 non-missing") as exc:
+        regress(Dataset(frame=stray_frame(stray=2)), "y ~ xt + g")
+    assert "n/a" not in str(exc.value) and "C(xt)" in str(exc.value)
+
+
+def test_text_column_of_numbers_with_a_declared_code_is_a_number():
+    frame = stray_frame(stray=1)
+    ds = Dataset(frame=frame, meta={"xt": VariableMeta(missing_codes=("n/a",))})
+    res = regress(ds, "y ~ xt + g")
+    assert res.coefficients["term"].tolist() == ["(Intercept)", "xt", "g[b]", "g[c]"]
+    num = frame.assign(xn=frame["x"].round(3)).iloc[1:]
+    ref = regress(Dataset(frame=num), "y ~ xn + g")
+    np.testing.assert_allclose(res.coefficients["estimate"], ref.coefficients["estimate"], rtol=1e-12)
+    assert res.n_used == 59
+
+
+def test_categorical_text_stays_categorical_and_c_forces_it():
+    frame = stray_frame(stray=1).assign(code=lambda d: np.where(np.arange(60) % 3 == 0, "7", d["g"]))
+    # a third of the cells are numbers: categorical text, with or without C()
+    plain = regress(Dataset(frame=frame), "y ~ x + code")
+    forced = regress(Dataset(frame=frame), "y ~ x + C(code)")
+    assert plain.coefficients["term"].tolist() == forced.coefficients["term"].tolist()
+    assert plain.term_tests.set_index("variable").loc["code", "kind"] == "categorical"
+    # C() on a variable that looks numeric: its cells are levels, stray text included
+    few = frame.assign(k=np.where(np.arange(60) % 2 == 0, "1", "2").astype(object))
+    few.loc[0, "k"] = "n/a"
+    assert "k[n/a]" in regress(Dataset(frame=few), "y ~ x + C(k)").coefficients["term"].tolist()
+    with pytest.raises(InputError, match="1 of its 60"):
+        regress(Dataset(frame=few), "y ~ x + k")
+
+
+def test_stray_text_in_the_outcome():
+    frame = stray_frame(stray=0).assign(yt=lambda d: d["y"].round(4).astype(str).astype(object))
+    ref = regress(Dataset(frame=frame.assign(yn=frame["y"].round(4))), "yn ~ x + g")
+    got = regress(Dataset(frame=frame), "yt ~ x + g")
+    assert got.family == "gaussian"
+    np.testing.assert_allclose(got.coefficients["estimate"], ref.coefficients["estimate"], rtol=1e-12)
+    frame.loc[3, "yt"] = "missing!"
+    with pytest.raises(InputError, match=r"Outcome 'yt' is used as a number, but 1 of its 60") as exc:
+        regress(Dataset(frame=frame), "yt ~ x + g")
+    assert "missing!" not in str(exc.value)
+    # a yes/no text outcome is still binary
+    frame["yn"] = np.where(frame["g"] == "a", "yes", "no")
+    assert regress(Dataset(frame=frame), "yn ~ x").family == "binomial"
