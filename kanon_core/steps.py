@@ -82,7 +82,8 @@ def version_fingerprint(ds: Dataset) -> str:
     canonical = {
         "cells": ds.fingerprint,
         "dtypes": [str(t) for t in ds.frame.dtypes],
-        "roles": ds.roles.to_dict(),
+        # unset roles left out, so a role added to kanon later does not change the fingerprints of old recipes
+        "roles": {k: v for k, v in ds.roles.to_dict().items() if v not in (None, [], ())},
         "missing": ds.missing,
         "meta": meta,
     }

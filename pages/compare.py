@@ -11,8 +11,9 @@ from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.report import default_formulas
 from kanon_core.utility import compare_distributions, compare_models
+from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
-from kanon_core.utility.info_loss import information_loss
+from kanon_core.utility.info_loss import hierarchies_fingerprint, information_loss, version_hierarchies
 from kanon_core.utility.plots import (
     bias_figure,
     ci_comparison_figure,
@@ -25,7 +26,7 @@ ensure_app_navigation()
 st.title("Compare")
 st.caption(
     "Weighted percentages of every category among the records where the variable is not missing (so "
-    "suppressed cells leave the denominator, as in seed 000), with 95 % confidence intervals by Taylor "
+    "suppressed cells leave the denominator, as in Wilson et al., RTI), with 95 % confidence intervals by Taylor "
     "linearization for the design given by the weight, strata and PSU roles. Intervals that still overlap "
     "after treatment suggest the release supports the same conclusions.")
 state.show_flash()
@@ -33,17 +34,27 @@ hist = state.history()
 ids = sorted(hist.versions)
 
 
+BASELINE = -1  # the original data with the After version's roles: the default "Before", as in the report
+
+
 def _label(vid: int) -> str:
+    if vid == BASELINE:
+        return "Original data, with the roles of the After version"
     return f"v{vid}: {hist.versions[vid].label}"
 
 
 c1, c2 = st.columns(2)
-state.widget_value("w_cmp_before", 0)
+state.widget_value("w_cmp_before", BASELINE)
 if "w_cmp_after" not in st.session_state or st.session_state["w_cmp_after"] not in ids:
     st.session_state["w_cmp_after"] = hist.current_id
-before_id = c1.selectbox("Before", ids, format_func=_label, key="w_cmp_before")
+before_id = c1.selectbox("Before", [BASELINE, *ids], format_func=_label, key="w_cmp_before",
+                         help="By default the original data with the roles (weight, strata, PSUs, QIs) of the "
+                              "After version, so the comparison uses the design of the release, as the report does.")
 after_id = c2.selectbox("After", ids, format_func=_label, key="w_cmp_after")
-before, after = hist.versions[before_id].dataset, hist.versions[after_id].dataset
+after = hist.versions[after_id].dataset
+before = (state.memo("compare_baseline", None, lambda: original_with_roles(hist, after_id),
+                     version=hist.versions[after_id])
+          if before_id == BASELINE else hist.versions[before_id].dataset)
 if before_id == after_id:
     st.info("Choose two different versions (by default the original and the current one).")
     st.stop()
@@ -52,7 +63,7 @@ state.widget_value("w_cmp_vars", [q for q in after.roles.qis if q in common])
 variables = st.multiselect("Variables", common, key="w_cmp_vars")
 design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "strata", "psu")
                         if getattr(before.roles, r)) or "none (unweighted, simple random sample)"
-st.caption(f"Design (roles of the before version): {design_text}. Change roles on the Data page.")
+st.caption(f"Design (roles of the Before data): {design_text}. Change roles on the Data page.")
 
 tab_pct, tab_reg, tab_loss = st.tabs(["Weighted percentages", "Regression", "Bias and information loss"])
 
@@ -63,7 +74,7 @@ def _memo(name: str, params, compute):
 
 with tab_pct:
     ci = st.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_cmp_ci",
-                  help="Wald: p ± 1.96·SE (seed 000, R's confint). Logit: the interval of logit(p), back-"
+                  help="Wald: p ± 1.96·SE (Wilson et al., RTI; R's confint). Logit: the interval of logit(p), back-"
                        "transformed; stays inside 0–100 % for rare categories.")
     if not variables:
         st.info("Choose at least one variable.")
@@ -95,7 +106,7 @@ with tab_pct:
                                key="btn_cmp_download")
 
 with tab_reg:
-    st.caption("Seed 000's Table 4: the model on the original data; on the treated data with records whose "
+    st.caption("Wilson et al. (RTI), table 4: the model on the original data; on the treated data with records whose "
                "covariates were suppressed left out; and with suppressed values as a category of their own. "
                "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
                "errors and a joint Wald test per covariate.")
@@ -130,15 +141,20 @@ with tab_loss:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
     if loss_qis:
         try:
-            hs, _ = state.memo("hierarchies", (tuple(loss_qis), "compare"),
-                               lambda: hierarchy_ui.effective_hierarchies(before, loss_qis),
-                               version=hist.versions[before_id])
-            loss = _memo("info_loss", tuple(loss_qis), lambda: information_loss(before, after, loss_qis, hs))
+            # the session's hierarchies enter the keys by content: one saved on Recode refreshes this tab
+            session_key = hierarchies_fingerprint(state.hierarchies())
+            session_hs, _ = state.memo("hierarchies", (tuple(loss_qis), "compare", before_id, session_key),
+                                       lambda: hierarchy_ui.effective_hierarchies(before, loss_qis),
+                                       version=hist.versions[after_id])
+            hs = version_hierarchies(hist, after_id, session_hs)
+            loss = _memo("info_loss", (tuple(loss_qis), hierarchies_fingerprint(hs)),
+                         lambda: information_loss(before, after, loss_qis, hs))
         except KanonError as exc:
             st.error(str(exc))
         else:
-            st.markdown("**Information loss on the quasi-identifiers** — Prec (Sweeney; the hierarchies of the "
-                        "Recode page), the loss metric LM (Iyengar; share of a variable's values a released "
+            st.markdown("**Information loss on the quasi-identifiers** — Prec (Sweeney 2002; over the cells "
+                        "observed in the original, with the hierarchy each generalization step used, else the "
+                        "Recode page's), the loss metric LM (Iyengar; share of a variable's values a released "
                         "value stands for, suppressed = 1) and discernibility (sum of class sizes).")
             c1, c2 = st.columns([2, 3])
             c1.dataframe(loss.summary(), hide_index=True, width="stretch")
@@ -159,7 +175,7 @@ with tab_loss:
                and c not in before.roles.direct_ids]
     changed = [c for c in numeric if not before.frame[c].equals(after.frame[c])]
     state.widget_value("w_cmp_bias_vars", (changed + [o for o in before.roles.outcomes if o in numeric])[:6])
-    bias_vars = st.multiselect("Numeric variables for bias of means and correlations (seed 002; a "
+    bias_vars = st.multiselect("Numeric variables for bias of means and correlations (Angiuli & Waldo; a "
                                "generalized value counts as the mean of its bin)", numeric, key="w_cmp_bias_vars")
     if bias_vars:
         try:

@@ -473,6 +473,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     ``options.k`` (e.g. from the sidebar timeline), to avoid computing them twice.
     """
     from ..recipe import Recipe
+    from ..utility.baseline import original_with_roles
     from ..utility.bias import suppressed_cells
     from ..utility.info_loss import version_hierarchies
 
@@ -489,7 +490,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     if raw_original.n_records != treated.n_records:
         raise InputError("The release does not have the same records as the original data.")
     # the original seen with the release's roles and semantics: same design, same QIs, same counting
-    original = raw_original.with_roles(treated.roles).with_missing(treated.missing)
+    original = original_with_roles(history, version.id)
     k = int(options.k)
     log = MaskLog(k)
     before = risk_summary(original.qi_matrix(qis), k, treated.missing)

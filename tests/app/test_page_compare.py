@@ -94,3 +94,51 @@ def test_information_loss_equals_core(page):
     assert table["loss_metric"].round(12).tolist() == ref.table["loss_metric"].round(12).tolist()
     summary = frame_with(page, "measure").set_index("measure")
     assert summary.loc["Discernibility (sum of class sizes)", "treated"] == ref.discernibility_treated
+
+
+def test_before_defaults_to_the_original_with_the_current_roles():
+    """Roles set as a step after loading: the default Before is the original with those roles (weighted),
+    not version 0 as loaded (unweighted)."""
+    from kanon_core.steps import SetRoles
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    hist = at.session_state["history"]
+    v0 = hist.original.dataset
+    hist.apply(SetRoles(qis=QIS, weight=None))  # v1: no weight
+    hist.apply(SetRoles(qis=QIS, weight=v0.roles.weight, strata=v0.roles.strata, psu=v0.roles.psu))
+    hist.apply(STEPS[1])
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert at.selectbox(key="w_cmp_before").value == -1
+    caption = " ".join(c.value for c in at.caption)
+    assert f"weight {v0.roles.weight}" in caption
+    at.multiselect(key="w_cmp_vars").set_value(list(QIS)).run()
+    from kanon_core.utility.baseline import original_with_roles
+
+    ref = compare_distributions(original_with_roles(hist, hist.current_id), hist.current.dataset, list(QIS))
+    table = next(df.value for df in at.dataframe if "pct_treated" in df.value.columns)
+    assert table["pct_original"].round(9).tolist() == ref.table["pct_original"].round(9).tolist()
+    assert "F2BYWT" in ref.design
+
+
+def test_information_loss_follows_the_saved_hierarchies(page):
+    """A hierarchy saved on the Recode page (session state) changes the information-loss table at once: with
+    one that has incomes 11, 12, 13 under "11", the recode of the steps gets a Prec (NaN without it)."""
+    import math
+
+    from kanon_core.treat.default_hierarchy import default_hierarchies
+    from kanon_core.treat.hierarchy import Hierarchy, value_key
+    from kanon_core.utility.info_loss import information_loss
+
+    original, after = treated()
+    qis = list(original.roles.qis)
+    assert math.isnan(frame_with(page, "loss_metric").set_index("variable").loc["BYINCOME", "prec"])
+    values = [value_key(v) for v in sorted(original.frame["BYINCOME"].dropna().unique())]
+    h = Hierarchy(tuple((v, "11" if v in ("11", "12", "13") else v, "*") for v in values), "BYINCOME")
+    page.session_state["hierarchies"] = {**page.session_state["hierarchies"], "BYINCOME": h}
+    page.run()
+    assert not page.exception
+    shown = frame_with(page, "loss_metric").set_index("variable")
+    ref = information_loss(original, after, qis, {**default_hierarchies(original, qis), "BYINCOME": h})
+    assert 0 < shown.loc["BYINCOME", "prec"] < 1
+    assert shown["prec"].round(12).tolist() == ref.table["prec"].round(12).tolist()
