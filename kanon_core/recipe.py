@@ -338,14 +338,14 @@ def scaled_progress(progress: Progress | None, lo: float, hi: float, label: str)
 
 def _role_columns(roles: Roles) -> list[str]:
     named = list(roles.qis) + list(roles.outcomes) + list(roles.direct_ids)
-    return named + [c for c in (roles.weight, roles.strata, roles.psu) if c is not None]
+    return named + [c for c in (roles.weight, roles.strata, roles.psu, roles.fpc) if c is not None]
 
 
 def step_columns(step: Step) -> list[str]:
     """The variables a step names, in the order it names them (for mismatch messages)."""
     cols: list[str] = []
     if isinstance(step, SetRoles):
-        cols = _role_columns(Roles(step.qis, step.weight, step.strata, step.psu, step.outcomes, step.direct_ids))
+        cols = _role_columns(step.roles())
     elif isinstance(step, DropVariables):
         cols = list(step.columns)
     elif isinstance(step, DeclareMissingCodes):
@@ -378,8 +378,7 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
         return problems, warnings
     if isinstance(step, SetRoles):
         try:
-            validate_roles(ds.frame, Roles(step.qis, step.weight, step.strata, step.psu, step.outcomes,
-                                           step.direct_ids))
+            validate_roles(ds.frame, step.roles())
         except InputError as exc:
             problems.append(str(exc))
     merge = getattr(step, "merge", ())

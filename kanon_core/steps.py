@@ -140,13 +140,23 @@ class SetRoles(Step):
     psu: str | None = None
     outcomes: tuple[str, ...] = ()
     direct_ids: tuple[str, ...] = ()
+    fpc: str | None = None  # last, with a default: recipes written before it existed still load
 
     @classmethod
     def from_roles(cls, roles: Roles) -> SetRoles:
-        return cls(roles.qis, roles.weight, roles.strata, roles.psu, roles.outcomes, roles.direct_ids)
+        return cls(roles.qis, roles.weight, roles.strata, roles.psu, roles.outcomes, roles.direct_ids, roles.fpc)
+
+    def roles(self) -> Roles:
+        return Roles(self.qis, self.weight, self.strata, self.psu, self.outcomes, self.direct_ids, self.fpc)
 
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
-        return ds.with_roles(Roles(self.qis, self.weight, self.strata, self.psu, self.outcomes, self.direct_ids))
+        return ds.with_roles(self.roles())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if d.get("fpc") is None:
+            d.pop("fpc", None)  # recipes of designs without an fpc stay as they were
+        return d
 
     def describe(self) -> str:
         return f"Roles: {len(self.qis)} quasi-identifier(s)" + (f", weight {self.weight}" if self.weight else "")

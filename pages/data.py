@@ -14,6 +14,7 @@ from kanon_core.describe import too_many_distinct, variable_summary
 from kanon_core.errors import KanonError
 from kanon_core.io import excel_sheets, load_dataset, missing_like_counts, supported_extensions, typed_codes
 from kanon_core.steps import DeclareMissingCodes, SetMissing, SetRoles
+from kanon_core.utility.design import FPC_HELP, SurveyDesign
 
 ensure_app_navigation()
 
@@ -67,7 +68,7 @@ def _apply_roles() -> None:
         return None if ss[key] == NONE else ss[key]
 
     new = Roles(tuple(ss["w_roles_qis"]), pick("w_roles_weight"), pick("w_roles_strata"), pick("w_roles_psu"),
-                tuple(ss["w_roles_outcomes"]), tuple(ss["w_roles_direct"]))
+                tuple(ss["w_roles_outcomes"]), tuple(ss["w_roles_direct"]), fpc=pick("w_roles_fpc"))
     many = too_many_distinct(ds, list(new.qis))
     if many and not ss.get("w_roles_many"):
         state.flash("These quasi-identifiers have very many distinct values, which makes almost every record "
@@ -76,6 +77,8 @@ def _apply_roles() -> None:
         return
     try:
         ds.with_roles(new).weights()
+        if new.fpc is not None:  # the design must be valid now, not at the first estimate on the Compare page
+            SurveyDesign.from_dataset(ds.with_roles(new))
     except KanonError as exc:
         state.flash(str(exc), "error")
         return
@@ -144,10 +147,12 @@ with tab_roles:
     options = [NONE] + cols
     with st.form("roles_form"):
         st.multiselect("Quasi-identifiers (known to an intruder)", cols, default=list(r.qis), key="w_roles_qis")
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3, c4 = st.columns(4)
         c1.selectbox("Sampling weight", options, index=options.index(r.weight or NONE), key="w_roles_weight")
         c2.selectbox("Stratum", options, index=options.index(r.strata or NONE), key="w_roles_strata")
         c3.selectbox("PSU / cluster", options, index=options.index(r.psu or NONE), key="w_roles_psu")
+        c4.selectbox("Finite population correction", options, index=options.index(r.fpc or NONE), key="w_roles_fpc",
+                     help=FPC_HELP)
         st.multiselect("Outcomes / analysis variables", cols, default=list(r.outcomes), key="w_roles_outcomes")
         st.multiselect("Direct identifiers (excluded from any release)", cols, default=list(r.direct_ids),
                        key="w_roles_direct")

@@ -32,7 +32,8 @@ settings["k"] = k
 settings["alpha"] = alpha
 if tuple(qis) != ds.roles.qis and qis:
     r = ds.roles
-    step = SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes, tuple(c for c in r.direct_ids if c not in qis))
+    step = SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes, tuple(c for c in r.direct_ids if c not in qis),
+                    r.fpc)
     st.button("Use these as the quasi-identifiers (new version)", key="btn_risk_set_qis",
               on_click=state.run_step, args=(step, "Quasi-identifiers applied as a new version."))
 if not qis:

@@ -279,3 +279,16 @@ def test_variance_does_not_depend_on_record_order(case, rnd):
     d1 = SurveyDesign.from_arrays(None, strata, psu, lonely_psu=lonely)
     d2 = SurveyDesign.from_arrays(None, [strata[i] for i in order], [psu[i] for i in order], lonely_psu=lonely)
     np.testing.assert_allclose(d1.vcov(z, domain), d2.vcov(z[order], domain[order]), atol=1e-10)
+
+
+def test_set_roles_step_carries_the_fpc_and_old_recipes_load():
+    from kanon_core.steps import SetRoles, step_from_dict
+
+    roles = Roles(qis=("y",), weight="w", strata="s", psu="p", fpc="N")
+    step = SetRoles.from_roles(roles)
+    assert step.roles() == roles and step_from_dict(step.to_dict()) == step
+    frame = pd.DataFrame({"w": W, "s": STRATA, "p": PSUS, "y": Y, "N": [4, 4, 4, 2, 2]})
+    assert step.apply(Dataset(frame)).roles.fpc == "N"
+    old = SetRoles(qis=("y",), weight="w").to_dict()
+    assert "fpc" not in old  # a recipe without an fpc is written as before
+    assert step_from_dict(old).fpc is None

@@ -71,6 +71,13 @@ LONELY_PSU_HELP = (
     "variance; **average** gives it the average variance of the other strata; **fail** stops with an error."
 )
 
+FPC_HELP = (
+    "The variable with the first-stage population size of each stratum (values above 1) or its sampling "
+    "fraction (values at most 1), constant within stratum, as the fpc of R's survey package "
+    "(svydesign(..., fpc = ~COL)). Standard errors shrink by the factor sqrt(1 - n_h/N_h); leave it at "
+    "(none) for with-replacement variances."
+)
+
 
 def check_lonely_psu(value: str) -> LonelyPSU:
     if value not in LONELY_PSU_CHOICES:
