@@ -100,3 +100,28 @@ def test_bad_input():
         information_loss(orig, orig.with_frame(orig.frame.drop(columns=["sex"])), ["sex"])
     with pytest.raises(InputError, match="quasi-identifier"):
         information_loss(orig, orig, [])
+
+
+def test_version_hierarchies_prefer_the_generalization_steps():
+    """A variable generalized by a step keeps that step's hierarchy, whatever the session holds now; the
+    others take the session's; the content hash changes with any row."""
+    from kanon_core.history import History
+    from kanon_core.treat.recode import GeneralizeStep
+    from kanon_core.utility.info_loss import hierarchies_fingerprint, version_hierarchies
+
+    ha = Hierarchy((("0", "0-1", "*"), ("1", "0-1", "*"), ("2", "2-3", "*"), ("3", "2-3", "*")), "a")
+    edited = Hierarchy((("0", "*"), ("1", "*"), ("2", "*"), ("3", "*")), "a")
+    hb = Hierarchy((("0", "low", "*"), ("1", "low", "*"), ("2", "high", "*")), "b")
+    frame = pd.DataFrame({"a": [0, 1, 2, 3] * 5, "b": [0, 1, 2, 0, 1] * 4})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b")), name="v"))
+    h.apply(GeneralizeStep.build({"a": 1, "b": 0}, {"a": ha}))
+    got = version_hierarchies(h, None, {"a": edited, "b": hb})
+    assert got["a"].rows == ha.rows and got["b"].rows == hb.rows
+    assert version_hierarchies(h, 0, {"a": edited})["a"].rows == edited.rows  # v0: no step yet
+    alone = version_hierarchies(h)  # no session (the command line): the step's hierarchy only
+    assert set(alone) == {"a"} and alone["a"].rows == ha.rows
+    assert hierarchies_fingerprint({"a": ha}) == hierarchies_fingerprint({"a": Hierarchy(ha.rows, "a")})
+    assert hierarchies_fingerprint({"a": ha}) != hierarchies_fingerprint({"a": edited})
+    # the report measures with the same hierarchies: Prec of a at level 1 of 2 on every cell
+    loss = information_loss(h.original.dataset, h.current.dataset, ["a", "b"], got)
+    assert loss.table.set_index("variable").loc["a", "prec"] == pytest.approx(0.5)
