@@ -99,3 +99,23 @@ def test_constant_outcome_is_an_input_error(family):
     frame = pd.DataFrame({"y": [1, 1, 1, 0], "x": [1.0, 2, 3, np.nan]})
     with pytest.raises(InputError, match="single value on the 3 record"):
         regress(Dataset(frame=frame), "y ~ x", family=family)
+
+
+def test_suppressed_as_category_model_notes_its_separated_level():
+    """Wilson's model 3 on a treated file where the two suppressed records both have the outcome: the
+    '(suppressed)' level is separated, and the comparison lists it with its note (models 1 and 2 are clean)."""
+    from kanon_core.utility.model_compare import MODEL_CATEGORY, MODEL_LABELS, compare_models
+
+    rng = np.random.default_rng(8)
+    n = 300
+    x = rng.normal(size=n)
+    frame = pd.DataFrame({"y": (rng.uniform(size=n) < 1 / (1 + np.exp(-x))).astype(int), "x": x,
+                          "g": rng.choice(["a", "b", "c"], n).astype(object)})
+    frame.loc[:1, "y"] = 1
+    treated = frame.copy()
+    treated.loc[:1, "g"] = np.nan
+    mc = compare_models(Dataset(frame=frame), Dataset(frame=treated), "y ~ x + C(g)")
+    notes = mc.coefficient_notes()
+    assert notes["model"].tolist() == [MODEL_CATEGORY]
+    assert notes["note"].iloc[0].startswith("separation") and "all 2 record(s)" in notes["note"].iloc[0]
+    assert mc.model_notes() == [f"{MODEL_LABELS[MODEL_CATEGORY]}: {mc.results[MODEL_CATEGORY].notes[0]}"]

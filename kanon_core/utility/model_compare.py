@@ -73,6 +73,22 @@ class ModelComparison:
         out["conclusion_changes"] = sig.any(axis=1) & ~sig.all(axis=1)
         return out
 
+    def coefficient_notes(self) -> pd.DataFrame:
+        """Coefficients that must not be read as they stand (infinite under separation, aliased), per model.
+
+        The "suppressed as own category" model easily makes a rare category whose records all share the
+        outcome; its coefficient is then infinite, and this table says so next to the number.
+        """
+        cols = ["model", "model_label", "term", "label", "estimate", "se", "p_value", "note"]
+        frames = [res.coefficients.loc[res.coefficients["note"] != "", cols[2:]]
+                  .assign(model=key, model_label=MODEL_LABELS.get(key, key))[cols]
+                  for key, res in self.results.items()]
+        return pd.concat(frames, ignore_index=True)
+
+    def model_notes(self) -> list[str]:
+        """Each model's notes (separation, aliasing, convergence), prefixed by the model's label; no values."""
+        return [f"{MODEL_LABELS.get(key, key)}: {n}" for key, res in self.results.items() for n in res.notes]
+
     def coefficients_long(self, include_intercept: bool = False) -> pd.DataFrame:
         """All coefficients with CIs, one row per model and term (for the coefficient plot)."""
         frames = []
