@@ -8,13 +8,15 @@ import zlib
 
 import streamlit as st
 
-from kanon_app import export_ui, state
+from kanon_app import export_ui, hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
 from kanon_core.project import Project
 from kanon_core.recipe import Recipe, graft
 from kanon_core.report import ReportOptions, default_formulas, report_html
+from kanon_core.utility.baseline import original_with_roles
+from kanon_core.utility.info_loss import hierarchies_fingerprint
 
 ensure_app_navigation()
 
@@ -111,7 +113,8 @@ with tab_recipe:
 with tab_report:
     st.markdown(f"A self-contained HTML file (works offline) for a data steward: data and roles, risk before and "
                 f"after at k = {k}, the steps, suppression tables, MINUCs and the utility comparison with plots. "
-                "It holds counts and percentages only, never a record.")
+                f"It holds counts and percentages only, never a record, and names no category with fewer than "
+                f"k = {k} records (threshold rule: such categories are pooled and counts below k read '< k').")
     qis = tuple(ds.roles.qis)
     formula_key = f"w_report_formula_{zlib.crc32(repr(qis).encode()):08x}"  # the default follows the QIs
     state.widget_value(formula_key, "; ".join(default_formulas(ds, qis)))
@@ -119,11 +122,13 @@ with tab_report:
     formula_text = st.text_input("Regression model(s) for the utility check, separated by ';'", key=formula_key)
     with_minucs = st.checkbox("Include MINUCs (k = 2) before and after", key="w_report_minucs")
     formulas = tuple(f.strip() for f in formula_text.split(";") if f.strip())
-    params = (k, formulas, with_minucs, settings.get("notes", ""))
+    # the session's hierarchies by content: Prec in the report is measured with them, as on Compare
+    params = (k, formulas, with_minucs, settings.get("notes", ""), hierarchies_fingerprint(state.hierarchies()))
     built = state.memo_peek("report_html", params)
     if st.button("Build the report", key="btn_build_report", disabled=not qis):
+        session_hs, _ = hierarchy_ui.effective_hierarchies(original_with_roles(hist, version.id), qis)
         opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
-                             formulas=formulas, minucs=with_minucs)
+                             formulas=formulas, minucs=with_minucs, hierarchies=session_hs)
         risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
         with st.spinner("Building the report…"):
             try:

@@ -168,3 +168,37 @@ def test_project_on_other_data_needs_that_data(page):
     page.button(key="btn_open_project").click().run()
     assert not page.exception
     assert any("upload it together with the project" in e.value for e in page.error)
+
+
+def test_report_measures_prec_with_the_session_hierarchies(page):
+    """The report built on the page measures Prec with the hierarchies of the version and the session (as the
+    Compare page does): one with incomes 1, 2, 3 under "1" gives the recoded income a Prec."""
+    import math
+
+    from kanon_core.treat.hierarchy import Hierarchy, value_key
+    from kanon_core.utility.baseline import original_with_roles
+    from kanon_core.utility.info_loss import information_loss
+
+    from ..test_report import Page, num
+
+    _treat(page)
+    page.checkbox(key="w_report_minucs").uncheck().run()
+
+    def build() -> dict[str, float]:
+        page.button(key="btn_build_report").click().run()
+        assert not page.exception and not page.error
+        built = [v for key, v in page.session_state["memo"].items() if key[2] == "report_html"]
+        table = Page(built[-1].decode("utf-8")).frame("info-loss-variables").set_index("variable")
+        return {q: num(table.loc[q, "Prec"]) for q in QIS}
+
+    assert math.isnan(build()["BYINCOME"])  # a free recode: no hierarchy says where 2 and 3 went
+    hist = page.session_state["history"]
+    original = original_with_roles(hist, hist.current_id)
+    values = [value_key(v) for v in sorted(original.frame["BYINCOME"].dropna().unique())]
+    h = Hierarchy(tuple((v, "1" if v in ("1", "2", "3") else v, "*") for v in values), "BYINCOME")
+    page.session_state["hierarchies"] = {**page.session_state["hierarchies"], "BYINCOME": h}
+    page.run()
+    got = build()
+    ref = information_loss(original, hist.current.dataset, list(QIS), {"BYINCOME": h}).table.set_index("variable")
+    assert 0 < got["BYINCOME"] < 1
+    assert got["BYINCOME"] == pytest.approx(ref.loc["BYINCOME", "prec"], abs=0.006)  # shown to 2 decimals
