@@ -21,6 +21,7 @@ import io
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -279,11 +280,25 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:  # pandas would silently rename them to a.1, a.2
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
-    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
-                        index_col=False, low_memory=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
+                                index_col=False, low_memory=False)
+    except (pd.errors.ParserWarning, pd.errors.ParserError):
+        raise InputError(_too_many_fields(text, sep, len(header))) from None
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
+
+
+def _too_many_fields(text: str, sep: str, n_header: int) -> str:
+    """The message for a record with more fields than the header (no field is ever dropped)."""
+    for number, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=sep), start=1):
+        if len(row) > n_header:
+            return (f"Record {number - 1} (line {number} when no cell holds a line break) has {len(row)} fields "
+                    f"but the header names {n_header}; check the delimiter and the quotes.")
+    return f"A record has more fields than the header's {n_header}; check the delimiter and the quotes."
 
 
 _CANONICAL_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
@@ -334,7 +349,7 @@ def type_column(text: pd.Series) -> tuple[pd.Series, str]:
     uniques = np.asarray(uniques, dtype=object)
     empty_u = uniques == ""
     present = uniques[~empty_u].tolist()
-    empty = empty_u[codes]
+    empty = (codes < 0) | empty_u[codes]  # (codes < 0: a short record's absent fields)
     if not present:
         return pd.Series(np.nan, index=text.index, dtype="float64"), "repr"
     ints = _as_ints(present)
@@ -350,7 +365,9 @@ def type_column(text: pd.Series) -> tuple[pd.Series, str]:
         if floats is not None:
             table_f = np.full(len(uniques), np.nan)
             table_f[~empty_u] = floats
-            return pd.Series(table_f[codes], index=text.index), style
+            out_f = table_f[codes]
+            out_f[empty] = np.nan
+            return pd.Series(out_f, index=text.index), style
     cells = values.copy()
     cells[empty] = np.nan
     return pd.Series(cells, index=text.index, dtype="str"), "repr"

@@ -137,6 +137,15 @@ def test_missing_codes_match_the_column_type(tmp_path):
     assert ds.missing_mask("t").tolist() == [True, False] and ds.meta_of("t").missing_codes == ("-9",)
 
 
+def test_short_records_have_empty_cells_and_long_ones_are_refused(tmp_path):
+    t = read_table(_csv(tmp_path, "a,b,c\n1,x,2.5\n3\n4,y\n")).frame
+    assert t["b"].isna().tolist() == [False, True, False]
+    assert t["c"].isna().tolist() == [False, True, True] and t["c"].tolist()[0] == 2.5
+    for text, record in (("a,b\n1,x,2\n3,y\n", 1), ("a,b\n1,x\n3,y,4\n5,z\n", 2)):
+        with pytest.raises(InputError, match=f"Record {record} .* has 3 fields but the header names 2"):
+            read_table(_csv(tmp_path, text))
+
+
 # -- encodings, line ends --------------------------------------------------------------------------------------
 def test_utf16_with_bom(tmp_path):
     p = _csv(tmp_path, "city,x\r\nMontréal,1\r\nQuébec,2\r\n", encoding="utf-16")
