@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kanon_core.cli import main
+from kanon_core.declare_missing import DeclareMissingValues
 from kanon_core.export import write_release
 from kanon_core.history import History
 from kanon_core.io import float_text, load_dataset, missing_like_counts
@@ -120,6 +121,12 @@ def test_release_without_treatment_reproduces_every_cell(tmp_path, rows):
     got = missing_like_counts(ds)
     for name, n in expected.items():
         assert got.get(name, 0) == n
+    # declaring them missing (the Data page's one click) makes exactly those cells and the empty ones missing
+    step = DeclareMissingValues.missing_like(ds)
+    declared = step.apply(ds) if step.values else ds
+    for j, name in enumerate(rows[0]):
+        want = [row[j] == "" or row[j].strip().lower() in DOCUMENTED_MISSING_LIKE for row in rows[1:]]
+        assert declared.missing_mask(name).tolist() == want
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
