@@ -358,3 +358,11 @@ def test_samples_round_trip_byte_for_byte():
 
 def test_numpy_values_are_written_like_python_values():
     assert cell_text(np.int64(5)) == "5" and cell_text(np.float64(0.1)) == "0.1" and cell_text(2.0) == "2.0"
+
+
+def test_estimate_reads_a_chosen_sheet_and_keeps_namibia(workbook, tmp_path):
+    out = tmp_path / "e.json"
+    assert main(["estimate", str(workbook), "--sheet", "people", "--var", "country", "--weight", "n",
+                 "-o", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["level"], r["estimate"]) for r in rows] == [("NA", pytest.approx(1 / 6)), ("ZA", pytest.approx(5 / 6))]

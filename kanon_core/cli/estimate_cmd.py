@@ -27,7 +27,9 @@ def add_design_options(p: argparse.ArgumentParser, weight_required: bool = True)
     p.add_argument("--lonely-psu", choices=LONELY_PSU_CHOICES, default=DEFAULT_LONELY_PSU,
                    help=f"strata with a single PSU, as R's survey.lonely.psu (default {DEFAULT_LONELY_PSU})")
     p.add_argument("--missing-codes", default=None,
-                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=99' (NA is always missing)")
+                   help="declared missing codes per variable, e.g. 'a=-9|-8,b=NA'; only empty cells and these "
+                        "codes are missing (text such as NA is a value unless declared)")
+    p.add_argument("--sheet", default=None, help="the sheet to read from an Excel workbook with several sheets")
 
 
 def load_design(args: argparse.Namespace):
