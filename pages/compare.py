@@ -136,6 +136,12 @@ with tab_reg:
         st.dataframe(models.significance_table(), hide_index=True, width="stretch")
         st.dataframe(models.pvalue_table(), hide_index=True, width="stretch")
         st.plotly_chart(coefficient_figure(models.coefficients_long()), width="stretch", key="chart_cmp_coef")
+        flagged = models.coefficient_notes()
+        if len(flagged):
+            st.warning("Some coefficients must not be read as they stand: see the note next to each (a category "
+                       "whose records all have the same outcome has an infinite estimate; the number shown is "
+                       "where the fit stopped).")
+            st.dataframe(flagged.drop(columns=["model"]), hide_index=True, width="stretch")
 
 with tab_loss:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]

@@ -418,6 +418,8 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
             notes.append(f"Model '{f}': {hidden} coefficient(s) of categories with fewer than {k} records are "
                          "not plotted (they would name the category).")
         figures.append((f"Model: {f}", coefficient_figure(shown, title=f"Coefficients: {f}")))
+        # separation, aliasing, convergence: counts and reasons only, no category named
+        notes.extend(f"Model '{f}', {n}." for n in mc.model_notes())
     if not formulas:
         notes.append("No regression model: the data have no outcome variable (set one on the Data page).")
     loss = None
