@@ -16,7 +16,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kanon_core.dataset import Dataset
+from kanon_core.dataset import Dataset, Roles
 from kanon_core.errors import InputError
 from kanon_core.utility.design import SurveyDesign
 from kanon_core.utility.regression import regress
@@ -119,3 +119,24 @@ def test_suppressed_as_category_model_notes_its_separated_level():
     assert notes["model"].tolist() == [MODEL_CATEGORY]
     assert notes["note"].iloc[0].startswith("separation") and "all 2 record(s)" in notes["note"].iloc[0]
     assert mc.model_notes() == [f"{MODEL_LABELS[MODEL_CATEGORY]}: {mc.results[MODEL_CATEGORY].notes[0]}"]
+
+
+def test_report_states_separation_without_naming_the_category():
+    from kanon_core.history import History
+    from kanon_core.report.build import ReportOptions, build_report
+    from kanon_core.steps import DeclareMissingCodes
+
+    rng = np.random.default_rng(9)
+    n = 200
+    x = rng.normal(size=n)
+    frame = pd.DataFrame({"y": (rng.uniform(size=n) < 1 / (1 + np.exp(-x))).astype(int),
+                          "g": rng.choice(["a", "b"], n).astype(object), "x": x})
+    frame.loc[:1, "g"] = "zq"
+    frame.loc[:1, "y"] = 1
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("g",), outcomes=("y",)), name="sep"))
+    h.apply(DeclareMissingCodes("g", ("zq",)))  # the two records' category is suppressed in the treated file
+    report = build_report(h, options=ReportOptions(k=3, created="2026-01-01", formulas=("y ~ x + C(g)",),
+                                                   minucs=False))
+    notes = [n for n in report.utility.notes if "separation" in n]
+    assert notes and all("zq" not in n for n in notes)
+    assert any("own category" in n for n in notes)
