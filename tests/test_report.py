@@ -379,3 +379,22 @@ def test_small_categories_by_hand():
     assert "n" in sc.withhold_all and sc.label_is_small("n", 2.5)
     redacted, count = redact_values([{"column": "a", "merge": ["q", "p"], "into": "p"}], sc.all_texts, sc.texts)
     assert count == 1 and redacted[0]["merge"] == ["(withheld)", "p"] and redacted[0]["into"] == "p"
+
+
+def test_suppression_steps_state_the_people_findable_below_k(unique_report):
+    """Per suppression step: people of its input with fewer than k consistent released records, recounted
+    here by brute force (wildcard: a missing released or input cell is consistent with anything)."""
+    h, report, html = unique_report
+    (step,) = report.suppression_steps
+    version = h.lineage()[step.number]
+    parent, child = h.versions[version.parent].dataset.frame, version.dataset.frame
+    qis = ["city", "sex", "income"]
+    rows_in = parent[qis].astype(object).where(parent[qis].notna(), None).values.tolist()
+    rows_out = child[qis].astype(object).where(child[qis].notna(), None).values.tolist()
+
+    def consistent(person, rec):
+        return all(a is None or b is None or a == b for a, b in zip(person, rec, strict=True))
+
+    findable = sum(1 for p in rows_in if sum(consistent(p, r) for r in rows_out) < 3)
+    assert f"people findable among fewer than 3 released records: {findable:,}" in step.protection
+    assert "People findable among fewer than 3 released records" in html

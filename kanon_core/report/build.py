@@ -96,8 +96,8 @@ class ReportOptions:
 class SuppressionStepTables:
     """Seed 000's tables for one suppression step (cells it suppressed on its QIs), categories masked.
 
-    ``protection`` holds the step's protection model and the people findable among fewer than k released
-    records when the suppression engine states them (empty otherwise).
+    ``protection`` states the step's protection model (when the step names one) and the people findable
+    among fewer than k released records (the intruder's view of the step's promise).
     """
 
     number: int
@@ -250,15 +250,22 @@ def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col
     return out
 
 
-def _protection(step: Any) -> str:
-    """The protection model and people findable below k, when the suppression step reports them."""
-    model = getattr(step, "model", None)
-    findable = getattr(step, "findable_below_k", None)
+def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str) -> str:
+    """The step's protection model (when the step names one) and, from the intruder's side
+    (:func:`kanon_core.risk.intruder.findable_below_k`), the people of the step's input with fewer than k
+    consistent records in its output."""
+    from ..risk.intruder import findable_below_k
+
     parts = []
+    model = getattr(step, "model", None)
     if model:
         parts.append(f"protection model: {model}")
-    if findable is not None:
-        parts.append(f"people findable among fewer than k released records: {int(findable):,}")
+    k = int(getattr(step, "k", 0) or 0)
+    if k > 1:
+        codes = parent.qi_matrix(qis).codes
+        released = np.where(mask, -1, codes)  # a suppression step only blanks cells
+        n = findable_below_k(codes, released, k, missing)  # type: ignore[arg-type]
+        parts.append(f"people findable among fewer than {k} released records: {n:,}")
     return "; ".join(parts)
 
 
@@ -292,7 +299,7 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
     return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=cells.total,
                                  records_touched=cells.records_touched, per_variable=per_variable,
                                  most_suppressed=most, completely_suppressed=masked.table,
-                                 protection=_protection(step))
+                                 protection=_protection(step, parent, qis, cells.mask, child.missing))
 
 
 def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,

@@ -162,8 +162,7 @@ def _suppression(r: Report) -> list[str]:
     for s in r.suppression_steps:
         parts.append(f"<h3>Step {s.number}: {html.escape(s.description)}</h3>")
         parts.append(_p(f"{s.n_suppressed:,} values suppressed in {s.records_touched:,} records."))
-        # The suppression engine's protection model and the people still findable among fewer than k
-        # released records appear here when the step reports them (SuppressionResult.summary()).
+        # the protection model (when the step names one) and the people findable below k, intruder's view
         if s.protection:
             parts.append(_p(s.protection[0].upper() + s.protection[1:] + "."))
         parts.append(table(s.per_variable, f"suppression-step-{s.number}"))
