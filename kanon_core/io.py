@@ -285,20 +285,31 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
             warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
             frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
                                 index_col=False, low_memory=False)
-    except (pd.errors.ParserWarning, pd.errors.ParserError):
-        raise InputError(_too_many_fields(text, sep, len(header))) from None
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
+        raise InputError(_too_many_fields(text, sep, len(header)) or _parser_problem(str(exc))) from None
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
 
 
-def _too_many_fields(text: str, sep: str, n_header: int) -> str:
-    """The message for a record with more fields than the header (no field is ever dropped)."""
-    for number, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=sep), start=1):
-        if len(row) > n_header:
-            return (f"Record {number - 1} (line {number} when no cell holds a line break) has {len(row)} fields "
-                    f"but the header names {n_header}; check the delimiter and the quotes.")
-    return f"A record has more fields than the header's {n_header}; check the delimiter and the quotes."
+def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
+    """The message for a record with more fields than the header (no field is ever dropped), or None."""
+    try:
+        for number, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=sep), start=1):
+            if len(row) > n_header:
+                return (f"Record {number - 1} (line {number} when no cell holds a line break) has {len(row)} "
+                        f"fields but the header names {n_header}; check the delimiter and the quotes.")
+    except csv.Error:
+        return None
+    return None
+
+
+def _parser_problem(message: str) -> str:
+    """pandas' tokenizer message reduced to its kind and row number (it may quote no data, but be sure)."""
+    where = re.search(r"(?:row|line) (\d+)", message)
+    at = f" near line {where.group(1)}" if where else ""
+    kind = "a quoted cell is never closed" if "EOF" in message else "the records do not split into the header's fields"
+    return f"The file cannot be read as CSV{at}: {kind}; check the delimiter and the quotes."
 
 
 _CANONICAL_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)

@@ -146,6 +146,12 @@ def test_short_records_have_empty_cells_and_long_ones_are_refused(tmp_path):
             read_table(_csv(tmp_path, text))
 
 
+def test_unclosed_quote_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError, match="never closed") as exc:
+        read_table(_csv(tmp_path, 'a,b\n1,x\n2,"SECRET\n3,z\n'))
+    assert "SECRET" not in str(exc.value)
+
+
 # -- encodings, line ends --------------------------------------------------------------------------------------
 def test_utf16_with_bom(tmp_path):
     p = _csv(tmp_path, "city,x\r\nMontréal,1\r\nQuébec,2\r\n", encoding="utf-16")
