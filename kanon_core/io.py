@@ -306,8 +306,8 @@ def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
 
 def _parser_problem(message: str) -> str:
     """pandas' tokenizer message reduced to its kind and row number (it may quote no data, but be sure)."""
-    where = re.search(r"(?:row|line) (\d+)", message)
-    at = f" near line {where.group(1)}" if where else ""
+    where = re.search(r"(row|line) (\d+)", message)  # pandas counts rows from 0 (the header), lines from 1
+    at = f" near line {int(where.group(2)) + (where.group(1) == 'row')}" if where else ""
     kind = "a quoted cell is never closed" if "EOF" in message else "the records do not split into the header's fields"
     return f"The file cannot be read as CSV{at}: {kind}; check the delimiter and the quotes."
 

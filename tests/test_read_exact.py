@@ -147,7 +147,7 @@ def test_short_records_have_empty_cells_and_long_ones_are_refused(tmp_path):
 
 
 def test_unclosed_quote_is_one_clear_error(tmp_path):
-    with pytest.raises(InputError, match="never closed") as exc:
+    with pytest.raises(InputError, match="near line 3: a quoted cell is never closed") as exc:
         read_table(_csv(tmp_path, 'a,b\n1,x\n2,"SECRET\n3,z\n'))
     assert "SECRET" not in str(exc.value)
 
