@@ -265,6 +265,8 @@ def _read_hierarchies(raw: Any) -> dict[str, Hierarchy]:
         raise InputError("The project's hierarchies part has the wrong shape.")
     out = {}
     for name, rows in raw.items():
+        if not (name.isprintable() and 0 < len(name) <= 200):
+            raise InputError("The project's hierarchies part names a variable that is not a printable name.")
         if not fits(rows, tuple[tuple[str, ...], ...]):
             raise InputError(f"The project's hierarchy of '{name}' should be a list of rows of texts.")
         out[str(name)] = hierarchy_from_json(rows, str(name))

@@ -589,8 +589,8 @@ def parse_step(sd: Any, label: str) -> tuple[Step, str | None]:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An error's text on one line (names from a file may hold line breaks)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def pretty_json(obj: Any, width: int = 100) -> str:

@@ -7,6 +7,8 @@ import re
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kanon_core.dataset import Roles
 from kanon_core.errors import InputError
@@ -18,6 +20,7 @@ from kanon_core.steps import SetRoles
 from kanon_core.treat.hierarchy import Hierarchy, interval_hierarchy
 from kanon_core.treat.recode import RecodeStep
 from kanon_core.treat.suppress import SuppressStep
+from tests.test_recipe import _paths, _replaced, json_values
 
 CSV = "age,sex,job,w\n" + "\n".join(f"{20 + i % 7},{1 + i % 2},{1 + i % 5},{1 + i % 3}" for i in range(60)) + "\n"
 
@@ -202,3 +205,34 @@ def test_bad_trees_and_hierarchies_are_one_line_errors(data, change, message):
 def test_deeply_nested_project_files_are_refused():
     with pytest.raises(InputError, match="^The project file is nested too deeply.$"):
         Project.from_json('{"format": "kanon-project", "settings": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+@pytest.fixture(scope="module")
+def saved_project(tmp_path_factory) -> dict:
+    d = tmp_path_factory.mktemp("p")
+    (d / "wave1.csv").write_text(CSV, encoding="utf-8")
+    h = _two_branches(d / "wave1.csv")
+    return json.loads(Project.from_history(h, data_name="wave1.csv", hierarchies=_hierarchies(h)).to_json())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), json_values)
+def test_any_part_replaced_by_any_json_loads_or_is_one_input_error(saved_project, data, junk):
+    """Whatever a project file holds at whatever place, reading it builds a project or raises one InputError."""
+    paths = [p for p in _paths(saved_project) if p[:1] != ("format",)]
+    path = data.draw(st.sampled_from(paths))
+    try:
+        Project.from_json(json.dumps(_replaced(saved_project, path, junk)))
+    except InputError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400
+
+
+def test_names_with_line_breaks_stay_on_one_line(saved_project):
+    bad = _replaced(saved_project, ("hierarchies",), {"a\nb": [["1", "*"]]})
+    with pytest.raises(InputError, match="^The project's hierarchies part names a variable that is not a printable"):
+        Project.from_json(json.dumps(bad))
+    step = saved_project["versions"]["tree"][1] | {"colour\nSECRET": 1}
+    bad = _replaced(saved_project, ("versions", "tree", 1), step)
+    with pytest.raises(InputError) as exc:
+        Project.from_json(json.dumps(bad))
+    assert "\n" not in str(exc.value) and "unknown parameter" in str(exc.value)

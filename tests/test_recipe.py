@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kanon_core.dataset import Dataset, Roles, VariableMeta
@@ -414,3 +414,36 @@ def test_pretty_json_round_trips(value):
     assert text.endswith("\n")
     assert json.loads(text) == value
     assert pretty_json(json.loads(text)) == text
+
+
+def _paths(value, prefix=()):
+    """Every path (keys and indices) into a parsed JSON value."""
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {k: (_replaced(v, rest, new) if k == head else v) for k, v in value.items()}
+    return [(_replaced(v, rest, new) if i == head else v) for i, v in enumerate(value)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), json_values)
+def test_any_field_replaced_by_any_json_loads_or_is_one_input_error(session, data, junk):
+    """Whatever a recipe file holds at whatever place, reading it builds a recipe or raises one InputError."""
+    d = json.loads(Recipe.from_history(session, input_path="survey.csv", extra={"k": 3}).to_json())
+    paths = [p for p in _paths(d) if p[:1] != ("format",)]
+    path = data.draw(st.sampled_from(paths))
+    try:
+        Recipe.from_dict(_replaced(d, path, junk))
+    except InputError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400
