@@ -120,7 +120,7 @@ def suppressed_as_category(
     for t in formula.terms:
         v = t.variable
         sup = treated.missing_mask(v) & ~original.missing_mask(v)
-        categorical = is_categorical(original.frame[v], t.categorical)
+        categorical = is_categorical(original.frame[v], t.categorical, original.missing_mask(v))
         terms.append(TermSpec(v, True) if categorical else t)
         if not sup.any():
             continue
@@ -164,7 +164,8 @@ def compare_models(
     if missing_in_treated:
         raise InputError(f"Variable(s) not in the treated data: {', '.join(missing_in_treated)}.")
     # the covariate kinds are fixed on the original, so a treated column turned to text stays comparable
-    f = Formula(f.outcome, tuple(TermSpec(t.variable, is_categorical(original.frame[t.variable], t.categorical))
+    f = Formula(f.outcome, tuple(TermSpec(t.variable, is_categorical(original.frame[t.variable], t.categorical,
+                                                                      original.missing_mask(t.variable)))
                                  for t in f.terms), f.text)
     design = design or SurveyDesign.from_dataset(original, lonely_psu=lonely_psu)
     results = {
