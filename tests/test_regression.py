@@ -377,3 +377,16 @@ def test_stray_text_in_the_outcome():
     # a yes/no text outcome is still binary
     frame["yn"] = np.where(frame["g"] == "a", "yes", "no")
     assert regress(Dataset(frame=frame), "yn ~ x").family == "binomial"
+
+
+def test_model_comparison_reads_a_text_column_with_declared_codes_as_a_number():
+    """10 % of the cells are a declared missing code: without the code the column is all numbers, so all
+    three models have one coefficient for it, not one per distinct value."""
+    from kanon_core.utility.model_compare import compare_models
+
+    frame = stray_frame(stray=0)
+    frame.loc[frame.index[::10], "xt"] = "n/a"
+    ds = Dataset(frame=frame, meta={"xt": VariableMeta(missing_codes=("n/a",))})
+    mc = compare_models(ds, ds, "y ~ xt + g")
+    for res in mc.results.values():
+        assert res.coefficients["term"].tolist() == ["(Intercept)", "xt", "g[b]", "g[c]"]
