@@ -40,7 +40,7 @@ def _load_upload() -> None:
     if up is None:
         state.flash("Choose a file first.", "warning")
         return
-    sheet = st.session_state.get("w_sheet") if _is_excel(up.name) else None
+    sheet = st.session_state.get(f"w_sheet_{up.name}") if _is_excel(up.name) else None
     try:
         ds = load_dataset(up.getvalue(), filename=up.name, sheet=sheet)
     except KanonError as exc:
@@ -118,7 +118,8 @@ with st.expander("Load data", expanded=False):
                 st.error(str(exc))
                 sheets = []
             if len(sheets) > 1:
-                st.selectbox(f"Sheet (the workbook has {len(sheets)}; one is read)", sheets, key="w_sheet")
+                st.selectbox(f"Sheet (the workbook has {len(sheets)}; one is read)", sheets,
+                             key=f"w_sheet_{up.name}")
         st.button("Load this file", key="btn_load_upload", on_click=_load_upload)
 
 ds = state.dataset()
