@@ -262,6 +262,9 @@ class Recipe:
         history = History.start(self.start(ds))
         warnings: list[str] = list(self.check_input(ds))
         verify = self.same_input(ds) and any(self.step_fingerprints)
+        if self.same_input(ds) and self.steps and not verify:
+            warnings.append("The recipe records no results of its steps (it was written before kanon recorded "
+                            "them), so they are not checked.")
         if verify and self.start_fingerprint and version_fingerprint(history.original.dataset) != self.start_fingerprint:
             verify = False
             warnings.append("The input's labels or missing codes differ from those the recipe was made with "
