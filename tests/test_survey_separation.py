@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from kanon_core.dataset import Dataset, Roles
 from kanon_core.errors import InputError
 from kanon_core.utility.design import SurveyDesign
-from kanon_core.utility.regression import regress
-from kanon_core.utility.separation import infinite_coefficients
+from kanon_core.utility.regression import _logistic, regress
+from kanon_core.utility.separation import infinite_coefficients, no_separation_certificate
 
 
 def brute_force_infinite(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -52,6 +52,34 @@ def test_infinite_coefficients_match_brute_force(n, p, seed, dummies):
     assume(np.linalg.matrix_rank(x) == p)
     y = rng.integers(0, 2, n).astype(float)
     assert infinite_coefficients(x, y).tolist() == brute_force_infinite(x, y).tolist()
+
+
+@given(st.integers(3, 9), st.integers(1, 4), st.integers(0, 10**6))
+def test_certificate_only_proves_what_brute_force_confirms(n, p, seed):
+    """Any positive multipliers may be offered (at a fit they are w |y - mu|): when the certificate holds
+    there is no infinite coefficient, and with or without it the answer is the brute force's."""
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([np.ones(n), rng.integers(-2, 3, size=(n, p - 1))]).astype(float)
+    assume(np.linalg.matrix_rank(x) == p)
+    y = rng.integers(0, 2, n).astype(float)
+    lam = rng.uniform(0.05, 1.0, n)
+    expected = brute_force_infinite(x, y)
+    if no_separation_certificate((2 * y - 1)[:, None] * x, lam):
+        assert not expected.any()
+    assert infinite_coefficients(x, y, lam).tolist() == expected.tolist()
+
+
+def test_certificate_from_a_fit_holds_without_separation_and_fails_with_it():
+    rng = np.random.default_rng(3)
+    x = np.column_stack([np.ones(300), rng.normal(size=300)])
+    y = (rng.uniform(size=300) < 1 / (1 + np.exp(-x[:, 1]))).astype(float)
+    w = np.ones(300)
+    beta, mu, _, _ = _logistic(x, y, w)
+    assert no_separation_certificate((2 * y - 1)[:, None] * x, w * np.abs(y - mu))
+    y_sep = (x[:, 1] > 0).astype(float)
+    beta, mu, _, _ = _logistic(x, y_sep, w)
+    assert not no_separation_certificate((2 * y_sep - 1)[:, None] * x, w * np.abs(y_sep - mu))
+    assert infinite_coefficients(x, y_sep, w * np.abs(y_sep - mu)).all()
 
 
 def test_rare_category_with_one_outcome_is_the_only_infinite_coefficient():

@@ -179,7 +179,7 @@ def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: Survey
             raise InputError("The logistic regression cannot be fitted (a covariate predicts the outcome "
                              "perfectly?).") from None
         var_fn = mu * (1 - mu)
-        infinite = infinite_coefficients(xk, ys)
+        infinite = infinite_coefficients(xk, ys, w * np.abs(ys - mu))  # the fit's score proves most cases
         if infinite.any():
             notes.append(f"separation: {int(infinite.sum())} coefficient(s) have infinite estimates (see their "
                          "notes); merging rare categories or dropping the covariate gives a model that can be read")

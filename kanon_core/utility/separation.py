@@ -20,6 +20,14 @@ With the columns of X linearly independent (aliased columns removed first) C is 
    direction strict on all of S has a neighbourhood in L inside C), and coefficient j is infinite exactly
    when ``e_j`` is not orthogonal to L -- a null-space computation, not one programme per coefficient.
 
+Before any programme, the fit itself usually proves that there is no separation. By Stiemke's theorem
+C = {0} exactly when some *strictly positive* multipliers ``l_i`` give ``sum_i l_i s_i x_i = 0``; the
+score equations of the fit, ``sum_i w_i x_i (y_i - mu_i) = 0``, are such a sum with
+``l_i = w_i |y_i - mu_i|``, up to the fit's convergence error. :func:`no_separation_certificate` removes
+that error exactly (the least-norm correction) and checks the multipliers stay positive: if they do,
+there is no separation and no programme runs; if not (fitted probabilities at 0 or 1), the programmes
+decide.
+
 Records with identical ``s_i x_i`` give one constraint, so categorical models need few rows. Weights
 play no part: only which records are in the fit matters, as in R.
 """
@@ -33,10 +41,29 @@ SUPPORT_TOL = 1e-6
 """A coefficient moves in a direction of the cone when its (column-scaled, box-bounded) value exceeds this."""
 
 
-def infinite_coefficients(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def no_separation_certificate(a: np.ndarray, multipliers: np.ndarray) -> bool:
+    """True when strictly positive ``l`` with ``a' l = 0`` exist near ``multipliers`` -- proof that the cone
+    ``a b >= 0`` is {0} (Stiemke). The least-norm ``c`` with ``a' c = a' multipliers`` is subtracted; the
+    result must stay positive with a margin far above rounding."""
+    lam = np.asarray(multipliers, dtype=np.float64)
+    if lam.shape[0] != a.shape[0] or not (lam > 0).all():
+        return False
+    try:
+        c = a @ np.linalg.solve(a.T @ a, a.T @ lam)
+    except np.linalg.LinAlgError:
+        return False
+    return bool((lam - np.abs(c) > CERTIFICATE_MARGIN * lam.max()).all())
+
+
+CERTIFICATE_MARGIN = 1e-9
+"""Relative margin by which the corrected multipliers must stay positive for the certificate to count."""
+
+
+def infinite_coefficients(x: np.ndarray, y: np.ndarray, multipliers: np.ndarray | None = None) -> np.ndarray:
     """Boolean per column of ``x``: its maximum-likelihood estimate is infinite (separation).
 
-    ``x`` holds the records used (n x p, full column rank) and ``y`` their 0/1 outcomes.
+    ``x`` holds the records used (n x p, full column rank) and ``y`` their 0/1 outcomes. ``multipliers``
+    (``w_i |y_i - mu_i|`` at a fit) let :func:`no_separation_certificate` skip the linear programmes.
     """
     x = np.asarray(x, dtype=np.float64)
     p = x.shape[1]
@@ -44,6 +71,8 @@ def infinite_coefficients(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if p == 0 or x.shape[0] == 0:
         return infinite
     a = (2.0 * np.asarray(y, dtype=np.float64) - 1.0)[:, None] * x
+    if multipliers is not None and no_separation_certificate(a, multipliers):
+        return infinite
     scale = np.abs(a).max(axis=0)
     scale[scale == 0] = 1.0
     a = np.unique(a / scale, axis=0)
