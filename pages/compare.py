@@ -61,7 +61,7 @@ if before_id == after_id:
 common = [c for c in before.columns if c in after.frame.columns]
 state.widget_value("w_cmp_vars", [q for q in after.roles.qis if q in common])
 variables = st.multiselect("Variables", common, key="w_cmp_vars")
-design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "strata", "psu")
+design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "strata", "psu", "fpc")
                         if getattr(before.roles, r)) or "none (unweighted, simple random sample)"
 st.caption(f"Design (roles of the Before data): {design_text}. Change roles on the Data page.")
 
