@@ -6,8 +6,9 @@ suppressed cell leaves the denominator (Wilson, seed 000, section 4.2). For cate
     p_c = sum_{i in D} w_i 1[x_i = c] / sum_{i in D} w_i
 
 a ratio whose linearized scores are ``z_i = w_i (1[x_i = c] - p_c) / W_D`` for i in D (zero outside);
-their design covariance (:meth:`SurveyDesign.vcov`) gives the standard errors. This is exactly
-``svymean(~factor(x), design, na.rm = TRUE)`` of R's survey package.
+their design covariance (:meth:`SurveyDesign.vcov`, with the design's finite population correction when
+it has one) gives the standard errors. This is exactly ``svymean(~factor(x), design, na.rm = TRUE)`` of
+R's survey package, the design built with ``svydesign(..., fpc = ~COL)`` when there is an fpc.
 
 Confidence intervals (level 95 % by default):
 
