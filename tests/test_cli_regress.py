@@ -64,6 +64,7 @@ def test_aliased_coefficient_is_null_in_json(tmp_path):
     assert main(["regress", str(path), "--formula", "y ~ b + b2", *DESIGN, "--json", str(out)]) == 0
     rows = {r["term"]: r for r in json.loads(out.read_text())}
     assert rows["b2"]["estimate"] is None and rows["b"]["estimate"] is not None
+    assert rows["b2"]["note"].startswith("aliased") and rows["b"]["note"] is None
 
 
 @pytest.mark.parametrize(("formula", "extra", "needle"), [
