@@ -271,6 +271,7 @@ def _with_a_unique_value() -> History:
     h = History.start(Dataset(frame=frame, roles=Roles(qis=("city", "sex", "income"), outcomes=("score",)),
                               name="unique"))
     h.apply(RecodeStep(column="hobby", merge=(SECRET, "chess"), into="chess"))
+    h.apply(RecodeStep(column="income", top=float(frame["income"].max())))  # a bound that is a unique value
     h.apply(SuppressStep(qis=("city", "sex", "income"), k=3))
     return h
 
@@ -305,7 +306,8 @@ def test_the_report_states_what_it_withheld(unique_report):
     # city's unique value and all 60 incomes are pooled in the comparison table (one entry per category)
     cats = m[m["table"] == "weighted percentages per category"].set_index("variable")["categories_masked"]
     assert int(cats["income"]) == 60 and int(cats["city"]) == 1
-    assert per_table["recipe (values withheld)"] == 1  # the merge list of the hobby recode
+    assert per_table["recipe (values withheld)"] == 2  # the merge list of the hobby recode, income's bound
+    assert per_table["steps (description)"] == 1  # "top-code at <the largest income>" is not shown
     page = Page(html)
     assert "withheld" in page.sections and "withheld" in page.tables
     assert "other categories with fewer than 3 records" in html

@@ -37,6 +37,7 @@ from ..risk.summary import RiskSummary, risk_summary
 from ..risk.timeline import version_risk
 from ..utility.suppressed import suppressed_mask
 from .mask import (
+    WITHHELD,
     MaskLog,
     SmallCategories,
     below,
@@ -214,7 +215,30 @@ def _per_qi(original: Dataset, treated: Dataset, before: RiskSummary, after: Ris
     return pd.DataFrame(rows)
 
 
-def _steps_table(history: History, lineage: list[Version], k: int, known: dict[int, Any] | None) -> pd.DataFrame:
+VALUE_FIELDS = ("merge", "into", "top", "bottom", "top_value", "bottom_value")
+"""Fields of a recode step that hold values of its variable (its description may show them)."""
+
+
+def _safe_description(v: Version, original: Dataset, k: int, log: MaskLog) -> str:
+    """The step's description, unless it would show a value of a category with fewer than k records (a merge
+    target, a top- or bottom-coding bound): then the variable and the kind of rule only."""
+    column = getattr(v.step, "column", None)
+    if v.step is None or not isinstance(column, str) or column not in original.frame.columns:
+        return v.label
+    small = small_categories(original, v.dataset, [column], k)
+    values: list[Any] = []
+    for f in VALUE_FIELDS[1:]:  # the description counts merged values but shows the target and bounds
+        x = getattr(v.step, f, None)
+        values.extend(x if isinstance(x, (tuple, list)) else [x])
+    if not any(x is not None and small.label_is_small(column, x) for x in values):
+        return v.label
+    log.add("steps (description)", {column: 1})
+    return (f"Recode {column} (the rule names a category with fewer than {k} records: see the recipe file, "
+            "which is confidential)")
+
+
+def _steps_table(history: History, lineage: list[Version], k: int, known: dict[int, Any] | None,
+                 log: MaskLog) -> pd.DataFrame:
     original = history.original.dataset
     rows = []
     for i, v in enumerate(lineage):
@@ -223,7 +247,7 @@ def _steps_table(history: History, lineage: list[Version], k: int, known: dict[i
         except KanonError:
             r = None
         rows.append({
-            "step": i, "version": v.id, "description": v.label,
+            "step": i, "version": v.id, "description": _safe_description(v, original, k, log),
             "kind": v.step.kind if v.step is not None else "",
             "qis": len(v.dataset.roles.qis),
             f"records_below_k{k}": None if r is None else r.n_violating,
@@ -465,7 +489,13 @@ def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> s
     if not variables:
         return recipe_json
     small = small_categories(original, original, variables, k)
-    steps, n = redact_values(data.get("steps", []), small.all_texts, small.texts)
+    steps, n = [], 0
+    for step in data.get("steps", []):
+        safe, m = redact_values(step, small.all_texts, small.texts, value_fields=VALUE_FIELDS)
+        if m and isinstance(safe, dict) and "description" in safe:  # the description may show the value too
+            safe["description"] = WITHHELD
+        steps.append(safe)
+        n += m
     if not n:
         return recipe_json
     log.add("recipe (values withheld)", {"(recipe)": n})
@@ -539,7 +569,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         risk_table=risk_table,
         violations=violations,
         per_qi=_per_qi(original, treated, before, after),
-        steps=_steps_table(history, lineage, k, version_risks),
+        steps=_steps_table(history, lineage, k, version_risks, log),
         suppression_overall=overall,
         suppression_steps=tuple(sup_steps),
         minucs=minuc_section,

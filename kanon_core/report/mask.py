@@ -194,13 +194,14 @@ def _number(x: Any) -> bool:
 
 
 def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collection[str]] | None = None,
-                  _key: str | None = None) -> tuple[Any, int]:
+                  value_fields: Collection[str] = ()) -> tuple[Any, int]:
     """``obj`` (plain JSON data) with the list elements and strings that are small categories replaced by
     :data:`WITHHELD`; returns it and the number replaced.
 
     ``per_key`` narrows the texts to a variable where the structure says which one it is (a step's
-    ``column``, a ``hierarchies`` entry); elsewhere ``texts`` (all variables) apply. Scalars that are
-    dictionary values other than strings (k, levels, thresholds) are parameters, not categories, and stay.
+    ``column``, a ``hierarchies`` entry); elsewhere ``texts`` (all variables) apply. Numbers that are
+    dictionary values (k, levels) are parameters, not categories, and stay — except under the keys in
+    ``value_fields`` (a merge target, a top-coding bound), which hold values of the variable.
     """
     per_key = per_key or {}
 
@@ -217,7 +218,7 @@ def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collec
                         n += m
                     out[key] = sub
                     continue
-                out[key], m = walk(val, inner, False)
+                out[key], m = walk(val, inner, key in value_fields)
                 n += m
             return out, n
         if isinstance(x, list):
