@@ -1,4 +1,4 @@
-"""The same regression on the original and the treated file: do the conclusions survive? (seed 000, table 4)
+"""The same regression on the original and the treated file: do the conclusions survive? (Wilson et al., RTI, table 4)
 
 Wilson fits each model three times and lists the covariates significant at 5 %:
 

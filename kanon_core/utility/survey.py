@@ -1,7 +1,7 @@
 """Design-based weighted percentages and means with Taylor-linearized standard errors.
 
 Percentages are *domain* estimates among the records where the variable is not missing, so a
-suppressed cell leaves the denominator (Wilson, seed 000, section 4.2). For category c::
+suppressed cell leaves the denominator (Wilson et al., RTI, section 4.2). For category c::
 
     p_c = sum_{i in D} w_i 1[x_i = c] / sum_{i in D} w_i
 
