@@ -124,12 +124,9 @@ def suppressed_mask(original: Dataset, treated: Dataset, column: str) -> np.ndar
 
     A value that is a declared missing code in either version is not an observed value.
     """
-    miss_t = treated.missing_mask(column)
-    obs_o = ~original.missing_mask(column)
-    codes_t = treated.meta_of(column).missing_codes
-    if len(codes_t):
-        obs_o &= ~original.frame[column].isin(list(codes_t)).to_numpy()
-    return miss_t & obs_o
+    from .utility.suppressed import suppressed_mask as cells  # the one definition of a suppressed cell
+
+    return cells(original, treated, [column]).mask[:, 0]
 
 
 def release(treated: Dataset, original: Dataset | None = None) -> Release:

@@ -69,3 +69,15 @@ def test_different_records_or_dropped_variables_are_input_errors():
     with pytest.raises(InputError):
         suppressed_mask(before, after.with_frame(after.frame.drop(columns="c"), after.meta), ["c"])
     assert np.array_equal(suppressed_mask(before, after, []).mask.shape, (1, 0))
+
+
+def test_a_code_declared_missing_later_is_not_suppressed():
+    """-9 observed in the original, declared missing afterwards: no information was taken."""
+    from kanon_core.dataset import VariableMeta
+
+    before = Dataset(frame=pd.DataFrame({"a": [1, -9, 2, 3]}), roles=Roles(qis=("a",)))
+    frame = before.frame.copy()
+    frame.loc[2, "a"] = None  # suppressed
+    after = before.with_frame(frame, {"a": VariableMeta(missing_codes=(-9,))})
+    assert suppressed_mask(before, after).mask[:, 0].tolist() == [False, False, True, False]
+    assert version_risk(before, after, 2).suppressed_cells == 1

@@ -1,10 +1,12 @@
 """Suppressed cells: the one definition every count of them in kanon comes from.
 
 A cell is *suppressed* by a treatment when it is observed in the earlier version and missing in the later
-one (same records, same variable). Cells missing already before are not suppressed: nothing was taken.
+one (same records, same variable). Cells missing already before are not suppressed: nothing was taken; nor
+is a value that the later version declares a missing code (declaring -9 missing takes no information).
 The sidebar timeline (:func:`kanon_core.risk.timeline.version_risk`), the Compare page and the report
-(:func:`kanon_core.utility.bias.suppressed_cells`, seed 000's tables 2 and 3) all count through
-:func:`suppressed_mask`, so they cannot disagree.
+(:func:`kanon_core.utility.bias.suppressed_cells`, Wilson et al.'s tables 2 and 3) and the exported files'
+suppressed-cell codes (:func:`kanon_core.export.release`) all count through :func:`suppressed_mask`, so they
+cannot disagree.
 """
 
 from __future__ import annotations
@@ -87,5 +89,13 @@ def suppressed_mask(before: Dataset, after: Dataset, variables: Sequence[str] | 
         raise InputError(f"Not in both versions: {', '.join(absent)}.")
     if not variables:
         return SuppressedCells((), np.zeros((before.n_records, 0), dtype=bool))
-    mask = np.column_stack([after.missing_mask(v) & ~before.missing_mask(v) for v in variables])
+    mask = np.column_stack([_suppressed_column(before, after, v) for v in variables])
     return SuppressedCells(variables, mask)
+
+
+def _suppressed_column(before: Dataset, after: Dataset, v: str) -> np.ndarray:
+    observed = ~before.missing_mask(v)
+    codes = after.meta_of(v).missing_codes
+    if len(codes):  # a code declared missing later (e.g. -9) was never an observed value: not suppressed
+        observed &= ~before.frame[v].isin(list(codes)).to_numpy()
+    return after.missing_mask(v) & observed
