@@ -65,6 +65,11 @@ def test_alpha_counts_match_the_rule(table, alpha, method):
     fk_ref, Fk_ref = reference(as_rows(codes), list(weights), alpha)
     res = compute_class_sizes(codes, "wildcard", weights, method=method, alpha=alpha)
     np.testing.assert_allclose(res.fk, fk_ref, rtol=0, atol=1e-9)
+    # the plain count (no split) gives the same full counts
+    plain = compute_class_sizes(codes, "wildcard", weights, method=method)
+    assert plain.fk_wild is None
+    np.testing.assert_array_equal(plain.fk_all, res.fk_all)
+    np.testing.assert_allclose(plain.Fk_all, res.Fk_all, rtol=1e-12)
     np.testing.assert_allclose(res.Fk, Fk_ref, rtol=1e-12, atol=1e-9)
     # the library's own brute force agrees with the independent reference
     fk_bf, Fk_bf = brute_force_class_sizes(codes, "wildcard", weights, alpha=alpha)
@@ -104,7 +109,7 @@ def test_hand_example():
     assert at1.dtype == np.int64
     np.testing.assert_array_equal(at1, [4, 4, 4, 4, 1])
     np.testing.assert_array_equal(class_sizes(codes, "wildcard", alpha=0.0), [1, 3, 3, 2, 1])
-    res = compute_class_sizes(codes, "wildcard")
+    res = compute_class_sizes(codes, "wildcard", wildcard_split=True)
     # at k = 3: r0 (4 vs 1) and r3 (4 vs 2) reach k only through wildcard matches; r1, r2 do not need them
     np.testing.assert_array_equal(wildcard_dependent(res, 3), [True, False, False, True, False])
 
@@ -129,7 +134,7 @@ def test_sdcmicro_freqcalc_example_at_alpha_1_and_by_hand_at_one_half():
 def test_fully_blank_record_is_a_wildcard_at_alpha_1_and_wildcard_dependent_exposes_it():
     # four distinct complete records and two blank ones: at alpha 1 everyone reaches k = 3
     codes = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [-1, -1], [-1, -1]], dtype=np.int32)
-    res = compute_class_sizes(codes, "wildcard")
+    res = compute_class_sizes(codes, "wildcard", wildcard_split=True)
     np.testing.assert_array_equal(res.fk, [3, 3, 3, 3, 6, 6])
     np.testing.assert_array_equal(res.fk_strict, [1, 1, 1, 1, 6, 6])
     assert wildcard_dependent(res, 3).tolist() == [True] * 4 + [False] * 2
@@ -148,6 +153,14 @@ def test_category_semantics_ignores_alpha_but_returns_floats():
     fk = class_sizes(codes, "category", alpha=0.3)
     assert fk.dtype == np.float64
     np.testing.assert_array_equal(fk, [2, 2, 1])
+
+
+def test_without_the_split_alpha_cannot_be_changed_afterwards():
+    res = compute_class_sizes(np.array([[0, -1], [0, 1]], np.int32), "wildcard")
+    with pytest.raises(ValueError, match="wildcard split"):
+        res.at_alpha(0.5)
+    with pytest.raises(ValueError, match="wildcard split"):
+        wildcard_dependent(res, 2)
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), "x"])

@@ -6,11 +6,12 @@ flags against every other row are built column by column (a loop LLVM vectorises
 integer type that holds the codes), then matches are tallied in one pass; the rows are split into
 blocks that run on separate threads with their own accumulators (the functions release the GIL).
 
-Both kernels return four increments per collapsed row: all matches (count and weight), and the part of
-them that are *wildcard matches*, records with a missing QI and a key other than the receiving row's
+When asked (alpha < 1, or the wildcard-dependent records), the kernels also return the part of the
+matches that are *wildcard matches*, records with a missing QI and a key other than the receiving row's
 (sdcMicro's ``alpha`` weighs only those; see :func:`kanon_core.risk.classes.compute_class_sizes`).
 Distinct collapsed rows always have different keys, so a match from another row is a wildcard match
-exactly when that other row has a missing value. The split costs one predictable branch per match.
+exactly when that other row has a missing value. The plain scan is a function of its own and the pattern
+join branches once per pattern pair, so the count at alpha = 1 keeps its speed.
 """
 
 from __future__ import annotations
@@ -24,9 +25,33 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
     """Matches between distinct collapsed rows a in [lo, hi) with a missing value and every other row.
 
     Each unordered pair is counted once: row a (with missing) against every row b that is complete or
-    has a larger index; both ends receive the other's multiplicity and weight. Returns (fk, Fk, fk_wild,
-    Fk_wild) increments for all rows; b always receives a wildcard match from a (a has a missing value),
-    a receives one from b when b has a missing value.
+    has a larger index; both ends receive the other's multiplicity and weight. Returns (fk, Fk)
+    increments for all rows.
+    """
+    q, n = cols.shape
+    fk = np.zeros(n, dtype=np.int64)
+    Fk = np.zeros(n, dtype=np.float64)
+    clash = np.empty(n, dtype=np.uint8)
+    for a in range(lo, hi):
+        if not has_miss[a]:
+            continue
+        _clashes(cols, a, clash)
+        for b in range(n):
+            if clash[b] or b == a or (has_miss[b] and b < a):
+                continue
+            fk[a] += mult[b]
+            Fk[a] += wsum[b]
+            fk[b] += mult[a]
+            Fk[b] += wsum[a]
+    return fk, Fk
+
+
+@numba.njit(cache=True, nogil=True)
+def wildcard_scan_block_split(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover - compiled
+    """:func:`wildcard_scan_block` that also counts the wildcard part: (fk, Fk, fk_wild, Fk_wild).
+
+    b always receives a wildcard match from a (a has a missing value); a receives one from a b with a
+    missing value. A separate function, so that the plain count keeps its compiled code and speed.
     """
     q, n = cols.shape
     fk = np.zeros(n, dtype=np.int64)
@@ -37,16 +62,7 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
     for a in range(lo, hi):
         if not has_miss[a]:
             continue
-        for b in range(n):
-            clash[b] = 0
-        for v in range(q):
-            x = cols[v, a]
-            if x < 0:
-                continue
-            col = cols[v]
-            for b in range(n):
-                y = col[b]
-                clash[b] |= np.uint8((y >= 0) & (y != x))
+        _clashes(cols, a, clash)
         for b in range(n):
             if clash[b] or b == a or (has_miss[b] and b < a):
                 continue
@@ -60,6 +76,22 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
                 fkw[a] += mult[b]
                 Fkw[a] += wsum[b]
     return fk, Fk, fkw, Fkw
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _clashes(cols, a, clash):  # pragma: no cover - compiled
+    """clash[b] = 1 when rows a and b differ on a QI observed in both (column by column, vectorised)."""
+    q, n = cols.shape
+    for b in range(n):
+        clash[b] = 0
+    for v in range(q):
+        x = cols[v, a]
+        if x < 0:
+            continue
+        col = cols[v]
+        for b in range(n):
+            y = col[b]
+            clash[b] |= np.uint8((y >= 0) & (y != x))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -79,15 +111,16 @@ def _same_on(uniq, a, b, cols, nc):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no cover - compiled
+def pattern_pairs(uniq, offsets, members, observed, mult, wsum, split):  # pragma: no cover - compiled
     """Wildcard matches between rows of different missing patterns, one hash join per pattern pair.
 
     Rows of patterns A and B match exactly when they agree on the QIs observed in both, so each
     unordered pair of patterns is a join on those columns: the smaller side is hashed (open addressing,
     codes compared on collision), the larger side probes it; matched counts flow both ways. Rows of the
     same pattern never match each other (distinct rows differ on an observed QI). Work is about
-    (number of patterns) x (number of rows) x (QIs), with no sorting. Matches from a pattern with a
-    missing QI are also added to the wildcard increments (fk_wild, Fk_wild) of the receiving rows.
+    (number of patterns) x (number of rows) x (QIs), with no sorting. With ``split``, matches from a
+    pattern with a missing QI are also added to the wildcard increments (fk_wild, Fk_wild) of the
+    receiving rows (a branch constant over each pattern pair).
     """
     n, q = uniq.shape
     P = offsets.shape[0] - 1
@@ -103,8 +136,8 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum):  # pragma: no c
     cols = np.empty(q, dtype=np.int64)
     for pa in range(P):
         for pb in range(pa + 1, P):
-            wild_a = not complete[pb]  # rows of pa receive wildcard matches from pb
-            wild_b = not complete[pa]
+            wild_a = split and not complete[pb]  # rows of pa receive wildcard matches from pb
+            wild_b = split and not complete[pa]
             nc = 0
             for j in range(q):
                 if observed[pa, j] and observed[pb, j]:

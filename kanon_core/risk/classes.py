@@ -24,7 +24,8 @@ exact key (missing positions included) or is complete, and counts ``alpha`` when
 a different key: with alpha = 0 a record is only protected by records that really share its values.
 The kernels count both parts exactly (integers), so fk at any alpha is ``fk_all - (1 - alpha) *
 fk_wild``; fk at alpha = 1 and at alpha = 0 come from the same pass, which is what
-:func:`wildcard_dependent` compares. Fk weighs each record's weight the same way (as sdcMicro does).
+:func:`wildcard_dependent` compares. The split is counted only when asked for (``wildcard_split``, and
+always when alpha < 1), so the plain count at alpha = 1 is as fast as without alpha. Fk weighs each record's weight the same way (as sdcMicro does).
 One deliberate difference from sdcMicro: its ``freqCalc`` never lets a record missing on every QI count
 for the complete records (``addAllNAtoKeys = FALSE``) and gives such a record fk = n; here the rule above
 applies to it like to any other record, so a fully blank record is a wildcard at alpha = 1 and
@@ -34,7 +35,7 @@ applies to it like to any other record, so a fully blank record is a wildcard at
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal, Protocol
 
@@ -81,26 +82,30 @@ class ClassSizes:
 
     ``fk_all``/``Fk_all`` count every match in full (alpha = 1, sdcMicro's default); ``fk_wild``/
     ``Fk_wild`` are the part of them contributed by wildcard matches (records with a missing QI and a
-    key other than the record's own). ``fk``/``Fk`` are the sizes at this object's ``alpha``: int64 at
-    alpha = 1, float64 (possibly fractional) below.
+    key other than the record's own), None when the count was made without that split (alpha = 1 and
+    not asked for: the plain count is faster). ``fk``/``Fk`` are the sizes at this object's ``alpha``:
+    int64 at alpha = 1, float64 (possibly fractional) below.
     """
 
     fk_all: np.ndarray
     Fk_all: np.ndarray | None
     missing: MissingSemantics
     alpha: float = 1.0
-    fk_wild: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    fk_wild: np.ndarray | None = None
     Fk_wild: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        if len(self.fk_wild) != len(self.fk_all):
-            object.__setattr__(self, "fk_wild", np.zeros(len(self.fk_all), np.int64))
-        if self.Fk_all is not None and (self.Fk_wild is None or len(self.Fk_wild) != len(self.Fk_all)):
-            object.__setattr__(self, "Fk_wild", np.zeros(len(self.Fk_all)))
+        if self.alpha != 1.0:
+            self._need_split()
+
+    def _need_split(self) -> np.ndarray:
+        if self.fk_wild is None:
+            raise ValueError("These class sizes were counted without the wildcard split (wildcard_split=True).")
+        return self.fk_wild
 
     @cached_property
     def fk(self) -> np.ndarray:
-        return alpha_count(self.fk_all, self.fk_wild, self.alpha)
+        return self.fk_all if self.alpha == 1.0 else alpha_count(self.fk_all, self._need_split(), self.alpha)
 
     @cached_property
     def Fk(self) -> np.ndarray | None:  # noqa: N802 - the standard name of the weighted class size
@@ -111,7 +116,7 @@ class ClassSizes:
     @property
     def fk_strict(self) -> np.ndarray:
         """fk at alpha = 0: only the record's own key and complete records count (int64)."""
-        return self.fk_all - self.fk_wild
+        return self.fk_all - self._need_split()
 
     def at_alpha(self, alpha: float) -> ClassSizes:
         """The same counts weighed with another alpha (no recount: both parts are kept)."""
@@ -150,22 +155,27 @@ def compute_class_sizes(
     weights: np.ndarray | None = None,
     method: WildcardMethod = "auto",
     alpha: float = 1.0,
+    wildcard_split: bool | None = None,
 ) -> ClassSizes:
     """fk and (with weights) Fk for every record, exactly, under the chosen missing semantics.
 
     ``alpha`` (0..1, sdcMicro's ``freqCalc``) weighs wildcard matches: a matching record with a missing QI
     and a key other than r's counts ``alpha`` for r; r's own key and complete records count 1. Under
     ``category`` semantics there are no wildcard matches, so alpha changes nothing but the dtype.
+    ``wildcard_split`` keeps the wildcard part of every count (needed for :func:`wildcard_dependent`
+    and :meth:`ClassSizes.at_alpha`); by default only when alpha < 1, so the plain count keeps its speed.
     """
     check_semantics(missing)
     alpha = check_alpha(alpha)
+    split = alpha < 1.0 if wildcard_split is None else bool(wildcard_split)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     if codes.ndim != 2:
         raise ValueError("codes must be a 2-D array")
     n = codes.shape[0]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if n == 0:
-        return ClassSizes(np.zeros(0, np.int64), None if w is None else np.zeros(0), missing, alpha)
+        empty = None if w is None else np.zeros(0)
+        return ClassSizes(np.zeros(0, np.int64), empty, missing, alpha, np.zeros(0, np.int64), empty)
     gid, mult = group_ids(codes)
     wsum = np.bincount(gid, weights=w, minlength=len(mult)) if w is not None else mult.astype(np.float64)
     if missing == "category" or not (codes < 0).any():
@@ -175,18 +185,18 @@ def compute_class_sizes(
         first = np.zeros(len(mult), dtype=np.int64)
         first[gid[::-1]] = np.arange(n - 1, -1, -1)
         uniq = codes[first]
-        fk_u, Fk_u, fkw_u, Fkw_u = _wildcard_unique(uniq, mult, wsum, method)
+        fk_u, Fk_u, fkw_u, Fkw_u = _wildcard_unique(uniq, mult, wsum, method, split)
     return ClassSizes(
         fk_all=fk_u[gid].astype(np.int64),
         Fk_all=Fk_u[gid] if w is not None else None,
         missing=missing,
         alpha=alpha,
-        fk_wild=fkw_u[gid].astype(np.int64),
-        Fk_wild=Fkw_u[gid] if w is not None else None,
+        fk_wild=fkw_u[gid].astype(np.int64) if split else None,
+        Fk_wild=Fkw_u[gid] if (split and w is not None) else None,
     )
 
 
-def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod):
+def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod, split: bool):
     n_u, q = uniq.shape
     miss = uniq < 0
     has_miss = miss.any(axis=1)
@@ -198,17 +208,18 @@ def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, metho
         cost_scan = int(has_miss.sum()) * n_u * q * 1.2e-10
         method = "pairs" if cost_pairs < cost_scan else "scan"
     if method == "pairs":
-        return _wildcard_by_pattern_pairs(uniq, miss, mult, wsum)
-    return _wildcard_scan(uniq, has_miss, mult, wsum)
+        return _wildcard_by_pattern_pairs(uniq, miss, mult, wsum, split)
+    return _wildcard_scan(uniq, has_miss, mult, wsum, split)
 
 
-def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsum: np.ndarray):
+def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsum: np.ndarray, split: bool):
     """Pairwise scan of the rows with missing values, split over threads (see ``_wildcard_kernel``)."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    from ._wildcard_kernel import wildcard_scan_block
+    from ._wildcard_kernel import wildcard_scan_block, wildcard_scan_block_split
 
+    kernel = wildcard_scan_block_split if split else wildcard_scan_block
     n_u = len(uniq)
     code_type = np.int16 if (uniq.size == 0 or int(uniq.max()) < np.iinfo(np.int16).max) else np.int32
     cols = np.ascontiguousarray(uniq.T, dtype=code_type)
@@ -222,20 +233,21 @@ def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsu
     fkw = np.zeros(n_u, np.int64)
     Fkw = np.zeros(n_u)
     if workers == 1:
-        parts = [wildcard_scan_block(cols, has_miss, mult64, w64, 0, n_u)]
+        parts = [kernel(cols, has_miss, mult64, w64, 0, n_u)]
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(lambda lh: wildcard_scan_block(cols, has_miss, mult64, w64, lh[0], lh[1]),
+            parts = list(pool.map(lambda lh: kernel(cols, has_miss, mult64, w64, lh[0], lh[1]),
                                   zip(bounds[:-1], bounds[1:])))
-    for dfk, dFk, dfkw, dFkw in parts:
-        fk += dfk
-        Fk += dFk
-        fkw += dfkw
-        Fkw += dFkw
+    for part in parts:
+        fk += part[0]
+        Fk += part[1]
+        if split:
+            fkw += part[2]
+            Fkw += part[3]
     return fk, Fk, fkw, Fkw
 
 
-def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
+def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum, split):
     """Hash joins between missing patterns (see ``_wildcard_kernel.pattern_pairs``)."""
     from ._wildcard_kernel import pattern_pairs
 
@@ -245,7 +257,7 @@ def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum):
     observed = ~miss[order[offsets[:-1]]]
     dfk, dFk, dfkw, dFkw = pattern_pairs(np.ascontiguousarray(uniq, dtype=np.int32), offsets,
                                          order.astype(np.int64), np.ascontiguousarray(observed),
-                                         mult.astype(np.int64), wsum.astype(np.float64))
+                                         mult.astype(np.int64), wsum.astype(np.float64), split)
     return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk, dfkw, dFkw
 
 

@@ -83,7 +83,7 @@ def risk_summary(
     """
     if k < 1:
         raise ValueError("k must be at least 1")
-    sizes = compute_class_sizes(qm.codes, missing, weights, alpha=alpha)
+    sizes = compute_class_sizes(qm.codes, missing, weights, alpha=alpha, wildcard_split=True)
     fk = sizes.fk
     _, counts = group_ids(qm.codes)
     violations = {kk: int((fk < kk).sum()) for kk in sorted(set(K_RANGE) | {k})}

@@ -192,10 +192,14 @@ class NodeEvaluator:
         if self.wildcard:
             from ..risk.classes import alpha_count, compute_class_sizes
 
-            sizes = compute_class_sizes(self.generalized(levels), "wildcard", weights=w)  # w: records per row
+            alpha = self.problem.alpha
+            sizes = compute_class_sizes(self.generalized(levels), "wildcard", weights=w,  # w: records per row
+                                        wildcard_split=alpha < 1.0)
             fk = np.rint(sizes.Fk_all).astype(np.int64)
-            wild = np.rint(sizes.Fk_wild).astype(np.int64)
-            small = alpha_count(fk, wild, self.problem.alpha) < self.k
+            if alpha < 1.0:
+                small = alpha_count(fk, np.rint(sizes.Fk_wild).astype(np.int64), alpha) < self.k
+            else:
+                small = fk < self.k
             n_pat = int(len(np.unique(key)))
             n_kept = int(len(np.unique(key[~small])))
             return NodeStats(levels, fk, small, n_pat, n_kept)
