@@ -8,7 +8,12 @@ import streamlit as st
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
-from kanon_core.risk.summary import risk_summary, violating_records, wildcard_dependent_records
+from kanon_core.risk.summary import (
+    risk_summary,
+    violating_records,
+    wildcard_dependent_records,
+    wildcard_dependent_statement,
+)
 from kanon_core.steps import SetRoles
 
 ensure_app_navigation()
@@ -74,10 +79,7 @@ with right:
 
 n_dep = summary.n_wildcard_dependent
 if n_dep:
-    st.warning(f"**{n_dep:,} records reach k = {k} only because records with missing values count as matches; "
-               f"with alpha = 0 they would be below k.** A missing value is assumed to stand for any value "
-               f"(sdcMicro's wildcard rule), so a few blank or suppressed records can make many others look "
-               f"safe.", icon="⚠️")
+    st.warning(wildcard_dependent_statement(n_dep, k), icon="⚠️")
     with st.expander(f"The {n_dep:,} records resting on missing values"):
         dep = wildcard_dependent_records(qm, summary.sizes, k)
         st.caption("fk_alpha1: class size counting every match; fk_alpha0: counting only records with the same "

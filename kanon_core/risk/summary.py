@@ -147,6 +147,16 @@ def violating_records(qm: QIMatrix, fk: np.ndarray, k: int, Fk: np.ndarray | Non
     return pd.DataFrame(data)
 
 
+def wildcard_dependent_statement(n_dependent: int, k: int) -> str:
+    """The plain explanation shown wherever wildcard-dependent records are reported (page and report).
+
+    One wording, so that an officer reads the same sentence on the Risk page and in the report.
+    """
+    return (f"{n_dependent:,} records reach k = {k} only because records with missing values count as matches; "
+            "with alpha = 0 they would be below k. A missing value is assumed to stand for any value "
+            "(sdcMicro's wildcard rule), so a few blank or suppressed records can make many others look safe.")
+
+
 def wildcard_dependent_records(qm: QIMatrix, sizes: ClassSizes, k: int, limit: int = 1000) -> pd.DataFrame:
     """The records that reach k only through wildcard matches, with fk at alpha = 1 and at alpha = 0.
 
