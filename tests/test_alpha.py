@@ -8,6 +8,7 @@ counts for r when they agree wherever both are non-missing; it counts 1 when it 
 from __future__ import annotations
 
 import json
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -254,3 +255,19 @@ def test_version_risk_counts_with_alpha(blank_csv):
     r1, r0 = version_risk(ds, ds, 3), version_risk(ds, ds, 3, 0.0)
     assert (r1.n_violating, r1.k_achieved, r1.alpha) == (0, 3, 1.0)
     assert (r0.n_violating, r0.k_achieved, r0.alpha) == (4, 1, 0.0)
+
+
+def test_report_states_the_wildcard_dependent_records():
+    from kanon_core.dataset import Dataset, Roles
+    from kanon_core.history import History
+    from kanon_core.report import ReportOptions, build_report, render_html
+    from kanon_core.risk.summary import wildcard_dependent_statement
+
+    frame = pd.DataFrame({"a": ["x", "x", "y", "y", None, None] * 2, "b": ["1", "2", "1", "2", None, None] * 2})
+    # each complete key twice, plus four blank records: fk = 2 + 4 = 6 at alpha 1, 2 at alpha 0
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b")), name="blanks"))
+    report = build_report(h, options=ReportOptions(k=3, utility=False, minuc_budget_seconds=0.0))
+    assert report.risk_after.n_wildcard_dependent == 8
+    row = report.risk_table[report.risk_table["measure"].str.startswith("Records reaching k = 3 only")]
+    assert row["after"].tolist() == [8]
+    assert escape(wildcard_dependent_statement(8, 3)) in render_html(report)

@@ -187,6 +187,8 @@ def _risk_tables(before: RiskSummary, after: RiskSummary, k: int) -> tuple[pd.Da
         ("Smallest class size (k achieved)", before.k_achieved, after.k_achieved),
         (f"Records in classes smaller than k = {k}", before.n_violating, after.n_violating),
         ("Sample uniques (class of 1)", before.n_sample_uniques, after.n_sample_uniques),
+        (f"Records reaching k = {k} only through records with missing values", before.n_wildcard_dependent,
+         after.n_wildcard_dependent),
         ("Distinct quasi-identifier patterns", before.n_classes, after.n_classes),
     ]
     table = pd.DataFrame(measures, columns=["measure", "before", "after"])

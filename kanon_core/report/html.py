@@ -54,11 +54,21 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _counts(col: pd.Series) -> bool:
+    """A count column where the threshold rule wrote "< k": numbers (or empty) and such texts only."""
+    vals = col.tolist()
+    masked = [v for v in vals if isinstance(v, str)]
+    return bool(masked) and all(v.startswith("< ") for v in masked) and all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) or v is None
+        for v in vals if not isinstance(v, str))
+
+
 def table(df: pd.DataFrame, table_id: str, headers: dict[str, str] | None = None) -> str:
     """A plain HTML table; numbers right-aligned with thousands separators, floats to 2 decimals."""
     headers = headers or {}
     cols = list(df.columns)
-    numeric = {c for c in cols if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)}
+    numeric = {c for c in cols if (pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(
+        df[c].dtype)) or _counts(df[c])}
     head = "".join(f'<th class="{"num" if c in numeric else ""}">{html.escape(headers.get(c, str(c)))}</th>'
                    for c in cols)
     body = []
@@ -113,6 +123,10 @@ def _summary(r: Report) -> list[str]:
         f"{len(r.steps) - 1} step(s) were applied; {r.n_suppressed:,} quasi-identifier values were suppressed "
         "(set to missing) in total.",
     ]
+    if a.n_wildcard_dependent:
+        from ..risk.summary import wildcard_dependent_statement
+
+        lines.insert(3, "After treatment, " + wildcard_dependent_statement(a.n_wildcard_dependent, r.k))
     if r.utility is not None and r.utility.comparison is not None:
         lines.append("Utility: " + r.utility.comparison.summary.sentence())
     n_withheld = int(r.masking["categories_masked"].sum()) if len(r.masking) else 0
