@@ -1,6 +1,7 @@
 """Class sizes (fk, Fk) on large synthetic data, under both missing semantics.
 
-Prints a table: rows x QIs, missing pattern, semantics, method chosen, seconds, peak extra memory.
+Prints a table: rows x QIs, missing pattern, semantics, alpha (sdcMicro's weight of wildcard matches;
+below 1 the wildcard part is counted apart), seconds, peak extra memory.
 Run: python benchmarks/bench_classes.py [--rows 1000000]
 """
 
@@ -35,11 +36,11 @@ def make(rows: int, seed: int, missing_cols: list[int], rate: float) -> tuple[np
     return codes, weights
 
 
-def measure(codes, weights, missing):
-    compute_class_sizes(codes[:1000], missing, weights[:1000])  # compile/warm up
+def measure(codes, weights, missing, alpha=1.0):
+    compute_class_sizes(codes[:1000], missing, weights[:1000], alpha=alpha)  # compile/warm up
     tracemalloc.start()
     t0 = time.perf_counter()
-    res = compute_class_sizes(codes, missing, weights)
+    res = compute_class_sizes(codes, missing, weights, alpha=alpha)
     seconds = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -58,12 +59,15 @@ def main() -> None:
         ("3 QIs, 5% missing each", [3, 6, 8], 0.05, "category"),
         ("3 QIs, 5% missing each", [3, 6, 8], 0.05, "wildcard"),
         ("10 QIs, 1% missing each", list(range(10)), 0.01, "wildcard"),
+        ("3 QIs, 5% missing each", [3, 6, 8], 0.05, "wildcard", 0.5),
+        ("10 QIs, 1% missing each", list(range(10)), 0.01, "wildcard", 0.5),
     ]
-    print(f"{'missing values':<26} {'semantics':<9} {'seconds':>8} {'peak MiB':>9} {'fk<3':>9}")
-    for label, cols, rate, sem in cases:
+    print(f"{'missing values':<26} {'semantics':<9} {'alpha':>5} {'seconds':>8} {'peak MiB':>9} {'fk<3':>9}")
+    for label, cols, rate, sem, *alpha in cases:
+        a = alpha[0] if alpha else 1.0
         codes, w = make(args.rows, 1, cols, rate)
-        s, mem, _, viol = measure(codes, w, sem)
-        print(f"{label:<26} {sem:<9} {s:8.2f} {mem:9.0f} {viol:9,}")
+        s, mem, _, viol = measure(codes, w, sem, a)
+        print(f"{label:<26} {sem:<9} {a:5.2f} {s:8.2f} {mem:9.0f} {viol:9,}")
 
 
 if __name__ == "__main__":
