@@ -17,7 +17,7 @@ from kanon_core.steps import SetRoles
 from kanon_core.treat.recode import RecodeStep
 from kanon_core.treat.suppress import SuppressStep
 
-from .helpers import open_page
+from .helpers import frame_with, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -202,3 +202,10 @@ def test_report_measures_prec_with_the_session_hierarchies(page):
     ref = information_loss(original, hist.current.dataset, list(QIS), {"BYINCOME": h}).table.set_index("variable")
     assert 0 < got["BYINCOME"] < 1
     assert got["BYINCOME"] == pytest.approx(ref.loc["BYINCOME", "prec"], abs=0.006)  # shown to 2 decimals
+    # the Compare page, in the same session, shows the same Prec for every QI (it used to disagree)
+    page.switch_page("pages/compare.py").run()
+    assert not page.exception
+    shown = frame_with(page, "loss_metric").set_index("variable")["prec"]
+    assert set(shown.index) == set(QIS)
+    for q in QIS:
+        assert (math.isnan(got[q]) and math.isnan(shown[q])) or got[q] == pytest.approx(shown[q], abs=0.006), q
