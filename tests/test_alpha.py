@@ -271,3 +271,18 @@ def test_report_states_the_wildcard_dependent_records():
     row = report.risk_table[report.risk_table["measure"].str.startswith("Records reaching k = 3 only")]
     assert row["after"].tolist() == [8]
     assert escape(wildcard_dependent_statement(8, 3)) in render_html(report)
+
+
+def test_agrees_with_sdcmicro_freqcalc():
+    """fk and Fk of sdcMicro's own freqCalc (tests/fixtures/sdcmicro_alpha/make_reference.R) at four alphas."""
+    from pathlib import Path
+
+    ref = pd.read_csv(Path(__file__).parent / "fixtures" / "sdcmicro_alpha" / "freqcalc_alpha.csv")
+    assert ref["table"].nunique() == 12
+    for _, tab in ref.groupby("table"):
+        kv = [f"k{j}" for j in range(int(tab["n_qis"].iloc[0]))]
+        codes = tab[kv].fillna(-1).to_numpy(dtype=np.int32)
+        for a in ALPHAS:
+            res = compute_class_sizes(codes, "wildcard", tab["w"].to_numpy(), alpha=a)
+            np.testing.assert_allclose(res.fk, tab[f"fk_{a:g}"], atol=1e-9)
+            np.testing.assert_allclose(res.Fk, tab[f"Fk_{a:g}"], rtol=1e-9)
