@@ -286,3 +286,24 @@ def test_agrees_with_sdcmicro_freqcalc():
             res = compute_class_sizes(codes, "wildcard", tab["w"].to_numpy(), alpha=a)
             np.testing.assert_allclose(res.fk, tab[f"fk_{a:g}"], atol=1e-9)
             np.testing.assert_allclose(res.Fk, tab[f"Fk_{a:g}"], rtol=1e-9)
+
+
+def test_risk_summary_with_fractional_sizes():
+    from kanon_core.dataset import Dataset, Roles
+    from kanon_core.risk.summary import risk_summary, size_distribution, wildcard_dependent_records
+
+    # the hand example above: fk at alpha 0.5 is 2.5, 3.5, 3.5, 3, 2.5 (a second (2, 2) record)
+    frame = pd.DataFrame({"a": ["1", "1", "1", None, "2", "2"], "b": ["1", None, None, "1", "2", "2"]})
+    qm = Dataset(frame=frame, roles=Roles(qis=("a", "b"))).qi_matrix()
+    s = risk_summary(qm, 3, "wildcard", alpha=0.5)
+    np.testing.assert_allclose(s.sizes.fk, [2.5, 3.5, 3.5, 3.0, 2.0, 2.0])
+    assert (s.k_achieved, s.n_violating, s.n_sample_uniques, s.alpha) == (2, 3, 0, 0.5)
+    assert s.violations[4] == 6 and s.violations[2] == 0
+    dist = dict(zip(size_distribution(s.sizes.fk)["class_size"], size_distribution(s.sizes.fk)["records"]))
+    assert (dist["2"], dist["3"], dist["4"]) == (3, 3, 0)
+    # at k = 3 the complete (1, 1) and (NA, 1) reach k only through wildcard matches
+    assert s.wildcard_dependent.tolist() == [True, False, False, True, False, False]
+    table = wildcard_dependent_records(qm, s.sizes, 3)
+    assert table["record"].tolist() == [0, 3] and table["fk_alpha0"].tolist() == [1, 2]
+    assert table["fk_alpha1"].tolist() == [4, 4]
+    assert s.to_json()["wildcard_dependent"] == 2
