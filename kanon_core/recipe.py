@@ -160,7 +160,7 @@ class Recipe:
         roles_d = _part(init, "roles", dict, {}, "initial roles")
         for name in ("qis", "outcomes", "direct_ids"):
             _field(roles_d, name, tuple[str, ...], "initial roles")
-        for name in ("weight", "strata", "psu"):
+        for name in ("weight", "strata", "psu", "fpc"):
             _field(roles_d, name, str | None, "initial roles")
         try:
             roles = Roles.from_dict(roles_d)

@@ -360,6 +360,7 @@ def _with_step(**params) -> str:
      "The recipe's initial roles field 'qis' should be a list"),
     (json.dumps({"format": "kanon-recipe", "initial": {"roles": {"weight": ["SECRET"]}}}),
      "field 'weight' should be text or null"),
+    (json.dumps({"format": "kanon-recipe", "initial": {"roles": {"fpc": 5}}}), "field 'fpc' should be text or null"),
     (json.dumps({"format": "kanon-recipe", "initial": {"missing": "SECRET"}}), "semantics is not one kanon knows"),
     (json.dumps({"format": "kanon-recipe", "initial": "SECRET"}), "'initial' part has the wrong shape"),
     (json.dumps({"format": "kanon-recipe", "input": {"path": ["SECRET"]}}), "field 'path' should be text or null"),
