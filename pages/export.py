@@ -104,7 +104,9 @@ with tab_recipe:
             result = state.run_with_progress(
                 "Replaying the recipe", lambda progress: export_ui.replay_recipe(hist, loaded, strict, progress))
             if result is not None:
-                state.flash(f"Recipe replayed: {len(loaded.steps)} step(s), now version v{state.current().id}.")
+                proved = (f", {result.verified_steps} matching the recipe's recorded results"
+                          if result.verified_steps else "")
+                state.flash(f"Recipe replayed: {len(loaded.steps)} step(s){proved}, now version v{state.current().id}.")
                 for w in result.warnings:
                     state.flash(w, "warning")
                 st.rerun()

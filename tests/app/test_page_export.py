@@ -103,7 +103,8 @@ def test_replaying_the_demo_recipe_adds_a_branch(page):
     recipe = Recipe.load(DEMO)
     assert h.steps() == list(recipe.steps)
     assert h.lineage()[1].parent == 0
-    assert any("Recipe replayed: 22 step(s)" in s.value for s in page.success)
+    assert any("Recipe replayed: 22 step(s), 22 matching the recipe's recorded results" in s.value
+               for s in page.success)
     assert "Download the recipe (22 steps)" in labels(page)
 
 
