@@ -340,7 +340,7 @@ def test_without_the_threshold_the_unique_value_would_be_named():
 
 
 # -- the threshold rule's pooling, against a direct count --------------------------------------------------
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from kanon_core.report.mask import mask_categories, pooled_label, redact_values, small_categories  # noqa: E402
@@ -400,3 +400,35 @@ def test_suppression_steps_state_the_people_findable_below_k(unique_report):
     findable = sum(1 for p in rows_in if sum(consistent(p, r) for r in rows_out) < 3)
     assert f"people findable among fewer than 3 released records: {findable:,}" in step.protection
     assert "People findable among fewer than 3 released records" in html
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=2, max_size=6), st.lists(st.integers(1, 9), min_size=2, max_size=5),
+       st.integers(2, 4), st.integers(0, 10_000))
+def test_no_category_under_k_is_named_on_random_files(sizes_a, sizes_b, k, seed):
+    """Random category sizes on two QIs with distinctive names; after suppression to k, every name of a
+    category with 1 to k - 1 records in the original or the release (counted here directly) is absent
+    from the report, and every category with k or more records in both is named."""
+    from kanon_core.report import report_html
+
+    rng = np.random.default_rng(seed)
+    a = [f"Qa{i}x{seed}" for i, s in enumerate(sizes_a) for _ in range(s)]
+    b = [f"Qb{i}y{seed}" for i, s in enumerate(sizes_b) for _ in range(s)]
+    n = min(len(a), len(b))
+    assume(n >= 2 * k)  # a file smaller than that cannot be made k-anonymous with any category left
+    a, b = list(rng.permutation(a)[:n]), list(rng.permutation(b)[:n])
+    frame = pd.DataFrame({"a": a, "b": b, "y": rng.normal(0, 1, n).round(3)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b"), outcomes=("y",)), name="random"))
+    h.apply(SuppressStep(qis=("a", "b"), k=k))
+    html = report_html(h, options=ReportOptions(k=k, minucs=False, created="2026-01-01"))
+    body = html[html.index("</script></head>"):]
+    released = h.current.dataset.frame
+    for col in ("a", "b"):
+        before = frame[col].value_counts().to_dict()
+        after = released[col].value_counts().to_dict()
+        for name in before:
+            nb, na = before.get(name, 0), after.get(name, 0)
+            if 0 < nb < k or 0 < na < k:
+                assert name not in body, (name, nb, na)
+            elif na >= k:
+                assert name in body, (name, nb, na)

@@ -396,7 +396,11 @@ def _mask_comparison(table: pd.DataFrame, treated: Dataset, k: int) -> tuple[pd.
     masked = mask_categories(table, k, flags, ("value", "label"),
                              ("n_original", "n_treated", "pct_original", "pct_treated", "difference"),
                              ("n_original", "n_treated"))
-    return masked.table, dict(masked.masked)
+    out = masked.table
+    for c in out.columns:  # a pooled row has no CI: NaN (empty in the table, a gap in the plot)
+        if c.startswith(("pct_", "se_", "ci_")) or c in ("difference", "relative_difference"):
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    return out, dict(masked.masked)
 
 
 def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, int]:
