@@ -25,8 +25,8 @@ a different key: with alpha = 0 a record is only protected by records that reall
 The kernels count both parts exactly (integers), so fk at any alpha is ``fk_all - (1 - alpha) *
 fk_wild``; fk at alpha = 1 and at alpha = 0 come from the same pass, which is what
 :func:`wildcard_dependent` compares. The split is counted only when asked for (``wildcard_split``, and
-always when alpha < 1), so the plain count at alpha = 1 is as fast as without alpha. Fk weighs each record's weight the same way (as sdcMicro does).
-One deliberate difference from sdcMicro: its ``freqCalc`` never lets a record missing on every QI count
+always when alpha < 1), so the plain count at alpha = 1 is as fast as without alpha. Fk weighs each
+record's weight the same way (as sdcMicro does). One deliberate difference from sdcMicro: its ``freqCalc`` never lets a record missing on every QI count
 for the complete records (``addAllNAtoKeys = FALSE``) and gives such a record fk = n; here the rule above
 applies to it like to any other record, so a fully blank record is a wildcard at alpha = 1 and
 :func:`wildcard_dependent` shows whom it props up.
