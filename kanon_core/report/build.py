@@ -384,14 +384,16 @@ def default_formulas(treated: Dataset, qis: Sequence[str]) -> tuple[str, ...]:
     return (f"{outcomes[0]} ~ " + " + ".join(f"C({q})" for q in qis),)
 
 
-def _mask_comparison(table: pd.DataFrame, treated: Dataset, k: int) -> tuple[pd.DataFrame, dict[str, int]]:
+def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
+                     k: int) -> tuple[pd.DataFrame, dict[str, int]]:
     """The per-category comparison with categories of 1 to k - 1 records (either side) pooled; every category
-    of a numeric variable without labels is pooled when one of them is small (its values are microdata)."""
+    of a measurement (:func:`.mask.numeric_without_labels`, e.g. incomes) that is still one in the release
+    (not recoded into bins) is pooled when one of them is small."""
     n_o, n_t = table["n_original"].to_numpy(), table["n_treated"].to_numpy()
     flags = np.array([is_small(a, k) or is_small(b, k) for a, b in zip(n_o, n_t, strict=True)], dtype=bool)
     variables = table["variable"].to_numpy()
     for v in set(variables[flags].tolist()):
-        if numeric_without_labels(treated, v):
+        if numeric_without_labels(original, v) and numeric_without_labels(treated, v):
             flags |= variables == v
     masked = mask_categories(table, k, flags, ("value", "label"),
                              ("n_original", "n_treated", "pct_original", "pct_treated", "difference"),
@@ -426,13 +428,18 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     figures: list[tuple[str, Any]] = []
     comparison = None
     categories = None
+    # a variable with every value suppressed has no percentages after; the others are still compared
+    empty = [q for q in qis if not (~treated.missing_mask(q)).any()]
+    if empty:
+        notes.append(f"No value left after treatment (not compared): {', '.join(empty)}.")
     try:
-        comparison = compare_distributions(original, treated, list(qis))
+        compared = [q for q in qis if q not in empty]
+        comparison = compare_distributions(original, treated, compared) if compared else None
     except KanonError as exc:
         notes.append(f"Weighted percentages could not be compared: {exc}")
     if comparison is not None:
         table = comparison.table
-        categories, masked = _mask_comparison(table, treated, k)
+        categories, masked = _mask_comparison(table, original, treated, k)
         log.add("weighted percentages per category", masked)
         if (table["status"] == "compared").any():  # relative differences only: no category is named
             figures.append(("Relative differences", relative_difference_histogram(table)))

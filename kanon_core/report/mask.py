@@ -44,9 +44,20 @@ def is_small(count: int | float, k: int) -> bool:
 
 
 def numeric_without_labels(ds: Dataset, variable: str) -> bool:
-    """A numeric variable without value labels: its values are measurements, each one microdata."""
-    return (variable in ds.frame.columns and pd.api.types.is_numeric_dtype(ds.frame[variable].dtype)
-            and not pd.api.types.is_bool_dtype(ds.frame[variable].dtype) and not ds.meta_of(variable).value_labels)
+    """A numeric variable whose values are mostly unlabelled numbers: measurements (an income, a year), each
+    value a piece of microdata. Coded categories carry a label per code; a top- or bottom-coded measurement
+    gains one label ("40000 or more") and stays a measurement."""
+    if variable not in ds.frame.columns:
+        return False
+    col = ds.frame[variable]
+    if not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+        return False
+    labels = ds.meta_of(variable).value_labels
+    if not labels:
+        return True
+    distinct = ds.qi_matrix([variable]).values[0]
+    labelled = sum(1 for x in distinct if x in labels or (isinstance(x, float) and x.is_integer() and int(x) in labels))
+    return 2 * labelled <= len(distinct)
 
 
 def category_counts(ds: Dataset, variable: str) -> dict[str, int]:
