@@ -104,3 +104,19 @@ def write_json(path: str | None, payload: Any, batch: OutputBatch | None = None)
         batch.write_text(path, text + "\n")
     else:
         atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+def stderr_progress(command: str):
+    """A Progress printing a line per step to stderr when it is a terminal (long runs), else None."""
+    if not sys.stderr.isatty():
+        return None
+    from ..progress import Progress
+
+    last: list[str] = [""]
+
+    def show(fraction: float, message: str) -> None:
+        if message != last[0]:
+            last[0] = message
+            print(f"{command}: {100 * fraction:3.0f} % {message}", file=sys.stderr, flush=True)
+
+    return Progress(show)

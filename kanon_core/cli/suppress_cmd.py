@@ -1,4 +1,4 @@
-"""``kanon suppress``: optimal (or greedy) local suppression to k-anonymity, written as a release file."""
+"""``kanon suppress``: local suppression to a named protection model (exact or greedy), written as a release."""
 
 from __future__ import annotations
 
@@ -8,23 +8,31 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-from .common import add_input_options, load_from_args, split_list, write_json
+from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
+from .common import add_input_options, load_from_args, split_list, stderr_progress, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("suppress", help="local suppression to k-anonymity (exact, or greedy for comparison)")
+    p = sub.add_parser("suppress", help="local suppression to k-anonymity under a named protection model")
     add_input_options(p)
     p.add_argument("--k", type=int, required=True, help="every record must share its values with k - 1 others")
+    p.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
+                   help="strict (default): suppressed cells are values, every released class has k records, "
+                        "nobody is findable among fewer than k; release: sdcMicro's criterion (wildcard "
+                        "matching, greedy only); record: Wilson et al.'s record-wise model (exact)")
+    p.add_argument("--alpha", type=float, default=1.0,
+                   help="sdcMicro's weight (0..1) of a matching record with missing values (default 1)")
     p.add_argument("--importance", default=None,
                    help="cost of suppressing one value of a variable, e.g. 'BYSEX=3,BYRACE=2' (default 1 each)")
     p.add_argument("--protect", default=None, help="comma-separated variables never to suppress")
-    p.add_argument("--method", choices=("exact", "greedy"), default="exact",
-                   help="exact: proven optimal record-wise model (default); greedy: fast heuristic")
+    p.add_argument("--method", choices=("exact", "greedy"), default=None,
+                   help="exact: optimal, or with a reported gap (default; strict and record); greedy: fast "
+                        "heuristic (strict and release; the default for release)")
     p.add_argument("--solver", choices=("highs", "cbc"), default="highs",
-                   help="integer-programming solver for the rare instances the compiled searches cannot close")
-    p.add_argument("--time-limit", type=float, default=None,
-                   help="seconds for those integer programmes; the best solution and its gap are reported")
-    p.add_argument("--no-joint", action="store_true", help="skip the pass that gives back unneeded suppressions")
+                   help="record model: solver for the rare instances the compiled searches cannot close")
+    p.add_argument("--node-limit", type=int, default=None,
+                   help="search nodes per integer programme (a work limit, not a time limit, so a replay "
+                        "gives the same cells); the best solution and its gap are reported")
     p.add_argument("-o", "--output", required=True,
                    help="treated file: .csv, .parquet, .dta or .sav (suppressed cells as a declared missing code; "
                         "CSV writes the code and declares it in <name>.labels.json)")
@@ -49,20 +57,28 @@ def parse_importance(text: str | None) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
+    from ..treat.protection import get_model
     from ..treat.suppress import SuppressStep, apply_mask
 
     if args.k < 2:
         raise InputError("--k must be at least 2.")
+    model = get_model(args.model)
+    method = args.method or model.methods[0]
+    model.check_method(method)
+    if not 0.0 <= args.alpha <= 1.0:
+        raise InputError("--alpha must be between 0 and 1.")
+    if args.node_limit is not None and args.node_limit < 1:
+        raise InputError("--node-limit must be at least 1.")
     format_of(args.output)
     options = ExportOptions(csv_code=True, suppressed_code=DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None
                             else args.suppressed_code)
     importance = tuple(parse_importance(args.importance).items())
     check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
     ds = load_from_args(args)
-    step = SuppressStep(qis=ds.roles.qis, k=args.k, importance=importance,
-                        protected=split_list(args.protect), method=args.method, solver=args.solver,
-                        time_limit=args.time_limit, joint=not args.no_joint)
-    res = step.run(ds)
+    step = SuppressStep(qis=ds.roles.qis, k=args.k, importance=importance, protected=split_list(args.protect),
+                        model=model.name, method=method, alpha=args.alpha, solver=args.solver,
+                        **({} if args.node_limit is None else {"node_limit": args.node_limit}))
+    res = step.run(ds, stderr_progress("kanon suppress"))
     treated = ds.with_frame(apply_mask(ds.frame, res.names, res.mask))
     files = release_files(treated, args.output, ds, options)
     payload = res.summary()
@@ -72,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
             batch.write_bytes(path, data)
         write_json(args.json_out, payload, batch)
     gap = "" if res.optimal else f" (gap {100 * res.gap:.2f} %)"
-    print(f"kanon suppress: {res.n_suppressed:,} cells suppressed in {res.records_touched:,} records, cost "
-          f"{res.cost:g}, {'proven optimal' if res.optimal else 'not proven optimal'}{gap}; "
-          f"{res.violations_after} records below k={res.k}", file=sys.stderr)
+    print(f"kanon suppress: {res.model} model, {res.n_suppressed:,} cells suppressed in {res.records_touched:,} "
+          f"records, cost {res.cost:g}, {'proven optimal' if res.optimal else 'not proven optimal'}{gap}; "
+          f"{res.violations_after} records below k={res.k} (recounted); {res.findable_below_k:,} people "
+          f"findable among fewer than {res.k} released records", file=sys.stderr)
     return 0

@@ -2,11 +2,10 @@
 
 An intruder knows a person's quasi-identifiers and looks for the released records that could be that
 person. A released record is *consistent* with the person when, on every QI, the released cell is
-missing (suppressed, or missing in the input: the intruder cannot rule it out) or equals the person's
-value. A person whose own value is missing in the input file is read with the session's semantics:
-under ``wildcard`` the unknown value may be anything, so every released value is consistent with it (the
-same reading as the class sizes); under ``category`` "missing" is the person's value, so only a released
-missing cell is consistent with it.
+suppressed (the intruder cannot rule it out) or equals the person's value. Cells missing in the input
+are read with the session's semantics: under ``wildcard`` a missing value may be anything, so it is
+consistent with every value (the same reading as the class sizes); under ``category`` "missing" is a
+value, consistent only with itself (and with a suppressed cell).
 
 This module counts consistency between the original and the released table with its own code,
 independent of the class-size kernels and of the suppression solvers, so it can check their outputs:
@@ -29,6 +28,9 @@ import numpy as np
 
 from ..dataset import MissingSemantics, check_semantics
 
+SUPPRESSED = -2
+"""Code of a suppressed cell in released codes (-1 stays "missing in the input")."""
+
 
 @numba.njit(parallel=True, cache=True)
 def _count_consistent(qu, tu, tmult, query_is_release, original_wild):  # pragma: no cover - compiled
@@ -46,10 +48,10 @@ def _count_consistent(qu, tu, tmult, query_is_release, original_wild):  # pragma
                     continue
                 rel = a if query_is_release else b
                 orig = b if query_is_release else a
-                if rel < 0:
-                    continue  # a released blank is consistent with anything
-                if orig < 0 and original_wild:
-                    continue  # an unknown original value may be anything
+                if rel == SUPPRESSED:
+                    continue  # a suppressed cell is consistent with anything
+                if (rel == -1 or orig == -1) and original_wild:
+                    continue  # a value missing in the input may be anything
                 ok = False
                 break
             if ok:
@@ -76,9 +78,13 @@ def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
 
 
 def released_codes(original: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The released QI codes: the original codes with the suppressed cells (``mask``) set to -1."""
+    """The released QI codes: the original codes, -1 where missing in the input, -2 where suppressed.
+
+    A release declares its suppressed cells (a missing code of their own), so they are told apart from
+    cells missing in the input. Class-size code that needs plain missing cells uses ``np.maximum(x, -1)``.
+    """
     out = np.array(original, dtype=np.int32, copy=True)
-    out[np.asarray(mask, dtype=bool)] = -1
+    out[np.asarray(mask, dtype=bool)] = SUPPRESSED
     return out
 
 

@@ -1,32 +1,26 @@
-"""Optimal local suppression to k-anonymity, with per-variable costs and protected variables.
+"""Local suppression to a named protection model, at minimum cost, with per-variable costs.
 
-The problem (issue 4, after seed 000): choose QI cells to set missing so that every record's remaining
-values occur in at least k records, at minimum total cost (cost of a cell = importance of its variable;
-protected variables are never suppressed).
+The problem (after Wilson et al., RTI): choose QI cells to blank so that the release meets a protection
+model at minimum total cost (cost of a cell = importance of its variable; protected variables are never
+suppressed). The model decides what "meets k" means (:mod:`kanon_core.treat.protection`):
 
-``method="exact"`` (wildcard semantics) solves the *record-wise* model of seed 000 to proven optimality:
-each record keeps a set of values that occurs >= k times in the input, i.e. its suppressions hit all of
-its minimal unsafe combinations (MINUCs, threshold k). The model decomposes by record, identical
-instances are solved once, and the solution is k-anonymous for every k (proof in
-:mod:`suppress_joint`). Two exact engines give the same optimum:
+* ``strict`` (default): suppressed cells are values; every released class has k records. Exact by the
+  class programme of :mod:`kanon_core.treat.strict` (proven optimal or with a reported gap), greedy by
+  :mod:`suppress_category`. The exact result is never worse than the greedy one: both are computed and
+  the cheaper is kept.
+* ``record`` (Wilson et al.): each released record is consistent with k input records. Exact, record by
+  record: ``engine="direct"`` (default) finds each record's cheapest union of disagreement masks with k - 1
+  other records (:mod:`suppress_direct`); ``engine="minucs"`` hits all of its MINUCs
+  (:mod:`suppress_hitting`). Instances the compiled searches cannot close go to an integer programme per
+  instance (:mod:`suppress_ilp`).
+* ``release`` (sdcMicro's criterion): the release is k-anonymous under wildcard matching, with sdcMicro's
+  alpha; greedy only (:mod:`suppress_greedy`), for comparison.
 
-* ``engine="direct"`` (default): no MINUC enumeration; for each record the cheapest union of
-  disagreement masks with k - 1 other records (:mod:`suppress_direct`);
-* ``engine="minucs"``: seed 000's hitting sets of the MINUCs (:mod:`suppress_hitting`), from a given
-  :class:`MinucResult` or computed here; with an incomplete MINUC list (``max_size``) the missing ones
-  are generated lazily.
-
-Instances a compiled branch and bound over positions cannot close within its node budget go to a
-second exact search over sets of masks (:func:`suppress_direct.solve_combos`), and the rare ones left
-to an integer programme per instance (pulp: HiGHS in-process by default, or CBC), with a shared time
-limit and a reported lower bound. Then, with
-``joint=True``, suppressed cells that no record needs (others' suppressed values already match it) are
-given back (:mod:`suppress_joint`).
-
-``method="greedy"`` is a fast heuristic in the spirit of sdcMicro's ``localSuppression``, for
-comparison. Under ``category`` semantics both methods use the class-building heuristic of
-:mod:`suppress_category`. Every run ends with an independent recount of the class sizes
-(:func:`kanon_core.risk.classes.class_sizes`) on the output: any record below k fails the run loudly.
+Every run then recounts its model's criterion on the output with independent code (a failure stops the
+run), and counts ``findable_below_k``: the people of the input with fewer than k consistent released
+records (:mod:`kanon_core.risk.intruder`), the intruder's view, whatever the model. ``lower_bound`` is a
+valid bound for the named model, and ``optimal`` holds only when it equals the cost. Limits are counted
+in search nodes, never in seconds, so a replay on the same file gives the same cells.
 """
 
 from __future__ import annotations
@@ -42,15 +36,17 @@ import pandas as pd
 from ..dataset import Dataset, MissingSemantics, QIMatrix, check_semantics
 from ..errors import InfeasibleError, InputError
 from ..progress import Progress, report
-from ..risk.classes import class_sizes
+from ..risk.classes import check_alpha, class_sizes
+from ..risk.intruder import findable_below_k, released_codes
 from ..steps import Step, register_step
+from .protection import DEFAULT_MODEL, get_model
+from .strict import missing_as_value, solve_strict, strict_infeasible_rows
 from .suppress_bits import MAX_QIS, masks_to_bool
 from .suppress_category import category_suppress
 from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, row_candidates, solve_rows
 from .suppress_greedy import greedy
 from .suppress_hitting import solve_hitting
 from .suppress_ilp import SOLVERS, Block, solve_blocks
-from .suppress_joint import release_pass
 from .suppress_result import SuppressionResult
 
 Method = Literal["exact", "greedy"]
@@ -164,88 +160,149 @@ def check_feasible(p: Problem, fk: np.ndarray) -> None:
 
 
 def suppress(data: Dataset | QIMatrix | np.ndarray, k: int = 2, *, qis: Sequence[str] | None = None,
-             importance: Importance = None, protected: Sequence[str] = (), method: Method = "exact",
-             missing: MissingSemantics | None = None, engine: Engine = "auto", minucs: Any = None,
-             minuc_max_size: int | None = None, solver: str = "highs", time_limit: float | None = None,
-             joint: bool = True, node_limit: int = NODE_LIMIT, progress: Progress | None = None
+             importance: Importance = None, protected: Sequence[str] = (), model: str = DEFAULT_MODEL,
+             method: Method = "exact", missing: MissingSemantics | None = None, alpha: float = 1.0,
+             engine: Engine = "auto", minucs: Any = None, minuc_max_size: int | None = None,
+             solver: str = "highs", node_limit: int = NODE_LIMIT, progress: Progress | None = None
              ) -> SuppressionResult:
-    """Suppress QI values so that the data are k-anonymous, at minimum cost; see the module docstring.
+    """Suppress QI values so that the release meets ``model`` at k, at minimum cost (module docstring).
 
     ``importance`` gives the cost of suppressing one value of a variable (default 1 each);
-    ``protected`` variables are never suppressed. ``minucs`` (a MinucResult for the same codes, k and
-    semantics) selects the MINUC engine; ``minuc_max_size`` limits the MINUCs it computes (the rest are
-    generated lazily). Raises InfeasibleError when protected variables make k unreachable.
+    ``protected`` variables are never suppressed. ``alpha`` is sdcMicro's weight of a matching record
+    with missing values (``release`` and ``strict`` count with it). ``minucs`` (a MinucResult for the same
+    codes, k and semantics) selects the MINUC engine of the ``record`` model. Raises InfeasibleError when
+    protected variables (or missing cells under ``strict``) make k unreachable.
     """
     t0 = time.perf_counter()
     if method not in METHODS:
         raise InputError(f"Method must be one of {', '.join(METHODS)}, not '{method}'.")
+    pm = get_model(model)
+    pm.check_method(method)
     if engine not in ENGINES:
         raise InputError(f"Engine must be one of {', '.join(ENGINES)}, not '{engine}'.")
     if solver not in SOLVERS:
         raise InputError(f"Solver must be one of {', '.join(SOLVERS)}, not '{solver}'.")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError("The time limit must be a positive number of seconds.")
+    if isinstance(node_limit, bool) or not isinstance(node_limit, (int, np.integer)) or node_limit < 1:
+        raise InputError("The node limit must be a whole number of at least 1.")
+    alpha = check_alpha(alpha)
     p, _qm = make_problem(data, k, qis=qis, importance=importance, protected=protected, missing=missing)
+    if pm.name == "record" and p.missing == "category" and (p.codes < 0).any():
+        raise InputError("The record-wise model reads missing values as wildcards (Wilson et al.); with "
+                         "missing values as a category use the strict model.")
     timings: dict[str, float] = {}
     report(progress, 0.0, "Counting classes")
-    fk0 = class_sizes(p.codes, p.missing)
+    empty = np.zeros(p.codes.shape, dtype=bool)
+    fk0 = pm.counts(p.codes, empty, p.missing, alpha)
+    unsafe = fk0 < p.k - 1e-9
     check_feasible(p, fk0)
-    stats: dict[str, Any] = {"unsafe_records": int((fk0 < p.k).sum())}
+    stats: dict[str, Any] = {"unsafe_records": int(unsafe.sum())}
     timings["count"] = time.perf_counter() - t0
-    lower, optimal, released, used_engine = 0.0, True, 0, method
     t1 = time.perf_counter()
-    if not (fk0 < p.k).any():
-        out = p.codes.copy()
-        used_engine = "none"
-    elif p.missing == "category":
-        report(progress, 0.1, "Building classes of suppressed records")
-        out, lower = category_suppress(p.codes, p.costs, p.protected, p.k)
-        used_engine = "category"
-    elif method == "greedy":
-        report(progress, 0.1, "Greedy suppression")
-        out = greedy(p.codes, fk0, p.costs, p.protected, p.k)
-        lower, optimal, used_engine = 0.0, False, "greedy"
+    if not unsafe.any():
+        mask, lower, used_engine = empty, 0.0, "none"
     else:
-        use_minucs = engine == "minucs" or (engine == "auto" and minucs is not None)
-        if use_minucs:
-            masks, lower, optimal, st = _exact_minucs(p, fk0, minucs, minuc_max_size, solver, time_limit,
-                                                      node_limit, progress, timings)
-            used_engine = "minucs"
-        else:
-            masks, lower, optimal, st = _exact_direct(p, solver, time_limit, node_limit, progress)
-            used_engine = "direct"
+        solver_fn = _SOLVERS[(pm.name, method)]
+        mask, lower, used_engine, st = solver_fn(p, unsafe, alpha=alpha, engine=engine, minucs=minucs,
+                                                 minuc_max_size=minuc_max_size, solver=solver,
+                                                 node_limit=node_limit, progress=progress, timings=timings)
         stats.update(st)
-        out = p.codes.copy()
-        out[masks_to_bool(masks, p.codes.shape[1]) & (p.codes >= 0)] = -1
     timings["solve"] = time.perf_counter() - t1
-    record_wise = _cost(p, out)
-    if p.missing == "category" and record_wise <= lower + 1e-9:
-        optimal = True
-    elif p.missing == "category":
-        optimal = False
-    if joint and method == "exact" and p.missing == "wildcard" and record_wise > 0:
-        report(progress, 0.85, "Joint pass: releasing unneeded suppressions")
-        t2 = time.perf_counter()
-        fk_mid = class_sizes(out, "wildcard")
-        out, released = release_pass(out, p.codes, (out < 0) & (p.codes >= 0), p.costs, fk_mid, p.k)
-        timings["joint"] = time.perf_counter() - t2
-    report(progress, 0.95, "Verifying k-anonymity independently")
+    report(progress, 0.95, "Verifying the protection model independently")
     t3 = time.perf_counter()
-    fk_after = class_sizes(out, p.missing)
-    violations = int((fk_after < p.k).sum())
-    timings["verify"] = time.perf_counter() - t3
+    after = pm.counts(p.codes, mask, p.missing, alpha)
+    violations = int((after < p.k - 1e-9).sum())
     if violations:
-        raise RuntimeError(f"internal error: {violations} record(s) below k={p.k} after suppression")
-    mask = (out < 0) & (p.codes >= 0)
-    if (mask & p.protected[None, :]).any():
-        raise RuntimeError("internal error: a protected variable was suppressed")
+        raise RuntimeError(f"internal error: {violations} record(s) below k={p.k} under the {pm.name} model "
+                           "after suppression")
+    if (mask & p.protected[None, :]).any() or (mask & (p.codes < 0)).any():
+        raise RuntimeError("internal error: a protected or missing cell was suppressed")
+    findable = findable_below_k(p.codes, released_codes(p.codes, mask), p.k, p.missing)
+    timings["verify"] = time.perf_counter() - t3
+    cost = float((mask * p.costs[None, :]).sum())
+    lower = min(float(lower), cost)
     report(progress, 1.0, "Done")
     return SuppressionResult(
-        names=p.names, k=p.k, missing=p.missing, method=method, engine=used_engine, codes=p.codes, mask=mask,
-        costs=p.costs, protected=p.protected_names, cost=_cost(p, out), record_wise_cost=record_wise,
-        lower_bound=float(lower),
-        optimal=bool(optimal), joint_released=released, seconds=time.perf_counter() - t0,
-        violations_after=violations, min_class_after=int(fk_after.min()), timings=timings, stats=stats)
+        names=p.names, k=p.k, missing=p.missing, model=pm.name, alpha=alpha, method=method,
+        engine=used_engine, codes=p.codes, mask=mask, costs=p.costs, protected=p.protected_names, cost=cost,
+        lower_bound=lower, optimal=bool(lower >= cost - 1e-9), seconds=time.perf_counter() - t0,
+        violations_after=violations, min_class_after=float(after.min()) if len(after) else 0.0,
+        findable_below_k=findable, timings=timings, stats=stats)
+
+
+def _min_free_cost(p: Problem) -> float:
+    free = ~p.protected
+    return float(p.costs[free].min()) if free.any() else 0.0
+
+
+def _strict_greedy(p: Problem, unsafe: np.ndarray, **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+    """Class-building heuristic; bound: every record below k must lose a value (its class only shrinks).
+
+    Under ``wildcard`` semantics a cell missing in the input may join a suppressed pattern (it is released
+    missing, which matches at least what the suppressed marker matches); under ``category`` it may not.
+    """
+    observed = p.codes >= 0
+    wild = p.missing == "wildcard"
+    bad = strict_infeasible_rows(p.codes, p.protected, p.k, wild) & unsafe
+    if bad.any():
+        raise InfeasibleError(
+            f"{int(bad.sum())} record(s) cannot reach k={p.k} by suppression: fewer than {p.k} records share "
+            "their protected values and their missing cells. Unprotect or recode a variable, or treat "
+            "missing values as wildcards.")
+    out, _ = category_suppress(missing_as_value(p.codes), p.costs, p.protected, p.k, None if wild else observed)
+    mask = (out < 0) & observed
+    return mask, float(unsafe.sum()) * _min_free_cost(p), "greedy", {}
+
+
+def _strict_exact(p: Problem, unsafe: np.ndarray, *, node_limit: int, progress: Progress | None,
+                  timings: dict[str, float], **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+    """The class programme, kept only where it beats the greedy classes (so exact <= greedy always)."""
+    t = time.perf_counter()
+    sol = solve_strict(p.codes, p.costs, p.protected, p.k, node_limit=node_limit, progress=progress,
+                       missing_matches=p.missing == "wildcard")
+    timings["strict"] = time.perf_counter() - t
+    g_mask, g_lower, _, _ = _strict_greedy(p, unsafe)
+    stats = dict(sol.stats)
+    mask, cost = sol.mask, sol.cost
+    g_cost = float((g_mask * p.costs[None, :]).sum())
+    stats["greedy_cost"] = g_cost
+    if g_cost < cost - 1e-9:
+        mask, cost = g_mask, g_cost
+    if p.missing == "wildcard" and (p.codes < 0).any():
+        # missing cells as wildcards: the class programme above read them as values, so its bound does
+        # not hold; what holds is that every record below k loses a value
+        lower = g_lower
+        stats["bound"] = "records below k x cheapest cell (missing values read as wildcards)"
+    else:
+        lower = sol.lower_bound
+        stats["bound"] = "charge bound and class programme"
+    return mask, lower, "classes", stats
+
+
+def _record_exact(p: Problem, unsafe: np.ndarray, *, engine: str, minucs: Any, minuc_max_size: int | None,
+                  solver: str, node_limit: int, progress: Progress | None, timings: dict[str, float],
+                  **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+    """Wilson et al.'s record-wise programmes (each record's cheapest way to k consistent records)."""
+    fk0 = class_sizes(p.codes, "wildcard")
+    use_minucs = engine == "minucs" or (engine == "auto" and minucs is not None)
+    if use_minucs:
+        masks, lower, _proven, st = _exact_minucs(p, fk0, minucs, minuc_max_size, solver, None, node_limit,
+                                                  progress, timings)
+    else:
+        masks, lower, _proven, st = _exact_direct(p, solver, None, node_limit, progress)
+    mask = masks_to_bool(masks, p.codes.shape[1]) & (p.codes >= 0)
+    return mask, lower, "minucs" if use_minucs else "direct", st
+
+
+def _release_greedy(p: Problem, unsafe: np.ndarray, *, alpha: float, **_: Any
+                    ) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+    """sdcMicro-style greedy; its only valid bound is one cell (others' blanks can make a record safe)."""
+    fk0 = class_sizes(p.codes, "wildcard", alpha=alpha)
+    out = greedy(p.codes, fk0, p.costs, p.protected, p.k, alpha)
+    return (out < 0) & (p.codes >= 0), _min_free_cost(p), "greedy", {}
+
+
+_SOLVERS = {("strict", "exact"): _strict_exact, ("strict", "greedy"): _strict_greedy,
+            ("record", "exact"): _record_exact, ("release", "greedy"): _release_greedy}
 
 
 def _cost(p: Problem, out: np.ndarray) -> float:
@@ -298,7 +355,7 @@ def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit:
 def _exact_minucs(p: Problem, fk0: np.ndarray, minucs: Any, max_size: int | None, solver: str,
                   time_limit: float | None, node_limit: int, progress: Progress | None,
                   timings: dict[str, float]) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
-    """Seed 000's hitting sets of MINUCs (given or computed), lazily completed when truncated."""
+    """Wilson et al.'s hitting sets of MINUCs (given or computed), lazily completed when truncated."""
     if minucs is None:
         try:
             from ..risk.minucs import find_minucs
@@ -365,23 +422,24 @@ def apply_mask(frame: pd.DataFrame, names: Sequence[str], mask: np.ndarray) -> p
 @register_step
 @dataclasses.dataclass(frozen=True)
 class SuppressStep(Step):
-    """Local suppression to k-anonymity (issue 4; seed 000's optimal local suppression)."""
+    """Local suppression to a protection model at k (Wilson et al.'s optimal local suppression, made strict)."""
 
     kind: ClassVar[str] = "local_suppression"
     qis: tuple[str, ...] = ()
     k: int = 2
     importance: tuple[tuple[str, float], ...] = ()
     protected: tuple[str, ...] = ()
+    model: str = DEFAULT_MODEL
     method: str = "exact"
+    alpha: float = 1.0
     solver: str = "highs"
-    time_limit: float | None = None
-    joint: bool = True
+    node_limit: int = NODE_LIMIT
 
     def run(self, ds: Dataset, progress: Progress | None = None) -> SuppressionResult:
         """The full result (tables, bounds) of this step on ``ds``."""
         return suppress(ds, self.k, qis=self.qis or None, importance=self.importance, protected=self.protected,
-                        method=self.method, solver=self.solver, time_limit=self.time_limit, joint=self.joint,
-                        progress=progress)  # type: ignore[arg-type]
+                        model=self.model, method=self.method, alpha=self.alpha,  # type: ignore[arg-type]
+                        solver=self.solver, node_limit=self.node_limit, progress=progress)
 
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
         res = self.run(ds, progress)
@@ -391,4 +449,5 @@ class SuppressStep(Step):
 
     def describe(self) -> str:
         extra = f", protected {', '.join(self.protected)}" if self.protected else ""
-        return f"Local suppression to k={self.k} ({self.method}{extra})"
+        alpha = f", alpha {self.alpha:g}" if self.alpha != 1.0 else ""
+        return f"Local suppression to k={self.k} ({self.model} model, {self.method}{alpha}{extra})"

@@ -9,8 +9,8 @@ Suppressing a set T ⊆ N(r) leaves r with the retained set R = N(r) \\ T, whose
     count(R) = #{s : D(r, s) ∩ R = ∅} = #{s : D(r, s) ⊆ T}          (r itself has D = ∅).
 
 A set of positions is *unsafe* when its count is below k, and the MINUCs of r are its minimal unsafe
-sets (seed 000 for k = 2). Because count is monotone (a larger set has a smaller count), R is safe iff it
-contains no MINUC, i.e. iff T hits every MINUC. So the min-cost hitting set of r's MINUCs (seed 000's
+sets (Wilson et al., RTI, for k = 2). Because count is monotone (a larger set has a smaller count), R is safe iff it
+contains no MINUC, i.e. iff T hits every MINUC. So the min-cost hitting set of r's MINUCs (Wilson et al.'s
 integer programme) is *the same problem* as
 
     minimise cost(T)  subject to  Σ_{s : D(r,s) ⊆ T} 1 ≥ k,                                   (N)

@@ -11,9 +11,11 @@ data with missing values as wildcards. This greedy does the same with costs inst
    position adds a match, the position closest to completing masks (Σ 1/|D \\ T| per cost), until k
    records match.
 
-A visited record's suppressions can only add matches for others (see :mod:`suppress_joint`), so the
-records made safe earlier stay safe, and the result is k-anonymous. No optimality claim: it is the
-yardstick the exact mode is compared with.
+With alpha = 1 a visited record's suppressions can only add matches for others (a suppressed cell
+matches more), so records made safe earlier stay safe. With alpha < 1 a record that loses a value also
+stops counting fully for the complete records it matched, so :func:`greedy` recounts (sdcMicro's rule,
+:func:`kanon_core.risk.classes.class_sizes`) and visits the records that fell below k again, until none
+do. No optimality claim: it is the yardstick for sdcMicro's criterion (the ``release`` protection model).
 """
 
 from __future__ import annotations
@@ -23,14 +25,31 @@ import numpy as np
 
 from .suppress_bits import popcount
 
+MAX_PASSES = 50
+
 
 @numba.njit(cache=True)
-def greedy_suppress(X, order, costs, protected, k):  # pragma: no cover - compiled
+def _weight(jm, im, t, alpha):  # pragma: no cover - compiled
+    """sdcMicro's alpha: a match counts 1 if complete or of r's exact key, else alpha."""
+    if jm == 0 or jm == (im | t):
+        return 1.0
+    return alpha
+
+
+@numba.njit(cache=True)
+def greedy_suppress(X, order, costs, protected, k, alpha):  # pragma: no cover - compiled
     """Suppress in place in X (n, q); returns -1 on success, else the index of a record it cannot fix."""
     n, q = X.shape
     dm = np.empty(n, dtype=np.uint64)
+    jms = np.empty(n, dtype=np.uint64)
+    miss = np.zeros(n, dtype=np.uint64)
+    for j in range(n):
+        for v in range(q):
+            if X[j, v] < 0:
+                miss[j] |= np.uint64(1) << np.uint64(v)
     for i in order:
-        got = 0
+        im = miss[i]
+        got = 0.0
         nc = 0
         for j in range(n):
             d = np.uint64(0)
@@ -46,14 +65,15 @@ def greedy_suppress(X, order, costs, protected, k):  # pragma: no cover - compil
             if bad:
                 continue
             if d == 0:
-                got += 1
+                got += _weight(miss[j], im, np.uint64(0), alpha)
             else:
                 dm[nc] = d
+                jms[nc] = miss[j]
                 nc += 1
-        if got >= k:
+        if got >= k - 1e-9:
             continue
         t = np.uint64(0)
-        while got < k:
+        while got < k - 1e-9:
             gain = np.zeros(q)
             score = np.zeros(q)
             for c in range(nc):
@@ -65,7 +85,7 @@ def greedy_suppress(X, order, costs, protected, k):  # pragma: no cover - compil
                     if rest & (np.uint64(1) << np.uint64(v)):
                         score[v] += 1.0 / pc
                         if pc == 1:
-                            gain[v] += 1.0
+                            gain[v] += _weight(jms[c], im, t | (np.uint64(1) << np.uint64(v)), alpha)
             best = -1
             best_s = 0.0
             use_gain = False
@@ -80,22 +100,53 @@ def greedy_suppress(X, order, costs, protected, k):  # pragma: no cover - compil
             if best < 0:
                 return i
             bit = np.uint64(1) << np.uint64(best)
-            for c in range(nc):
-                if dm[c] & ~t != 0 and dm[c] & ~(t | bit) == 0:
-                    got += 1
-            t |= bit
+            nt = t | bit
+            # recount: the weights of earlier matches can change with r's key (alpha < 1)
+            got = _recount(X, i, im, nt, protected, alpha, miss)
+            t = nt
         for v in range(q):
             if t & (np.uint64(1) << np.uint64(v)):
                 X[i, v] = -1
+        miss[i] = im | t
     return -1
 
 
-def greedy(codes: np.ndarray, fk: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int) -> np.ndarray:
+@numba.njit(cache=True)
+def _recount(X, i, im, t, protected, alpha, miss):  # pragma: no cover - compiled
+    """Weighted matches of record i once the positions t are suppressed."""
+    n, q = X.shape
+    got = 0.0
+    for j in range(n):
+        ok = True
+        for v in range(q):
+            if t & (np.uint64(1) << np.uint64(v)):
+                continue
+            a = X[i, v]
+            b = X[j, v]
+            if a >= 0 and b >= 0 and a != b:
+                ok = False
+                break
+        if ok:
+            got += _weight(miss[j], im, t, alpha)
+    return got
+
+
+def greedy(codes: np.ndarray, fk: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+           alpha: float = 1.0) -> np.ndarray:
     """Output codes after greedy suppression (``fk``: input class sizes, to pick the visiting order)."""
+    from ..risk.classes import class_sizes
+
     X = np.ascontiguousarray(codes, dtype=np.int32).copy()
-    unsafe = np.flatnonzero(fk < k)
-    order = unsafe[np.argsort(fk[unsafe], kind="stable")].astype(np.int64)
-    bad = greedy_suppress(X, order, np.asarray(costs, np.float64), np.asarray(protected, np.bool_), int(k))
-    if bad >= 0:  # pragma: no cover - feasibility is checked before
-        raise RuntimeError("greedy suppression could not make a record safe")
-    return X
+    for _pass in range(MAX_PASSES):
+        unsafe = np.flatnonzero(fk < k - 1e-9)
+        if len(unsafe) == 0:
+            return X
+        order = unsafe[np.argsort(fk[unsafe], kind="stable")].astype(np.int64)
+        bad = greedy_suppress(X, order, np.asarray(costs, np.float64), np.asarray(protected, np.bool_), int(k),
+                              float(alpha))
+        if bad >= 0:  # pragma: no cover - feasibility is checked before
+            raise RuntimeError("greedy suppression could not make a record safe")
+        if alpha >= 1.0:
+            return X
+        fk = class_sizes(X, "wildcard", alpha=alpha)
+    raise RuntimeError("greedy suppression did not settle")  # pragma: no cover

@@ -1,6 +1,6 @@
-"""Record-wise optimal suppression from MINUCs (seed 000): a min-cost hitting set per record.
+"""Record-wise optimal suppression from MINUCs (Wilson et al., RTI): a min-cost hitting set per record.
 
-Seed 000 (section 3.3) makes a record safe by suppressing, at least, one value of each of its minimal
+Wilson et al. (RTI, section 3.3) makes a record safe by suppressing, at least, one value of each of its minimal
 unsafe combinations, and minimises the suppressions by a binary integer programme per record. Here:
 
 * records whose MINUC families are identical (after dropping protected positions) are solved once;

@@ -4,7 +4,7 @@ These are rare (none on survey-like data at the default node limits): each becom
 own (see :func:`solve_blocks` for why apart, not together), solved by HiGHS in-process through highspy
 (default) or CBC (bundled with pulp). Two block types, one per record-wise formulation:
 
-* ``cover`` (seed 000): binary t_v per position, Σ_{v∈M} t_v ≥ 1 for every MINUC M;
+* ``cover`` (Wilson et al.): binary t_v per position, Σ_{v∈M} t_v ≥ 1 for every MINUC M;
 * ``union`` (neighbour formulation, :mod:`suppress_direct`): binary t_v, and z_D ∈ [0, 1] per
   disagreement mask D with z_D ≤ t_v (v ∈ D) and Σ m_D z_D ≥ need. z_D may stay continuous: it can be
   positive only when every t_v of D is 1.

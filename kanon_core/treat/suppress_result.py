@@ -1,6 +1,6 @@
-"""The outcome of a local suppression run, with the tables of seed 000 ready to show.
+"""The outcome of a local suppression run, with the tables of Wilson et al. (RTI) ready to show.
 
-Seed 000 reports, per variable, the count and percentage of records with a suppressed value (its Table
+Wilson et al. (RTI) report, per variable, the count and percentage of records with a suppressed value (its Table
 2), the value of each variable suppressed most often (Table 3) and the categories that disappeared
 completely (section 4.2). These come out as DataFrames so the dashboard and the report show them as
 they are; ``summary()`` is the JSON the CLI writes.
@@ -19,19 +19,20 @@ from ..dataset import QIMatrix
 
 @dataclass(frozen=True, eq=False)
 class SuppressionResult:
-    """Suppressed cells and what they cost.
+    """Suppressed cells and what they cost, for a named protection model.
 
-    ``cost`` is the final total cost. ``record_wise_cost`` is the cost of the record-wise solution (seed
-    000's model: each record's retained values occur >= k times in the input), ``lower_bound`` a proven
-    lower bound for that model and ``optimal`` whether the record-wise solution is proven optimal. The
-    joint pass (wildcard semantics) may then release ``joint_released`` cells, so ``cost`` can be below
-    ``lower_bound``: records are allowed to rely on other records' suppressed values. ``violations_after``
-    comes from an independent recount of class sizes on the output and is always 0 (else the run fails).
+    ``cost`` is the total cost; ``lower_bound`` a proven lower bound on the optimal cost *for ``model``*
+    (never above ``cost``), and ``optimal`` holds only when the two are equal. ``violations_after`` comes
+    from an independent recount of the model's criterion on the output and is always 0 (else the run
+    fails); ``min_class_after`` is the smallest recounted value. ``findable_below_k`` counts the people of
+    the input with fewer than k consistent released records (the intruder's view, whatever the model).
     """
 
     names: tuple[str, ...]
     k: int
     missing: str
+    model: str
+    alpha: float
     method: str
     engine: str
     codes: np.ndarray = field(repr=False)
@@ -39,13 +40,12 @@ class SuppressionResult:
     costs: np.ndarray = field(repr=False)
     protected: tuple[str, ...]
     cost: float
-    record_wise_cost: float
     lower_bound: float
     optimal: bool
-    joint_released: int
     seconds: float
     violations_after: int
-    min_class_after: int
+    min_class_after: float
+    findable_below_k: int
     timings: dict[str, float] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
 
@@ -68,10 +68,10 @@ class SuppressionResult:
 
     @property
     def gap(self) -> float:
-        """Relative gap of the record-wise solution (0 when proven optimal)."""
-        if self.record_wise_cost <= 0:
+        """Relative gap (cost - lower bound) / cost, 0 when proven optimal."""
+        if self.cost <= 0:
             return 0.0
-        return max(0.0, (self.record_wise_cost - self.lower_bound) / self.record_wise_cost)
+        return max(0.0, (self.cost - self.lower_bound) / self.cost)
 
     def suppressed_codes(self) -> np.ndarray:
         """The QI codes after suppression (-1 where suppressed)."""
@@ -86,7 +86,7 @@ class SuppressionResult:
         return str(code)
 
     def per_variable(self) -> pd.DataFrame:
-        """Seed 000 Table 2: records with a suppressed value, per variable (count and % of records)."""
+        """Wilson et al. Table 2: records with a suppressed value, per variable (count and % of records)."""
         counts = self.per_variable_counts
         n = max(self.n_records, 1)
         return pd.DataFrame({
@@ -98,7 +98,7 @@ class SuppressionResult:
         })
 
     def most_suppressed(self, qm: QIMatrix | None = None) -> pd.DataFrame:
-        """Seed 000 Table 3: the value suppressed most often per variable, with its share of them."""
+        """Wilson et al. Table 3: the value suppressed most often per variable, with its share of them."""
         rows = []
         for j, name in enumerate(self.names):
             sup = self.codes[self.mask[:, j], j]
@@ -111,7 +111,7 @@ class SuppressionResult:
         return pd.DataFrame(rows, columns=["variable", "value", "suppressed", "percent_of_variable"])
 
     def completely_suppressed(self, qm: QIMatrix | None = None) -> pd.DataFrame:
-        """Categories present before and absent after (every occurrence suppressed), seed 000 sec. 4.2."""
+        """Categories present before and absent after (every occurrence suppressed), Wilson et al. sec. 4.2."""
         rows = []
         for j, name in enumerate(self.names):
             col = self.codes[:, j]
@@ -127,11 +127,10 @@ class SuppressionResult:
     def overview(self) -> pd.DataFrame:
         """One row of headline figures (what the dashboard shows above the tables)."""
         return pd.DataFrame([{
-            "method": self.method, "k": self.k, "missing": self.missing,
+            "protection model": self.model, "method": self.method, "k": self.k, "missing": self.missing,
             "cells suppressed": self.n_suppressed, "cost": self.cost, "records touched": self.records_touched,
-            "record-wise cost": self.record_wise_cost, "lower bound": self.lower_bound,
-            "proven optimal": self.optimal, "released jointly": self.joint_released,
-            "seconds": round(self.seconds, 3),
+            "lower bound": self.lower_bound, "proven optimal": self.optimal, "gap": self.gap,
+            "people findable below k": self.findable_below_k, "seconds": round(self.seconds, 3),
         }])
 
     def tables(self, qm: QIMatrix | None = None) -> dict[str, pd.DataFrame]:
@@ -151,17 +150,18 @@ class SuppressionResult:
             "qis": list(self.names),
             "k": self.k,
             "missing": self.missing,
+            "model": self.model,
+            "alpha": self.alpha,
             "method": self.method,
             "engine": self.engine,
             "protected": list(self.protected),
             "n_suppressed": self.n_suppressed,
             "cost": self.cost,
             "records_touched": self.records_touched,
-            "record_wise_cost": self.record_wise_cost,
             "lower_bound": self.lower_bound,
             "optimal": self.optimal,
             "gap": self.gap,
-            "joint_released": self.joint_released,
+            "findable_below_k": self.findable_below_k,
             "per_variable": {r.variable: {"suppressed": int(r.suppressed), "percent": float(r.percent)}
                              for r in pv.itertuples()},
             "seconds": self.seconds,

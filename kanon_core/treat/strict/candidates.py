@@ -102,9 +102,14 @@ def cheapest_outside(free: list[int], costs: np.ndarray, size: int) -> float:
     return float(np.sort(costs[free])[: size + 1].sum())
 
 
-def evaluate(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsafe: np.ndarray,
-             patterns: list[int], costs: np.ndarray, k: int) -> Pairs:
-    """Charges of every unsafe row under every pattern where its class can reach k."""
+def evaluate(uniq: np.ndarray, able_cells: np.ndarray, cell_costs: np.ndarray, mult: np.ndarray,
+             unsafe: np.ndarray, patterns: list[int], k: int, share: bool = True) -> Pairs:
+    """Charges of every unsafe row under every pattern where its class can reach k.
+
+    ``able_cells`` says which cells a row may have suppressed, ``cell_costs`` what each costs (0 for a
+    cell missing in the input that is only marked, see :func:`.solve.solve_strict`). ``share`` applies
+    the k / a_P(u) factor, valid when all members of a class pay the same.
+    """
     n_u, q = uniq.shape
     rows_out, pats_out, groups_out, charges_out = [], [], [], []
     unsafe_mult = np.where(unsafe, mult, 0)
@@ -112,7 +117,7 @@ def evaluate(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsafe: n
     for p_idx, mask in enumerate(patterns):
         cols = bits(mask)
         keep_cols = [v for v in range(q) if not (mask >> v) & 1]
-        able = observed[:, cols].all(axis=1)
+        able = able_cells[:, cols].all(axis=1)
         key = pack_rows(uniq[:, keep_cols])
         key = np.where(able, key, -1)
         _, inv = np.unique(key, return_inverse=True)
@@ -125,8 +130,8 @@ def evaluate(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsafe: n
         u, g = u[ok], g[ok]
         if len(u) == 0:
             continue
-        c = pattern_cost(mask, costs)
-        charge = c * np.maximum(1.0, k / unsafe_total[g])
+        c = cell_costs[u][:, cols].sum(axis=1)
+        charge = c * np.maximum(1.0, k / unsafe_total[g]) if share else c
         rows_out.append(u)
         pats_out.append(np.full(len(u), p_idx, dtype=np.int64))
         groups_out.append(g.astype(np.int64))
@@ -145,13 +150,13 @@ def row_minimum(pairs: Pairs, n_rows: int, default: np.ndarray) -> np.ndarray:
     return np.minimum(best, default)
 
 
-def class_members(uniq: np.ndarray, observed: np.ndarray, mask: int, rows: np.ndarray
+def class_members(uniq: np.ndarray, able_cells: np.ndarray, mask: int, rows: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Class ids under pattern ``mask`` (as in :func:`evaluate`) for all rows; -1 where a row cannot join."""
     q = uniq.shape[1]
     cols = bits(mask)
     keep_cols = [v for v in range(q) if not (mask >> v) & 1]
-    able = observed[:, cols].all(axis=1)
+    able = able_cells[:, cols].all(axis=1)
     key = np.where(able, pack_rows(uniq[:, keep_cols]), -1)
     _, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1).astype(np.int64)

@@ -6,7 +6,7 @@ Variables, for the pairs left after pruning (:mod:`.candidates`):
 * d[v, c] in 0..mult_v: copies of a *safe* row v (input class >= k) moved into class c as donors;
 * y[c] binary: class c is used; w[v] binary: safe row v gives up all its copies.
 
-    minimise   Σ c(P)·x[u, c] + Σ c(P)·d[v, c]
+    minimise   Σ c_u(P)·x[u, c] + Σ c_v(P)·d[v, c]      (c_u(P): the cost of u's cells on P)
     subject to Σ_c x[u, c] = mult_u                       every unsafe copy moves (its class is < k)
                Σ_u x[u, c] + Σ_v d[v, c] >= k·y[c]        a used class has k records
                x[u, c] <= mult_u·y[c],  d[v, c] <= mult_v·y[c]
@@ -25,7 +25,7 @@ import highspy
 import numpy as np
 from scipy import sparse
 
-from .candidates import Pairs, class_members, pattern_cost
+from .candidates import Pairs, class_members
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,14 @@ class MipOutcome:
     nodes: int
 
 
-def solve_classes(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsafe: np.ndarray,
-                  patterns: list[int], pairs: Pairs, costs: np.ndarray, k: int, node_limit: int
-                  ) -> MipOutcome:
-    """Build and solve the class programme over ``pairs``; None assignment when no solution was found."""
+def solve_classes(uniq: np.ndarray, able_cells: np.ndarray, cell_costs: np.ndarray, mult: np.ndarray,
+                  unsafe: np.ndarray, patterns: list[int], pairs: Pairs, k: int, node_limit: int,
+                  max_variables: int | None = None) -> MipOutcome:
+    """Build and solve the class programme over ``pairs``; None assignment when no solution was found.
+
+    With ``max_variables``, a programme with more variables is not solved (``nodes`` = -1): its root
+    alone can take minutes, and the caller keeps its heuristic solution and reports the gap.
+    """
     # classes: one per (pattern, group) among the pairs
     cls_key = pairs.pattern * (int(pairs.group.max()) + 2 if len(pairs) else 1) + pairs.group
     cls_ids, x_cls = np.unique(cls_key, return_inverse=True)
@@ -65,7 +69,7 @@ def solve_classes(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsa
     d_row, d_cls = [], []
     for p_idx in np.unique(cls_pattern).tolist():
         these = np.flatnonzero(cls_pattern == p_idx)
-        _, safe_group = class_members(uniq, observed, patterns[p_idx], safe_rows)
+        _, safe_group = class_members(uniq, able_cells, patterns[p_idx], safe_rows)
         lookup = {int(g): int(c) for g, c in zip(cls_group[these].tolist(), these.tolist(), strict=True)}
         for v, g in zip(safe_rows.tolist(), safe_group.tolist(), strict=True):
             c = lookup.get(g)
@@ -79,8 +83,13 @@ def solve_classes(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsa
     nx, nd, ny, nw = len(pairs), len(d_row_a), n_cls, len(donors)
     ox, od, oy, ow = 0, nx, nx + nd, nx + nd + ny
     n_var = nx + nd + ny + nw
-    pcost = np.array([pattern_cost(m, costs) for m in patterns])
-    col_cost = np.concatenate([pcost[pairs.pattern], pcost[cls_pattern[d_cls_a]], np.zeros(ny + nw)])
+    if max_variables is not None and n_var > max_variables:
+        return MipOutcome(None, float("inf"), -float("inf"), False, n_var, 0, -1)
+    q = uniq.shape[1]
+    pat_bits = np.array([[(m >> v) & 1 for v in range(q)] for m in patterns], dtype=np.float64).reshape(-1, q)
+    x_cost = (cell_costs[pairs.row] * pat_bits[pairs.pattern]).sum(axis=1)
+    d_cost = (cell_costs[d_row_a] * pat_bits[cls_pattern[d_cls_a]]).sum(axis=1) if nd else np.zeros(0)
+    col_cost = np.concatenate([x_cost, d_cost, np.zeros(ny + nw)])
     upper = np.concatenate([mult[pairs.row], mult[d_row_a], np.ones(ny + nw)]).astype(np.float64)
 
     rows_i, cols_j, vals = [], [], []
@@ -153,6 +162,9 @@ def solve_classes(uniq: np.ndarray, observed: np.ndarray, mult: np.ndarray, unsa
     h.setOptionValue("mip_abs_gap", 1e-6)
     h.setOptionValue("mip_max_nodes", int(node_limit))
     h.passModel(lp)
+    import os
+    if os.environ.get("KANON_MIP_DUMP"):
+        h.writeModel(os.environ["KANON_MIP_DUMP"])
     h.run()
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()

@@ -11,7 +11,8 @@ The method is exact for files whose QIs are complete, or under ``category`` sema
 
 1. distinct rows with their multiplicities; *unsafe* rows are those whose input class is below k;
 2. candidate classes per unsafe row and the charge bound LB (:mod:`.candidates`);
-3. an upper bound UB from the class programme restricted to each row's cheapest candidates;
+3. an upper bound UB: the greedy classes of :mod:`kanon_core.treat.suppress_category`, improved by the
+   class programme restricted to each row's cheapest candidates when that programme is small enough;
 4. pruning with LB and UB until nothing changes (each row's bound rises to its cheapest surviving
    candidate), listing larger patterns when the budget allows them;
 5. the class programme over the survivors (:mod:`.mip`), whose optimum, or UB, is the optimum.
@@ -26,6 +27,7 @@ the gap is reported.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,7 @@ import numpy as np
 
 from ...errors import InfeasibleError
 from ...progress import Progress, report
+from ..suppress_category import category_suppress
 from .candidates import (
     FULL_ENUMERATION_MAX,
     PATTERN_LIMIT,
@@ -44,12 +47,16 @@ from .candidates import (
     row_minimum,
     small_patterns,
 )
-from .mip import Assignment, solve_classes
+from .mip import Assignment, MipOutcome, solve_classes
 
 EPS = 1e-9
 FIRST_CANDIDATES = 6
 """Candidates per unsafe row in the programme that gives the first upper bound."""
 FIRST_NODE_LIMIT = 2_000
+FIRST_MAX_VARIABLES = 80_000
+MIP_MAX_VARIABLES = 80_000
+"""Programmes with more variables are not attempted (HiGHS's root alone can take minutes on them); the
+best solution found so far is returned with its proven gap."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,8 @@ def missing_as_value(codes: np.ndarray) -> np.ndarray:
     return X
 
 
-def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int) -> np.ndarray:
+def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int,
+                           missing_matches: bool = False) -> np.ndarray:
     """Rows that cannot reach k: fewer than k records share their protected values and missing cells.
 
     With every free observed QI suppressed, a record can only share a class with records that have the
@@ -81,14 +89,25 @@ def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int) -> 
     """
     from ...risk.keys import group_ids
 
-    key = np.where(protected[None, :], codes, (codes < 0).astype(np.int32))
+    if missing_matches:
+        key = np.where(protected[None, :], codes, 0)
+    else:
+        key = np.where(protected[None, :], codes, (codes < 0).astype(np.int32))
     gid, size = group_ids(key)
     return size[gid] < k
 
 
 def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
-                 node_limit: int = 200_000, progress: Progress | None = None) -> StrictSolution:
-    """Strict suppression on the input ``codes`` (missing = -1 treated as a value); see the module doc."""
+                 node_limit: int = 200_000, progress: Progress | None = None,
+                 missing_matches: bool = False) -> StrictSolution:
+    """Strict suppression on the input ``codes`` (missing = -1); see the module docstring.
+
+    With ``missing_matches`` (``wildcard`` semantics) a cell missing in the input may be *marked* as part
+    of a record's suppressed pattern at no cost: the release shows it missing, which under wildcard
+    matching matches everything the suppressed marker would, so every class the search builds still has
+    k records (and more). Without it (``category``), such a cell is a value that cannot be hidden.
+    """
+    t0 = time.perf_counter()
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     n, q = codes.shape
     X = missing_as_value(codes)
@@ -100,12 +119,14 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     first[inv[::-1]] = np.arange(n)[::-1]
     observed = codes[first] >= 0
     unsafe = mult < k
+    able_cells = np.ones_like(observed) if missing_matches else observed
+    cell_costs = costs[None, :] * observed
     stats: dict[str, Any] = {"distinct_rows": len(uniq), "unsafe_rows": int(unsafe.sum()),
                              "unsafe_records": int(mult[unsafe].sum())}
     empty = np.zeros((n, q), dtype=bool)
     if not unsafe.any():
         return StrictSolution(empty, 0.0, 0.0, True, stats)
-    bad = strict_infeasible_rows(codes, protected, k)[first] & unsafe
+    bad = strict_infeasible_rows(codes, protected, k, missing_matches)[first] & unsafe
     if bad.any():
         raise InfeasibleError(
             f"{int(mult[bad].sum())} record(s) cannot reach k={k} by suppression: fewer than {k} records share "
@@ -114,19 +135,30 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     free = [v for v in range(q) if not protected[v]]
     complete_list = len(free) <= FULL_ENUMERATION_MAX
     patterns = small_patterns(free)
-    fulls = {int(sum(1 << v for v in free if observed[u, v])) for u in np.flatnonzero(unsafe).tolist()}
+    fulls = {int(sum(1 << v for v in free if able_cells[u, v])) for u in np.flatnonzero(unsafe).tolist()}
     patterns += sorted(fulls - set(patterns) - {0})
     outside = float("inf") if complete_list else cheapest_outside(free, costs, SMALL_PATTERN_SIZE)
     report(progress, 0.1, f"Evaluating {len(patterns):,} suppression patterns")
-    pairs = evaluate(uniq, observed, mult, unsafe, patterns, costs, k)
+    share = not missing_matches
+    pairs = evaluate(uniq, able_cells, cell_costs, mult, unsafe, patterns, k, share)
     n_u = len(uniq)
     lb_row = row_minimum(pairs, n_u, np.full(n_u, outside))
     lb_row[~unsafe] = 0.0
     lower = float((lb_row * mult).sum())
 
+    stats["seconds_bound"] = round(time.perf_counter() - t0, 3)
+    report(progress, 0.2, "Greedy classes")
+    g_out, _ = category_suppress(X, costs, protected, k, None if missing_matches else codes >= 0)
+    best_mask = (g_out < 0) & (codes >= 0)
+    ub = float((best_mask * costs[None, :]).sum())
+    stats["greedy_cost"] = ub
     report(progress, 0.3, "First solution")
-    ub_assign, ub = _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k)
+    first = _first_solution(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k)
+    stats["first_variables"] = first.n_variables
+    if first.assignment is not None and first.objective < ub - EPS:
+        best_mask, ub = _to_mask(first.assignment, inv, n, q) & (codes >= 0), first.objective
     stats["first_cost"] = ub
+    stats["seconds_first"] = round(time.perf_counter() - t0, 3)
     proven_list = complete_list
     for _round in range(20):
         budget = ub - (lower - lb_row)  # per copy of each row
@@ -137,7 +169,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
                 if new:
                     start = len(patterns)
                     patterns += new
-                    more = evaluate(uniq, observed, mult, unsafe, new, costs, k)
+                    more = evaluate(uniq, able_cells, cell_costs, mult, unsafe, new, k, share)
                     more.pattern += start
                     pairs = _concat(pairs, more)
                 proven_list = True
@@ -156,22 +188,26 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
         if not changed or lower >= ub - EPS:
             break
     stats.update({"patterns": len(patterns), "candidates": len(pairs), "charge_bound": lower})
-    best_assign, best = ub_assign, ub
+    best = ub
     if lower < ub - EPS and proven_list:
         report(progress, 0.6, f"Integer programme over {len(pairs):,} candidate classes")
-        res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs, costs, k, node_limit)
+        res = solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k, node_limit,
+                            MIP_MAX_VARIABLES)
         stats.update({"mip_variables": res.n_variables, "mip_constraints": res.n_constraints,
                       "mip_nodes": res.nodes})
+        if res.nodes < 0:
+            stats["unproven"] = f"programme of {res.n_variables:,} variables not attempted: gap reported"
         if res.assignment is not None and res.objective < best - EPS:
-            best_assign, best = res.assignment, res.objective
+            best_mask, best = _to_mask(res.assignment, inv, n, q) & (codes >= 0), res.objective
         lower = max(lower, min(best, res.dual_bound))
     elif lower < ub - EPS:
         stats["unproven"] = "too many candidate patterns to list"
     if _integral(costs):
         lower = float(np.ceil(lower - 1e-6))
     lower = min(lower, best)
-    mask = _to_mask(best_assign, inv, n, q)
+    mask = best_mask
     cost = float((mask * costs[None, :]).sum())
+    stats["seconds_total"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.95, "Strict suppression done")
     return StrictSolution(mask, cost, float(lower), bool(lower >= cost - 1e-6), stats)
 
@@ -185,7 +221,7 @@ def _concat(a: Pairs, b: Pairs) -> Pairs:
                  np.concatenate([a.group, b.group]), np.concatenate([a.charge, b.charge]))
 
 
-def _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k) -> tuple[Assignment, float]:
+def _first_solution(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k) -> MipOutcome:
     """The class programme on each unsafe row's cheapest candidates and its all-free pattern."""
     order = np.lexsort((pairs.charge, pairs.row))
     rank = np.empty(len(order), dtype=np.int64)
@@ -194,8 +230,8 @@ def _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k) -> 
     pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
     rank[order] = pos
     pat_arr = np.asarray(patterns, dtype=np.int64)
-    free_full = np.array([int(sum(1 << v for v in range(uniq.shape[1]) if observed[u, v])) for u in range(len(uniq))],
-                         dtype=np.int64)
+    free_full = np.array([int(sum(1 << v for v in range(uniq.shape[1]) if able_cells[u, v]))
+                          for u in range(len(uniq))], dtype=np.int64)
     is_full = (pat_arr[pairs.pattern] & free_full[pairs.row]) == pat_arr[pairs.pattern]
     widest = np.zeros(len(pairs), dtype=bool)
     best_width: dict[int, int] = {}
@@ -206,12 +242,8 @@ def _first_solution(uniq, observed, mult, unsafe, patterns, pairs, costs, k) -> 
             best_width[r] = i
     widest[list(best_width.values())] = True
     keep = (rank < FIRST_CANDIDATES) | widest
-    res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs.take(keep), costs, k, FIRST_NODE_LIMIT)
-    if res.assignment is None:  # pragma: no cover - the widest patterns always give a solution
-        res = solve_classes(uniq, observed, mult, unsafe, patterns, pairs, costs, k, FIRST_NODE_LIMIT)
-    if res.assignment is None:  # pragma: no cover
-        raise RuntimeError("internal error: no strict suppression found although one exists")
-    return res.assignment, res.objective
+    return solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs.take(keep), k,
+                         FIRST_NODE_LIMIT, FIRST_MAX_VARIABLES)
 
 
 def _to_mask(assign: Assignment, inv: np.ndarray, n: int, q: int) -> np.ndarray:
