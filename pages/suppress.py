@@ -1,4 +1,4 @@
-"""Suppress: optimal local suppression to k-anonymity, with importances, protected variables and checks."""
+"""Suppress: local suppression to a named protection model, with importances, protected variables and checks."""
 
 from __future__ import annotations
 
@@ -8,29 +8,37 @@ import streamlit as st
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
-from kanon_core.treat.suppress import SuppressStep, apply_mask
+from kanon_core.treat.protection import MODEL_NAMES, MODELS
+from kanon_core.treat.suppress import NODE_LIMIT, SuppressStep, apply_mask
 from kanon_core.utility.plots import inert_frame
 
 ensure_app_navigation()
 
 st.title("Suppress")
 st.caption(
-    "Local suppression sets single values to missing until every record shares its remaining values with at "
-    "least k − 1 others. **Exact** solves seed 000's model to proven optimality: each record keeps the "
-    "cheapest set of values that occurs at least k times in the data (all its MINUCs are hit), then a "
-    "verified joint pass gives back every suppressed value no record needs. **Greedy** is a fast heuristic "
-    "like sdcMicro's localSuppression, shown for comparison. Every result is recounted independently: it "
-    "is k-anonymous or the run fails.")
+    "Local suppression blanks single values until the release meets a **protection model** at k, at the "
+    "least total cost. The model says what is promised; every result is recounted by code independent of "
+    "the solver, and the people an intruder could narrow down to fewer than k released records are "
+    "counted whatever the model.")
 state.show_flash()
 ds = state.dataset()
 settings = state.settings()
+alpha = float(settings.get("alpha", 1.0))
 
 state.widget_value("w_sup_qis", list(ds.roles.qis))
 state.widget_value("w_sup_k", int(settings["k"]))
-c1, c2, c3 = st.columns([5, 1, 2])
+c1, c2 = st.columns([5, 1])
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_sup_qis")
 k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_sup_k"))
-method = c3.radio("Method", ["exact", "greedy"], horizontal=True, key="w_sup_method")
+c3, c4 = st.columns([3, 2])
+model_name = c3.radio("Protection model", list(MODEL_NAMES), horizontal=True, key="w_sup_model",
+                      format_func=lambda n: MODELS[n].title)
+model = MODELS[model_name]
+state.widget_value("w_sup_method", model.methods[0])
+if st.session_state.get("w_sup_method") not in model.methods:
+    st.session_state["w_sup_method"] = model.methods[0]
+method = c4.radio("Method", list(model.methods), horizontal=True, key="w_sup_method")
+st.caption(f"**{model.title}.** {model.promise} {model.method_note()}")
 if not qis:
     st.info("Choose at least one quasi-identifier.")
     st.stop()
@@ -49,19 +57,25 @@ with st.expander("Importance and protected variables", expanded=False):
         if float(v) != 1.0:
             importance.append((q, float(v)))
 with st.expander("Solver", expanded=False):
-    solver = st.radio("Integer-programming solver (for the rare instances the compiled searches leave open)",
+    solver = st.radio("Integer-programming solver for the record-wise model's rare hard instances",
                       ["highs", "cbc"], horizontal=True, key="w_sup_solver")
-    state.widget_value("w_sup_time", 60.0)
-    time_limit = float(st.number_input("Time limit for those programmes (seconds)", min_value=1.0,
-                                       max_value=3600.0, step=10.0, key="w_sup_time"))
-    state.widget_value("w_sup_joint", True)
-    joint = st.checkbox("Give back suppressions no record needs (joint pass)", key="w_sup_joint")
+    state.widget_value("w_sup_nodes", NODE_LIMIT)
+    node_limit = int(st.number_input("Search nodes per integer programme (a work limit, so a replay gives the "
+                                     "same cells)", min_value=1, max_value=10_000_000, step=10_000,
+                                     key="w_sup_nodes"))
 
-step = SuppressStep(qis=tuple(qis), k=k, importance=tuple(importance), protected=tuple(protected), method=method,
-                    solver=solver, time_limit=time_limit, joint=joint)
+
+def _step(model_name: str, method: str) -> SuppressStep:
+    return SuppressStep(qis=tuple(qis), k=k, importance=tuple(importance), protected=tuple(protected),
+                        model=model_name, method=method, alpha=alpha, solver=solver, node_limit=node_limit)
+
+
+step = _step(model_name, method)
 params = (step, ds.missing)
 result = state.memo_peek("suppression", params)
-st.caption(f"Missing values count as **{ds.missing}**. Version v{state.current().id}: {ds.n_records:,} records.")
+alpha_note = f"; a match with a record that has missing values counts {alpha:g} (Risk page)" if alpha < 1 else ""
+st.caption(f"Missing values count as **{ds.missing}**{alpha_note}. Version v{state.current().id}: "
+           f"{ds.n_records:,} records.")
 if result is None:
     if st.button("Run suppression", key="btn_run_suppress", type="primary"):
         res = state.run_with_progress("Local suppression", lambda progress: step.run(ds, progress))
@@ -75,13 +89,18 @@ m = st.columns(6)
 m[0].metric("Cells suppressed", f"{result.n_suppressed:,}")
 m[1].metric("Records touched", f"{result.records_touched:,}")
 m[2].metric("Cost", f"{result.cost:,.1f}")
-m[3].metric("Proven optimal", "yes" if result.optimal else "no",
-            help="For the record-wise model; the joint pass may then lower the cost below its bound.")
-m[4].metric("Records below k after", f"{result.violations_after:,}", help="Independent recount of class sizes.")
+m[3].metric("Proven optimal", "yes" if result.optimal else f"no (gap {100 * result.gap:.1f} %)",
+            help="Optimal for the chosen protection model: the lower bound equals the cost.")
+m[4].metric("People findable below k", f"{result.findable_below_k:,}",
+            help="People of the input with fewer than k consistent released records: an intruder who knows "
+                 "their quasi-identifiers narrows them down to fewer than k records. Counted independently.")
 m[5].metric("Seconds", f"{result.seconds:,.2f}")
-if method == "exact":
-    st.caption(f"Record-wise optimum {result.record_wise_cost:,.1f} (lower bound {result.lower_bound:,.1f}, gap "
-               f"{100 * result.gap:.2f} %); the joint pass gave back {result.joint_released:,} value(s).")
+st.caption(f"{result.model.capitalize()} model, {result.method}: cost {result.cost:,.1f}, lower bound "
+           f"{result.lower_bound:,.1f} (gap {100 * result.gap:.2f} %). Records below k after, recounted "
+           f"independently: {result.violations_after:,}.")
+if result.findable_below_k:
+    st.warning(f"{result.findable_below_k:,} people remain findable among fewer than {k} released records "
+               f"under the {result.model} model. The strict model leaves none.")
 
 tables = result.tables(qm)
 left, right = st.columns(2)
@@ -113,28 +132,42 @@ def _make_current() -> None:
 
 st.button("Make this the new current version", key="btn_apply_suppress", type="primary", on_click=_make_current)
 
-st.subheader("Exact vs greedy")
-other_step = SuppressStep(qis=step.qis, k=k, importance=step.importance, protected=step.protected,
-                          method="greedy" if method == "exact" else "exact", solver=solver, time_limit=time_limit,
-                          joint=joint)
-other = state.memo_peek("suppression", (other_step, ds.missing))
-if other is None:
-    if st.button(f"Run {other_step.method} too, for comparison", key="btn_run_other"):
-        res = state.run_with_progress(f"{other_step.method.capitalize()} suppression",
-                                      lambda progress: other_step.run(ds, progress))
+st.subheader("Other models and methods")
+others = [_step(n, mth) for n, mdl in MODELS.items() for mth in mdl.methods if (n, mth) != (model_name, method)]
+done = {o: state.memo_peek("suppression", (o, ds.missing)) for o in others}
+if any(r is None for r in done.values()):
+    if st.button("Run the other models and methods too, for comparison", key="btn_run_other"):
+        def _all(progress):
+            out = {}
+            for o in others:
+                if done[o] is None:
+                    try:
+                        out[o] = o.run(ds)
+                    except KanonError as exc:  # e.g. a model that cannot treat this file: say why
+                        out[o] = str(exc)
+            return out
+
+        res = state.run_with_progress("Comparison runs", _all)
         if res is not None:
-            state.memo_put("suppression", (other_step, ds.missing), res)
+            for o, r in res.items():
+                state.memo_put("suppression", (o, ds.missing), r)
             st.rerun()
 else:
-    both = {method: result, other_step.method: other}
-    rows = [{"method": name, "cells suppressed": r.n_suppressed, "records touched": r.records_touched,
-             "cost": r.cost, "proven optimal": r.optimal, "seconds": round(r.seconds, 2)} for name, r in both.items()]
+    both = {(model_name, method): result,
+            **{(o.model, o.method): r for o, r in done.items() if not isinstance(r, str)}}
+    for o, r in done.items():
+        if isinstance(r, str):
+            st.caption(f"{o.model} {o.method}: not available here. {r}")
+    rows = [{"model": n, "method": mth, "cells suppressed": r.n_suppressed, "records touched": r.records_touched,
+             "cost": r.cost, "lower bound": r.lower_bound, "gap %": round(100 * r.gap, 2),
+             "people findable below k": r.findable_below_k, "seconds": round(r.seconds, 2)}
+            for (n, mth), r in both.items()]
     st.dataframe(rows, hide_index=True, width="stretch")
     per = []
-    for name, r in both.items():
+    for (n, mth), r in both.items():
         for row in r.per_variable().itertuples():
-            per.append({"method": name, "variable": row.variable, "suppressed": int(row.suppressed)})
-    fig = px.bar(inert_frame(per), x="variable", y="suppressed", color="method", barmode="group",
+            per.append({"run": f"{n} {mth}", "variable": row.variable, "suppressed": int(row.suppressed)})
+    fig = px.bar(inert_frame(per), x="variable", y="suppressed", color="run", barmode="group",
                  title="Suppressed values per variable")
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
     st.plotly_chart(fig, width="stretch", key="chart_sup_compare")

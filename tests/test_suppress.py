@@ -1,4 +1,6 @@
-"""Local suppression against brute force: record-wise optimum, k-anonymity, protected variables, bounds."""
+"""Local suppression, record-wise model (Wilson et al.) against brute force; tables, steps and types.
+
+The protection models against each other and against brute force are in test_suppress_models.py."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from kanon_core.dataset import Dataset, Roles
 from kanon_core.errors import InfeasibleError, InputError
 from kanon_core.steps import step_from_dict
 from kanon_core.treat.suppress import SuppressStep, apply_mask, suppress
-from tests.reference.brute_force import brute_force_class_sizes, brute_force_minucs
+from tests.reference.brute_force import brute_force_minucs
+from tests.reference.protection import strict_counts
 
 
 @st.composite
@@ -37,7 +40,7 @@ def count_input(codes: np.ndarray, r: int, keep: list[int]) -> int:
 
 
 def record_wise_optimum(codes, costs, protected, k):
-    """Seed 000's model by brute force: per record the cheapest cells whose removal leaves a retained
+    """Wilson et al.'s record-wise model by brute force: per record the cheapest cells whose removal leaves a retained
     set occurring >= k times in the input (wildcard matching); None when some record cannot be fixed."""
     n, q = codes.shape
     total = 0.0
@@ -67,39 +70,21 @@ def kwargs(costs, protected):
                 protected=[f"v{j}" for j in range(q) if protected[j]])
 
 
-def fk_after(res, missing):
-    fk, _ = brute_force_class_sizes(res.suppressed_codes(), missing)
-    return fk
-
-
 @given(problems(), st.sampled_from(["direct", "minucs"]))
 def test_exact_is_the_record_wise_optimum_and_k_anonymous(problem, engine):
     codes, costs, protected, k = problem
     opt = record_wise_optimum(codes, costs, protected, k)
     if opt is None:
         with pytest.raises(InfeasibleError):
-            suppress(codes, k, engine=engine, **kwargs(costs, protected))
+            suppress(codes, k, model="record", engine=engine, **kwargs(costs, protected))
         return
-    res = suppress(codes, k, engine=engine, **kwargs(costs, protected))
-    assert res.record_wise_cost == pytest.approx(opt)
+    res = suppress(codes, k, model="record", engine=engine, **kwargs(costs, protected))
+    assert res.cost == pytest.approx(opt)
     assert res.optimal and res.lower_bound == pytest.approx(opt)
-    assert (fk_after(res, "wildcard") >= k).all() and res.violations_after == 0
+    assert res.violations_after == 0 and res.model == "record"
     assert not res.mask[:, protected].any()
-    assert res.cost <= res.record_wise_cost + 1e-9
     assert res.cost == pytest.approx(float((res.mask * costs[None, :]).sum()))
     assert not (res.mask & (codes < 0)).any()  # only observed cells are suppressed
-
-
-@given(problems())
-def test_joint_pass_only_gives_cells_back(problem):
-    codes, costs, protected, k = problem
-    if record_wise_optimum(codes, costs, protected, k) is None:
-        return
-    with_joint = suppress(codes, k, **kwargs(costs, protected))
-    without = suppress(codes, k, joint=False, **kwargs(costs, protected))
-    assert without.joint_released == 0 and without.cost == pytest.approx(without.record_wise_cost)
-    assert (with_joint.mask <= without.mask).all()
-    assert with_joint.n_suppressed == without.n_suppressed - with_joint.joint_released
 
 
 @given(problems(max_n=10, max_q=4))
@@ -116,50 +101,10 @@ def test_given_minucs_and_lazy_truncated_minucs_give_the_same_optimum(problem):
             self.mask = np.array([m for ms in found for m in ms], dtype=np.uint64)
             self.k, self.missing, self.n_records, self.max_size = k, "wildcard", len(codes), max_size
 
-    full = suppress(codes, k, engine="minucs", minucs=Minucs(), **kwargs(costs, protected))
-    lazy = suppress(codes, k, engine="minucs", minucs=Minucs(max_size=1), **kwargs(costs, protected))
-    assert full.record_wise_cost == pytest.approx(opt) == lazy.record_wise_cost
+    full = suppress(codes, k, model="record", engine="minucs", minucs=Minucs(), **kwargs(costs, protected))
+    lazy = suppress(codes, k, model="record", engine="minucs", minucs=Minucs(max_size=1), **kwargs(costs, protected))
+    assert full.cost == pytest.approx(opt) == lazy.cost
     assert lazy.optimal
-
-
-@given(problems())
-def test_greedy_is_k_anonymous_and_respects_protection(problem):
-    codes, costs, protected, k = problem
-    if record_wise_optimum(codes, costs, protected, k) is None:
-        return
-    res = suppress(codes, k, method="greedy", **kwargs(costs, protected))
-    assert (fk_after(res, "wildcard") >= k).all()
-    assert not res.mask[:, protected].any()
-    # greedy counts on the data as suppressed so far, so it may rely on other records' suppressions and
-    # no order with the record-wise optimum holds; it claims optimality only when nothing was needed
-    assert not res.optimal or res.n_suppressed == 0
-
-
-@given(problems(max_n=6, max_q=2, max_card=3))
-def test_category_semantics_k_anonymous_with_a_valid_lower_bound(problem):
-    codes, costs, protected, k = problem
-    n, q = codes.shape
-    cells = [(i, j) for i in range(n) for j in range(q) if codes[i, j] >= 0 and not protected[j]]
-    best = None
-    for choice in product([False, True], repeat=len(cells)):
-        x = codes.copy()
-        for (i, j), c in zip(cells, choice, strict=True):
-            if c:
-                x[i, j] = -1
-        fk, _ = brute_force_class_sizes(x, "category")
-        if (fk >= k).all():
-            cost = sum(costs[j] for (i, j), c in zip(cells, choice, strict=True) if c)
-            best = cost if best is None else min(best, cost)
-    if best is None:
-        with pytest.raises(InfeasibleError):
-            suppress(codes, k, missing="category", **kwargs(costs, protected))
-        return
-    res = suppress(codes, k, missing="category", **kwargs(costs, protected))
-    assert (fk_after(res, "category") >= k).all()
-    assert res.lower_bound <= best + 1e-9 <= res.cost + 1e-9
-    assert not res.mask[:, protected].any()
-    if res.optimal:
-        assert res.cost == pytest.approx(best)
 
 
 def hard_table(seed=0, n=30, q=16):
@@ -171,19 +116,12 @@ def hard_table(seed=0, n=30, q=16):
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
 def test_integer_programme_path_gives_the_same_optimum(solver):
     codes = hard_table(n=14)
-    ref = suppress(codes, 3)
+    ref = suppress(codes, 3, model="record")
     assert ref.stats["hard_instances"] == 0 and ref.optimal
-    forced = suppress(codes, 3, node_limit=1, solver=solver, time_limit=120)
+    forced = suppress(codes, 3, model="record", node_limit=1, solver=solver)
     assert forced.stats["hard_instances"] > 0
-    assert forced.record_wise_cost == pytest.approx(ref.record_wise_cost)
-    assert forced.optimal and (fk_after(forced, "wildcard") >= 3).all()
-
-
-def test_time_limit_returns_a_valid_solution_with_a_gap():
-    codes = hard_table(seed=1, n=40)
-    res = suppress(codes, 3, node_limit=1, solver="highs", time_limit=0.5)
-    assert (fk_after(res, "wildcard") >= 3).all()
-    assert 0.0 <= res.gap <= 1.0 and res.lower_bound <= res.record_wise_cost + 1e-9
+    assert forced.cost == pytest.approx(ref.cost)
+    assert forced.optimal and forced.violations_after == 0
 
 
 def test_infeasible_requests_are_refused_clearly():
@@ -202,13 +140,15 @@ def test_infeasible_requests_are_refused_clearly():
         suppress(codes, 2, method="magic")
 
 
-def test_seed_000_tables_from_a_result():
+def test_wilson_tables_from_a_result():
     codes = np.array([[0, 0], [0, 0], [1, 0], [1, 1], [2, 1], [2, 1]], dtype=np.int32)
     res = suppress(codes, 2, qis=["sex", "region"])
+    assert res.n_suppressed > 0
     per_var = res.per_variable().set_index("variable")
     assert per_var.suppressed.sum() == res.n_suppressed
     assert per_var.percent.tolist() == [round(100 * c / 6, 2) for c in per_var.suppressed]
     top = res.most_suppressed()
+    assert len(top) > 0
     for row in top.itertuples():
         j = ["sex", "region"].index(row.variable)
         vals = codes[res.mask[:, j], j]
@@ -232,8 +172,8 @@ def test_step_makes_a_new_version_and_replays_identically():
     pd.testing.assert_frame_equal(ds.frame, before)  # original untouched
     assert out is not ds and out.frame["sex"].equals(frame["sex"])
     assert str(out.frame["age"].dtype) == "Int64"  # nullable integer keeps the other values' type
-    fk, _ = brute_force_class_sizes(out.qi_matrix().codes, "wildcard")
-    assert (fk >= 2).all()
+    sup = out.frame[["sex", "age", "region"]].isna().to_numpy() & ds.frame[["sex", "age", "region"]].notna().to_numpy()
+    assert min(strict_counts(ds.qi_matrix().codes, sup, "wildcard")) >= 2  # the default, strict model
     again = step_from_dict(step.to_dict())
     assert again == step
     pd.testing.assert_frame_equal(again.apply(ds).frame, out.frame)

@@ -234,42 +234,98 @@ def _min_free_cost(p: Problem) -> float:
     return float(p.costs[free].min()) if free.any() else 0.0
 
 
-def _strict_greedy(p: Problem, unsafe: np.ndarray, **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
-    """Class-building heuristic; bound: every record below k must lose a value (its class only shrinks).
+def _strict_solve(p: Problem, unsafe: np.ndarray, alpha: float, solve: Any) -> np.ndarray:
+    """Run ``solve(codes) -> mask`` where the class search applies, and place the other records.
 
-    Under ``wildcard`` semantics a cell missing in the input may join a suppressed pattern (it is released
-    missing, which matches at least what the suppressed marker matches); under ``category`` it may not.
+    The class search reads a missing input cell as a value, which it may *mark* into a suppressed pattern
+    under ``wildcard`` semantics (released missing matches at least what a suppressed cell matches).
+    Records whose protected values and missing cells are shared by fewer than k records cannot be placed
+    that way: under ``category`` semantics they are infeasible; under ``wildcard`` they are left out of the
+    search and placed afterwards by :func:`_place_wildcard_rest`, which only adds suppressions.
     """
-    observed = p.codes >= 0
     wild = p.missing == "wildcard"
-    bad = strict_infeasible_rows(p.codes, p.protected, p.k, wild) & unsafe
-    if bad.any():
-        raise InfeasibleError(
-            f"{int(bad.sum())} record(s) cannot reach k={p.k} by suppression: fewer than {p.k} records share "
-            "their protected values and their missing cells. Unprotect or recode a variable, or treat "
-            "missing values as wildcards.")
-    out, _ = category_suppress(missing_as_value(p.codes), p.costs, p.protected, p.k, None if wild else observed)
-    mask = (out < 0) & observed
+    bad = strict_infeasible_rows(p.codes, p.protected, p.k, wild)
+    if not wild:
+        if (bad & unsafe).any():
+            raise InfeasibleError(
+                f"{int((bad & unsafe).sum())} record(s) cannot reach k={p.k} by suppression: fewer than {p.k} "
+                "records share their protected values and their missing cells. Unprotect or recode a "
+                "variable, or treat missing values as wildcards.")
+        return solve(p.codes)
+    mask = np.zeros(p.codes.shape, dtype=bool)
+    keep = ~bad
+    if keep.any():
+        mask[keep] = solve(p.codes[keep])
+    return _place_wildcard_rest(p, mask, alpha)
+
+
+def _place_wildcard_rest(p: Problem, mask: np.ndarray, alpha: float) -> np.ndarray:
+    """Suppress every free value of each record still below k, and of the cheapest records that agree
+    with it on the protected values, until it reaches k (wildcard semantics; always possible once the
+    protected values are feasible, checked before)."""
+    from .protection import MODELS
+
+    strict = MODELS["strict"]
+    free_obs = (p.codes >= 0) & ~p.protected[None, :]
+    for _round in range(len(p.codes) + 1):
+        counts = strict.counts(p.codes, mask, "wildcard", alpha)
+        below = np.flatnonzero(counts < p.k - 1e-9)
+        if len(below) == 0:
+            return mask
+        r = int(below[np.argmin(counts[below])])
+        if not (free_obs[r] & ~mask[r]).any():
+            prot = p.protected
+            agree = ((p.codes[:, prot] == p.codes[r, prot]) | (p.codes[:, prot] < 0)
+                     | (p.codes[r, prot] < 0)).all(axis=1)
+            open_cost = ((free_obs & ~mask) * p.costs[None, :]).sum(axis=1)
+            cand = np.flatnonzero(agree & (open_cost > 0))
+            if len(cand) == 0:
+                raise InfeasibleError(f"A record cannot reach k={p.k} by suppression under the strict model.")
+            s_ = int(cand[np.argmin(open_cost[cand])])
+            mask[s_] |= free_obs[s_]
+        mask[r] |= free_obs[r]
+    raise RuntimeError("internal error: placing records below k did not settle")  # pragma: no cover
+
+
+def _strict_greedy(p: Problem, unsafe: np.ndarray, alpha: float = 1.0, **_: Any
+                   ) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+    """Class-building heuristic; bound: every record below k must lose a value (its class only shrinks)."""
+    wild = p.missing == "wildcard"
+
+    def solve(codes: np.ndarray) -> np.ndarray:
+        observed = codes >= 0
+        out, _ = category_suppress(missing_as_value(codes), p.costs, p.protected, p.k, None if wild else observed)
+        return (out < 0) & observed
+
+    mask = _strict_solve(p, unsafe, alpha, solve)
     return mask, float(unsafe.sum()) * _min_free_cost(p), "greedy", {}
 
 
-def _strict_exact(p: Problem, unsafe: np.ndarray, *, node_limit: int, progress: Progress | None,
+def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: int, progress: Progress | None,
                   timings: dict[str, float], **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
     """The class programme, kept only where it beats the greedy classes (so exact <= greedy always)."""
     t = time.perf_counter()
-    sol = solve_strict(p.codes, p.costs, p.protected, p.k, node_limit=node_limit, progress=progress,
-                       missing_matches=p.missing == "wildcard")
+    found: dict[str, Any] = {}
+
+    def solve(codes: np.ndarray) -> np.ndarray:
+        sol = solve_strict(codes, p.costs, p.protected, p.k, node_limit=node_limit, progress=progress,
+                           missing_matches=p.missing == "wildcard")
+        found["sol"] = sol
+        return sol.mask
+
+    mask = _strict_solve(p, unsafe, alpha, solve)
     timings["strict"] = time.perf_counter() - t
-    g_mask, g_lower, _, _ = _strict_greedy(p, unsafe)
-    stats = dict(sol.stats)
-    mask, cost = sol.mask, sol.cost
+    sol = found.get("sol")
+    stats = dict(sol.stats) if sol is not None else {}
+    cost = float((mask * p.costs[None, :]).sum())
+    g_mask, g_lower, _, _ = _strict_greedy(p, unsafe, alpha)
     g_cost = float((g_mask * p.costs[None, :]).sum())
     stats["greedy_cost"] = g_cost
     if g_cost < cost - 1e-9:
         mask, cost = g_mask, g_cost
-    if p.missing == "wildcard" and (p.codes < 0).any():
-        # missing cells as wildcards: the class programme above read them as values, so its bound does
-        # not hold; what holds is that every record below k loses a value
+    if p.missing == "wildcard" and (p.codes < 0).any() or sol is None or alpha < 1.0:
+        # missing cells as wildcards: the class programme read them as values, so its bound does not
+        # hold; what holds is that every record below k loses a value
         lower = g_lower
         stats["bound"] = "records below k x cheapest cell (missing values read as wildcards)"
     else:

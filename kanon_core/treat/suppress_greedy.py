@@ -98,7 +98,16 @@ def greedy_suppress(X, order, costs, protected, k, alpha):  # pragma: no cover -
                     best_s = s
                     best = v
             if best < 0:
-                return i
+                # no disagreement left to remove: with alpha < 1 a record can still gain weight by
+                # sharing the key of blank records, so blank its free values (the caller recounts)
+                full = np.uint64(0)
+                for v in range(q):
+                    if not protected[v] and X[i, v] >= 0:
+                        full |= np.uint64(1) << np.uint64(v)
+                if full & ~t == 0 or alpha >= 1.0:
+                    return i
+                t = full
+                break
             bit = np.uint64(1) << np.uint64(best)
             nt = t | bit
             # recount: the weights of earlier matches can change with r's key (alpha < 1)
@@ -137,16 +146,32 @@ def greedy(codes: np.ndarray, fk: np.ndarray, costs: np.ndarray, protected: np.n
     from ..risk.classes import class_sizes
 
     X = np.ascontiguousarray(codes, dtype=np.int32).copy()
-    for _pass in range(MAX_PASSES):
+    costs = np.asarray(costs, np.float64)
+    protected = np.asarray(protected, np.bool_)
+    for _pass in range(MAX_PASSES + len(X)):
         unsafe = np.flatnonzero(fk < k - 1e-9)
         if len(unsafe) == 0:
             return X
         order = unsafe[np.argsort(fk[unsafe], kind="stable")].astype(np.int64)
-        bad = greedy_suppress(X, order, np.asarray(costs, np.float64), np.asarray(protected, np.bool_), int(k),
-                              float(alpha))
-        if bad >= 0:  # pragma: no cover - feasibility is checked before
-            raise RuntimeError("greedy suppression could not make a record safe")
-        if alpha >= 1.0:
-            return X
+        bad = greedy_suppress(X, order, costs, protected, int(k), float(alpha))
+        if bad >= 0:
+            if alpha >= 1.0:  # pragma: no cover - feasibility is checked before
+                raise RuntimeError("greedy suppression could not make a record safe")
+            _blank_a_partner(X, int(bad), costs, protected)
         fk = class_sizes(X, "wildcard", alpha=alpha)
     raise RuntimeError("greedy suppression did not settle")  # pragma: no cover
+
+
+def _blank_a_partner(X: np.ndarray, i: int, costs: np.ndarray, protected: np.ndarray) -> None:
+    """Record i has nothing left to blank (alpha < 1): blank the cheapest record with its protected values,
+    whose key then becomes i's and counts fully."""
+    from ..errors import InfeasibleError
+
+    same = (X[:, protected] == X[i, protected]).all(axis=1) if protected.any() else np.ones(len(X), bool)
+    open_cells = (X >= 0) & ~protected[None, :]
+    cost = (open_cells * costs[None, :]).sum(axis=1)
+    cand = np.flatnonzero(same & (cost > 0))
+    if len(cand) == 0:
+        raise InfeasibleError("A record cannot reach k at this alpha: too few records share its protected values.")
+    j = int(cand[np.argmin(cost[cand])])
+    X[j, open_cells[j]] = -1
