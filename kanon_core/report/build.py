@@ -285,7 +285,13 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
     parts = []
     model = getattr(step, "model", None)
     if model:
-        parts.append(f"protection model: {model}")
+        try:
+            from ..treat.protection import get_model
+
+            promise = str(getattr(get_model(str(model)), "promise", "") or "")
+        except (ImportError, KanonError):
+            promise = ""
+        parts.append(f"protection model: {model}" + (f" — {promise.rstrip('.')}" if promise else ""))
     k = int(getattr(step, "k", 0) or 0)
     if k > 1:
         codes = parent.qi_matrix(qis).codes
