@@ -92,14 +92,37 @@ def consistent_counts(people: pd.DataFrame, released: pd.DataFrame) -> np.ndarra
     return counts[back.ravel()]
 
 
+def strict_class_sizes(known: pd.DataFrame, released: pd.DataFrame) -> np.ndarray:
+    """For each released record, the size of its class under the strict model: a suppressed cell (released
+    empty where the person had a value) is a value of its own, a cell already missing in the input matches
+    any value (the session's default missing semantics, sdcMicro's convention), other cells must be equal."""
+    cols = []
+    for q in QIS:
+        values = {v: i for i, v in enumerate(sorted(set(released[q]) - {""}))}
+        code = released[q].map(lambda v, values=values: values.get(v, -1)).to_numpy()
+        cols.append(np.where((released[q] == "") & (known[q] != ""), -2, code))  # -2: suppressed
+    x = np.column_stack(cols)
+    rows, back, mult = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    sizes = np.empty(len(rows), dtype=np.int64)
+    for i, row in enumerate(rows):
+        ok = ((rows == row) | (rows == -1) | (row == -1)).all(axis=1)
+        sizes[i] = mult[ok].sum()
+    return sizes[back.ravel()]
+
+
 def test_recount_finds_a_record_below_k():
     """The recount itself can fail: on a hand-made release it finds the records below k."""
     people = pd.DataFrame({q: ["1", "1", "2", "2"] for q in QIS})
     people.loc[3, "BYSEX"] = "1"  # unique: differs from person 2 on sex only
     released = people.copy()
     released.loc[3, "BYSEX"] = ""  # suppressed: consistent with persons 2 and 3, but person 3 stays alone
-    assert released.groupby(QIS).size().min() == 1
+    assert strict_class_sizes(people, released).tolist() == [2, 2, 1, 1]
     assert consistent_counts(people, released).tolist() == [2, 2, 2, 1]
+    # a cell missing in the input matches any value; a suppressed one only another suppressed one
+    people.loc[2, "BYRACE"] = released.loc[2, "BYRACE"] = ""
+    assert strict_class_sizes(people, released).tolist() == [2, 2, 1, 1]
+    people.loc[2, "BYSEX"] = released.loc[2, "BYSEX"] = ""
+    assert strict_class_sizes(people, released).tolist() == [2, 2, 2, 2]
 
 
 def go(page, title: str) -> None:
@@ -234,17 +257,14 @@ def _walk(page, app_url, tmp_path):
     # the release is the recoded original with some cells suppressed: every released cell is the person's own
     assert ((release == known) | ~kept).all().all()
     assert 0 < int((~kept & (known != "")).sum().sum()) < len(release)  # suppression happened, not everywhere
-    # STRICT MODEL. These two assertions hold once the Suppress page's default is the strict model (a suppressed
-    # cell is a value of its own); under sdcMicro's wildcard model both fail (a record with a missing or suppressed
-    # cell counts records with any value there, which an intruder who knows the person can tell apart).
-    # Equivalence classes with a suppressed cell as a value of its own: each has at least k records.
-    classes = release.groupby(QIS, sort=False).size()
-    below = int(classes[classes < K].sum())
+    # STRICT MODEL (the Suppress page's default). Every released record's class, a suppressed cell being a
+    # value of its own and a cell missing in the input matching anything, has at least k records.
+    sizes = strict_class_sizes(known, release)
     # The intruder's view: for every person, at least k released records are consistent with their original
-    # (recoded) values, a released empty cell being consistent with anything. A record's own class is
-    # consistent with it, so this follows from the first; it is counted separately all the same.
+    # (recoded) values, a released empty cell being consistent with anything (and a value missing in the
+    # input matched only by an empty cell: the cautious reading).
     counts = consistent_counts(known, release)
-    alone = int((counts < K).sum())
-    assert len(classes) > 0 and len(counts) == len(release)
-    assert below == 0, f"{below} released records are in classes smaller than k={K}"
+    assert len(sizes) == len(counts) == len(release)
+    small, alone = int((sizes < K).sum()), int((counts < K).sum())
+    assert small == 0, f"{small} released records are in strict classes smaller than k={K}"
     assert alone == 0, f"{alone} persons have fewer than k={K} consistent released records"
