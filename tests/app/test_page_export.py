@@ -134,7 +134,10 @@ def test_report_is_built_on_request(page):
     built = [v for key, v in page.session_state["memo"].items() if key[2] == "report_html"]
     text = built[0].decode("utf-8")
     assert text.startswith("<!DOCTYPE html>") and "MINUCs were not computed for this report." in text
-    assert "Local suppression to k=3 (exact)" in text
+    from html import escape
+
+    step = page.session_state["history"].current.step
+    assert step.kind == "local_suppression" and escape(step.describe()) in text
 
 
 def test_project_file_round_trip(page):
