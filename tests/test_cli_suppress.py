@@ -10,7 +10,7 @@ import pytest
 
 from kanon_core.cli import main
 from kanon_core.io import load_dataset
-from tests.reference.brute_force import brute_force_class_sizes
+from tests.reference.protection import COUNTS, findable
 
 
 @pytest.fixture
@@ -29,27 +29,34 @@ def small_csv(tmp_path):
     return path, frame
 
 
-@pytest.mark.parametrize("method", ["exact", "greedy"])
-def test_output_is_k_anonymous_and_summary_matches(small_csv, tmp_path, method):
+@pytest.mark.parametrize(("model", "method"), [("strict", "exact"), ("strict", "greedy"), ("record", "exact"),
+                                               ("release", "greedy")])
+def test_output_meets_its_model_and_summary_matches(small_csv, tmp_path, model, method):
     path, frame = small_csv
     out, js = tmp_path / "out.csv", tmp_path / "s.json"
     qis = ["sex", "age", "région", "edu"]
     rc = main(["suppress", str(path), "--qi", ",".join(qis), "--k", "3", "--importance", "age=2",
-               "--protect", "sex", "--method", method, "-o", str(out), "--json", str(js)])
+               "--protect", "sex", "--model", model, "--method", method, "-o", str(out), "--json", str(js)])
     assert rc == 0
     summary = json.loads(js.read_text())
+    assert summary["model"] == model and summary["method"] == method
     treated = load_dataset(out)
-    codes = treated.qi_matrix(qis).codes
-    fk, _ = brute_force_class_sizes(codes, "wildcard")
-    assert (fk >= 3).all() and summary["violations_after"] == 0
+    original = load_dataset(path).qi_matrix(qis).codes
+    sup = np.column_stack([treated.missing_mask(q) for q in qis])
+    counts = COUNTS[model](original, sup, "wildcard", 1.0)  # recounted from the written file
+    assert min(counts) >= 3 and summary["violations_after"] == 0
+    assert summary["findable_below_k"] == findable(original, sup, 3, "wildcard")
+    if model == "strict":
+        assert summary["findable_below_k"] == 0
+    assert summary["lower_bound"] <= summary["cost"] + 1e-9
     suppressed = {q: int(treated.missing_mask(q).sum()) for q in qis}
     assert suppressed["sex"] == 0
     assert {q: v["suppressed"] for q, v in summary["per_variable"].items()} == suppressed
     assert summary["n_suppressed"] == sum(suppressed.values())
     assert summary["cost"] == pytest.approx(sum(suppressed.values()) + suppressed["age"])
-    for key in ("optimal", "lower_bound", "seconds"):
+    for key in ("optimal", "lower_bound", "seconds", "gap"):
         assert key in summary
-    assert summary["optimal"] == (method == "exact")
+    assert summary["optimal"] == (summary["lower_bound"] >= summary["cost"] - 1e-9)
     # unsuppressed cells keep their values
     keep = ~treated.missing_mask("edu")
     assert (treated.frame.loc[keep, "edu"] == frame.loc[keep, "edu"]).all()
@@ -63,6 +70,13 @@ def test_bad_input_exits_2_with_one_line(small_csv, tmp_path, capsys):
     assert len(err) == 1 and "protected" in err[0]
     assert main(["suppress", str(path), "--qi", "sex", "--k", "3", "--importance", "sex=abc", "-o", out]) == 2
     assert main(["suppress", str(path), "--qi", "sex", "--k", "1", "-o", out]) == 2
+    capsys.readouterr()
+    for bad in (["--model", "release", "--method", "exact"], ["--model", "record", "--method", "greedy"],
+                ["--alpha", "1.5"], ["--node-limit", "0"]):
+        assert main(["suppress", str(path), "--qi", "sex,age", "--k", "3", *bad, "-o", out]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, bad
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_csv_release_tells_suppressed_cells_from_cells_missing_already(tmp_path):

@@ -235,14 +235,19 @@ def _min_free_cost(p: Problem) -> float:
 
 
 def _strict_solve(p: Problem, unsafe: np.ndarray, alpha: float, solve: Any) -> np.ndarray:
-    """Run ``solve(codes) -> mask`` where the class search applies, and place the other records.
+    """Run ``solve(codes, force) -> mask`` where the class search applies, and place the other records.
 
-    The class search reads a missing input cell as a value, which it may *mark* into a suppressed pattern
-    under ``wildcard`` semantics (released missing matches at least what a suppressed cell matches).
-    Records whose protected values and missing cells are shared by fewer than k records cannot be placed
-    that way: under ``category`` semantics they are infeasible; under ``wildcard`` they are left out of the
-    search and placed afterwards by :func:`_place_wildcard_rest`, which only adds suppressions.
+    The class search builds classes of identical released rows, reading a missing input cell as a value
+    that it may *mark* into a suppressed pattern under ``wildcard`` semantics (a cell released missing
+    matches at least what a suppressed cell matches). Under ``wildcard`` only the records below k must
+    move (``force``); as moving records can leave others that relied on them below k, those join the
+    forced set and the search runs again (a few rounds), and whatever is still below k is placed by
+    :func:`_place_wildcard_rest`, which only adds suppressions. Records whose protected values and
+    missing cells are shared by fewer than k records cannot be placed by the search: under ``category``
+    they are infeasible; under ``wildcard`` they are left to the placing step.
     """
+    from .protection import MODELS
+
     wild = p.missing == "wildcard"
     bad = strict_infeasible_rows(p.codes, p.protected, p.k, wild)
     if not wild:
@@ -251,12 +256,26 @@ def _strict_solve(p: Problem, unsafe: np.ndarray, alpha: float, solve: Any) -> n
                 f"{int((bad & unsafe).sum())} record(s) cannot reach k={p.k} by suppression: fewer than {p.k} "
                 "records share their protected values and their missing cells. Unprotect or recode a "
                 "variable, or treat missing values as wildcards.")
-        return solve(p.codes)
-    mask = np.zeros(p.codes.shape, dtype=bool)
+        return solve(p.codes, None)
+    strict = MODELS["strict"]
     keep = ~bad
-    if keep.any():
-        mask[keep] = solve(p.codes[keep])
+    force = unsafe.copy()
+    mask = np.zeros(p.codes.shape, dtype=bool)
+    for _round in range(WILDCARD_ROUNDS):
+        mask[:] = False
+        if keep.any():
+            # identical records must be forced together (they share their counts anyway)
+            _, inv = np.unique(p.codes[keep], axis=0, return_inverse=True)
+            row_force = np.bincount(inv.reshape(-1), weights=force[keep]) > 0
+            mask[keep] = solve(p.codes[keep], row_force[inv.reshape(-1)])
+        below = strict.counts(p.codes, mask, "wildcard", alpha) < p.k - 1e-9
+        if not (below & keep & ~force).any():
+            break
+        force |= below & keep
     return _place_wildcard_rest(p, mask, alpha)
+
+
+WILDCARD_ROUNDS = 4
 
 
 def _place_wildcard_rest(p: Problem, mask: np.ndarray, alpha: float) -> np.ndarray:
@@ -292,9 +311,10 @@ def _strict_greedy(p: Problem, unsafe: np.ndarray, alpha: float = 1.0, **_: Any
     """Class-building heuristic; bound: every record below k must lose a value (its class only shrinks)."""
     wild = p.missing == "wildcard"
 
-    def solve(codes: np.ndarray) -> np.ndarray:
+    def solve(codes: np.ndarray, force: np.ndarray | None) -> np.ndarray:
         observed = codes >= 0
-        out, _ = category_suppress(missing_as_value(codes), p.costs, p.protected, p.k, None if wild else observed)
+        out, _ = category_suppress(missing_as_value(codes), p.costs, p.protected, p.k, None if wild else observed,
+                                   force)
         return (out < 0) & observed
 
     mask = _strict_solve(p, unsafe, alpha, solve)
@@ -307,9 +327,9 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     t = time.perf_counter()
     found: dict[str, Any] = {}
 
-    def solve(codes: np.ndarray) -> np.ndarray:
+    def solve(codes: np.ndarray, force: np.ndarray | None) -> np.ndarray:
         sol = solve_strict(codes, p.costs, p.protected, p.k, node_limit=node_limit, progress=progress,
-                           missing_matches=p.missing == "wildcard")
+                           missing_matches=p.missing == "wildcard", force=force)
         found["sol"] = sol
         return sol.mask
 

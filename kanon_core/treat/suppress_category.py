@@ -43,20 +43,22 @@ def _patterns(free: list[int], costs: np.ndarray) -> list[tuple[int, ...]]:
 
 
 def category_suppress(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
-                      observed: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+                      observed: np.ndarray | None = None, force: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, float]:
     """Output codes (classes of identical rows all >= k) and a lower bound on the optimal cost.
 
     ``codes`` has no missing cell (-1 marks a suppressed cell in the output); ``observed`` (default all)
     says which cells may be suppressed: cells missing in the input, coded as a value of their own, may
     not (the release shows them as missing, not as suppressed). Feasibility (every unsafe record's
-    protected values and unsuppressible cells occur >= k times) must be checked before.
+    protected values and unsuppressible cells occur >= k times) must be checked before. ``force`` (per
+    record) overrides which records must be suppressed (default: those in classes below k).
     """
     X = np.ascontiguousarray(codes, dtype=np.int32).copy()
     n, q = X.shape
     obs = np.ones((n, q), dtype=bool) if observed is None else np.asarray(observed, dtype=bool)
     free = [v for v in range(q) if not protected[v]]
     gid, size = group_ids(X)
-    unsafe = size[gid] < k
+    unsafe = size[gid] < k if force is None else np.asarray(force, dtype=bool)
     complete = (X >= 0).all(axis=1)
     lower = float(np.count_nonzero(unsafe & complete)) * (float(costs[free].min()) if free else 0.0)
     placed = ~unsafe
@@ -98,7 +100,10 @@ def _borrow(X: np.ndarray, costs: np.ndarray, free: list[int], k: int, obs: np.n
     """
     while True:
         gid, size = group_ids(X)
-        small = np.flatnonzero(size < k)
+        first = np.zeros(len(size), dtype=np.int64)
+        first[gid[::-1]] = np.arange(len(X))[::-1]
+        # only classes of suppressed records: unsuppressed records stay as the caller placed them
+        small = np.flatnonzero((size < k) & (X[first] < 0).any(axis=1))
         if len(small) == 0:
             return
         g = int(small[0])

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kanon_app.samples import load_sample
-from kanon_core.risk.classes import class_sizes
+from kanon_core.treat.protection import MODELS
 from kanon_core.treat.suppress import suppress
 
 from .helpers import metric, open_page
@@ -33,21 +33,27 @@ def test_exact_run_shows_the_core_result(page):
     assert metric(page, "Cells suppressed") == f"{ref.n_suppressed:,}"
     assert metric(page, "Records touched") == f"{ref.records_touched:,}"
     assert metric(page, "Cost") == f"{ref.cost:,.1f}"
-    assert metric(page, "Proven optimal") == "yes"
-    assert metric(page, "Records below k after") == "0"
+    assert metric(page, "Proven optimal") == ("yes" if ref.optimal else f"no (gap {100 * ref.gap:.1f} %)")
+    assert metric(page, "People findable below k") == "0"  # the strict model, the default
+    assert ref.model == "strict" and ref.violations_after == 0
     assert ref.per_variable_counts[QIS.index("BYSEX")] == 0
 
 
-def test_greedy_comparison_and_new_version(page):
+def test_model_comparison_and_new_version(page):
     page.button(key="btn_run_suppress").click().run()
     exact_cells = int(metric(page, "Cells suppressed").replace(",", ""))
     page.button(key="btn_run_other").click().run()
     assert not page.exception
-    table = next(df.value for df in page.dataframe if "method" in df.value.columns)
-    assert set(table["method"]) == {"exact", "greedy"}
-    assert int(table.set_index("method").loc["exact", "cells suppressed"]) == exact_cells
-    greedy = suppress(load_sample("els"), 3, qis=QIS, method="greedy")
-    assert int(table.set_index("method").loc["greedy", "cells suppressed"]) == greedy.n_suppressed
+    table = next(df.value for df in page.dataframe if "model" in df.value.columns)
+    runs = table.set_index(["model", "method"])
+    assert set(runs.index) == {("strict", "exact"), ("strict", "greedy"), ("record", "exact"), ("release", "greedy")}
+    assert int(runs.loc[("strict", "exact"), "cells suppressed"]) == exact_cells
+    assert int(runs.loc[("strict", "exact"), "people findable below k"]) == 0
+    for model, method in runs.index:
+        ref = suppress(load_sample("els"), 3, qis=QIS, model=model, method=method)
+        assert int(runs.loc[(model, method), "cells suppressed"]) == ref.n_suppressed
+        assert int(runs.loc[(model, method), "people findable below k"]) == ref.findable_below_k
+    assert runs.loc[("strict", "exact"), "cost"] <= runs.loc[("strict", "greedy"), "cost"]
     hist = page.session_state["history"]
     original = hist.original.dataset
     before = original.frame.copy()
@@ -55,8 +61,9 @@ def test_greedy_comparison_and_new_version(page):
     assert hist.current.id == 1 and hist.current.step.kind == "local_suppression"
     treated = hist.current.dataset
     assert original.frame.equals(before)  # the original is never mutated
-    fk = class_sizes(treated.qi_matrix(QIS).codes, treated.missing)
-    assert int(fk.min()) >= 3
+    sup = np.column_stack([treated.frame[q].isna().to_numpy() & original.frame[q].notna().to_numpy() for q in QIS])
+    # the model's checker (itself tested against brute force in test_suppress_models.py)
+    assert MODELS["strict"].counts(original.qi_matrix(QIS).codes, sup, treated.missing).min() >= 3
     n_missing_added = int(sum(treated.frame[q].isna().sum() - original.frame[q].isna().sum() for q in QIS))
     assert n_missing_added == exact_cells
     assert np.array_equal(treated.frame["F2BYWT"].to_numpy(), original.frame["F2BYWT"].to_numpy())

@@ -99,7 +99,7 @@ def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int,
 
 def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
                  node_limit: int = 200_000, progress: Progress | None = None,
-                 missing_matches: bool = False) -> StrictSolution:
+                 missing_matches: bool = False, force: np.ndarray | None = None) -> StrictSolution:
     """Strict suppression on the input ``codes`` (missing = -1); see the module docstring.
 
     With ``missing_matches`` (``wildcard`` semantics) a cell missing in the input may be *marked* as part
@@ -118,7 +118,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     first = np.zeros(len(uniq), dtype=np.int64)
     first[inv[::-1]] = np.arange(n)[::-1]
     observed = codes[first] >= 0
-    unsafe = mult < k
+    unsafe = mult < k if force is None else np.asarray(force, dtype=bool)[first]
     able_cells = np.ones_like(observed) if missing_matches else observed
     cell_costs = costs[None, :] * observed
     stats: dict[str, Any] = {"distinct_rows": len(uniq), "unsafe_rows": int(unsafe.sum()),
@@ -148,7 +148,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
 
     stats["seconds_bound"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.2, "Greedy classes")
-    g_out, _ = category_suppress(X, costs, protected, k, None if missing_matches else codes >= 0)
+    g_out, _ = category_suppress(X, costs, protected, k, None if missing_matches else codes >= 0, force)
     best_mask = (g_out < 0) & (codes >= 0)
     ub = float((best_mask * costs[None, :]).sum())
     stats["greedy_cost"] = ub
