@@ -4,7 +4,7 @@ The protection models against each other and against brute force are in test_sup
 
 from __future__ import annotations
 
-from itertools import combinations, product
+from itertools import combinations
 
 import numpy as np
 import pandas as pd

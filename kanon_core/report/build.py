@@ -280,7 +280,7 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
     """The step's protection model (when the step names one) and, from the intruder's side
     (:func:`kanon_core.risk.intruder.findable_below_k`), the people of the step's input with fewer than k
     consistent records in its output."""
-    from ..risk.intruder import findable_below_k
+    from ..risk.intruder import findable_below_k, released_codes
 
     parts = []
     model = getattr(step, "model", None)
@@ -295,7 +295,7 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
     k = int(getattr(step, "k", 0) or 0)
     if k > 1:
         codes = parent.qi_matrix(qis).codes
-        released = np.where(mask, -1, codes)  # a suppression step only blanks cells
+        released = released_codes(codes, mask)  # suppressed cells are declared, told from missing ones
         n = findable_below_k(codes, released, k, missing)  # type: ignore[arg-type]
         parts.append(f"people findable among fewer than {k} released records: {n:,}")
     return "; ".join(parts)
