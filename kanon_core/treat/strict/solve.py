@@ -194,7 +194,9 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
             break
     stats.update({"patterns": len(patterns), "candidates": len(pairs), "charge_bound": lower})
     best = ub
-    if lower < ub - EPS and proven_list:
+    if lower < ub - EPS and proven_list and missing_matches:
+        stats["unproven"] = "missing values read as wildcards: the full class programme is not run (its bound would not hold)"
+    elif lower < ub - EPS and proven_list:
         report(progress, 0.6, f"Integer programme over {len(pairs):,} candidate classes")
         res = solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k, node_limit,
                             MIP_MAX_VARIABLES)
