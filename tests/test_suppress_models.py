@@ -157,3 +157,20 @@ def test_strict_on_wildcard_missing_values_reports_an_honest_bound():
     unsafe = int((MODELS["strict"].counts(codes, np.zeros_like(codes, dtype=bool), "wildcard") < 3).sum())
     assert res.lower_bound == pytest.approx(unsafe) and res.findable_below_k == 0
     assert not res.optimal or res.cost == pytest.approx(unsafe)
+
+
+def test_a_programme_too_large_to_attempt_reports_a_positive_gap(monkeypatch):
+    """When the class programme is not attempted, the result is the best release found, with a bound
+    strictly below its cost and no optimality claim."""
+    import kanon_core.treat.strict.solve as strict_solve
+
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=(150, 4)).astype(np.int32)
+    full = suppress(codes, 3)
+    assert full.optimal  # small enough to prove
+    monkeypatch.setattr(strict_solve, "MIP_MAX_VARIABLES", 0)
+    monkeypatch.setattr(strict_solve, "FIRST_MAX_VARIABLES", 0)
+    capped = suppress(codes, 3)
+    assert capped.violations_after == 0 and capped.findable_below_k == 0
+    assert capped.lower_bound <= full.cost <= capped.cost
+    assert capped.gap > 0 and not capped.optimal and "unproven" in capped.stats

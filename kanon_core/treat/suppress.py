@@ -343,7 +343,7 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     stats["greedy_cost"] = g_cost
     if g_cost < cost - 1e-9:
         mask, cost = g_mask, g_cost
-    if p.missing == "wildcard" and (p.codes < 0).any() or sol is None or alpha < 1.0:
+    if (p.missing == "wildcard" and (p.codes < 0).any()) or sol is None:
         # missing cells as wildcards: the class programme read them as values, so its bound does not
         # hold; what holds is that every record below k loses a value
         lower = g_lower

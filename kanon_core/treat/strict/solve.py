@@ -114,6 +114,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     t0 = time.perf_counter()
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     n, q = codes.shape
+    missing_matches = bool(missing_matches and (codes < 0).any())  # without missing cells: a partition
     X = missing_as_value(codes)
     uniq, inv, mult = np.unique(X, axis=0, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
