@@ -53,10 +53,10 @@ EPS = 1e-9
 FIRST_CANDIDATES = 6
 """Candidates per unsafe row in the programme that gives the first upper bound."""
 FIRST_NODE_LIMIT = 2_000
-FIRST_MAX_FREE = 8
+FIRST_MAX_FREE = 6
 """The restricted first programme is tried with at most this many free QIs: there its root solves in
 seconds and improves the greedy classes (EU-SILC, 6 QIs, k = 2: 4,642 -> 4,292 cells); with more QIs it
-took a minute on 11,204 records x 10 QIs without improving them."""
+took 14 s (ELS-like sample, 8 QIs, k = 3) to a minute (11,204 records x 10 QIs) without improving them."""
 FIRST_MAX_VARIABLES = 80_000
 MIP_MAX_VARIABLES = 80_000
 """Programmes with more variables are not attempted (HiGHS's root alone can take minutes on them); the
