@@ -47,6 +47,8 @@ with st.expander("Importance and protected variables", expanded=False):
     st.caption("Suppressing one value of a variable costs its importance; protected variables are never "
                "suppressed. The optimum minimises the total cost.")
     protected = st.multiselect("Protected (never suppressed)", qis, key="w_sup_protected")
+    by = st.multiselect("Within groups (k-anonymity inside each group, as sdcMicro's strataVars)",
+                        [c for c in ds.columns if c not in qis], key="w_sup_by")
     cols = st.columns(4)
     importance = []
     for i, q in enumerate(qis):
@@ -67,7 +69,8 @@ with st.expander("Solver", expanded=False):
 
 def _step(model_name: str, method: str) -> SuppressStep:
     return SuppressStep(qis=tuple(qis), k=k, importance=tuple(importance), protected=tuple(protected),
-                        model=model_name, method=method, alpha=alpha, solver=solver, node_limit=node_limit)
+                        model=model_name, method=method, alpha=alpha, solver=solver, node_limit=node_limit,
+                        by=tuple(by))
 
 
 step = _step(model_name, method)
@@ -122,7 +125,7 @@ with right:
 
 def _make_current() -> None:
     try:
-        new = ds.with_frame(apply_mask(ds.frame, result.names, result.mask))
+        new = ds.with_frame(apply_mask(ds.frame, *step.release_mask(result)))
         state.history().add(step, new)
     except KanonError as exc:
         state.flash(str(exc), "error")

@@ -72,7 +72,8 @@ def test_bad_input_exits_2_with_one_line(small_csv, tmp_path, capsys):
     assert main(["suppress", str(path), "--qi", "sex", "--k", "1", "-o", out]) == 2
     capsys.readouterr()
     for bad in (["--model", "release", "--method", "exact"], ["--model", "record", "--method", "greedy"],
-                ["--alpha", "1.5"], ["--node-limit", "0"]):
+                ["--alpha", "1.5"], ["--node-limit", "0"], ["--link", "sex"], ["--link", "sex=age"],
+                ["--by", "nope"]):
         assert main(["suppress", str(path), "--qi", "sex,age", "--k", "3", *bad, "-o", out]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1, bad
@@ -136,3 +137,17 @@ def test_suppress_never_writes_over_its_input(small_csv, tmp_path, capsys, monke
     assert len(err) == 1 and "would write over the input" in err[0]
     assert path.read_bytes() == before and side.read_bytes() == side_before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.csv", "small.labels.json"]
+
+
+def test_within_groups(small_csv, tmp_path):
+    path, frame = small_csv
+    out, js = tmp_path / "out.csv", tmp_path / "s.json"
+    assert main(["suppress", str(path), "--qi", "sex,age,edu", "--by", "région", "--k", "3", "-o", str(out),
+                 "--json", str(js)]) == 0
+    summary = json.loads(js.read_text())
+    assert summary["by"] == ["région"] and summary["per_variable"]["région"]["suppressed"] == 0
+    treated = load_dataset(out)
+    qis = ["sex", "age", "edu", "région"]
+    original = load_dataset(path).qi_matrix(qis).codes
+    sup = np.column_stack([treated.missing_mask(q) for q in qis])
+    assert min(COUNTS["strict"](original, sup, "wildcard", 1.0)) >= 3

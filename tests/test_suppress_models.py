@@ -174,3 +174,32 @@ def test_a_programme_too_large_to_attempt_reports_a_positive_gap(monkeypatch):
     assert capped.violations_after == 0 and capped.findable_below_k == 0
     assert capped.lower_bound <= full.cost <= capped.cost
     assert capped.gap > 0 and not capped.optimal and "unproven" in capped.stats
+
+
+def test_within_groups_and_linked_variables():
+    """--by: no released class mixes groups and the group is never blanked; --link: a linked variable is
+    blanked exactly where its key is suppressed."""
+    import pandas as pd
+
+    from kanon_core.dataset import Dataset, Roles
+    from kanon_core.steps import step_from_dict
+
+    rng = np.random.default_rng(2)
+    n = 120
+    frame = pd.DataFrame({"region": rng.integers(0, 3, n), "district": rng.integers(0, 9, n),
+                          "sex": rng.integers(0, 2, n), "age": rng.integers(0, 6, n), "grp": rng.integers(0, 2, n)})
+    ds = Dataset(frame, roles=Roles(qis=("region", "sex", "age")))
+    step = SuppressStep(k=3, by=("grp",), linked=(("region", ("district",)),))
+    res = step.run(ds)
+    assert res.names == ("region", "sex", "age", "grp") and not res.mask[:, 3].any()
+    codes = ds.qi_matrix(list(res.names)).codes
+    assert min(COUNTS["strict"](codes, res.mask, "wildcard", 1.0)) >= 3  # classes inside each group
+    out = step.apply(ds)
+    assert out.frame["district"].isna().to_numpy().tolist() == res.mask[:, 0].tolist()
+    assert out.frame["grp"].equals(frame["grp"])
+    assert step_from_dict(step.to_dict()) == step
+    assert "within grp" in step.describe() and "region blanks district" in step.describe()
+    with pytest.raises(InputError):
+        SuppressStep(k=3, linked=(("sex", ("age",)),)).run(ds)  # a QI cannot be linked
+    with pytest.raises(InputError):
+        SuppressStep(k=3, by=("nope",)).run(ds)

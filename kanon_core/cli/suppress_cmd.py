@@ -25,6 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--importance", default=None,
                    help="cost of suppressing one value of a variable, e.g. 'BYSEX=3,BYRACE=2' (default 1 each)")
     p.add_argument("--protect", default=None, help="comma-separated variables never to suppress")
+    p.add_argument("--by", default=None,
+                   help="comma-separated group variables: k-anonymity within each group (sdcMicro's strataVars); "
+                        "a group variable is never suppressed")
+    p.add_argument("--link", action="append", default=[], metavar="KEY=VAR,VAR",
+                   help="variables blanked wherever the quasi-identifier KEY is suppressed (sdcMicro's ghostVars), "
+                        "e.g. --link region=district; repeat for several keys")
     p.add_argument("--method", choices=("exact", "greedy"), default=None,
                    help="exact: optimal, or with a reported gap (default; strict and record); greedy: fast "
                         "heuristic (strict and release; the default for release)")
@@ -55,6 +61,19 @@ def parse_importance(text: str | None) -> dict[str, float]:
     return out
 
 
+def parse_links(items: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for item in items:
+        if "=" not in item:
+            raise InputError("--link expects KEY=VAR,VAR (the quasi-identifier, then the variables it blanks).")
+        key, others = item.split("=", 1)
+        names = split_list(others)
+        if not key.strip() or not names:
+            raise InputError("--link expects KEY=VAR,VAR (the quasi-identifier, then the variables it blanks).")
+        out.append((key.strip(), names))
+    return tuple(out)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
     from ..treat.protection import get_model
@@ -73,15 +92,19 @@ def run(args: argparse.Namespace) -> int:
     options = ExportOptions(csv_code=True, suppressed_code=DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None
                             else args.suppressed_code)
     importance = tuple(parse_importance(args.importance).items())
+    linked = parse_links(args.link)
     check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
     ds = load_from_args(args)
     step = SuppressStep(qis=ds.roles.qis, k=args.k, importance=importance, protected=split_list(args.protect),
+                        by=split_list(args.by), linked=linked,
                         model=model.name, method=method, alpha=args.alpha, solver=args.solver,
                         **({} if args.node_limit is None else {"node_limit": args.node_limit}))
     res = step.run(ds, stderr_progress("kanon suppress"))
-    treated = ds.with_frame(apply_mask(ds.frame, res.names, res.mask))
+    treated = ds.with_frame(apply_mask(ds.frame, *step.release_mask(res)))
     files = release_files(treated, args.output, ds, options)
     payload = res.summary()
+    payload["by"] = list(step.by)
+    payload["linked"] = {key: list(others) for key, others in step.linked}
     payload["written"] = [p.name for p, _ in files]
     with OutputBatch() as batch:
         for path, data in files:

@@ -351,6 +351,17 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     else:
         lower = sol.lower_bound
         stats["bound"] = "charge bound and class programme"
+        if lower < cost - 1e-9:
+            # Wilson et al.'s record-wise optimum bounds the strict one too: a record's strict class is
+            # made of input records consistent with its retained values (missing read as wildcards, the
+            # looser reading, so the bound holds under either semantics)
+            t = time.perf_counter()
+            rw = _exact_direct(p, "highs", None, node_limit, None)[1]
+            timings["record_wise_bound"] = time.perf_counter() - t
+            stats["record_wise_bound"] = rw
+            if rw > lower:
+                lower = rw
+                stats["bound"] = "record-wise optimum (Wilson et al.)"
     return mask, lower, "classes", stats
 
 
@@ -510,20 +521,64 @@ class SuppressStep(Step):
     alpha: float = 1.0
     solver: str = "highs"
     node_limit: int = NODE_LIMIT
+    by: tuple[str, ...] = ()
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def problem_qis(self, ds: Dataset) -> tuple[str, ...]:
+        """The QIs of the problem: the step's (or the dataset's) plus the ``by`` variables.
+
+        k-anonymity within groups (sdcMicro's ``strataVars``) is k-anonymity with the group variable as a
+        protected quasi-identifier: no class mixes groups, and the group is never suppressed.
+        """
+        qis = tuple(self.qis or ds.roles.qis)
+        return qis + tuple(b for b in self.by if b not in qis)
 
     def run(self, ds: Dataset, progress: Progress | None = None) -> SuppressionResult:
         """The full result (tables, bounds) of this step on ``ds``."""
-        return suppress(ds, self.k, qis=self.qis or None, importance=self.importance, protected=self.protected,
-                        model=self.model, method=self.method, alpha=self.alpha,  # type: ignore[arg-type]
+        self._check_links(ds)
+        return suppress(ds, self.k, qis=self.problem_qis(ds), importance=self.importance,
+                        protected=tuple(self.protected) + tuple(self.by), model=self.model,
+                        method=self.method, alpha=self.alpha,  # type: ignore[arg-type]
                         solver=self.solver, node_limit=self.node_limit, progress=progress)
 
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
         res = self.run(ds, progress)
         if res.n_suppressed == 0:
             return ds.with_frame(ds.frame.copy())
-        return ds.with_frame(apply_mask(ds.frame, res.names, res.mask))
+        names, mask = self.release_mask(res)
+        return ds.with_frame(apply_mask(ds.frame, names, mask))
+
+    def release_mask(self, res: SuppressionResult) -> tuple[list[str], np.ndarray]:
+        """The cells to blank in the release: the suppressed QI cells, and the variables linked to a QI
+        (sdcMicro's ``ghostVars``: a suppressed region also blanks the district) wherever it is suppressed."""
+        names = list(res.names)
+        cols = [res.mask]
+        for key, others in self.linked:
+            j = names.index(key)
+            for other in others:
+                cols.append(res.mask[:, j:j + 1])
+                names.append(other)
+        return names, np.hstack(cols)
+
+    def _check_links(self, ds: Dataset) -> None:
+        qis = self.problem_qis(ds)
+        for name in self.by:
+            if name not in ds.columns:
+                raise InputError(f"The group variable '{name}' is not in the data.")
+        seen: set[str] = set()
+        for key, others in self.linked:
+            if key not in qis:
+                raise InputError(f"Linked variables need a quasi-identifier as key; '{key}' is not one.")
+            for other in others:
+                if other not in ds.columns:
+                    raise InputError(f"The linked variable '{other}' is not in the data.")
+                if other in qis or other in seen:
+                    raise InputError(f"'{other}' is a quasi-identifier or linked twice; link it to one key only.")
+                seen.add(other)
 
     def describe(self) -> str:
         extra = f", protected {', '.join(self.protected)}" if self.protected else ""
         alpha = f", alpha {self.alpha:g}" if self.alpha != 1.0 else ""
-        return f"Local suppression to k={self.k} ({self.model} model, {self.method}{alpha}{extra})"
+        by = f", within {', '.join(self.by)}" if self.by else ""
+        linked = "".join(f", {key} blanks {', '.join(others)}" for key, others in self.linked)
+        return f"Local suppression to k={self.k} ({self.model} model, {self.method}{alpha}{extra}{by}{linked})"
