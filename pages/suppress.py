@@ -92,15 +92,20 @@ m = st.columns(6)
 m[0].metric("Cells suppressed", f"{result.n_suppressed:,}")
 m[1].metric("Records touched", f"{result.records_touched:,}")
 m[2].metric("Cost", f"{result.cost:,.1f}")
-m[3].metric("Proven optimal", "yes" if result.optimal else f"no (gap {100 * result.gap:.1f} %)",
-            help="Optimal for the chosen protection model: the lower bound equals the cost.")
-m[4].metric("People findable below k", f"{result.findable_below_k:,}",
+m[3].metric("Gap to the bound", "0 (optimal)" if result.optimal else f"{100 * result.gap:.1f} %",
+            help="(cost - proven lower bound) / cost for the chosen protection model; 0 means proven optimal.")
+m[4].metric("Findable below k", f"{result.findable_below_k:,}",
             help="People of the input with fewer than k consistent released records: an intruder who knows "
                  "their quasi-identifiers narrows them down to fewer than k records. Counted independently.")
 m[5].metric("Seconds", f"{result.seconds:,.2f}")
 st.caption(f"{result.model.capitalize()} model, {result.method}: cost {result.cost:,.1f}, lower bound "
            f"{result.lower_bound:,.1f} (gap {100 * result.gap:.2f} %). Records below k after, recounted "
            f"independently: {result.violations_after:,}.")
+share = result.n_suppressed / max(1, int((qm.codes >= 0).sum()))
+if share > 0.3:
+    st.warning(f"This blanks {100 * share:.0f} % of the quasi-identifier values: with {len(qis)} quasi-identifiers "
+               "almost every record is unique. Recode first (Recode page: coarser categories, fewer "
+               "quasi-identifiers), then suppress what is left.")
 if result.findable_below_k:
     st.warning(f"{result.findable_below_k:,} people remain findable among fewer than {k} released records "
                f"under the {result.model} model. The strict model leaves none.")
