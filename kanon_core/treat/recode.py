@@ -39,7 +39,10 @@ def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: in
     tabs = hierarchy.tables(qm.values[0], qm.labels[0])
     codes = qm.codes[:, 0]
     labels = np.array(tabs.labels[level] + (None,), dtype=object)
-    gen = np.where(codes >= 0, tabs.table[level][np.maximum(codes, 0)], len(tabs.labels[level]))
+    table = np.asarray(tabs.table[level])
+    gen = np.full(len(codes), len(tabs.labels[level]), dtype=np.int64)  # missing (and an all-missing column)
+    seen = codes >= 0
+    gen[seen] = table[codes[seen]]
     return pd.Series(labels[gen], index=ds.frame.index, name=column, dtype=object)
 
 
