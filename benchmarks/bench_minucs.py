@@ -1,9 +1,9 @@
-"""MINUC search on the seeded ELS-like table (11,204 records x 19 QIs, seed 000's Table 1 shape).
+"""MINUC search on the seeded ELS-like table (11,204 records x 19 QIs, Wilson et al.'s Table 1 shape).
 
 Prints, for the first 10, 13, 16 and all 19 QIs: seconds, peak resident memory of the process, MINUCs
 in total and by size, records with at least one MINUC. Each configuration runs in a fresh process so
 the peak memory is its own (after a warm-up that loads the compiled kernels). For 10 and 13 QIs it also
-times seed 000's method (every frequency table of every QI subset, level by level) as a cross-check of
+times Wilson et al.'s method (every frequency table of every QI subset, level by level) as a cross-check of
 the totals and as a yardstick. Targets (2 cores): 10 QIs <= 0.3 s, 19 QIs <= 15 s, peak <= 4 GB.
 
 Run: python benchmarks/bench_minucs.py [--k 2] [--qis 10,13,16,19] [--missing wildcard]
@@ -33,7 +33,7 @@ from kanon_core.risk.minucs import find_minucs  # noqa: E402
 
 
 def levelwise_total(codes: np.ndarray, k: int) -> int:
-    """Seed 000's procedure: tabulate every subset, a record's combination is a MINUC when it is rare
+    """Wilson et al.'s procedure: tabulate every subset, a record's combination is a MINUC when it is rare
     and none of its one-smaller sub-combinations is (complete data, no missing values)."""
     n, q = codes.shape
     prev: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n, dtype=bool)}

@@ -1,10 +1,10 @@
-"""A seeded synthetic stand-in for the ELS:2002 extract of seed 000 (11,204 records x 19 QIs).
+"""A seeded synthetic stand-in for the ELS:2002 extract of Wilson et al., RTI (11,204 records x 19 QIs).
 
 The real file is confidential, so benchmarks use a table with the same shape: the 19 category counts of
-seed 000's Table 1, skewed marginals (a few common categories, long tails of rare ones) and correlated
+Wilson et al.'s Table 1, skewed marginals (a few common categories, long tails of rare ones) and correlated
 blocks (race and language of student and parent; parents' education, occupations and income; school
 characteristics). The skew is tuned so that about as many records are non-unique on all 19 QIs as in
-seed 000 (56 of 11,204; 45 here with seed 0). Correlation matters: it makes the frequency tables sparse in the same way real survey
+Wilson et al., RTI (56 of 11,204; 45 here with seed 0). Correlation matters: it makes the frequency tables sparse in the same way real survey
 data is, which drives the number of minimal unsafe combinations far more than the raw dimensions.
 
 Generation: each block has a standard-normal latent factor; a variable is ``loading * factor + noise``

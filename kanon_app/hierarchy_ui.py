@@ -20,7 +20,7 @@ from kanon_core.treat.default_hierarchy import default_hierarchy
 from . import state
 
 BUILDERS = {
-    "capacity": "Capacity bins (seed 002: merge rare neighbours)",
+    "capacity": "Capacity bins (Angiuli & Waldo: merge rare neighbours)",
     "intervals": "Fixed-width intervals",
     "cuts": "Intervals from cut points",
     "quantiles": "Quantile intervals",

@@ -180,7 +180,7 @@ class SetMissing(Step):
 @register_step
 @dataclasses.dataclass(frozen=True)
 class DropVariables(Step):
-    """Remove variables from the release (seed 000: dropping a variable is often the best recode)."""
+    """Remove variables from the release (Wilson et al., RTI: dropping a variable is often the best recode)."""
 
     kind: ClassVar[str] = "drop_variables"
     columns: tuple[str, ...] = ()

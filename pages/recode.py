@@ -30,7 +30,7 @@ st.title("Recode")
 st.caption(
     "Global recoding generalizes a variable for every record: merge categories, code the tails, or take a "
     "level of a **hierarchy** (level 0 = the original values, the last level `*` = not released). Review "
-    "the MINUCs, recode, recheck, and suppress only what is left (seed 000). Nothing changes until you "
+    "the MINUCs, recode, recheck, and suppress only what is left (Wilson et al., RTI). Nothing changes until you "
     "apply; every application is a new version you can undo.")
 state.show_flash()
 ds = state.dataset()
@@ -225,7 +225,7 @@ with tab_single:
         st.button("Apply this recode", key="btn_apply_single", type="primary", on_click=_apply,
                   args=(step, f"{step.describe()}: applied."))
 
-    st.markdown("**Drop variables from the release** (seed 000: often the best recode for a variable in many "
+    st.markdown("**Drop variables from the release** (Wilson et al., RTI: often the best recode for a variable in many "
                 "MINUCs that analysts rarely need)")
     drop = st.multiselect("Variables to drop", ds.columns, key="w_drop_vars")
     st.button("Drop these variables", key="btn_drop", disabled=not drop, on_click=_apply,

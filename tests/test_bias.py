@@ -1,4 +1,4 @@
-"""Bias of means and correlations (seed 002), suppressed cells and entropy, computed by hand."""
+"""Bias of means and correlations (Angiuli & Waldo), suppressed cells and entropy, computed by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Before/after percentages (seed 000, section 4.2) on cases small enough to compute by hand.
+"""Before/after percentages (Wilson et al., RTI, section 4.2) on cases small enough to compute by hand.
 
 With equal weights and no strata or clusters every record is its own PSU, so a percentage p among the
 m non-missing of n records has the domain variance ``n / (n - 1) * p (1 - p) / m`` (the with-replacement

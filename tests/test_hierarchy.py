@@ -1,4 +1,4 @@
-"""Generalization hierarchies: validation, every builder against hand-checked outputs, seed 002's greedy
+"""Generalization hierarchies: validation, every builder against hand-checked outputs, Angiuli & Waldo's greedy
 binning example, ARX file round trips, and properties every built hierarchy must have."""
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def test_top_and_bottom_coding_and_clipping():
     values = [10, 20, 30, 40, 50]
     assert rows_of(top_bottom_hierarchy(values, bottom=20, top=40)) == {
         "10": ("<=20", "*"), "20": ("<=20", "*"), "30": ("30", "*"), "40": (">=40", "*"), "50": (">=40", "*")}
-    # clipping (seed 003): the released value is the bound itself
+    # clipping (Near & Abuah): the released value is the bound itself
     assert rows_of(top_bottom_hierarchy(values, bottom=20, top=40, clip=True)) == {
         "10": ("20", "*"), "20": ("20", "*"), "30": ("30", "*"), "40": ("40", "*"), "50": ("40", "*")}
     assert rows_of(top_bottom_hierarchy(values, top=35)) == {
@@ -267,7 +267,7 @@ def test_builders_reject_unusable_values():
         greedy_binning_hierarchy([1, 2], (0,))
 
 
-# -- seed 002: greedy minimum-width binning -----------------------------------------------------------------------
+# -- Angiuli & Waldo: greedy minimum-width binning -----------------------------------------------------------------------
 TABLE_II = {1950: 10, 1951: 4, 1952: 4, 1990: 6, 1991: 11}
 
 
@@ -304,7 +304,7 @@ def test_seed_002_greedy_is_narrower_than_left_to_right_scan():
 
 
 def naive_greedy(uniq, counts, capacity):
-    """Seed 002's rule written out directly: repeatedly do the cheapest merge of neighbouring bins one of which
+    """Angiuli & Waldo's rule written out directly: repeatedly do the cheapest merge of neighbouring bins one of which
     is under capacity (cost: change of the records' placeholder means, in squares; ties to the left)."""
     bins = [[i] for i in range(len(uniq))]
     n = [float(c) for c in counts]

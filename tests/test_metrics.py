@@ -40,7 +40,7 @@ def node(levels, metric, p=None, k=2):
     return evaluate_node(p or problem(), levels, k, max_suppression=1.0, metric=metric)
 
 
-# -- Prec (seed 001): mean over cells of level / height, a suppressed record counting as fully generalized ----
+# -- Prec (Sweeney 2002): mean over cells of level / height, a suppressed record counting as fully generalized ----
 def test_prec_with_a_suppressed_record():
     s = node((1, 0), "prec")
     assert s.n_small == 1

@@ -1,4 +1,4 @@
-"""Wilson's three models (seed 000, table 4) on a small file where every row and column can be checked.
+"""Wilson's three models (Wilson et al., RTI, table 4) on a small file where every row and column can be checked.
 
 Point estimates of a survey regression are weighted least squares whatever the design, so each model is
 checked against ``lstsq`` on a design matrix built by hand from the rule the model states: which

@@ -107,7 +107,7 @@ def test_qid_searches_against_brute_force(codes, k, missing):
 
 
 def test_seed_004_minimum_cover_example():
-    # Seed 004 section 4.2: S = {a..e}, C = {c1={a,b,c}, c2={b,d}, c3={c,d}, c4={d,e}}; row i holds i in
+    # Yuan & Wang section 4.2: S = {a..e}, C = {c1={a,b,c}, c2={b,d}, c3={c,d}, c4={d,e}}; row i holds i in
     # column j when S[i] is in C[j], else the fresh symbol (0 here); plus the all-bottom row. The minimum
     # set of columns keeping every row distinct is {c1, c4}: a minimum cover.
     d = np.array([

@@ -85,7 +85,7 @@ def test_candidates_by_hand():
     # the rare 50 is merged with a neighbour (40 or 60)
     merges = [tuple(s.steps[0].merge) for s in by_kind[("age", "merge")]]
     assert (40, 50) in merges or (50, 60) in merges
-    # rare merge (capacity 5), seed 002's cost n_a n_b / (n_a + n_b) (mean_a - mean_b)^2 by hand:
+    # rare merge (capacity 5), Angiuli & Waldo's cost n_a n_b / (n_a + n_b) (mean_a - mean_b)^2 by hand:
     # 80+90 (50) first; then 50+60 (10/11 * 100 = 91) before 70+{80,90} (225); then {50,60}+70
     # (11*2/13 * 10.9^2 = 200); then {50..70} (13 records) + {80,90}: one category 50-90.
     rare = by_kind[("age", "merge rare")][0]

@@ -18,7 +18,7 @@ from kanon_core.utility.survey import estimate_proportions, proportions
 
 
 def test_missing_values_leave_the_denominator():
-    """Seed 000: suppressed cells drop out. Weights 1, 2, 3, 4 with the last missing: p(a) = 3/6."""
+    """Wilson et al. (RTI): suppressed cells drop out. Weights 1, 2, 3, 4 with the last missing: p(a) = 3/6."""
     x = pd.Series(["a", "b", "a", None])
     d = SurveyDesign.from_arrays([1.0, 2.0, 3.0, 4.0])
     est = proportions(x, d)

@@ -95,7 +95,7 @@ class ReportOptions:
 
 @dataclass(frozen=True)
 class SuppressionStepTables:
-    """Seed 000's tables for one suppression step (cells it suppressed on its QIs), categories masked.
+    """Wilson et al.'s tables for one suppression step (cells it suppressed on its QIs), categories masked.
 
     ``protection`` states the step's protection model (when the step names one) and the people findable
     among fewer than k released records (the intruder's view of the step's promise).

@@ -1,6 +1,6 @@
 """MINUCs: every minimal unsafe combination of every record, exactly.
 
-Definition (Willenborg & de Waal; seed 000 for k = 2, where MINUCs are SUDA's minimal sample uniques).
+Definition (Willenborg & de Waal; Wilson et al., RTI for k = 2, where MINUCs are SUDA's minimal sample uniques).
 For a threshold k, a set S of quasi-identifiers is a *minimal unsafe combination* of record r when r's
 values on S occur in fewer than k records while r's values on every proper subset of S occur in at least
 k records. Under ``wildcard`` semantics r's missing QIs never belong to its combinations and another

@@ -1,17 +1,17 @@
-"""Violating quasi-identifier sets (seed 004, Yuan & Wang): a minimal one greedily, a minimum one exactly.
+"""Violating quasi-identifier sets (Yuan & Wang): a minimal one greedily, a minimum one exactly.
 
-A set of QIs *violates* k-anonymity when some record's class on it is smaller than k (seed 004,
+A set of QIs *violates* k-anonymity when some record's class on it is smaller than k (Yuan & Wang,
 Definition 3). Violation is monotone (Sweeney's lemma: adding QIs can only split classes), so
 
 * a **minimal** violating set (no proper subset violates) is found in polynomial time by the descent of
-  seed 004 §5.1: start from all QIs and drop one QI at a time whenever the rest still violates; at most
+  Yuan & Wang §5.1: start from all QIs and drop one QI at a time whenever the rest still violates; at most
   q + (q - 1) + ... class-size computations. Which minimal set comes out depends on the order tried;
-* a **minimum** violating set (fewest QIs) is NP-hard in general (seed 004 §4, by reduction from minimum
+* a **minimum** violating set (fewest QIs) is NP-hard in general (Yuan & Wang §4, by reduction from minimum
   cover) and is found here by exact search over subsets by increasing size, stopping at the first size
   that violates — practical up to about 20 QIs because the answer is usually small. Its size equals the
   size of the smallest MINUC of any record.
 
-Seed 004's algorithm is stated with the witness "all records stay distinct" (the projection keeps as
+Yuan & Wang's algorithm is stated with the witness "all records stay distinct" (the projection keeps as
 many distinct rows as the full table); ``criterion="identifying"`` follows that wording: the set must
 separate every pair of records that all QIs separate. ``criterion="violation"`` (default) is the
 k-anonymity reading used everywhere else in kanon.
@@ -86,7 +86,7 @@ class _Witness:
 def minimal_violating_qid(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                           names: Sequence[str] | None = None, criterion: Criterion = "violation",
                           progress: Progress | None = None) -> QidResult:
-    """Seed 004's greedy descent: a minimal violating QI set (drop QIs in column order while it violates)."""
+    """Yuan & Wang's greedy descent: a minimal violating QI set (drop QIs in column order while it violates)."""
     t0 = time.perf_counter()
     arr, nm = _names(codes, names)
     w = _Witness(arr, k, missing, criterion)

@@ -1,7 +1,7 @@
 """A starting hierarchy for every QI, so the optimal search can run before the officer builds any.
 
 Hierarchy files next to the data (ARX's ``*_hierarchy_<variable>.csv``) win. Otherwise a numeric
-variable with at least four values gets seed 002's greedy capacity binning at 1 %, 5 % and 20 % of the
+variable with at least four values gets Angiuli & Waldo's greedy capacity binning at 1 %, 5 % and 20 % of the
 records (adjacent values merged towards the closest mass, so ordinal codes keep their order and bins
 stay narrow); any other variable gets the two-level hierarchy original → ``*`` (keep or drop). These
 are proposals: the Recode page shows them and the officer replaces them with meaningful groupings.

@@ -1,6 +1,6 @@
 """Generalization hierarchies: for every original value, its generalized value at each level.
 
-A hierarchy is Sweeney's value generalization hierarchy (seed 001, "DGH/VGH"): level 0 is the original
+A hierarchy is Sweeney's value generalization hierarchy (Sweeney 2002, "DGH/VGH"): level 0 is the original
 value, each next level is coarser, the last level is ``*`` (nothing released). It is stored the way ARX
 stores it on disk: one row per original value, one column per level, so ARX hierarchy files
 (semicolon-separated, no header) import and export without loss.
@@ -9,8 +9,8 @@ Values in a data file and in a hierarchy file rarely have the same type (an age 
 the hierarchy cell the text ``"39"``; a ZIP code 2138 against ``"02138"``), so values are matched through
 :func:`value_key`, a normalised text form in which numbers compare by value.
 
-The builders (intervals, quantiles, the greedy capacity binning of seed 002, top/bottom coding and
-clipping of seed 003, category grouping, character masking of seed 001, dates) all return a
+The builders (intervals, quantiles, the greedy capacity binning of Angiuli & Waldo, top/bottom coding and
+clipping of Near & Abuah, category grouping, character masking of Sweeney 2002, dates) all return a
 :class:`Hierarchy`; validation is in one place, the constructor.
 """
 
@@ -383,7 +383,7 @@ def interval_hierarchy(
     """Fixed-width intervals, one width per level (each a whole multiple of the one before).
 
     Intervals start at ``origin`` (default: the lowest value rounded down to the first width). With
-    ``bottom``/``top`` the tails are coded into ``<bottom`` and ``>=top`` at every level (seed 003's
+    ``bottom``/``top`` the tails are coded into ``<bottom`` and ``>=top`` at every level (Near & Abuah's
     clipping of outliers, which lets narrow intervals reach k where the tails alone would not).
     """
     uniq, _, _ = _numeric_distinct(values, name)
@@ -457,9 +457,9 @@ def _next_above(sorted_data: np.ndarray, q: float) -> float:
     return float(sorted_data[min(i, len(sorted_data) - 1)])
 
 
-# -- builder: greedy capacity binning (seed 002) --------------------------------------------------------------
+# -- builder: greedy capacity binning (Angiuli & Waldo) --------------------------------------------------------------
 def greedy_bins(uniq: np.ndarray, counts: np.ndarray, capacity: float, start: np.ndarray | None = None) -> np.ndarray:
-    """Bin index per distinct value after Angiuli & Waldo's greedy merging (seed 002, section IV.B).
+    """Bin index per distinct value after Angiuli & Waldo's greedy merging (section IV.B).
 
     Start from ``start`` (bin per value by default). While some bin holds fewer than ``capacity``
     records, perform the cheapest merge of such a bin with its left or right neighbour. The cost is the
@@ -518,7 +518,7 @@ def greedy_bins(uniq: np.ndarray, counts: np.ndarray, capacity: float, start: np
 def greedy_binning_hierarchy(
     values: Iterable[Any], capacities: Sequence[float] = (5,), name: str = ""
 ) -> Hierarchy:
-    """Seed 002's minimum-width binning with bin capacity c, one level per capacity (increasing).
+    """Angiuli & Waldo's minimum-width binning with bin capacity c, one level per capacity (increasing).
 
     Each level merges the bins of the one below, so the levels nest. Bins are labelled by the range of
     the values they hold (``1950-1952``), a single value by itself.
@@ -547,14 +547,14 @@ def _range_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[st
     return out
 
 
-# -- builder: top/bottom coding and clipping (seed 003) -------------------------------------------------------
+# -- builder: top/bottom coding and clipping (Near & Abuah) -------------------------------------------------------
 def top_bottom_hierarchy(
     values: Iterable[Any], bottom: float | None = None, top: float | None = None, clip: bool = False, name: str = ""
 ) -> Hierarchy:
     """Level 1 merges the tails: values >= ``top`` into one category, values <= ``bottom`` into another.
 
     The labels are ``>=top`` / ``<=bottom``; with ``clip=True`` they are the bounds themselves, as with
-    seed 003's ``clip`` (an age of 87 released as 60). Values in between stay as they are.
+    Near & Abuah's ``clip`` (an age of 87 released as 60). Values in between stay as they are.
     """
     if bottom is None and top is None:
         raise InputError("Give a bottom code, a top code or both.")
@@ -615,7 +615,7 @@ def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
     return [seen[k] for k in sorted(seen, key=order)]
 
 
-# -- builder: masking (seed 001's ZIP codes) -----------------------------------------------------------------
+# -- builder: masking (Sweeney's ZIP codes) -----------------------------------------------------------------
 def masking_hierarchy(
     values: Iterable[Any], mask_char: str = "*", width: int | None = None, name: str = ""
 ) -> Hierarchy:

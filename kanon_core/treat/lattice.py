@@ -1,6 +1,6 @@
 """Optimal full-domain generalization: the best lattice node, exactly, with record suppression.
 
-The lattice (Samarati; Sweeney's MinGen, seed 001) has one node per choice of a level for every QI;
+The lattice (Samarati; Sweeney's MinGen, 2002) has one node per choice of a level for every QI;
 node A is below node B when A is at most as general as B on every QI. A node is *k-anonymous* when the
 records in classes smaller than k are at most the suppression limit (ARX's rule: those records are
 then suppressed). Both properties used below are exact:
@@ -28,7 +28,7 @@ alpha-weighted fk is below k. Monotonicity still holds: generalizing keeps every
 complete record complete, and can only turn a different key into the same key, so each match's weight
 (alpha or 1) never decreases. The losses keep counting every match in full.
 
-Datafly (Sweeney, seed 001) is provided as the classic heuristic for comparison.
+Datafly (Sweeney 2002) is provided as the classic heuristic for comparison.
 """
 
 from __future__ import annotations
@@ -555,7 +555,7 @@ def evaluate_node(
 def exhaustive_search(
     problem: LatticeProblem, k: int, max_suppression: float = 0.0, metric: str = "prec"
 ) -> pd.DataFrame:
-    """Every node evaluated (MinGen, seed 001): the reference for small lattices and for plots."""
+    """Every node evaluated (MinGen, Sweeney 2002): the reference for small lattices and for plots."""
     lat = _Lattice(problem.heights)
     metric_name = check_metric(metric)
     ev = NodeEvaluator(problem, _check_k(k))
@@ -578,7 +578,7 @@ def datafly(
     metric: str = "prec",
     progress: Progress | None = None,
 ) -> SearchResult:
-    """Sweeney's Datafly (seed 001): generalize the QI with the most distinct values until few remain.
+    """Sweeney's Datafly (Sweeney 2002): generalize the QI with the most distinct values until few remain.
 
     Stops when the records in classes smaller than k are within the limit: ``max_suppression`` as a
     fraction, or Sweeney's rule (at most k records) when None. A heuristic: fast, k-anonymous, not

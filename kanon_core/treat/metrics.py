@@ -1,7 +1,7 @@
 """Information-loss metrics of a full-domain generalization with record suppression.
 
 Every metric is a loss (lower is better) of one lattice node (a level per QI) after the records still
-in classes smaller than k are suppressed. A suppressed record counts as fully generalized (seed 001's
+in classes smaller than k are suppressed. A suppressed record counts as fully generalized (Sweeney's
 convention for Prec; ARX's for the others). Four metrics, as in ARX:
 
 * ``prec`` — 1 - Prec (Sweeney 2002): the mean over the *observed* input cells of ``level / height`` of

@@ -1,7 +1,7 @@
 """Global recoding as steps: generalize variables to hierarchy levels, or recode one variable.
 
-Global recoding changes a value the same way in every record (seed 000: the officer's main tool; seed
-001: full-domain generalization). Both steps are pure and deterministic and carry everything they need
+Global recoding changes a value the same way in every record (Wilson et al., RTI: the officer's main tool; Sweeney
+2002: full-domain generalization). Both steps are pure and deterministic and carry everything they need
 (:class:`GeneralizeStep` embeds its hierarchies as plain rows), so a saved recipe replays on its own.
 
 Previews (:func:`preview_step`) show the counts per new value and the effect on risk before a step is
@@ -71,7 +71,7 @@ def suppress_small_classes(ds: Dataset, qis: Sequence[str], k: int) -> tuple[Dat
 @register_step
 @dataclasses.dataclass(frozen=True)
 class GeneralizeStep(Step):
-    """Full-domain generalization: each variable to one level of its hierarchy (seed 001's ``GT[...]``).
+    """Full-domain generalization: each variable to one level of its hierarchy (Sweeney's ``GT[...]``).
 
     ``hierarchies`` holds each generalized variable's hierarchy as rows of texts (original, level 1, ...,
     ``*``) so the recipe needs no side file. With ``suppress_k`` > 1 the records whose class (on ``qis``,
@@ -157,7 +157,7 @@ class RecodeStep(Step):
     * ``merge`` + ``into``: the listed values become ``into`` (default: the smallest if all are numbers,
       else their texts joined by ``/``). Values are matched with :func:`value_key`.
     * ``top`` (``bottom``): values >= ``top`` (<= ``bottom``) become ``top_value`` (``bottom_value``),
-      by default the bound itself, i.e. clipping (seed 003; sdcMicro's ``topBotCoding``).
+      by default the bound itself, i.e. clipping (Near & Abuah; sdcMicro's ``topBotCoding``).
 
     Declared missing codes are never recoded. Value labels follow: merged values lose theirs, the new
     value gets the merged labels joined (when the variable had labels or the new value is a number),

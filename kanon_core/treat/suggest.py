@@ -1,6 +1,6 @@
 """Recode suggestions drawn from the MINUCs: which categories to merge or tail-code first.
 
-Seed 000's advice is to review the MINUCs, recode, re-identify and repeat. A value that sits in many
+Wilson et al.'s advice is to review the MINUCs, recode, re-identify and repeat. A value that sits in many
 MINUCs is what makes records unsafe; merging it with a neighbouring category (or coding the tail of an
 ordered variable into one category) removes MINUCs at the price of categories lost. Candidates per
 variable:
@@ -8,7 +8,7 @@ variable:
 * **merge with a neighbour**: each of the variable's values that sits in MINUCs, merged with the value
   just below or just above it (values in their sorted order, which for coded ordinal variables is the
   order of the codes);
-* **merge rare categories**: seed 002's greedy binning with a capacity (records per category), merging
+* **merge rare categories**: Angiuli & Waldo's greedy binning with a capacity (records per category), merging
   towards the neighbour that changes the mean code least, applied to the categories;
 * **top / bottom coding**: for variables with at least four values, the upper (lower) tail holding
   about 1 %, 2 % or 5 % of the records becomes one category. Unlabelled numbers are top-coded

@@ -1,10 +1,10 @@
-"""Utility: what a treatment costs the analyst (seed 000 section 4, seed 002).
+"""Utility: what a treatment costs the analyst (Wilson et al., RTI section 4, Angiuli & Waldo).
 
 * :mod:`.design` -- survey design (weights, strata, PSUs) and Taylor-linearization variances;
 * :mod:`.survey` -- weighted percentages and means with design-based CIs (agree with R ``survey``);
 * :mod:`.formula`, :mod:`.regression` -- survey-weighted linear/logistic regression, ``svyglm`` SEs;
 * :mod:`.compare` -- before vs after percentages, CI overlap and summaries;
-* :mod:`.model_compare` -- the three regression models of seed 000 table 4;
+* :mod:`.model_compare` -- the three regression models of Wilson et al., RTI table 4;
 * :mod:`.bias` -- bias of means and correlations, suppressed cells, entropy;
 * :mod:`.plots` -- plotly figures for all of the above.
 

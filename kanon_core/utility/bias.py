@@ -1,14 +1,14 @@
 """Bias and information loss of a treatment: means, correlations, suppressed cells, entropy.
 
-* **Bias of means and correlations** (Angiuli & Waldo, seed 002): suppression tends to shift means
+* **Bias of means and correlations** (Angiuli & Waldo): suppression tends to shift means
   (rare values go with outlying outcomes), generalization tends to distort correlations. Numeric
   variables are compared as treated minus original. A generalized value (a bin such as ``"20-29"``)
   needs a number: by default the mean of the original values of the records in that bin, the
-  placeholder seed 002 recommends; an explicit ``{treated value: number}`` mapping can be given.
+  placeholder Angiuli & Waldo recommends; an explicit ``{treated value: number}`` mapping can be given.
   Means and correlations are design-weighted when the file has a weight (they estimate population
   quantities), over the records where the values are present (pairwise for correlations).
 * **Suppressed cells** per variable: values present in the original and missing after treatment, with
-  the value suppressed most often (Wilson, seed 000, tables 2 and 3).
+  the value suppressed most often (Wilson et al., RTI, tables 2 and 3).
 * **Entropy** per quasi-identifier: the Shannon entropy (bits) of its distribution before and after,
   and the *non-uniform entropy* information loss of Gionis & Tassa (2009), used by ARX::
 
@@ -137,7 +137,7 @@ def bias_of_means(
     placeholder: Placeholder = "auto",
     weighted: bool = True,
 ) -> pd.DataFrame:
-    """Mean of each numeric variable before and after: ``bias = treated - original`` (seed 002)."""
+    """Mean of each numeric variable before and after: ``bias = treated - original`` (Angiuli & Waldo)."""
     _same_records(original, treated)
     rows = []
     for v in variables:
@@ -162,7 +162,7 @@ def bias_of_correlations(
     placeholder: Placeholder = "auto",
     weighted: bool = True,
 ) -> pd.DataFrame:
-    """Pairwise correlations before and after: ``bias = treated - original`` (seed 002)."""
+    """Pairwise correlations before and after: ``bias = treated - original`` (Angiuli & Waldo)."""
     _same_records(original, treated)
     if len(variables) < 2:
         raise InputError("Correlations need at least two numeric variables.")
@@ -179,7 +179,7 @@ def bias_of_correlations(
 
 
 def suppressed_cells(original: Dataset, treated: Dataset, variables: Sequence[str] | None = None) -> pd.DataFrame:
-    """Cells present in the original and missing after treatment, per variable (seed 000 tables 2, 3).
+    """Cells present in the original and missing after treatment, per variable (Wilson et al., RTI tables 2, 3).
 
     ``most_suppressed`` is the label of the value suppressed most often and ``most_suppressed_share``
     its share of that variable's suppressed cells.

@@ -1,6 +1,6 @@
 """Before vs after: weighted percentages of each category in the original and the treated file.
 
-Wilson (seed 000, section 4.2) judges a treatment by comparing, for every quasi-identifier value, the
+Wilson et al. (RTI, section 4.2) judge a treatment by comparing, for every quasi-identifier value, the
 weighted percentage and its 95 % confidence interval computed on the original and on the treated
 microdata: the difference (original minus treated, in percentage points), the relative difference
 (scaled by the original percentage, his Figure 1), whether the two intervals overlap (70 of 138 did)
@@ -47,7 +47,7 @@ TABLE_COLUMNS = [
 
 @dataclass(frozen=True)
 class ComparisonSummary:
-    """Seed 000's summaries over the categories present in both files."""
+    """Wilson et al.'s summaries over the categories present in both files."""
 
     n_variables: int
     n_categories: int
@@ -126,7 +126,7 @@ def compare_distributions(
 
 
 def summarize(table: pd.DataFrame) -> ComparisonSummary:
-    """Overlap count and difference statistics over categories present in both files (seed 000)."""
+    """Overlap count and difference statistics over categories present in both files (Wilson et al., RTI)."""
     both = table[table["status"] == STATUS_COMPARED]
     diff = both["difference"].to_numpy(dtype=float)
     gone = table[table["status"] == STATUS_SUPPRESSED]

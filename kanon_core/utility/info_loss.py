@@ -2,7 +2,7 @@
 
 Three views of how much detail a treatment took, per quasi-identifier and overall:
 
-* **Prec** (Sweeney, seed 001): ``1 - mean over cells of h / |DGH|``, where h is the hierarchy level the
+* **Prec** (Sweeney 2002): ``1 - mean over cells of h / |DGH|``, where h is the hierarchy level the
   cell's released value sits at and |DGH| the hierarchy's height (its top level, ``*``). A suppressed cell
   counts as fully generalized (h = |DGH|), a value released as it was (and standing for itself alone) as
   level 0, with or without a hierarchy. Any other released value needs the hierarchy: one that is no label

@@ -1,11 +1,11 @@
 """Plotly figures for the utility comparison (no UI code: the dashboard only shows them).
 
 * :func:`ci_comparison_figure` -- per category of one variable, the original and treated weighted
-  percentage with its confidence interval side by side (seed 000, section 4.2);
+  percentage with its confidence interval side by side (Wilson et al., RTI, section 4.2);
 * :func:`relative_difference_histogram` -- distribution of the relative differences between original
-  and treated percentages (seed 000, Figure 1);
-* :func:`coefficient_figure` -- coefficients with confidence intervals for each model (seed 000, table 4);
-* :func:`bias_figure` -- bias of means and correlations (seed 002, Fig. 5 style).
+  and treated percentages (Wilson et al., RTI, Figure 1);
+* :func:`coefficient_figure` -- coefficients with confidence intervals for each model (Wilson et al., RTI, table 4);
+* :func:`bias_figure` -- bias of means and correlations (Angiuli & Waldo, Fig. 5 style).
 
 Plotly reads a subset of HTML in every text it draws (axis labels, hover text, legends, titles):
 ``<a href=...>`` becomes a live link, ``<span style=...>`` restyles the chart. Category labels and

@@ -43,7 +43,7 @@ class SuppressedCells:
         return self.mask[:, self.variables.index(variable)]
 
     def most_suppressed(self, before: Dataset) -> pd.DataFrame:
-        """Seed 000's table 3: per variable, the label suppressed most often, its count and share."""
+        """Wilson et al.'s table 3: per variable, the label suppressed most often, its count and share."""
         rows = []
         for j, v in enumerate(self.variables):
             sup = self.mask[:, j]
@@ -57,7 +57,7 @@ class SuppressedCells:
         return pd.DataFrame(rows, columns=["variable", "value", "suppressed", "percent_of_variable"])
 
     def completely_suppressed(self, before: Dataset) -> pd.DataFrame:
-        """Categories observed before of which every occurrence was suppressed (seed 000, section 4.2)."""
+        """Categories observed before of which every occurrence was suppressed (Wilson et al., RTI, section 4.2)."""
         rows = []
         for j, v in enumerate(self.variables):
             qm = before.qi_matrix([v])
