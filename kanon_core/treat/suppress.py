@@ -40,7 +40,7 @@ from ..risk.classes import check_alpha, class_sizes
 from ..risk.intruder import findable_below_k, released_codes
 from ..steps import Step, register_step
 from .protection import DEFAULT_MODEL, get_model
-from .strict import missing_as_value, solve_strict, strict_infeasible_rows
+from .strict import infeasible, missing_as_value, solve_strict, strict_infeasible_rows
 from .suppress_bits import MAX_QIS, masks_to_bool
 from .suppress_category import category_suppress
 from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, row_candidates, solve_rows
@@ -255,22 +255,19 @@ def _strict_solve(p: Problem, unsafe: np.ndarray, alpha: float, solve: Any) -> n
     bad = strict_infeasible_rows(p.codes, p.protected, p.k, wild)
     if not wild:
         if (bad & unsafe).any():
-            raise InfeasibleError(
-                f"{int((bad & unsafe).sum())} record(s) cannot reach k={p.k} by suppression: fewer than {p.k} "
-                "records share their protected values and their missing cells. Unprotect or recode a "
-                "variable, or treat missing values as wildcards.")
+            raise infeasible(int((bad & unsafe).sum()), p.k)
         return solve(p.codes, None)
     strict = MODELS["strict"]
     keep = ~bad
     force = unsafe.copy()
     mask = np.zeros(p.codes.shape, dtype=bool)
+    # identical records must be forced together (they share their counts anyway)
+    inv = np.unique(p.codes[keep], axis=0, return_inverse=True)[1].reshape(-1) if keep.any() else None
     for _round in range(WILDCARD_ROUNDS):
         mask[:] = False
-        if keep.any():
-            # identical records must be forced together (they share their counts anyway)
-            _, inv = np.unique(p.codes[keep], axis=0, return_inverse=True)
-            row_force = np.bincount(inv.reshape(-1), weights=force[keep]) > 0
-            mask[keep] = solve(p.codes[keep], row_force[inv.reshape(-1)])
+        if inv is not None:
+            row_force = np.bincount(inv, weights=force[keep]) > 0
+            mask[keep] = solve(p.codes[keep], row_force[inv])
         below = strict.counts(p.codes, mask, "wildcard", alpha) < p.k - 1e-9
         if not (below & keep & ~force).any():
             break
@@ -354,7 +351,8 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     else:
         lower = sol.lower_bound
         stats["bound"] = "charge bound and class programme"
-    if lower < cost - 1e-9 and len(np.unique(p.codes, axis=0)) <= RECORD_WISE_BOUND_MAX_ROWS:
+    distinct = stats["distinct_rows"] if "distinct_rows" in stats else len(np.unique(p.codes, axis=0))
+    if lower < cost - 1e-9 and distinct <= RECORD_WISE_BOUND_MAX_ROWS:
         # Wilson et al.'s record-wise optimum bounds the strict one too: a record's strict class is
         # made of input records consistent with its retained values (missing read as wildcards, the
         # looser reading, so the bound holds under either semantics and at any alpha)

@@ -4,6 +4,6 @@
 :mod:`.mip` the integer programme.
 """
 
-from .solve import StrictSolution, missing_as_value, solve_strict, strict_infeasible_rows
+from .solve import StrictSolution, infeasible, missing_as_value, solve_strict, strict_infeasible_rows
 
-__all__ = ["StrictSolution", "missing_as_value", "solve_strict", "strict_infeasible_rows"]
+__all__ = ["StrictSolution", "infeasible", "missing_as_value", "solve_strict", "strict_infeasible_rows"]

@@ -162,9 +162,6 @@ def solve_classes(uniq: np.ndarray, able_cells: np.ndarray, cell_costs: np.ndarr
     h.setOptionValue("mip_abs_gap", 1e-6)
     h.setOptionValue("mip_max_nodes", int(node_limit))
     h.passModel(lp)
-    import os
-    if os.environ.get("KANON_MIP_DUMP"):
-        h.writeModel(os.environ["KANON_MIP_DUMP"])
     h.run()
     status = h.modelStatusToString(h.getModelStatus())
     info = h.getInfo()

@@ -101,6 +101,13 @@ def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int,
     return size[gid] < k
 
 
+def infeasible(n_records: int, k: int) -> InfeasibleError:
+    """The one message for records that no suppression can bring to k (see :func:`strict_infeasible_rows`)."""
+    return InfeasibleError(
+        f"{n_records} record(s) cannot reach k={k} by suppression: fewer than {k} records share their protected "
+        "values and their missing cells. Unprotect or recode a variable, or treat missing values as wildcards.")
+
+
 def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
                  node_limit: int = 200_000, progress: Progress | None = None,
                  missing_matches: bool = False, force: np.ndarray | None = None) -> StrictSolution:
@@ -133,10 +140,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
         return StrictSolution(empty, 0.0, 0.0, True, stats)
     bad = strict_infeasible_rows(codes, protected, k, missing_matches)[first] & unsafe
     if bad.any():
-        raise InfeasibleError(
-            f"{int(mult[bad].sum())} record(s) cannot reach k={k} by suppression: fewer than {k} records share "
-            "their protected values and their missing cells. Unprotect or recode a variable, or treat "
-            "missing values as wildcards.")
+        raise infeasible(int(mult[bad].sum()), k)
     free = [v for v in range(q) if not protected[v]]
     complete_list = len(free) <= FULL_ENUMERATION_MAX
     patterns = small_patterns(free)
