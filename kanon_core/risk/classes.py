@@ -165,34 +165,58 @@ def compute_class_sizes(
     ``wildcard_split`` keeps the wildcard part of every count (needed for :func:`wildcard_dependent`
     and :meth:`ClassSizes.at_alpha`); by default only when alpha < 1, so the plain count keeps its speed.
     """
+    from ..classtable import ClassTable
+
     check_semantics(missing)
     alpha = check_alpha(alpha)
-    split = alpha < 1.0 if wildcard_split is None else bool(wildcard_split)
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     if codes.ndim != 2:
         raise ValueError("codes must be a 2-D array")
-    n = codes.shape[0]
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    if n == 0:
-        empty = None if w is None else np.zeros(0)
+    table = ClassTable.from_codes(codes, weights=weights)
+    per_class = class_sizes_of_table(table, missing, alpha, wildcard_split, method)
+    if table.n_records == 0:
+        return per_class
+    gid = table.record_class
+    return ClassSizes(
+        fk_all=per_class.fk_all[gid],
+        Fk_all=None if per_class.Fk_all is None else per_class.Fk_all[gid],
+        missing=missing,
+        alpha=alpha,
+        fk_wild=None if per_class.fk_wild is None else per_class.fk_wild[gid],
+        Fk_wild=None if per_class.Fk_wild is None else per_class.Fk_wild[gid],
+    )
+
+
+def class_sizes_of_table(table, missing: MissingSemantics = "wildcard", alpha: float = 1.0,
+                         wildcard_split: bool | None = None, method: WildcardMethod = "auto") -> ClassSizes:
+    """fk/Fk of every class of a :class:`~kanon_core.classtable.ClassTable`, indexed by class.
+
+    The one place where class sizes are computed: per-record sizes (:func:`compute_class_sizes`) are these
+    broadcast through the table's record index. Each class counts its own records; under wildcard
+    semantics every class that agrees with it wherever both are observed adds its records too.
+    """
+    check_semantics(missing)
+    alpha = check_alpha(alpha)
+    split = alpha < 1.0 if wildcard_split is None else bool(wildcard_split)
+    mult = table.count
+    weighted = table.weight is not None
+    wsum = table.weight if weighted else mult.astype(np.float64)
+    if table.n_classes == 0:
+        empty = np.zeros(0) if weighted else None
         return ClassSizes(np.zeros(0, np.int64), empty, missing, alpha, np.zeros(0, np.int64), empty)
-    gid, mult = group_ids(codes)
-    wsum = np.bincount(gid, weights=w, minlength=len(mult)) if w is not None else mult.astype(np.float64)
+    codes = table.codes
     if missing == "category" or not (codes < 0).any():
         fk_u, Fk_u = mult.copy(), wsum.copy()
         fkw_u, Fkw_u = np.zeros(len(mult), np.int64), np.zeros(len(mult))
     else:
-        first = np.zeros(len(mult), dtype=np.int64)
-        first[gid[::-1]] = np.arange(n - 1, -1, -1)
-        uniq = codes[first]
-        fk_u, Fk_u, fkw_u, Fkw_u = _wildcard_unique(uniq, mult, wsum, method, split)
+        fk_u, Fk_u, fkw_u, Fkw_u = _wildcard_unique(codes, mult, wsum, method, split)
     return ClassSizes(
-        fk_all=fk_u[gid].astype(np.int64),
-        Fk_all=Fk_u[gid] if w is not None else None,
+        fk_all=fk_u.astype(np.int64),
+        Fk_all=Fk_u if weighted else None,
         missing=missing,
         alpha=alpha,
-        fk_wild=fkw_u[gid].astype(np.int64) if split else None,
-        Fk_wild=Fkw_u[gid] if (split and w is not None) else None,
+        fk_wild=fkw_u.astype(np.int64) if split else None,
+        Fk_wild=Fkw_u if (split and weighted) else None,
     )
 
 
