@@ -22,6 +22,8 @@ from .samples import DEFAULT_SAMPLE, SAMPLES, load_sample
 
 T = TypeVar("T")
 MEMO_SIZE = 48
+DEFAULT_K = 3
+"""The session's k until the officer changes it: the same on every page and in the report."""
 
 
 def init() -> None:
@@ -31,7 +33,7 @@ def init() -> None:
         ss["history"] = History.start(load_sample(DEFAULT_SAMPLE))
         ss["source"] = {"kind": "sample", "key": DEFAULT_SAMPLE, "title": SAMPLES[DEFAULT_SAMPLE].title,
                         "path": str(SAMPLES[DEFAULT_SAMPLE].path)}
-    ss.setdefault("settings", {"k": 3})
+    ss.setdefault("settings", {"k": DEFAULT_K})
     ss.setdefault("memo", OrderedDict())
     ss.setdefault("flash", [])
 
@@ -177,6 +179,39 @@ def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
         return None
     bar.empty()
     return result
+
+
+def session_k() -> int:
+    """The one k of the session, used by MINUCs, Risk, Suppress, Recode, the sidebar and the report."""
+    return int(settings().get("k", DEFAULT_K))
+
+
+def _copy_widget(widget_key: str, setting: str, cast: Callable[[Any], Any]) -> None:
+    settings()[setting] = cast(st.session_state[widget_key])
+
+
+def shared_number_input(container: Any, label: str, setting: str, widget_key: str, default: float,
+                        cast: Callable[[Any], Any] = float, **kwargs: Any) -> Any:
+    """A number input showing a session setting and writing it back in its on_change callback.
+
+    The setting lives in the workflow state (no widget is bound to it), so every page shows the same
+    value. The copy happens in the callback, which Streamlit runs before the script: the sidebar, drawn
+    before the page, already sees the new value (copying in the page body made it lag one rerun behind).
+    """
+    value = cast(settings().get(setting, default))
+    lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
+    value = value if lo is None else max(cast(lo), value)
+    st.session_state[widget_key] = value if hi is None else min(cast(hi), value)
+    return cast(container.number_input(label, key=widget_key, on_change=_copy_widget,
+                                       args=(widget_key, setting, cast), **kwargs))
+
+
+def k_input(container: Any, widget_key: str, **kwargs: Any) -> int:
+    """The k field of a page, bound to the session's k (see :func:`shared_number_input`)."""
+    kwargs.setdefault("min_value", 2)
+    kwargs.setdefault("max_value", 100)
+    kwargs.setdefault("step", 1)
+    return shared_number_input(container, "k", "k", widget_key, DEFAULT_K, cast=int, **kwargs)
 
 
 def widget_value(widget_key: str, default: Any) -> None:

@@ -31,7 +31,7 @@ ds = version.dataset
 original = hist.original.dataset
 settings = state.settings()
 source = state.source()
-k = int(settings.get("k", 3))
+k = state.session_k()
 
 rel = state.memo("export_release", None, lambda: release(ds, original))
 st.markdown(f"**Version v{version.id}**: {version.label} — {ds.n_records:,} records, {len(rel.frame.columns)} "
@@ -122,7 +122,7 @@ with tab_report:
     state.widget_value(formula_key, "; ".join(default_formulas(ds, qis)))
     state.widget_value("w_report_minucs", True)
     formula_text = st.text_input("Regression model(s) for the utility check, separated by ';'", key=formula_key)
-    with_minucs = st.checkbox("Include MINUCs (k = 2) before and after", key="w_report_minucs")
+    with_minucs = st.checkbox(f"Include MINUCs (k = {k}) before and after", key="w_report_minucs")
     formulas = tuple(f.strip() for f in formula_text.split(";") if f.strip())
     # the session's hierarchies by content: Prec in the report is measured with them, as on Compare
     params = (k, formulas, with_minucs, settings.get("notes", ""), hierarchies_fingerprint(state.hierarchies()))

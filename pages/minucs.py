@@ -25,11 +25,11 @@ ds = state.dataset()
 
 c1, c2, c3 = st.columns([5, 1, 1])
 state.widget_value("w_minuc_qis", list(ds.roles.qis))
-state.widget_value("w_minuc_k", 2)
 state.widget_value("w_minuc_max", 0)
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_minuc_qis")
-k = int(c2.number_input("k", min_value=2, max_value=50, step=1, key="w_minuc_k",
-                        help="A combination is unsafe when it occurs in fewer than k records (2: sample uniques)."))
+k = state.k_input(c2, "w_minuc_k", max_value=50,
+                  help="A combination is unsafe when it occurs in fewer than k records (2: sample uniques). "
+                       "The session's k: Risk, Suppress, Recode and the report use the same.")
 max_size = int(c3.number_input("Max size", min_value=0, max_value=64, step=1, key="w_minuc_max",
                                help="Largest MINUC size to search; 0 = all sizes."))
 if not qis:

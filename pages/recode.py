@@ -37,10 +37,9 @@ ds = state.dataset()
 settings = state.settings()
 
 state.widget_value("w_rec_qis", [q for q in ds.roles.qis if q in ds.columns])
-state.widget_value("w_rec_k", int(settings["k"]))
 c1, c2 = st.columns([6, 1])
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_rec_qis")
-k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_rec_k"))
+k = state.k_input(c2, "w_rec_k")
 if not qis:
     st.info("Choose at least one quasi-identifier.")
     st.stop()

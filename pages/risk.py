@@ -25,16 +25,12 @@ settings = state.settings()
 
 c1, c2, c3 = st.columns([4, 1, 1])
 state.widget_value("w_risk_qis", list(ds.roles.qis))
-state.widget_value("w_k", int(settings["k"]))
-state.widget_value("w_alpha", float(settings.get("alpha", 1.0)))
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_risk_qis")
-k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_k"))
-alpha = float(c3.number_input(
-    "alpha", min_value=0.0, max_value=1.0, step=0.1, format="%.2f", key="w_alpha",
+k = state.k_input(c2, "w_k")
+alpha = float(state.shared_number_input(
+    c3, "alpha", "alpha", "w_alpha", 1.0, min_value=0.0, max_value=1.0, step=0.1, format="%.2f",
     help="How much a matching record with missing values (and other values than this record) counts toward "
          "its class size, as sdcMicro's freqCalc: 1 = a full match (sdcMicro's default), 0 = not at all."))
-settings["k"] = k
-settings["alpha"] = alpha
 if tuple(qis) != ds.roles.qis and qis:
     r = ds.roles
     step = SetRoles(tuple(qis), r.weight, r.strata, r.psu, r.outcomes, tuple(c for c in r.direct_ids if c not in qis),

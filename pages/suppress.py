@@ -26,10 +26,9 @@ settings = state.settings()
 alpha = float(settings.get("alpha", 1.0))
 
 state.widget_value("w_sup_qis", list(ds.roles.qis))
-state.widget_value("w_sup_k", int(settings["k"]))
 c1, c2 = st.columns([5, 1])
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_sup_qis")
-k = int(c2.number_input("k", min_value=2, max_value=100, step=1, key="w_sup_k"))
+k = state.k_input(c2, "w_sup_k")
 c3, c4 = st.columns([3, 2])
 model_name = c3.radio("Protection model", list(MODEL_NAMES), horizontal=True, key="w_sup_model",
                       format_func=lambda n: MODELS[n].title)

@@ -180,7 +180,9 @@ def test_minucs_and_utility_equal_kanon_core(demo):
     original = history.original.dataset.with_roles(history.current.dataset.roles)
     treated = history.current.dataset
     qis = treated.roles.qis
-    ref = find_minucs(original.qi_matrix(qis), k=2, missing=treated.missing)
+    # one k for the whole report: the MINUC section uses the report's k (it was fixed at 2)
+    assert report.minucs.k == report.k == 3
+    ref = find_minucs(original.qi_matrix(qis), k=report.k, missing=treated.missing)
     by_size = page.frame("minucs-by-size")
     got = {int(num(s)): int(num(b)) for s, b in zip(by_size["size"], by_size["before"], strict=True)}
     assert got == {s: v for s, v in ref.totals_by_size().items() if v}

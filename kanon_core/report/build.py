@@ -74,7 +74,8 @@ CONFIDENTIALITY_NOTE = (
 class ReportOptions:
     """What to compute. ``qis`` default to the release's quasi-identifiers, ``formulas`` to one model:
     the first outcome on every QI as categorical; ``minucs`` adds the MINUC section (threshold
-    ``minuc_k``) unless its estimated cost exceeds ``minuc_budget_seconds``."""
+    ``minuc_k``, by default the report's own k, so the whole report speaks of one k) unless its estimated
+    cost exceeds ``minuc_budget_seconds``."""
 
     k: int = 3
     qis: tuple[str, ...] | None = None
@@ -84,7 +85,7 @@ class ReportOptions:
     formulas: tuple[str, ...] | None = None
     utility: bool = True
     minucs: bool = True
-    minuc_k: int = 2
+    minuc_k: int | None = None
     minuc_max_size: int | None = None
     minuc_budget_seconds: float = 30.0
     max_variable_plots: int = 40
@@ -344,7 +345,7 @@ def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], op
         return None, "The MINUC engine is not available in this installation."
     if not options.minucs:
         return None, "MINUCs were not computed for this report."
-    k = int(options.minuc_k)
+    k = int(options.k if options.minuc_k is None else options.minuc_k)
     if precomputed is not None:
         before, after = precomputed
     else:

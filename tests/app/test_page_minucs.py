@@ -18,6 +18,7 @@ QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION", "BYURBAN"]
 def page() -> AppTest:
     at = open_page("minucs.py")
     at.multiselect(key="w_minuc_qis").set_value(QIS).run()
+    at.number_input(key="w_minuc_k").set_value(2).run()  # sample uniques (the session's k starts at 3)
     return at
 
 
@@ -84,4 +85,4 @@ def test_sidebar_timeline_shows_minucs_once_computed():
     for key in ("history", "source", "memo", "settings"):
         fresh.session_state[key] = at.session_state[key]
     fresh.run()
-    assert any(f"{total} MINUCs (k=2)" in m.value for m in fresh.sidebar.markdown)
+    assert any(f"{total} MINUCs (k=3)" in m.value for m in fresh.sidebar.markdown)  # the session's k

@@ -1,0 +1,52 @@
+"""One k for the session: the sidebar and every page show the k just set, on the same run."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from kanon_app.state import DEFAULT_K
+
+from .helpers import open_page
+
+
+def _sidebar_then_page() -> None:
+    """app.py's order: the sidebar timeline first, then the page (here only a page's k field)."""
+    import streamlit as st
+
+    from kanon_app import sidebar, state
+
+    state.init()
+    with st.sidebar:
+        sidebar.render_timeline()
+    k = state.k_input(st, "w_k")
+    st.markdown(f"page k={k}")
+
+
+def test_sidebar_risk_matches_the_page_on_the_same_run():
+    at = AppTest.from_function(_sidebar_then_page, default_timeout=60).run()
+    assert not at.exception
+    assert int(at.number_input(key="w_k").value) == DEFAULT_K == 3
+    at.number_input(key="w_k").set_value(5).run()
+    assert not at.exception
+    assert any(m.value == "page k=5" for m in at.markdown)
+    current = next(m.value for m in at.sidebar.markdown if m.value.startswith("**"))
+    # before the fix the sidebar said "< k=3" on this run: the page copied k after the sidebar was drawn
+    assert "k=5" in current and "k=3" not in current, current
+    side = at.session_state["memo"]
+    hist = at.session_state["history"]
+    risk = side[(hist.uid, hist.current_id, "version_risk", 5)]
+    assert f"{risk.n_violating:,} &lt; k=5" in current  # "<" escaped for markdown
+
+
+def test_k_is_shared_by_minucs_suppress_and_recode():
+    at = open_page("minucs.py")
+    assert int(at.number_input(key="w_minuc_k").value) == DEFAULT_K  # MINUCs used to start at 2
+    at.number_input(key="w_minuc_k").set_value(4).run()
+    assert at.session_state["settings"]["k"] == 4
+    for page, key in (("suppress.py", "w_sup_k"), ("recode.py", "w_rec_k"), ("risk.py", "w_k")):
+        at.switch_page(f"pages/{page}").run()
+        assert not at.exception
+        assert int(at.number_input(key=key).value) == 4, page
+    at.number_input(key="w_k").set_value(6).run()
+    at.switch_page("pages/minucs.py").run()
+    assert int(at.number_input(key="w_minuc_k").value) == 6
