@@ -1,0 +1,144 @@
+"""Benedetti–Franconi individual risk and global risk, checked against sdcMicro's formulas and numbers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kanon_core.classtable import ClassTable
+from kanon_core.errors import InputError
+from kanon_core.risk.classes import compute_class_sizes
+from kanon_core.risk.individual import check_max_risk, global_risk, individual_risk
+
+HERE = Path(__file__).parent
+W = np.array([18.0, 45.5, 39.0, 17.0, 92.0, 8.0, 123.5, 51])
+
+
+def _codes(*cols):
+    out = []
+    for col in cols:
+        col = np.asarray(col, dtype=float)
+        obs = ~np.isnan(col)
+        c = np.full(len(col), -1)
+        c[obs] = np.searchsorted(np.unique(col[obs]), col[obs])
+        out.append(c)
+    return np.column_stack(out).astype(np.int32)
+
+
+NAN = np.nan
+COMPLETE = _codes([2, 3, 2, 2, 3, 3, 1, 2], [3, 3, 3, 3, 3, 3, 4, 3], [1, 3, 1, 2, 1, 1, 1, 1])
+WITH_NA = _codes([2, 3, 2, 2, 3, 3, 1, NAN], [3, 3, 3, 3, 3, 3, 4, 3], [1, 3, NAN, 2, 1, 1, NAN, 1])
+
+
+# sdcMicro's tests/testthat/test_indivRisk.R, the expected vectors (freqCalc at its default alpha = 1)
+@pytest.mark.parametrize("codes, method, qual, expected", [
+    (COMPLETE, "approx", 1, [0.01369863, 0.08579129, 0.01369863, 0.17707583, 0.01877883, 0.01877883, 0.03931625,
+                             0.01369863]),
+    (COMPLETE, "approx", 2, [0.02739726, 0.17158258, 0.02739726, 0.35415167, 0.03755767, 0.03755767, 0.07863251,
+                             0.02739726]),
+    (COMPLETE, "exact", 1, [0.01355297, 0.08579129, 0.01355297, 0.17707583, 0.01877883, 0.01877883, 0.03931625,
+                            0.01355297]),
+    (COMPLETE, "exact", 2, [0.02710594, 0.17158258, 0.02710594, 0.35415167, 0.03755767, 0.03755767, 0.07863251,
+                            0.02710594]),
+    (WITH_NA, "approx", 1, [0.013698630, 0.085791288, 0.010554090, 0.032466112, 0.009836066, 0.009836066,
+                            0.039316254, 0.005973716]),
+    (WITH_NA, "approx", 2, [0.02739726, 0.17158258, 0.02110818, 0.06493222, 0.01967213, 0.01967213, 0.07863251,
+                            0.01194743]),
+    (WITH_NA, "exact", 1, [0.013552968, 0.085791288, 0.010504889, 0.032466112, 0.009756889, 0.009756889,
+                           0.039316254, 0.005962551]),
+    (WITH_NA, "exact", 2, [0.02710594, 0.17158258, 0.02100978, 0.06493222, 0.01951378, 0.01951378, 0.07863251,
+                           0.01192510]),
+])
+def test_sdcmicro_test_expectations(codes, method, qual, expected):
+    s = compute_class_sizes(codes, "wildcard", W)
+    np.testing.assert_allclose(individual_risk(s.fk, s.Fk, method, qual=qual), expected, atol=5e-9)
+
+
+@pytest.mark.parametrize("codes, expected", [
+    (COMPLETE, [1 / 3, 1, 1 / 3, 1, 0.5, 0.5, 1, 1 / 3]),
+    (WITH_NA, [1 / 3, 1, 0.25, 0.5, 1 / 3, 1 / 3, 1, 0.2]),
+])
+def test_without_weights_is_one_over_fk(codes, expected):
+    s = compute_class_sizes(codes, "wildcard")
+    np.testing.assert_allclose(individual_risk(s.fk, None), expected)
+
+
+def test_each_branch_by_hand():
+    # fk = 1, Fk = 10: pk = 0.1, pk/(1-pk) log(1/pk) = (1/9) ln 10
+    # fk = 2, Fk = 8: pk = 0.25, r = 1/3, r - r^2 ln 4
+    # fk = 4, Fk = 20: pk = 0.2, approx pk / (fk - (1 - pk)) = 0.2 / 3.2
+    # fk = Fk = 5 (a census): 1/5; fk = 1.5 (alpha < 1): no branch of sdcMicro applies, 0
+    fk = np.array([1, 2, 4, 5, 1.5])
+    Fk = np.array([10, 8, 20, 5, 9.0])
+    expected = [math.log(10) / 9, 1 / 3 - math.log(4) / 9, 0.0625, 0.2, 0.0]
+    np.testing.assert_allclose(individual_risk(fk, Fk), expected, rtol=1e-12)
+    exact = individual_risk(fk, Fk, "exact")
+    np.testing.assert_allclose(exact[[0, 1, 3, 4]], np.asarray(expected)[[0, 1, 3, 4]], rtol=1e-12)
+
+
+def test_exact_fk3_by_hand():
+    # fk = 3, pk = 0.5: A = (0.5^-2 - 1)/2 = 1.5; B(0) = 2^2/(1*1) * (0.5^-1 - 1)/(0.5^-2 - 1) = 4/3;
+    # BB = -B(0); (pk/(1-pk))^3 = 1; (-1)^3 log(0.5) = ln 2;  r = 1.5 * (1 - 4/3) + ln 2 = ln 2 - 0.5
+    assert individual_risk(np.array([3.0]), np.array([6.0]), "exact")[0] == pytest.approx(math.log(2) - 0.5)
+    # fk = 4, pk = 0.5: A = (2^3 - 1)/3 = 7/3; B(0) = 9/2 * 3/7 = 27/14; B(1) = 4/2 * 1/3 = 2/3
+    # BB = -27/14 + 27/14 * 2/3 = -9/14; r = 1 * (7/3 * 5/14 + ln 0.5) = 5/6 - ln 2
+    assert individual_risk(np.array([4.0]), np.array([8.0]), "exact")[0] == pytest.approx(5 / 6 - math.log(2))
+
+
+def test_agrees_with_sdcmicro_indivrisk_with_missing_values_and_alpha():
+    """sdcMicro's indivRisk run on sdcMicro's own freqCalc fk/Fk (tests/reference/sdcmicro_indivrisk)."""
+    fr = pd.read_csv(HERE / "fixtures" / "sdcmicro_alpha" / "freqcalc_alpha.csv")
+    ref = pd.read_csv(HERE / "reference" / "sdcmicro_indivrisk" / "indivrisk_alpha.csv")
+    assert len(fr) == len(ref)
+    for _, idx in fr.groupby("table").groups.items():
+        tab = fr.loc[idx]
+        kv = [f"k{j}" for j in range(int(tab["n_qis"].iloc[0]))]
+        codes = tab[kv].fillna(-1).to_numpy(dtype=np.int32)
+        for a in (0, 0.3, 0.5, 1):
+            s = compute_class_sizes(codes, "wildcard", tab["w"].to_numpy(), alpha=a)
+            for m in ("approx", "exact"):
+                want = ref.loc[idx, f"rk_{m}_{a:g}"].to_numpy()
+                got = individual_risk(s.fk, s.Fk, m)
+                np.testing.assert_allclose(got, want, atol=1e-6, rtol=0, equal_nan=True)
+                assert np.isnan(want).sum() == np.isnan(got).sum()
+
+
+def test_per_class_equals_per_record():
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-1, 3, size=(200, 3)).astype(np.int32)
+    w = rng.uniform(1, 30, 200)
+    table = ClassTable.from_codes(codes, weights=w)
+    sizes = table.class_sizes("wildcard")
+    per_class = individual_risk(sizes.fk, sizes.Fk)
+    rec = compute_class_sizes(codes, "wildcard", w)
+    np.testing.assert_allclose(table.per_record(per_class), individual_risk(rec.fk, rec.Fk))
+    g_rec = global_risk(individual_risk(rec.fk, rec.Fk))
+    g_cls = global_risk(per_class, table.count)
+    assert g_rec.expected_reidentifications == pytest.approx(g_cls.expected_reidentifications)
+    assert g_rec.n_above == g_cls.n_above and g_rec.n_records == g_cls.n_records == 200
+
+
+def test_global_risk_by_hand():
+    g = global_risk(np.array([0.5, 0.02, 0.01, np.nan]), threshold=0.01)
+    assert g.expected_reidentifications == pytest.approx(0.53)  # NaN left out (sdcMicro's na.rm = TRUE)
+    assert g.global_risk == pytest.approx(0.53 / 4)  # but counted in the mean's denominator
+    assert g.n_above == 2  # strictly above the threshold
+    assert g.max_risk == 0.5
+    assert global_risk(np.array([0.5, 0.1]), np.array([3, 1]), 0.2).n_above == 3
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 2, "x", float("nan")])
+def test_bad_thresholds(bad):
+    with pytest.raises(InputError):
+        check_max_risk(bad)
+
+
+def test_bad_method_and_shapes():
+    with pytest.raises(InputError, match="method"):
+        individual_risk(np.array([1.0]), np.array([2.0]), "nope")
+    with pytest.raises(InputError):
+        individual_risk(np.array([1.0, 2.0]), np.array([2.0]))
