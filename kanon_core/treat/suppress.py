@@ -26,6 +26,7 @@ in search nodes, never in seconds, so a replay on the same file gives the same c
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
@@ -43,7 +44,7 @@ from .protection import DEFAULT_MODEL, get_model
 from .strict import infeasible, missing_as_value, solve_strict, strict_infeasible_rows
 from .suppress_bits import MAX_QIS, masks_to_bool
 from .suppress_category import category_suppress
-from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, row_candidates, solve_rows
+from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, code_columns, row_candidates, solve_rows
 from .suppress_greedy import greedy
 from .suppress_hitting import solve_hitting
 from .suppress_ilp import SOLVERS, Block, solve_blocks
@@ -306,15 +307,45 @@ def _place_wildcard_rest(p: Problem, mask: np.ndarray, alpha: float) -> np.ndarr
     raise RuntimeError("internal error: placing records below k did not settle")  # pragma: no cover
 
 
-def _strict_greedy(p: Problem, unsafe: np.ndarray, alpha: float = 1.0, **_: Any
-                   ) -> tuple[np.ndarray, float, str, dict[str, Any]]:
+class GreedyMemo:
+    """:func:`category_suppress` remembered by its exact inputs, for one suppression run.
+
+    The exact strict method builds the greedy classes inside every round of its search and then again on
+    its own (to keep whichever is cheaper); with the same inputs the greedy classes are the same, so the
+    second build is a lookup. Inputs are keyed by a digest of their bytes; ``observed`` all true is the
+    same as ``None``.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[bytes, tuple[np.ndarray, float]] = {}
+
+    def __call__(self, codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+                 observed: np.ndarray | None = None, force: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, float]:
+        codes = np.ascontiguousarray(codes, dtype=np.int32)
+        if observed is not None and np.asarray(observed, dtype=bool).all():
+            observed = None
+        h = hashlib.blake2b(digest_size=20)
+        h.update(repr((codes.shape, int(k))).encode())
+        for part in (codes, np.asarray(costs, dtype=np.float64), np.asarray(protected, dtype=bool)):
+            h.update(np.ascontiguousarray(part).tobytes())
+        for part in (observed, force):
+            h.update(b"-" if part is None else b"+" + np.packbits(np.asarray(part, dtype=bool)).tobytes())
+        key = h.digest()
+        if key not in self._seen:
+            self._seen[key] = category_suppress(codes, costs, protected, k, observed, force)
+        out, lower = self._seen[key]
+        return out.copy(), lower
+
+
+def _strict_greedy(p: Problem, unsafe: np.ndarray, alpha: float = 1.0, greedy: Any = category_suppress,
+                   **_: Any) -> tuple[np.ndarray, float, str, dict[str, Any]]:
     """Class-building heuristic; bound: every record below k must lose a value (its class only shrinks)."""
     wild = p.missing == "wildcard"
 
     def solve(codes: np.ndarray, force: np.ndarray | None) -> np.ndarray:
         observed = codes >= 0
-        out, _ = category_suppress(missing_as_value(codes), p.costs, p.protected, p.k, None if wild else observed,
-                                   force)
+        out, _ = greedy(missing_as_value(codes), p.costs, p.protected, p.k, None if wild else observed, force)
         return (out < 0) & observed
 
     mask = _strict_solve(p, unsafe, alpha, solve)
@@ -326,10 +357,11 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     """The class programme, kept only where it beats the greedy classes (so exact <= greedy always)."""
     t = time.perf_counter()
     found: dict[str, Any] = {}
+    memo = GreedyMemo()
 
     def solve(codes: np.ndarray, force: np.ndarray | None) -> np.ndarray:
         sol = solve_strict(codes, p.costs, p.protected, p.k, node_limit=node_limit, progress=progress,
-                           missing_matches=p.missing == "wildcard", force=force)
+                           missing_matches=p.missing == "wildcard", force=force, greedy=memo)
         found["sol"] = sol
         return sol.mask
 
@@ -338,7 +370,7 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     sol = found.get("sol")
     stats = dict(sol.stats) if sol is not None else {}
     cost = float((mask * p.costs[None, :]).sum())
-    g_mask, g_lower, _, _ = _strict_greedy(p, unsafe, alpha)
+    g_mask, g_lower, _, _ = _strict_greedy(p, unsafe, alpha, greedy=memo)
     g_cost = float((g_mask * p.costs[None, :]).sum())
     stats["greedy_cost"] = g_cost
     if g_cost < cost - 1e-9:
@@ -409,11 +441,12 @@ def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit:
     sol = RowSolutions(np.zeros(n_u, np.uint64), np.zeros(n_u), np.zeros(n_u), np.zeros(n_u, np.int8))
     chunk = max(256, n_u // 40)
     prot = np.uint64(p.protected_mask)
+    cols = code_columns(uniq)
     for lo in range(0, n_u, chunk):
         report(progress, 0.05 + 0.75 * lo / n_u, f"Solving record instances ({lo:,} of {n_u:,})")
         hi = min(n_u, lo + chunk)
         solve_rows(uniq, mult, p.costs, prot, p.k, lo, hi, node_limit, sol.masks, sol.cost, sol.lower,
-                   sol.status)
+                   sol.status, cols)
     if (sol.status == INFEASIBLE).any():  # pragma: no cover - check_feasible refuses these first
         raise InfeasibleError(f"{int(mult[sol.status == INFEASIBLE].sum())} record(s) cannot reach k={p.k}.")
     hard = np.flatnonzero(sol.status == HARD)

@@ -136,6 +136,116 @@ def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cove
     return j, m0, need
 
 
+SCAN_NEAR = 16
+"""Neighbours on each side scanned one by one before the vectorised pass (rows that turn out safe among
+their nearest neighbours, as identical and near-identical rows do, stop there)."""
+
+
+@numba.njit(cache=True)
+def _masks_against(u, uniq, cols, costs, dall, call):  # pragma: no cover - compiled
+    """dall[w], call[w]: the positions of ``u``'s observed values where row w is observed and differs,
+    and their summed cost (added in position order, as :func:`scan_row` adds them), for every row w at
+    once. Column by column over column-major codes, so LLVM vectorises the loops."""
+    q, n = cols.shape
+    for w in range(n):
+        dall[w] = np.uint64(0)
+        call[w] = 0.0
+    for v in range(q):
+        x = uniq[u, v]
+        if x < 0:
+            continue
+        col = cols[v]
+        bit = np.uint64(1) << np.uint64(v)
+        cv = costs[v]
+        for w in range(n):
+            y = col[w]
+            differ = (y >= 0) & (y != x)
+            dall[w] |= bit if differ else np.uint64(0)
+            call[w] += cv if differ else 0.0
+
+
+@numba.njit(cache=True)
+def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, call):  # pragma: no cover - compiled
+    """:func:`scan_row` with the same result, computing the masks of all rows in one vectorised pass.
+
+    The outward scan is replayed over the precomputed masks in the same order with the same running
+    bound, so the candidates (and their order) are exactly :func:`scan_row`'s: a mask skipped there
+    because its partial cost passed the bound has a full cost past it too (costs are not negative),
+    and a mask with a protected position is skipped in both. ``cols`` are ``uniq``'s columns
+    (column-major, any integer type that holds the codes); ``dall``/``call`` are work space of n.
+    """
+    n, q = uniq.shape
+    m0 = mult[u]
+    cap = max(k - 1, 1)
+    buf = np.empty(cap, dtype=np.float64)
+    nb = 0
+    thr = np.inf
+    nc = 0
+    computed = False
+    for dist in range(1, n):
+        if m0 >= k:
+            break
+        if dist > SCAN_NEAR and not computed:
+            _masks_against(u, uniq, cols, costs, dall, call)
+            computed = True
+        for side in range(2):
+            w = u + dist if side == 0 else u - dist
+            if w < 0 or w >= n:
+                continue
+            if computed:
+                d = dall[w]
+                c = call[w]
+                if d & protected:
+                    continue
+                if d != 0 and c > thr + EPS:
+                    continue
+            else:
+                d = np.uint64(0)
+                c = 0.0
+                ok = True
+                for v in range(q):
+                    x = uniq[u, v]
+                    if x < 0:
+                        continue
+                    y = uniq[w, v]
+                    if y < 0 or y == x:
+                        continue
+                    bit = np.uint64(1) << np.uint64(v)
+                    if protected & bit:
+                        ok = False
+                        break
+                    d |= bit
+                    c += costs[v]
+                    if c > thr + EPS:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+            if d == 0:
+                m0 += mult[w]
+                continue
+            cd[nc] = d
+            cc[nc] = c
+            cm[nc] = mult[w]
+            nc += 1
+            nb = _insert_sorted(buf, nb, cap, c, min(mult[w], cap))
+            need_now = k - m0
+            if need_now >= 1 and nb >= need_now:
+                s = 0.0
+                for i in range(need_now):
+                    s += buf[i]
+                thr = s
+    need = k - m0
+    j = 0
+    for i in range(nc):
+        if cc[i] <= thr + EPS:
+            cd[j] = cd[i]
+            cc[j] = cc[i]
+            cm[j] = cm[i]
+            j += 1
+    return j, m0, need
+
+
 @numba.njit(cache=True)
 def merge_masks(cd, cc, cm, nc):  # pragma: no cover - compiled
     """Sort candidates by mask and merge duplicates (summing multiplicities); returns the new count."""
@@ -386,15 +496,26 @@ def solve_combos(cd, cm, nc, need, costs, best_t, best, node_limit):  # pragma: 
     return best_t, best, True
 
 
+def code_columns(uniq: np.ndarray) -> np.ndarray:
+    """``uniq``'s columns, column-major, in int16 when the codes fit (twice as many per vector as int32)."""
+    small = uniq.size == 0 or int(uniq.max()) < np.iinfo(np.int16).max
+    return np.ascontiguousarray(uniq.T, dtype=np.int16 if small else np.int32)
+
+
 @numba.njit(cache=True, parallel=True)
-def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, out_cost, out_lower, out_status):
-    """Solve problem (N) for the collapsed rows lo..hi-1 (independent, so in parallel)."""
+def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, out_cost, out_lower, out_status,
+               cols):  # pragma: no cover - compiled
+    """Solve problem (N) for the collapsed rows lo..hi-1 (independent, so in parallel).
+
+    ``cols`` is :func:`code_columns` of ``uniq`` (for the vectorised scan)."""
     n = uniq.shape[0]
     for u in numba.prange(lo, hi):
         cd = np.empty(n, dtype=np.uint64)
         cc = np.empty(n, dtype=np.float64)
         cm = np.empty(n, dtype=np.int64)
-        nc, m0, need = scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm)
+        dall = np.empty(n, dtype=np.uint64)
+        call = np.empty(n, dtype=np.float64)
+        nc, m0, need = scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, call)
         out_mask[u] = 0
         out_cost[u] = 0.0
         out_lower[u] = 0.0

@@ -28,6 +28,7 @@ the gap is reported.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,15 +109,22 @@ def infeasible(n_records: int, k: int) -> InfeasibleError:
         "values and their missing cells. Unprotect or recode a variable, or treat missing values as wildcards.")
 
 
+GreedyClasses = Callable[..., tuple[np.ndarray, float]]
+"""The greedy class builder's signature (:func:`~kanon_core.treat.suppress_category.category_suppress`)."""
+
+
 def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
                  node_limit: int = 200_000, progress: Progress | None = None,
-                 missing_matches: bool = False, force: np.ndarray | None = None) -> StrictSolution:
+                 missing_matches: bool = False, force: np.ndarray | None = None,
+                 greedy: GreedyClasses = category_suppress) -> StrictSolution:
     """Strict suppression on the input ``codes`` (missing = -1); see the module docstring.
 
     With ``missing_matches`` (``wildcard`` semantics) a cell missing in the input may be *marked* as part
     of a record's suppressed pattern at no cost: the release shows it missing, which under wildcard
     matching matches everything the suppressed marker would, so every class the search builds still has
     k records (and more). Without it (``category``), such a cell is a value that cannot be hidden.
+    ``greedy`` builds the greedy classes (a caller that also needs them alone passes a memoised one, so
+    the same classes are not built twice).
     """
     t0 = time.perf_counter()
     codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -147,6 +155,11 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     fulls = {int(sum(1 << v for v in free if able_cells[u, v])) for u in np.flatnonzero(unsafe).tolist()}
     patterns += sorted(fulls - set(patterns) - {0})
     outside = float("inf") if complete_list else cheapest_outside(free, costs, SMALL_PATTERN_SIZE)
+    if missing_matches and len(free) > FIRST_MAX_FREE:
+        # Nothing below would use the candidate classes: the first programme needs few free QIs and
+        # the full programme is not run when missing values match anything. Skip listing them.
+        return _greedy_only(codes, X, costs, protected, k, force, greedy, cell_costs, able_cells, mult,
+                            unsafe, free, stats, t0, progress)
     report(progress, 0.1, f"Evaluating {len(patterns):,} suppression patterns")
     share = not missing_matches
     pairs = evaluate(uniq, able_cells, cell_costs, mult, unsafe, patterns, k, share)
@@ -157,7 +170,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
 
     stats["seconds_bound"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.2, "Greedy classes")
-    g_out, _ = category_suppress(X, costs, protected, k, None if missing_matches else codes >= 0, force)
+    g_out, _ = greedy(X, costs, protected, k, None if missing_matches else codes >= 0, force)
     best_mask = (g_out < 0) & (codes >= 0)
     ub = float((best_mask * costs[None, :]).sum())
     stats["greedy_cost"] = ub
@@ -222,6 +235,35 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     stats["seconds_total"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.95, "Strict suppression done")
     return StrictSolution(mask, cost, float(lower), bool(lower >= cost - 1e-6), stats)
+
+
+def _greedy_only(codes: np.ndarray, X: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+                 force: np.ndarray | None, greedy: GreedyClasses, cell_costs: np.ndarray,
+                 able_cells: np.ndarray, mult: np.ndarray, unsafe: np.ndarray, free: list[int],
+                 stats: dict[str, Any], t0: float, progress: Progress | None) -> StrictSolution:
+    """The greedy classes with the bound that needs no candidate classes.
+
+    Every unsafe row must take a non-empty pattern of its able free cells, which costs at least its
+    cheapest such cell (0 for a cell missing in the input, which is only marked).
+    """
+    report(progress, 0.2, "Greedy classes")
+    g_out, _ = greedy(X, costs, protected, k, None, force)
+    mask = (g_out < 0) & (codes >= 0)
+    cost = float((mask * costs[None, :]).sum())
+    if free:
+        cheapest = np.where(able_cells[:, free], cell_costs[:, free], np.inf).min(axis=1)
+    else:
+        cheapest = np.zeros(len(mult))
+    lower = float((np.where(unsafe, cheapest, 0.0) * mult).sum())
+    if _integral(costs):
+        lower = float(np.ceil(lower - 1e-6))
+    lower = min(lower, cost)
+    stats.update({"greedy_cost": cost, "first_cost": cost, "charge_bound": lower,
+                  "unproven": "missing values read as wildcards: the class programme is not run (its bound "
+                              "would not hold)",
+                  "seconds_total": round(time.perf_counter() - t0, 3)})
+    report(progress, 0.95, "Strict suppression done")
+    return StrictSolution(mask, cost, lower, bool(lower >= cost - 1e-6), stats)
 
 
 def _integral(costs: np.ndarray) -> bool:
