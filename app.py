@@ -16,7 +16,7 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st
 
-from kanon_app import sidebar, state
+from kanon_app import glossary_ui, sidebar, state
 
 st.set_page_config(page_title="kanon — disclosure control", page_icon="🛡️", layout="wide")
 
@@ -36,4 +36,5 @@ pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in 
 nav = st.navigation(pages)
 with st.sidebar:
     sidebar.render_timeline()
+    glossary_ui.render_sidebar()
 nav.run()

@@ -119,7 +119,7 @@ def _ensure_registered() -> None:
     import importlib
 
     for mod in ("kanon_core.steps", "kanon_core.treat.recode", "kanon_core.treat.suppress",
-                "kanon_core.declare_missing"):
+                "kanon_core.declare_missing", "kanon_core.value_labels"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:  # a module not built yet must not break the others

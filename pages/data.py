@@ -1,24 +1,35 @@
-"""Data: choose the sample or upload a file, set variable roles and missing-value rules."""
+"""Data: choose the sample or upload a file, set variable roles, missing-value rules and value labels.
+
+After an upload the file is read at once (an Excel workbook with several sheets asks for its sheet) and one
+screen shows the role table, pre-filled with suggested roles (:mod:`kanon_core.guidance`), with a single
+"Use these roles" button; the count of records below k appears next to it.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from kanon_app import state
+from kanon_app import guide, labels_ui, roles_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
-from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles
+from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles, validate_roles
 from kanon_core.declare_missing import DeclareMissingValues
-from kanon_core.describe import too_many_distinct, variable_summary
+from kanon_core.describe import variable_summary
 from kanon_core.errors import KanonError
 from kanon_core.io import excel_sheets, load_dataset, missing_like_counts, supported_extensions, typed_codes
-from kanon_core.steps import DeclareMissingCodes, SetMissing, SetRoles
-from kanon_core.utility.design import FPC_HELP, SurveyDesign
+from kanon_core.steps import DeclareMissingCodes, SetMissing
+from kanon_core.utility.design import FPC_HELP
 
 ensure_app_navigation()
 
 NONE = "(none)"
+
+
+LOAD_OPEN = "w_load_open"
+"""Key of the "Load data" expander's open state: set by a failed load so the block stays open."""
+PENDING_SHEET = "pending_sheet"
+"""Workflow key: the name of an uploaded Excel workbook waiting for its sheet choice."""
 
 
 def _load_sample() -> None:
@@ -35,6 +46,30 @@ def _is_excel(name: str) -> bool:
     return name.lower().endswith(EXCEL)
 
 
+def _failed(message: str) -> None:
+    state.flash(message, "error")
+    st.session_state[LOAD_OPEN] = True  # the block stays open to try another file
+
+
+def _on_upload() -> None:
+    """Read an uploaded file at once; a workbook with several sheets waits for its sheet choice."""
+    up = st.session_state.get("w_upload")
+    st.session_state.pop(PENDING_SHEET, None)
+    if up is None:
+        return
+    if _is_excel(up.name):
+        try:
+            sheets = excel_sheets(up.getvalue())
+        except KanonError as exc:
+            _failed(str(exc))
+            return
+        if len(sheets) > 1:
+            st.session_state[PENDING_SHEET] = up.name
+            st.session_state[LOAD_OPEN] = True
+            return
+    _load_upload()
+
+
 def _load_upload() -> None:
     up = st.session_state.get("w_upload")
     if up is None:
@@ -44,8 +79,9 @@ def _load_upload() -> None:
     try:
         ds = load_dataset(up.getvalue(), filename=up.name, sheet=sheet)
     except KanonError as exc:
-        state.flash(str(exc), "error")
+        _failed(str(exc))
         return
+    st.session_state.pop(PENDING_SHEET, None)
     title = f"{up.name} (sheet {sheet})" if sheet else up.name
     state.set_source(ds, {"kind": "upload", "title": title, "name": up.name, **({"sheet": sheet} if sheet else {})})
     state.flash(f"Loaded {title}: {ds.n_records:,} records, {len(ds.columns)} variables.")
@@ -62,27 +98,18 @@ def _declare_missing_like() -> None:
 
 def _apply_roles() -> None:
     ss = st.session_state
-    ds = state.dataset()
 
     def pick(key: str) -> str | None:
         return None if ss[key] == NONE else ss[key]
 
-    new = Roles(tuple(ss["w_roles_qis"]), pick("w_roles_weight"), pick("w_roles_strata"), pick("w_roles_psu"),
-                tuple(ss["w_roles_outcomes"]), tuple(ss["w_roles_direct"]), fpc=pick("w_roles_fpc"))
-    many = too_many_distinct(ds, list(new.qis))
-    if many and not ss.get("w_roles_many"):
-        state.flash("These quasi-identifiers have very many distinct values, which makes almost every record "
-                    "unique: " + ", ".join(f"{c} ({n:,})" for c, n in many.items())
-                    + ". Recode them first, or tick the box to use them anyway.", "warning")
-        return
     try:
-        ds.with_roles(new).weights()
-        if new.fpc is not None:  # the design must be valid now, not at the first estimate on the Compare page
-            SurveyDesign.from_dataset(ds.with_roles(new))
+        new = Roles(tuple(ss["w_roles_qis"]), pick("w_roles_weight"), pick("w_roles_strata"), pick("w_roles_psu"),
+                    tuple(ss["w_roles_outcomes"]), tuple(ss["w_roles_direct"]), fpc=pick("w_roles_fpc"))
+        validate_roles(state.dataset().frame, new)
     except KanonError as exc:
         state.flash(str(exc), "error")
         return
-    state.run_step(SetRoles.from_roles(new), "Roles applied as a new version.")
+    roles_ui.apply_roles(new, bool(ss.get("w_roles_many")))
 
 
 def _declare_codes() -> None:
@@ -98,29 +125,29 @@ def _declare_codes() -> None:
 
 
 st.title("Data")
-state.show_flash()
+with st.container():  # one element whatever the number of messages, so the blocks below keep their place
+    state.show_flash()
+guide.render()
 
-with st.expander("Load data", expanded=False):
-    choice = st.radio("Source", ["Sample data", "Upload a file"], horizontal=True, key="w_source_kind")
-    if choice == "Sample data":
-        key = st.selectbox("Sample", list(SAMPLES), format_func=lambda k: SAMPLES[k].title, key="w_sample")
-        st.caption(SAMPLES[key].description)
-        st.button("Load sample", key="btn_load_sample", on_click=_load_sample)
-    else:
-        st.caption("The file is read in memory and never leaves this machine. "
+with st.expander("Load data", key=LOAD_OPEN, on_change="rerun", icon=":material/upload_file:"):
+    c_up, c_sample = st.columns([3, 2])
+    with c_up:
+        st.caption("Your file is read in memory as soon as it is chosen and never leaves this machine. "
                    "CSV (delimiter detected), Parquet, Excel, SPSS, Stata and SAS files are accepted.")
         up = st.file_uploader("Microdata file", type=[e.lstrip(".") for e in supported_extensions()],
-                              key="w_upload")
-        if up is not None and _is_excel(up.name):
+                              key="w_upload", on_change=_on_upload)
+        if up is not None and st.session_state.get(PENDING_SHEET) == up.name:
             try:
                 sheets = excel_sheets(up.getvalue())
             except KanonError as exc:
                 st.error(str(exc))
                 sheets = []
-            if len(sheets) > 1:
-                st.selectbox(f"Sheet (the workbook has {len(sheets)}; one is read)", sheets,
-                             key=f"w_sheet_{up.name}")
-        st.button("Load this file", key="btn_load_upload", on_click=_load_upload)
+            st.selectbox(f"Sheet (the workbook has {len(sheets)}; one is read)", sheets, index=None,
+                         placeholder="Choose the sheet to read", key=f"w_sheet_{up.name}", on_change=_load_upload)
+    with c_sample:
+        key = st.selectbox("Or a sample", list(SAMPLES), format_func=lambda k: SAMPLES[k].title, key="w_sample")
+        st.caption(SAMPLES[key].description)
+        st.button("Load sample", key="btn_load_sample", on_click=_load_sample)
 
 ds = state.dataset()
 src = state.source()
@@ -135,8 +162,13 @@ if missing_like:
                "variables, declare it (recorded as a step, replayed by the recipe).")
     st.button("Declare them missing", key="btn_declare_missing_like", on_click=_declare_missing_like)
 
+st.subheader("Variables and roles")
+roles_ui.render(ds)
+roles_ui.risk_line()
+
 summary = state.memo("variable_summary", None, lambda: variable_summary(ds))
-tab_vars, tab_preview, tab_roles, tab_missing = st.tabs(["Variables", "Preview", "Roles", "Missing values"])
+tab_vars, tab_preview, tab_roles, tab_missing, tab_labels = st.tabs(
+    ["Variables", "Preview", "Roles", "Missing values", "Value labels"])
 with tab_vars:
     st.dataframe(summary, hide_index=True, width="stretch")
 with tab_preview:
@@ -146,6 +178,7 @@ with tab_roles:
     cols = ds.columns
     r = ds.roles
     options = [NONE] + cols
+    st.caption("The same roles as lists, with the design variables (stratum, PSU, finite population correction).")
     with st.form("roles_form"):
         st.multiselect("Quasi-identifiers (known to an intruder)", cols, default=list(r.qis), key="w_roles_qis")
         c1, c2, c3, c4 = st.columns(4)
@@ -173,3 +206,6 @@ with tab_missing:
     state.widget_value(f"w_mc_codes_{var}", ", ".join(map(str, ds.meta_of(var).missing_codes)))
     c2.text_input("Codes (comma-separated)", key=f"w_mc_codes_{var}")
     st.button("Declare missing codes", key="btn_mc", on_click=_declare_codes)
+
+with tab_labels:
+    labels_ui.render(ds)
