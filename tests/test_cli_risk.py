@@ -94,3 +94,86 @@ def test_wrong_file_type(tmp_path, capsys):
     p.write_bytes(b"PK\x03\x04")
     assert main(["risk", str(p), "--qi", "a"]) == 2
     assert "Unsupported file type" in capsys.readouterr().err
+
+
+# -- measures beyond k (issue 13) -------------------------------------------------------------------------
+@pytest.fixture
+def household_csv(tmp_path):
+    rng = np.random.default_rng(11)
+    n = 40
+    frame = pd.DataFrame({
+        "hid": np.repeat(np.arange(16), [3, 2, 4, 1, 2, 3, 2, 2, 3, 4, 1, 3, 2, 3, 3, 2]),
+        "sex": rng.choice(["m", "f"], n),
+        "age": rng.integers(20, 23, n).astype(float),
+        "occ": rng.choice(["a", "b", "c"], n).astype(object),
+        "inc": rng.choice([10, 20, 35, 50], n),
+        "w": rng.uniform(1, 9, n).round(2),
+    })
+    frame.loc[rng.random(n) < 0.15, "age"] = np.nan
+    frame.loc[rng.random(n) < 0.1, "occ"] = None
+    path = tmp_path / "hh.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_measures_json_and_per_record(household_csv, tmp_path, missing):
+    from kanon_core.risk.household import household_risk
+    from kanon_core.risk.individual import individual_risk
+    from tests.reference.diversity import brute_l_diversity, brute_t_closeness
+
+    path, frame = household_csv
+    out, per = tmp_path / "r.json", tmp_path / "per.csv"
+    rc = main(["risk", str(path), "--qi", "sex,age", "--weight", "w", "--missing", missing, "--household", "hid",
+               "--sensitive", "occ", "--sensitive", "inc", "--max-risk", "0.05", "--json", str(out),
+               "--per-record", str(per)])
+    assert rc == 0
+    result = json.loads(out.read_text())
+    per_record = pd.read_csv(per)
+    codes = np.column_stack([pd.factorize(frame[c])[0] for c in ["sex", "age"]]).astype(np.int32)
+    fk, Fk = brute_force_class_sizes(codes, missing, frame["w"].to_numpy())
+    rk = individual_risk(fk, Fk)
+    np.testing.assert_allclose(per_record["individual_risk"], rk, rtol=1e-12)
+    assert result["expected_reidentifications"] == pytest.approx(rk.sum())
+    assert result["global_risk"] == pytest.approx(rk.mean())
+    assert result["records_above_max_risk"] == int((rk > 0.05).sum()) and result["max_risk"] == 0.05
+    hh = household_risk(rk, frame["hid"].to_numpy())
+    np.testing.assert_allclose(per_record["household_risk"], hh, rtol=1e-12)
+    assert result["household"]["release_unchanged"] is False and "hid" in result["household"]["warning"]
+    assert result["household"]["households"] == 16
+    occ = [None if pd.isna(v) else v for v in frame["occ"]]
+    inc = frame["inc"].tolist()
+    l_occ = brute_l_diversity(codes, occ, missing, "distinct")
+    np.testing.assert_array_equal(per_record["l_distinct_occ"], l_occ)
+    np.testing.assert_array_equal(per_record["l_distinct_inc"], brute_l_diversity(codes, inc, missing, "distinct"))
+    assert result["l_diversity"]["occ"]["l_diversity"] == l_occ.min()
+    assert result["l_diversity"]["occ"]["entropy_l"] == pytest.approx(
+        brute_l_diversity(codes, occ, missing, "entropy").min())
+    assert result["l_diversity"]["inc"]["recursive_l"] == brute_l_diversity(codes, inc, missing, "recursive").min()
+    assert result["t_closeness"]["inc"]["distance"] == "ordered"
+    assert result["t_closeness"]["occ"]["distance"] == "equal"
+    assert result["t_closeness"]["inc"]["t"] == pytest.approx(brute_t_closeness(codes, inc, missing, "ordered").max())
+    assert "t_closeness" in result["readings"] and "household_risk" in result["readings"]
+
+
+def test_one_sensitive_gives_l_distinct_and_no_weight_gives_one_over_fk(household_csv, tmp_path):
+    path, _ = household_csv
+    per = tmp_path / "per.csv"
+    assert main(["risk", str(path), "--qi", "sex,age", "--sensitive", "occ", "--json", str(tmp_path / "r.json"),
+                 "--per-record", str(per)]) == 0
+    table = pd.read_csv(per)
+    assert "l_distinct" in table.columns and "household_risk" not in table.columns
+    np.testing.assert_allclose(table["individual_risk"], 1 / table["fk"])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sensitive", "sex"], "also a quasi-identifier"),
+    (["--sensitive", "nope"], "not a variable"),
+    (["--household", "nope"], "not a variable"),
+    (["--max-risk", "1.5"], "between 0 and 1"),
+])
+def test_measure_options_bad_input(household_csv, capsys, args, message):
+    path, _ = household_csv
+    rc = main(["risk", str(path), "--qi", "sex,age", *args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and message in err and len(err.splitlines()) == 1

@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
     p.add_argument("--per-record", help="write per-record fk (and Fk with --weight) and the wildcard_dependent "
                                         "flag (0/1) as CSV, in input row order")
+    _add_measure_options(p)
     p.set_defaults(func=run)
 
 
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     qm = ds.qi_matrix()
     summary = risk_summary(qm, args.k, ds.missing, ds.weights(), alpha=alpha)
     payload = summary.to_json()
+    measures = _measures(args, ds, summary)
+    payload.update(measures.to_json())
     payload["qis"] = list(qm.names)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
     with OutputBatch() as batch:
@@ -47,6 +50,33 @@ def run(args: argparse.Namespace) -> int:
             if summary.sizes.Fk is not None:
                 out["Fk"] = summary.sizes.Fk
             out["wildcard_dependent"] = summary.wildcard_dependent.astype(int)
+            for name, col in measures.per_record_columns().items():
+                out[name] = col
             out.to_csv(batch.temp_path(args.per_record), index=False, lineterminator="\n")
         write_json(args.json_out, payload, batch)
     return 0
+
+
+def _add_measure_options(p: argparse.ArgumentParser) -> None:
+    """Risk beyond k: individual and household risk, l-diversity and t-closeness (issue 13)."""
+    p.add_argument("--max-risk", type=float, default=0.01,
+                   help="individual risk above which a record is counted as too risky (default 0.01)")
+    p.add_argument("--risk-method", choices=("approx", "exact"), default="approx",
+                   help="Benedetti-Franconi individual risk as sdcMicro's indivRisk: approx (default) or exact")
+    p.add_argument("--household", metavar="VAR",
+                   help="household identifier: adds the household risk 1 - prod(1 - r) (column household_risk)")
+    p.add_argument("--sensitive", action="append", default=[], metavar="S",
+                   help="sensitive variable for l-diversity and t-closeness (repeatable); per record l_distinct "
+                        "(l_distinct_S with several)")
+    p.add_argument("--recursive-c", type=float, default=2.0,
+                   help="the constant c of recursive (c,l)-diversity (default 2, as sdcMicro)")
+    p.add_argument("--t-distance", choices=("auto", "equal", "ordered"), default="auto",
+                   help="t-closeness ground distance: equal for categories, ordered for numbers (auto)")
+
+
+def _measures(args: argparse.Namespace, ds, summary):
+    from ..risk.summary import risk_measures
+
+    return risk_measures(ds, summary.sizes, max_risk=args.max_risk, method=args.risk_method,
+                         household=args.household, sensitive=args.sensitive, c=args.recursive_c,
+                         distance=args.t_distance)

@@ -10,13 +10,20 @@ sizes are binned by their integer part.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..dataset import MISSING_CODE, MissingSemantics, QIMatrix
+from ..classtable import ClassTable
+from ..dataset import MISSING_CODE, Dataset, MissingSemantics, QIMatrix
+from ..errors import InputError
 from .classes import ClassSizes, compute_class_sizes, wildcard_dependent
+from .closeness import resolve_distance, t_closeness_classes
+from .diversity import l_diversity_classes
+from .household import HouseholdRisk, household_summary
+from .individual import DEFAULT_MAX_RISK, GlobalRisk, check_max_risk, global_risk, individual_risk
 from .keys import group_ids
 
 K_RANGE = tuple(range(2, 11))
@@ -176,3 +183,127 @@ def _labels(qm: QIMatrix, idx: np.ndarray) -> dict[str, np.ndarray]:
         labels = np.array(qm.labels[j] + ("(missing)",), dtype=object)
         out[name] = labels[qm.codes[idx, j]]  # -1 indexes the "(missing)" entry
     return out
+
+
+# -- measures beyond k (issue 13): individual, household, l-diversity, t-closeness -------------------------
+@dataclass(frozen=True)
+class SensitiveMeasures:
+    """l-diversity and t-closeness of one sensitive variable, per class of ``table`` (see ``RiskMeasures``)."""
+
+    name: str
+    l_distinct: np.ndarray
+    l_entropy: np.ndarray
+    l_recursive: np.ndarray
+    c: float
+    t: np.ndarray
+    distance: str
+
+    def to_json(self, count: np.ndarray) -> tuple[dict, dict]:
+        """(l-diversity figures, t-closeness figures): minima over classes, the worst t and who is there."""
+        lmin = float(self.l_distinct.min()) if len(self.l_distinct) else 0.0
+        at_min = self.l_distinct == lmin
+        l_json = {
+            "l_diversity": int(lmin),
+            "records_at_min": int(count[at_min].sum()),
+            "records_with_l_1": int(count[self.l_distinct <= 1].sum()),
+            "entropy_l": float(self.l_entropy.min()) if len(self.l_entropy) else 0.0,
+            "recursive_c": self.c,
+            "recursive_l": int(self.l_recursive.min()) if len(self.l_recursive) else 0,
+        }
+        tmax = float(self.t.max()) if len(self.t) else 0.0
+        at_max = np.isclose(self.t, tmax, rtol=0, atol=1e-12)
+        t_json = {"t": tmax, "distance": self.distance, "classes_at_worst": int(at_max.sum()),
+                  "records_at_worst": int(count[at_max].sum())}
+        return l_json, t_json
+
+
+@dataclass(frozen=True)
+class RiskMeasures:
+    """Risk measures beyond k for one QI set: per record where a record has its own value.
+
+    ``individual`` is Benedetti & Franconi's individual risk per record (1 / fk without weights, as
+    sdcMicro), ``glob`` its totals; ``household`` the household risk when a household identifier is
+    given; ``sensitive`` the l-diversity and t-closeness of each sensitive variable, per class of
+    ``table`` (broadcast with ``table.per_record``).
+    """
+
+    individual: np.ndarray
+    method: str
+    weighted: bool
+    glob: GlobalRisk
+    household: HouseholdRisk | None = None
+    table: ClassTable | None = None
+    sensitive: tuple[SensitiveMeasures, ...] = ()
+
+    def l_distinct_columns(self) -> dict[str, np.ndarray]:
+        """Per-record distinct l: ``l_distinct`` for one sensitive variable, ``l_distinct_<S>`` for several."""
+        if not self.sensitive or self.table is None:
+            return {}
+        if len(self.sensitive) == 1:
+            return {"l_distinct": self.table.per_record(self.sensitive[0].l_distinct)}
+        return {f"l_distinct_{s.name}": self.table.per_record(s.l_distinct) for s in self.sensitive}
+
+    def per_record_columns(self) -> dict[str, np.ndarray]:
+        cols = {"individual_risk": self.individual}
+        if self.household is not None:
+            cols["household_risk"] = self.household.per_record
+        cols.update(self.l_distinct_columns())
+        return cols
+
+    def to_json(self) -> dict:
+        out = {"risk_method": self.method, "risk_weighted": self.weighted,
+               "expected_reidentifications": self.glob.expected_reidentifications,
+               "global_risk": self.glob.global_risk, "max_risk": self.glob.threshold,
+               "records_above_max_risk": self.glob.n_above,
+               "highest_individual_risk": self.glob.max_risk}
+        if self.household is not None:
+            out["household"] = self.household.to_json()
+        if self.sensitive and self.table is not None:
+            ls, ts = {}, {}
+            for s in self.sensitive:
+                ls[s.name], ts[s.name] = s.to_json(self.table.count)
+            out["l_diversity"] = ls
+            out["t_closeness"] = ts
+        from .describe_record import readings_for
+
+        out["readings"] = readings_for(self)
+        return out
+
+
+def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = None, *,
+                  max_risk: float = DEFAULT_MAX_RISK, method: str = "approx", household: str | None = None,
+                  sensitive: Sequence[str] = (), c: float = 2.0, distance: str = "auto") -> RiskMeasures:
+    """Individual, global and household risk and, per sensitive variable, l-diversity and t-closeness.
+
+    ``sizes`` are the per-record class sizes already counted for the k summary (:func:`risk_summary`),
+    so fk and Fk are not counted twice. l-diversity and t-closeness are computed on the class table of
+    ``qis`` carrying the sensitive variables' value counts, under ``sizes.missing`` semantics.
+    """
+    max_risk = check_max_risk(max_risk)
+    qis = tuple(ds.roles.qis if qis is None else qis)
+    rk = individual_risk(sizes.fk, sizes.Fk, method)
+    hh = None
+    if household is not None:
+        if household not in ds.frame.columns:
+            raise InputError(f"Household identifier '{household}' is not a variable of the data.")
+        hh = household_summary(rk, ds._encoded(household)[0], household, max_risk)
+    table, sens = None, []
+    names = tuple(dict.fromkeys(sensitive))
+    for s in names:
+        if s in qis:
+            raise InputError(f"Sensitive variable '{s}' is also a quasi-identifier; a variable is one or the other.")
+        if s not in ds.frame.columns:
+            raise InputError(f"Sensitive variable '{s}' is not a variable of the data.")
+    if names:
+        table = ClassTable.from_dataset(ds, qis, weighted=False, sensitive=names)
+        for s in names:
+            sens.append(SensitiveMeasures(
+                name=s,
+                l_distinct=l_diversity_classes(table, s, sizes.missing, "distinct"),
+                l_entropy=l_diversity_classes(table, s, sizes.missing, "entropy"),
+                l_recursive=l_diversity_classes(table, s, sizes.missing, "recursive", c=c),
+                c=float(c), t=t_closeness_classes(table, s, sizes.missing, distance),
+                distance=resolve_distance(table, s, distance)))
+    return RiskMeasures(individual=rk, method=method, weighted=sizes.Fk is not None,
+                        glob=global_risk(rk, threshold=max_risk), household=hh, table=table,
+                        sensitive=tuple(sens))
