@@ -15,7 +15,7 @@ import streamlit as st
 from kanon_core.dataset import Dataset
 from kanon_core.errors import InputError
 from kanon_core.treat import hierarchy as hz
-from kanon_core.treat.default_hierarchy import default_hierarchy
+from kanon_core.treat.default_hierarchy import SCALES, default_hierarchy, scale_of
 
 from . import state
 
@@ -113,6 +113,34 @@ def build_widgets(ds: Dataset, column: str, is_numeric: bool) -> hz.Hierarchy | 
     if upload is None:
         return None
     return hz.read_arx_hierarchy(upload.getvalue(), name=column)
+
+
+def _use_scale(ds: Dataset, column: str, widget_key: str) -> None:
+    scale = st.session_state[widget_key]
+    try:
+        state.hierarchies()[column] = default_hierarchy(ds, column, scale).with_name(column)
+    except InputError as exc:
+        state.flash(str(exc), "error")
+    else:
+        state.settings().setdefault("scales", {})[column] = scale
+        state.flash(f"{column}: the automatic hierarchy now treats its codes as {scale}.")
+
+
+def scale_widget(ds: Dataset, column: str) -> None:
+    """The inferred scale of ``column`` (nominal or ordinal) with its reason, and the officer's override:
+    choosing the other scale saves the automatic hierarchy built for it as this variable's hierarchy."""
+    guess = scale_of(ds, column)
+    chosen = state.settings().get("scales", {}).get(column)
+    widget_key = f"w_hb_scale_{column}"
+    st.session_state[widget_key] = chosen or guess.scale
+    st.radio("Scale of the codes", list(SCALES), key=widget_key, horizontal=True,
+             on_change=_use_scale, args=(ds, column, widget_key),
+             format_func={"nominal": "nominal (unordered categories: grouped, never intervals)",
+                          "ordinal": "ordinal (ordered: adjacent values binned)"}.get,
+             help="Decides the automatic hierarchy. Nominal codes (relationship, region, occupation) are grouped "
+                  "as categories; ordinal codes and numbers are binned into intervals of adjacent values.")
+    st.caption(f"Inferred: {guess.scale}, because {guess.reason}."
+               + (f" You chose {chosen}." if chosen and chosen != guess.scale else ""))
 
 
 def _opt(text: str) -> float | None:

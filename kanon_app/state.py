@@ -155,6 +155,17 @@ def memo_put(name: str, params: Hashable, value: Any, version: Version | None = 
         cache.popitem(last=False)
 
 
+def cancelled_message(label: str) -> str:
+    """What the page says after a cancel: the work stopped and nothing changed."""
+    return f"{label} cancelled: nothing was changed, version v{current().id} is still current."
+
+
+def _say_cancelled(label: str) -> None:
+    """The Cancel button's callback: Streamlit stops the running script for the rerun this click starts,
+    and this message is shown on that rerun (the work's result is never stored or applied)."""
+    flash(cancelled_message(label), "info")
+
+
 def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
     """Run ``work(progress)`` in the page body with a progress bar and a Cancel button.
 
@@ -162,17 +173,22 @@ def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
     update; kanon_core's computations stop at their next checkpoint. Errors a user can act on become a
     message and ``None`` is returned.
     """
-    from kanon_core.errors import KanonError
+    from kanon_core.errors import Cancelled, KanonError
     from kanon_core.progress import Progress
 
     bar = st.progress(0.0, text=label)
-    st.button("Cancel", key=f"btn_cancel_{label}", help="Stop this computation")
+    st.button("Cancel", key=f"btn_cancel_{label}", help="Stop this computation", icon=":material/cancel:",
+              on_click=_say_cancelled, args=(label,))
 
     def update(fraction: float, message: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label}: {message}" if message else label)
 
     try:
         result = work(Progress(update))
+    except Cancelled:
+        bar.empty()
+        st.info(cancelled_message(label))
+        return None
     except KanonError as exc:
         bar.empty()
         st.error(str(exc))

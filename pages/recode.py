@@ -15,6 +15,7 @@ from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
+from kanon_core.treat.explain import effects_table, search_summary
 from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
@@ -151,9 +152,8 @@ with tab_search:
         m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,}", help=f"of {result.n_nodes:,} in the lattice; the "
                     "others were classified by monotonicity or skipped by a provable lower bound")
         m[4].metric("Seconds", f"{result.seconds:,.2f}")
-        st.dataframe(pd.DataFrame([{"variable": q, "level": lv, "values at that level":
-                                    hierarchies[q].n_groups()[lv]} for q, lv in result.levels.items()]),
-                     hide_index=True, width="stretch")
+        st.markdown(search_summary(result))
+        st.dataframe(effects_table(result.levels, hierarchies, result.qis), hide_index=True, width="stretch")
         st.button("Apply this generalization", key="btn_apply_search", type="primary", on_click=_apply,
                   args=(result.step(), "Optimal generalization applied."))
         ev = result.evaluated
@@ -275,6 +275,7 @@ with tab_build:
     col = st.selectbox("Variable", qis, key="w_hb_var")
     qm1 = ds.qi_matrix([col])
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in qm1.values[0])
+    hierarchy_ui.scale_widget(ds, col)
     current = hierarchies[col]
     st.caption(f"In use: {current.height} levels ({' → '.join(str(g) for g in current.n_groups())} values)"
                + (" — your own." if col in state.hierarchies() else " — the default."))

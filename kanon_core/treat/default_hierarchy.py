@@ -1,43 +1,160 @@
 """A starting hierarchy for every QI, so the optimal search can run before the officer builds any.
 
-Hierarchy files next to the data (ARX's ``*_hierarchy_<variable>.csv``) win. Otherwise a numeric
-variable with at least four values gets Angiuli & Waldo's greedy capacity binning at 1 %, 5 % and 20 % of the
-records (adjacent values merged towards the closest mass, so ordinal codes keep their order and bins
-stay narrow); any other variable gets the two-level hierarchy original → ``*`` (keep or drop). These
-are proposals: the Recode page shows them and the officer replaces them with meaningful groupings.
+Hierarchy files next to the data (ARX's ``*_hierarchy_<variable>.csv``) win. Otherwise the variable's
+scale decides (:func:`infer_scale`, which the officer may override):
+
+* **ordinal** (numbers, or codes whose labels are ordered quantities: ``$1,001-$5,000``, ``Very fluent``,
+  years) with at least four values: Angiuli & Waldo's greedy capacity binning at 1 %, 5 % and 20 % of the
+  records (adjacent values merged towards the closest mass, so the order is kept and bins stay narrow);
+* **nominal** (texts, or codes of unordered categories: relationship, region, occupation): never numeric
+  intervals, which would claim an order the codes do not have ("4-5", "6-9"). The rarest groups merge,
+  level by level, until every group holds 1 %, 5 % and 20 % of the records
+  (:func:`frequency_grouping_hierarchy`); groups are named by their categories' labels;
+* anything with fewer than four values: keep or drop (original → ``*``).
+
+These are proposals: the Recode page shows them with the scale and why, and the officer replaces them.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..dataset import Dataset
 from ..errors import InputError
-from .hierarchy import TOP, Hierarchy, find_hierarchy_file, greedy_binning_hierarchy, read_arx_hierarchy
+from .hierarchy import (
+    TOP,
+    Hierarchy,
+    _complete,
+    find_hierarchy_file,
+    greedy_binning_hierarchy,
+    read_arx_hierarchy,
+    value_text,
+)
 
 CAPACITY_SHARES = (0.01, 0.05, 0.20)
+SCALES = ("nominal", "ordinal")
+
+NOMINAL_NAMES = ("relat", "region", "occup", "race", "ethn", "relig", "marit", "country", "nation", "citizen",
+                 "sex", "gender", "job", "industr", "lang", "state", "province", "district", "county", "municip",
+                 "area", "sector", "tenure", "type", "kind", "status", "colou", "color", "brand", "party")
+"""Name fragments of unordered categories (relationship to the household head, region, occupation...)."""
+ORDINAL_WORDS = ("less", "more", "under", "over", "above", "below", "least", "most", "very", "fluent", "never",
+                 "rarely", "sometimes", "often", "always", "low", "high", "medium", "middle", "none", "level",
+                 "grade", "degree", "graduat", "finish", "attended", "year", "age", "small", "large", "few",
+                 "many", "first", "second", "third", "primary", "secondary", "tertiary", "poor", "fair", "good",
+                 "excellent", "agree", "disagree")
+"""Words in value labels of ordered categories (amounts, frequencies, fluency, education levels)."""
+_DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"[a-z]+")
 
 
-def default_hierarchy(ds: Dataset, column: str) -> Hierarchy:
-    """The automatic hierarchy of one variable (see the module docstring)."""
+@dataclass(frozen=True)
+class ScaleGuess:
+    """The scale of a variable's codes and the plain reason shown to the officer (who may override it)."""
+
+    scale: str
+    reason: str
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def infer_scale(name: str, values: Sequence[object], labels: Sequence[str]) -> ScaleGuess:
+    """Nominal or ordinal, from the value types, the value labels and the name (in that order).
+
+    Texts are nominal. Numbers with labels are ordinal when at least half of the labels that differ from
+    their value hold a digit (amounts, ranges) or a word starting like a word of order (``very``, ``less``,
+    ``graduated``; "language" does not count as "age"),
+    else nominal. Unlabelled numbers are nominal only when the variable's name says so (``relat``,
+    ``region``, ``occup``...) and it has at most 50 values; otherwise they are treated as measurements.
+    """
+    if not values or not all(_is_number(v) for v in values):
+        return ScaleGuess("nominal", "its values are text")
+    own = [str(lab) for v, lab in zip(values, labels, strict=True)
+           if str(lab).strip() and str(lab).strip() != value_text(float(v))]  # type: ignore[arg-type]
+    if own:
+        ordered = sum(1 for lab in own if _DIGIT.search(lab)
+                      or any(w.startswith(ORDINAL_WORDS) for w in _WORD.findall(lab.lower())))
+        if 2 * ordered >= len(own):
+            return ScaleGuess("ordinal", "its value labels describe ordered amounts or levels")
+        return ScaleGuess("nominal", "its value labels name unordered categories")
+    low = name.lower()
+    hint = next((h for h in NOMINAL_NAMES if h in low), None)
+    if hint is not None and len(values) <= 50:
+        return ScaleGuess("nominal", f"its name suggests categories ('{hint}') and its codes have no labels")
+    return ScaleGuess("ordinal", "its values are numbers without labels")
+
+
+def scale_of(ds: Dataset, column: str) -> ScaleGuess:
+    """:func:`infer_scale` on a variable of ``ds``."""
+    qm = ds.qi_matrix([column])
+    return infer_scale(column, qm.values[0], qm.labels[0])
+
+
+def _group_name(labels: Sequence[str]) -> str:
+    if len(labels) <= 3:
+        return " / ".join(labels)
+    return f"{labels[0]} / {labels[1]} / … ({len(labels)} categories)"
+
+
+def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                                 capacities: Sequence[float], name: str = "") -> Hierarchy:
+    """Unordered categories grouped by rarity, one level per capacity (increasing): starting from the
+    level below, the two smallest groups (by records, ties by name) merge until every group holds at
+    least the capacity (or one group is left).
+
+    Groups only ever merge, so the levels nest; a category is never split, and no interval of codes is
+    formed. A group is named by its members' labels (``Farmer / Laborer``).
+    """
+    groups: list[list[int]] = [[i] for i in range(len(texts))]
+
+    def size(g: list[int]) -> int:
+        return sum(int(counts[i]) for i in g)
+
+    def title(g: list[int]) -> str:
+        return texts[g[0]] if len(g) == 1 else _group_name(sorted(labels[i] for i in g))
+
+    levels = []
+    for c in sorted(capacities):
+        groups.sort(key=lambda g: (size(g), title(g)))
+        while len(groups) > 1 and size(groups[0]) < c:
+            merged = groups[0] + groups[1]
+            groups = sorted([merged, *groups[2:]], key=lambda g: (size(g), title(g)))
+        of = {i: title(g) for g in groups for i in g}
+        levels.append([of[i] for i in range(len(texts))])
+    return _complete(list(texts), levels, name)
+
+
+def default_hierarchy(ds: Dataset, column: str, scale: str | None = None) -> Hierarchy:
+    """The automatic hierarchy of one variable (see the module docstring); ``scale`` overrides
+    :func:`infer_scale` (``"nominal"`` or ``"ordinal"``)."""
     qm = ds.qi_matrix([column])
     values = qm.values[0]
     if not values:
         raise InputError(f"Variable '{column}' has no observed values; it needs no hierarchy.")
+    if scale is not None and scale not in SCALES:
+        raise InputError(f"Unknown scale '{scale}': nominal or ordinal.")
     codes = qm.codes[:, 0]
     observed = int((codes >= 0).sum())
-    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-                  for v in values)
-    if numeric and len(values) >= 4:
-        caps = sorted({max(2, math.ceil(share * observed)) for share in CAPACITY_SHARES})
+    numeric = all(_is_number(v) for v in values)
+    texts = [value_text(float(v)) if _is_number(v) else str(v).strip() for v in values]  # type: ignore[arg-type]
+    if len(values) < 4:
+        return Hierarchy(tuple((t, TOP) for t in texts), column)
+    scale = scale or infer_scale(column, values, qm.labels[0]).scale
+    caps = sorted({max(2, math.ceil(share * observed)) for share in CAPACITY_SHARES})
+    if scale == "ordinal" and numeric:
         data = np.asarray(values, dtype=np.float64)[codes[codes >= 0]]
         return greedy_binning_hierarchy(data, caps, name=column)
-    texts = [str(v) for v in values]
-    return Hierarchy(tuple((t, TOP) for t in texts), column)
+    counts = np.bincount(codes[codes >= 0], minlength=len(values)).tolist()
+    labels = [str(lab) if str(lab).strip() else t for lab, t in zip(qm.labels[0], texts, strict=True)]
+    return frequency_grouping_hierarchy(texts, labels, counts, caps, name=column)
 
 
 def default_hierarchies(

@@ -9,6 +9,7 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.treat import lattice
 from kanon_core.treat.default_hierarchy import default_hierarchies
+from kanon_core.treat.explain import search_summary
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, risk_effect
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect
 
@@ -56,6 +57,12 @@ def test_optimal_search_equals_core_and_its_step_applies(page):
     assert metric(page, "Loss") == f"{ref.loss:,.4g}"
     levels = frame_with(page, "level").set_index("variable")["level"].to_dict()
     assert levels == ref.levels
+    # the result in words, fully suppressed variables named as such (kanon_core.treat.explain)
+    assert any(m.value == search_summary(ref) for m in page.markdown)
+    effects = frame_with(page, "effect").set_index("variable")["effect"]
+    for q, lv in ref.levels.items():
+        if lv == problem.heights[QIS.index(q)] - 1:
+            assert effects[q].startswith("fully suppressed")
     page.button(key="btn_apply_search").click().run()
     assert not page.exception
     out = current(page).dataset
@@ -122,3 +129,35 @@ def test_tradeoff_curve_equals_core(page):
     shown = frame_with(page, "max_suppression")
     assert shown["loss"].round(12).tolist() == ref["loss"].round(12).tolist()
     assert shown["n_suppressed"].tolist() == ref["n_suppressed"].tolist()
+
+
+def test_search_says_plainly_when_a_variable_is_removed(page):
+    page.number_input(key="w_rec_k").set_value(100).run()
+    page.number_input(key="w_gen_sup").set_value(0.0).run()
+    page.button(key="btn_gen_search").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    hs = default_hierarchies(ds, QIS)
+    ref = lattice.search_optimal(lattice.build_problem(ds, hs, QIS), 100, 0.0, "prec")
+    gone = [q for q, lv in ref.levels.items() if lv == hs[q].max_level]
+    assert gone  # k = 100 without suppression on 5 QIs takes some variable away
+    text = next(m.value for m in page.markdown if m.value.startswith("Removed entirely"))
+    for q in gone:
+        assert f"{q}: fully suppressed" in text
+
+
+def test_scale_override_rebuilds_the_automatic_hierarchy(page):
+    import re
+
+    page.selectbox(key="w_hb_var").set_value("BYREGION").run()
+    assert page.radio(key="w_hb_scale_BYREGION").value == "nominal"  # labels name regions
+    assert any("Inferred: nominal" in c.value for c in page.caption)
+    page.radio(key="w_hb_scale_BYREGION").set_value("ordinal").run()
+    assert not page.exception
+    h = page.session_state["hierarchies"]["BYREGION"]
+    labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
+    assert any(re.fullmatch(r"\d+-\d+", lab) for lab in labels)  # the officer asked for intervals
+    page.radio(key="w_hb_scale_BYREGION").set_value("nominal").run()
+    h = page.session_state["hierarchies"]["BYREGION"]
+    labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
+    assert not any(re.fullmatch(r"\d+-\d+", lab) for lab in labels)
