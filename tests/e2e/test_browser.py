@@ -40,15 +40,13 @@ def test_bad_upload_shows_a_message(page, app_url, tmp_path):
     bad.write_text("a,b,a\n1,2,3\n")
     page.goto(app_url)
     wait_idle(page)
-    page.get_by_text("Load data").click()
-    page.get_by_text("Upload a file").click()
+    page.locator("[data-testid='stExpander'] summary").filter(has_text="Load data").first.click()
     wait_idle(page)
-    page.locator("input[type='file']").set_input_files(str(bad))
-    wait_idle(page)
-    page.get_by_role("button", name="Load this file").click()
+    page.locator("input[type='file']").first.set_input_files(str(bad))  # read at once, no second click
     wait_idle(page)
     alert = page.locator("[data-testid='stAlert']", has_text=re.compile("Duplicated column names"))
     alert.wait_for()
+    assert page.locator("[data-testid='stFileUploader']").first.is_visible()  # the load block stays open
     assert page.locator("[data-testid='stException']").count() == 0
 
 
