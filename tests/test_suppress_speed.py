@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kanon_core.treat.suppress import GreedyMemo, suppress
+from kanon_core.treat.suppress_bits import mask_cost
 from kanon_core.treat.suppress_category import category_suppress
-from kanon_core.treat.suppress_direct import SCAN_NEAR, code_columns, scan_row, scan_row_fast
+from kanon_core.treat.suppress_direct import (
+    SCAN_NEAR,
+    code_columns,
+    scan_row,
+    scan_row_fast,
+    solve_pairs,
+    solve_sos,
+)
 from tests.reference.protection import strict_counts
 
 
@@ -38,12 +46,12 @@ def test_fast_scan_equals_row_by_row_scan(case):
     mult = mult.astype(np.int64)
     n = len(uniq)
     prot = np.uint64(sum(1 << v for v in np.flatnonzero(protected).tolist()))
-    cols = code_columns(uniq)
+    cols, bitvals = code_columns(uniq)
     for u in range(n):
         a = [np.empty(n, np.uint64), np.empty(n), np.empty(n, np.int64)]
         b = [np.empty(n, np.uint64), np.empty(n), np.empty(n, np.int64)]
         got_a = scan_row(u, uniq, mult, costs, prot, k, *a)
-        got_b = scan_row_fast(u, uniq, cols, mult, costs, prot, k, *b, np.empty(n, np.uint64), np.empty(n))
+        got_b = scan_row_fast(u, uniq, cols, mult, costs, prot, k, *b, np.empty(n, bitvals.dtype), bitvals)
         assert got_a == got_b
         nc = got_a[0]
         for x, y in zip(a, b, strict=True):
@@ -78,3 +86,24 @@ def test_strict_wildcard_many_qis_recounts_at_k(seed, k):
     assert res.optimal == (res.lower_bound >= res.cost - 1e-9)
     greedy = suppress(codes, k, model="strict", method="greedy", missing="wildcard")
     assert res.cost <= greedy.cost + 1e-9
+
+
+@st.composite
+def candidate_masks(draw):
+    q = draw(st.integers(1, 10))
+    nc = draw(st.integers(1, 25))
+    cd = draw(st.lists(st.integers(1, 2**q - 1), min_size=nc, max_size=nc))
+    cm = draw(st.lists(st.integers(1, 3), min_size=nc, max_size=nc))
+    costs = np.array(draw(st.lists(st.sampled_from([0.1, 0.3, 0.5, 1.0, 2.0, 3.0]), min_size=q, max_size=q)))
+    return np.array(cd, dtype=np.uint64), np.array(cm, dtype=np.int64), costs
+
+
+@given(candidate_masks())
+def test_pairs_equal_the_subset_table_for_two_records(case):
+    cd, cm, costs = case
+    cd, idx = np.unique(cd, return_index=True)  # merged candidates: distinct masks
+    cm = cm[idx]
+    cc = np.array([mask_cost(x, costs) for x in cd])
+    if cm.sum() < 2:
+        return
+    assert solve_pairs(cd, cc, cm, len(cd), costs) == solve_sos(cd, cm, len(cd), 2, costs)

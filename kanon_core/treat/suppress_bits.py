@@ -14,12 +14,12 @@ MAX_QIS = 64
 
 @numba.njit(cache=True, inline="always")
 def popcount(x):  # pragma: no cover - compiled
+    """Bits set in ``x`` (branch-free SWAR count: no loop over the bits)."""
     x = np.uint64(x)
-    n = 0
-    while x:
-        x &= x - np.uint64(1)
-        n += 1
-    return n
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @numba.njit(cache=True)

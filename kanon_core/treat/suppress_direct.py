@@ -142,37 +142,34 @@ their nearest neighbours, as identical and near-identical rows do, stop there)."
 
 
 @numba.njit(cache=True)
-def _masks_against(u, uniq, cols, costs, dall, call):  # pragma: no cover - compiled
-    """dall[w], call[w]: the positions of ``u``'s observed values where row w is observed and differs,
-    and their summed cost (added in position order, as :func:`scan_row` adds them), for every row w at
-    once. Column by column over column-major codes, so LLVM vectorises the loops."""
+def _masks_against(u, uniq, cols, dall, bitvals):  # pragma: no cover - compiled
+    """dall[w]: the positions of ``u``'s observed values where row w is observed and differs, for every
+    row w at once. Column by column over column-major codes in the narrowest types (``bitvals[v]`` =
+    1 << v as uint32 up to 32 QIs), so LLVM vectorises the loops."""
     q, n = cols.shape
+    zero = bitvals[0] ^ bitvals[0]
     for w in range(n):
-        dall[w] = np.uint64(0)
-        call[w] = 0.0
+        dall[w] = zero
     for v in range(q):
         x = uniq[u, v]
         if x < 0:
             continue
         col = cols[v]
-        bit = np.uint64(1) << np.uint64(v)
-        cv = costs[v]
+        bit = bitvals[v]
         for w in range(n):
             y = col[w]
-            differ = (y >= 0) & (y != x)
-            dall[w] |= bit if differ else np.uint64(0)
-            call[w] += cv if differ else 0.0
+            dall[w] |= bit if ((y >= 0) & (y != x)) else zero
 
 
 @numba.njit(cache=True)
-def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, call):  # pragma: no cover - compiled
+def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bitvals):  # pragma: no cover - compiled
     """:func:`scan_row` with the same result, computing the masks of all rows in one vectorised pass.
 
     The outward scan is replayed over the precomputed masks in the same order with the same running
     bound, so the candidates (and their order) are exactly :func:`scan_row`'s: a mask skipped there
     because its partial cost passed the bound has a full cost past it too (costs are not negative),
-    and a mask with a protected position is skipped in both. ``cols`` are ``uniq``'s columns
-    (column-major, any integer type that holds the codes); ``dall``/``call`` are work space of n.
+    and a mask with a protected position is skipped in both; costs are added in position order, as
+    there. ``cols`` and ``bitvals`` come from :func:`code_columns`; ``dall`` is work space of n.
     """
     n, q = uniq.shape
     m0 = mult[u]
@@ -182,22 +179,37 @@ def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, ca
     thr = np.inf
     nc = 0
     computed = False
+    cheap = np.inf
+    for v in range(q):
+        cheap = min(cheap, costs[v])
+    cheap *= 1.0 - 1e-9
     for dist in range(1, n):
         if m0 >= k:
             break
         if dist > SCAN_NEAR and not computed:
-            _masks_against(u, uniq, cols, costs, dall, call)
+            _masks_against(u, uniq, cols, dall, bitvals)
             computed = True
         for side in range(2):
             w = u + dist if side == 0 else u - dist
             if w < 0 or w >= n:
                 continue
             if computed:
-                d = dall[w]
-                c = call[w]
+                d = np.uint64(dall[w])
                 if d & protected:
                     continue
-                if d != 0 and c > thr + EPS:
+                if popcount(d) * cheap > thr + EPS:
+                    continue  # every position costs at least ``cheap`` (with a margin for rounding)
+                c = 0.0
+                x = d
+                over = False
+                while x:
+                    low = x & (~x + np.uint64(1))
+                    c += costs[popcount(low - np.uint64(1))]
+                    if c > thr + EPS:
+                        over = True
+                        break
+                    x ^= low
+                if over:
                     continue
             else:
                 d = np.uint64(0)
@@ -287,6 +299,54 @@ def solve_single(cd, cc, nc):  # pragma: no cover - compiled
         if best < 0 or _better(cc[i], popcount(cd[i]), cd[i], cc[best], popcount(cd[best]), cd[best]):
             best = i
     return cd[best], cc[best]
+
+
+@numba.njit(cache=True)
+def _cost_high_to_low(mask, costs):  # pragma: no cover - compiled
+    """Cost of ``mask`` summed from the highest position down, the order :func:`solve_sos` sums in (so
+    both give the same floating-point value)."""
+    total = 0.0
+    v = 63
+    while v >= 0:
+        if mask & (np.uint64(1) << np.uint64(v)):
+            total += costs[v]
+        v -= 1
+    return total
+
+
+@numba.njit(cache=True)
+def solve_pairs(cd, cc, cm, nc, costs):  # pragma: no cover - compiled
+    """need = 2: the best union of one mask held by two records or of two masks, exactly.
+
+    A cheapest T with two records agreeing is such a union (a larger T costs more), so this is
+    :func:`solve_sos`'s optimum, with the same order among equal costs (:func:`_better`), found in
+    about nc² / 2 steps instead of 2^L · L, and without the limit on L. Candidates are visited by
+    cost, so a pair whose dearer mask already costs more than the best union is never formed.
+    """
+    order = np.argsort(cc[:nc], kind="mergesort")
+    best_t = np.uint64(0)
+    best_c = np.inf
+    best_pc = 0
+    found = False
+    for a in range(nc):
+        i = order[a]
+        if found and cc[i] > best_c + EPS:
+            break
+        if cm[i] >= 2:
+            c = _cost_high_to_low(cd[i], costs)
+            pc = popcount(cd[i])
+            if not found or _better(c, pc, cd[i], best_c, best_pc, best_t):
+                best_t, best_c, best_pc, found = cd[i], c, pc, True
+        for b in range(a + 1, nc):
+            j = order[b]
+            if found and cc[j] > best_c + EPS:
+                break
+            t = cd[i] | cd[j]
+            c = _cost_high_to_low(t, costs)
+            pc = popcount(t)
+            if not found or _better(c, pc, t, best_c, best_pc, best_t):
+                best_t, best_c, best_pc, found = t, c, pc, True
+    return best_t, best_c
 
 
 @numba.njit(cache=True)
@@ -496,26 +556,29 @@ def solve_combos(cd, cm, nc, need, costs, best_t, best, node_limit):  # pragma: 
     return best_t, best, True
 
 
-def code_columns(uniq: np.ndarray) -> np.ndarray:
-    """``uniq``'s columns, column-major, in int16 when the codes fit (twice as many per vector as int32)."""
+def code_columns(uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``uniq``'s columns, column-major, in int16 when the codes fit, and the bit of each position in
+    uint32 up to 32 QIs (twice as many per vector as int32 and uint64)."""
+    q = uniq.shape[1]
     small = uniq.size == 0 or int(uniq.max()) < np.iinfo(np.int16).max
-    return np.ascontiguousarray(uniq.T, dtype=np.int16 if small else np.int32)
+    cols = np.ascontiguousarray(uniq.T, dtype=np.int16 if small else np.int32)
+    bitvals = (np.uint64(1) << np.arange(max(q, 1), dtype=np.uint64)).astype(np.uint32 if q <= 32 else np.uint64)
+    return cols, bitvals
 
 
 @numba.njit(cache=True, parallel=True)
 def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, out_cost, out_lower, out_status,
-               cols):  # pragma: no cover - compiled
+               cols, bitvals):  # pragma: no cover - compiled
     """Solve problem (N) for the collapsed rows lo..hi-1 (independent, so in parallel).
 
-    ``cols`` is :func:`code_columns` of ``uniq`` (for the vectorised scan)."""
+    ``cols``, ``bitvals``: :func:`code_columns` of ``uniq`` (for the vectorised scan)."""
     n = uniq.shape[0]
     for u in numba.prange(lo, hi):
         cd = np.empty(n, dtype=np.uint64)
         cc = np.empty(n, dtype=np.float64)
         cm = np.empty(n, dtype=np.int64)
-        dall = np.empty(n, dtype=np.uint64)
-        call = np.empty(n, dtype=np.float64)
-        nc, m0, need = scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, call)
+        dall = np.empty(n, dtype=bitvals.dtype)
+        nc, m0, need = scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bitvals)
         out_mask[u] = 0
         out_cost[u] = 0.0
         out_lower[u] = 0.0
@@ -531,6 +594,13 @@ def solve_rows(uniq, mult, costs, protected, k, lo, hi, node_limit, out_mask, ou
             continue
         if need == 1:
             t, c = solve_single(cd, cc, nc)
+            out_mask[u] = t
+            out_cost[u] = c
+            out_lower[u] = c
+            out_status[u] = EXACT
+            continue
+        if need == 2:
+            t, c = solve_pairs(cd, cc, cm, nc, costs)
             out_mask[u] = t
             out_cost[u] = c
             out_lower[u] = c
