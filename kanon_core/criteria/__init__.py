@@ -1,5 +1,16 @@
 """Privacy criteria as objects (k-anonymity, l-diversity, t-closeness, individual risk), combined with AND."""
 
-from .base import Criterion, Evaluation, failing_records
+from .base import (
+    CRITERIA,
+    Criterion,
+    Evaluation,
+    criteria_syntax,
+    failing_records,
+    parse_criteria,
+    parse_criterion,
+    register_criterion,
+)
+from .k_anonymity import KAnonymity
 
-__all__ = ["Criterion", "Evaluation", "failing_records"]
+__all__ = ["CRITERIA", "Criterion", "Evaluation", "KAnonymity", "criteria_syntax", "failing_records",
+           "parse_criteria", "parse_criterion", "register_criterion"]

@@ -6,18 +6,33 @@ record-suppression limit when the records of the classes failing *any* of them a
 this is ARX's rule (Prause et al., the ARX documentation of ``PrivacyCriterion``), and the one the
 generalization lattice and every treatment use.
 
-``monotonic`` is a promise used to prune the generalization lattice: if a node satisfies the criterion
-under the suppression limit, so does every more general node. It must be argued in the criterion's
-docstring and checked by brute force on small lattices; a criterion that is monotonic only without
-suppression says so through :meth:`Criterion.monotonic_at`.
+``monotonic_at`` is a promise used to prune the generalization lattice (node X is below node Y when X is
+at most as general as Y on every QI):
+
+* with a suppression limit of 0 it promises: if no class fails at X, no class fails at any Y above X;
+* with a positive limit it promises more, record by record: a record that fails at Y above X already
+  failed at X (the set of failing records can only shrink when generalizing). This is what makes the
+  AND of several criteria under one shared limit monotonic too (the union of shrinking sets shrinks),
+  and what lets the search bound the suppression of a node from any evaluated node above it.
+
+It must be argued in the criterion's docstring and checked by brute force on small lattices. It may
+depend on the missing-value semantics: under wildcard semantics a record's class is the set of records
+matching it, which grows but does not merge whole classes.
+
+Criteria are written on the command line as ``prefix=arguments`` (``k=5``, ``l=3:occupation``,
+``risk=0.05``); each criterion type registers its prefix once (:func:`register_criterion`) and
+:func:`parse_criterion` turns the text back into the object (``spec`` is that text, canonical).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+
+from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..classtable import ClassTable
@@ -50,8 +65,8 @@ class Criterion(Protocol):
     def sensitive(self) -> tuple[str, ...]:
         """Sensitive variables whose value counts the table must carry."""
 
-    def monotonic_at(self, suppression_limit: int) -> bool:
-        """True when satisfying it at a node implies satisfying it at every more general node."""
+    def monotonic_at(self, suppression_limit: int, missing: MissingSemantics = "category") -> bool:
+        """True when the promise of the module docstring holds at this limit and semantics."""
 
     def failing_classes(self, ev: Evaluation) -> np.ndarray:
         """Boolean per class: the classes whose records fail the criterion."""
@@ -63,3 +78,72 @@ def failing_records(criteria: list[Criterion], ev: Evaluation) -> tuple[np.ndarr
     for c in criteria:
         fail |= np.asarray(c.failing_classes(ev), dtype=bool)
     return fail, int(ev.table.count[fail].sum())
+
+
+# -- the registry: one parser per command-line prefix ----------------------------------------------------------
+CRITERIA: dict[str, Callable[[str], Criterion]] = {}
+"""Parser of the argument text (after ``prefix=``) for each registered prefix."""
+
+CRITERIA_HELP: dict[str, str] = {}
+"""One line of syntax per prefix, for ``--help`` and error messages."""
+
+
+def register_criterion(prefix: str, syntax: str) -> Callable[[Callable[[str], Criterion]], Callable[[str], Criterion]]:
+    """Decorator: make ``parse(arguments)`` the parser of criteria written ``prefix=arguments``."""
+
+    def deco(parse: Callable[[str], Criterion]) -> Callable[[str], Criterion]:
+        if prefix in CRITERIA and CRITERIA[prefix] is not parse:
+            raise ValueError(f"criterion prefix '{prefix}' registered twice")
+        CRITERIA[prefix] = parse
+        CRITERIA_HELP[prefix] = syntax
+        return parse
+
+    return deco
+
+
+def criteria_syntax() -> str:
+    """The accepted forms, one per registered criterion (for help texts)."""
+    _load_builtin()
+    return "; ".join(CRITERIA_HELP[p] for p in sorted(CRITERIA_HELP))
+
+
+def parse_criterion(text: str) -> Criterion:
+    """The criterion written ``prefix=arguments`` (``k=5``, ``l=entropy:3:occupation``, ``risk=0.05``)."""
+    _load_builtin()
+    prefix, sep, rest = str(text).strip().partition("=")
+    prefix = prefix.strip().lower()
+    if not sep or prefix not in CRITERIA:
+        raise InputError(f"Unknown criterion '{str(text)[:40]}'. Write one of: {criteria_syntax()}.")
+    return CRITERIA[prefix](rest.strip())
+
+
+def parse_criteria(texts: Iterable[str]) -> list[Criterion]:
+    """Several criteria (AND); the same criterion given twice is kept once."""
+    out: list[Criterion] = []
+    seen: set[str] = set()
+    for t in texts:
+        c = parse_criterion(t)
+        if c.spec not in seen:
+            seen.add(c.spec)
+            out.append(c)
+    return out
+
+
+def parse_number(text: str, what: str, integer: bool = False, low: float | None = None,
+                 high: float | None = None) -> float:
+    """A number argument of a criterion, with a one-line error naming the argument (never data)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise InputError(f"{what} must be a number, not '{text[:20]}'.") from None
+    if not np.isfinite(x) or (integer and x != int(x)):
+        raise InputError(f"{what} must be a {'whole ' if integer else ''}number.")
+    if (low is not None and x < low) or (high is not None and x > high):
+        bounds = f"at least {low:g}" if high is None else f"between {low:g} and {high:g}"
+        raise InputError(f"{what} must be {bounds}.")
+    return int(x) if integer else x
+
+
+def _load_builtin() -> None:
+    """Import the criterion modules shipped with kanon (each registers itself on import)."""
+    from . import builtin  # noqa: F401

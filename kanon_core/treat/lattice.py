@@ -1,32 +1,41 @@
-"""Optimal full-domain generalization: the best lattice node, exactly, with record suppression.
+"""Optimal full-domain generalization: the best lattice node, exactly, under privacy criteria with suppression.
 
 The lattice (Samarati; Sweeney's MinGen, 2002) has one node per choice of a level for every QI;
-node A is below node B when A is at most as general as B on every QI. A node is *k-anonymous* when the
-records in classes smaller than k are at most the suppression limit (ARX's rule: those records are
-then suppressed). Both properties used below are exact:
+node A is below node B when A is at most as general as B on every QI. A node is *feasible* when the
+records of the classes failing any of the privacy criteria (:mod:`kanon_core.criteria`: k-anonymity,
+l-diversity, t-closeness, individual risk; combined with AND) are at most the suppression limit (ARX's
+rule: those records are then suppressed). k alone is the criterion ``k=K``. Three facts make the search
+exact:
 
-1. **Monotonicity of anonymity.** Generalizing maps equal values to equal values, so a record's class
-   can only grow (also under wildcard semantics: a match stays a match). Hence if a node is anonymous,
-   every node above it is; if it is not, no node below it is. The search classifies every node by
-   evaluating only a few: Flash's strategy (Kohlmayer et al. 2012) — walk the lattice bottom-up, build
-   a path of unclassified nodes upwards, binary-search the path and *tag* the up-set of each anonymous
-   node and the down-set of each non-anonymous one. No node's status is guessed, so the classification
-   is that of an exhaustive check.
-2. **Monotone lower bounds.** Each metric's loss without suppression is monotone along the lattice and
-   never exceeds the loss with suppression (:mod:`.metrics`). Without suppression the optimum is
-   therefore a k-minimal node. With suppression the anonymous nodes are examined in increasing order of
-   a lower bound (exact from the levels for Prec and entropy, inherited from evaluated nodes below for
-   DM and AECS) until the bound exceeds the best loss found — every skipped node is provably no better.
+1. **Monotonicity.** A criterion declared monotonic (argued in its docstring, checked by brute force) has a
+   failing-record set that can only shrink when generalizing (or, without suppression, a passing node
+   whose whole up-set passes). The AND of such criteria is monotonic too. The search classifies every
+   node for the monotonic criteria by evaluating only a few: Flash's strategy (Kohlmayer et al. 2012) —
+   walk the lattice bottom-up, build a path of unclassified nodes upwards, binary-search the path and
+   *tag* the up-set of each passing node and the down-set of each failing one. No status is guessed.
+   Criteria that are not monotonic (entropy and recursive l-diversity and t-closeness with suppression,
+   individual risk) are evaluated only at nodes that pass the monotonic ones, and only while such a node
+   could still beat the best loss found.
+2. **Lower bounds.** Each metric's loss without suppression is monotone along the lattice and never
+   exceeds the loss with suppression (:mod:`.metrics`). Candidates are examined in increasing order of
+   a lower bound until the bound reaches the best loss found — every skipped node is provably no better.
+   Because the records failing the monotonic criteria at a node also fail at every node below it, the
+   suppression seen at an evaluated node raises the bound of everything below it (Prec, entropy,
+   discernibility): most nodes that could only win by suppressing less are never counted.
+3. **Roll-up on the class table.** The records are aggregated once into a class table
+   (:class:`~kanon_core.classtable.ClassTable`: distinct QI rows with counts, weights and sensitive value
+   counts). A node's table is computed from the evaluated node below it with the fewest classes by
+   mapping its codes one level step up and merging equal rows — ARX's roll-up — so the work per node is
+   proportional to the size of a small table, not to the file.
 
-Class sizes are computed on integer codes: each QI's codes go through a per-level lookup table, the
-generalized columns are packed into one int64 key, and the classes counted with ``np.bincount`` (small
-key ranges) or ``np.unique``. Identical input rows are collapsed first. Under wildcard semantics with
-missing values the exact wildcard counter of :mod:`kanon_core.risk.classes` is used instead.
+k-anonymity under wildcard semantics is tested by a compiled scan of the node's classes
+(:mod:`._lattice_kernel`) that stops each class as soon as it has k matches and, when only the status is
+asked, the whole node as soon as the failing records exceed the limit. Every other criterion gets the
+exact class sizes of :meth:`ClassTable.class_sizes` (patterns × patterns under wildcard semantics).
 
-sdcMicro's ``alpha`` (``LatticeProblem.alpha``) enters only the anonymity test: a record is small when its
-alpha-weighted fk is below k. Monotonicity still holds: generalizing keeps every match and every
-complete record complete, and can only turn a different key into the same key, so each match's weight
-(alpha or 1) never decreases. The losses keep counting every match in full.
+sdcMicro's ``alpha`` enters k-anonymity only (``k=5:alpha=0.5``; ``LatticeProblem.alpha`` is the default
+of the ``k`` argument): a record is small when its alpha-weighted fk is below k. Monotonicity still holds
+(see :class:`~kanon_core.criteria.k_anonymity.KAnonymity`). The losses count every match in full.
 
 Datafly (Sweeney 2002) is provided as the classic heuristic for comparison.
 """
@@ -37,14 +46,19 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..classtable import ClassTable
+from ..criteria.base import Criterion, Evaluation
+from ..criteria.k_anonymity import KAnonymity
 from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InfeasibleError, InputError
 from ..progress import Progress, report
-from ..risk.keys import group_ids, pack_rows
+from ..risk.classes import alpha_count
+from ..risk.keys import pack_rows
 from .hierarchy import Hierarchy, LevelTables
 from .metrics import (
     LEVEL_BOUNDED,
@@ -55,14 +69,19 @@ from .metrics import (
     level_bounds,
     lower_bound,
     n_suppressed,
+    suppressed_observed,
+    suppression_bits,
 )
 from .metrics import loss as metric_loss
 
 MAX_NODES = 2_000_000
 """Largest lattice searched exactly (the status of every node is held in memory)."""
 
+CACHE_BYTES = 256 * 2**20
+"""Class tables of evaluated nodes kept for roll-ups (the largest are dropped first beyond this)."""
+
 _KEY_LIMIT = 2**62
-_DIRECT_BINCOUNT = 1 << 22
+_NONE = np.iinfo(np.int64).max
 
 
 # -- the problem ---------------------------------------------------------------------------------------------
@@ -72,6 +91,8 @@ class LatticeProblem:
 
     ``tables[j][l, c]`` is the generalized code of data code c of QI j at level l (dense, -1 never
     occurs: missing codes stay missing at every level). ``level_labels[j][l]`` names those codes.
+    ``weights`` (per record, optional) and ``sensitive`` (name -> per-record value codes with -1 missing and
+    the values behind them) are carried into the class table for criteria that need them.
     """
 
     qis: tuple[str, ...]
@@ -81,6 +102,8 @@ class LatticeProblem:
     level_labels: tuple[tuple[tuple[str, ...], ...], ...] = ()
     hierarchies: tuple[Hierarchy, ...] = ()
     alpha: float = 1.0
+    weights: np.ndarray | None = None
+    sensitive: Mapping[str, tuple[np.ndarray, tuple[Any, ...]]] = field(default_factory=dict)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -111,20 +134,46 @@ class LatticeProblem:
     def n_nodes(self) -> int:
         return int(math.prod(int(h) for h in self.heights))
 
+    def class_table(self) -> ClassTable:
+        """The records aggregated once: distinct QI rows with counts, weights and sensitive counts (cached)."""
+        if "table" not in self._derived:
+            self._derived["table"] = ClassTable.from_codes(self.codes, self.qis, self.weights, dict(self.sensitive))
+        return self._derived["table"]
+
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct input rows and their record counts (cached)."""
-        if "distinct" not in self._derived:
-            gid, mult = group_ids(self.codes)
-            first = np.zeros(len(mult), dtype=np.int64)
-            first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
-            self._derived["distinct"] = (self.codes[first], mult.astype(np.int64))
-        return self._derived["distinct"]
+        """Distinct input rows and their record counts (the classes of :meth:`class_table`)."""
+        t = self.class_table()
+        return t.codes, t.count
 
     def metric_context(self) -> MetricContext:
         if "ctx" not in self._derived:
             uniq, weight = self.distinct()
             self._derived["ctx"] = MetricContext.build(uniq, weight, self.tables)
         return self._derived["ctx"]
+
+    def n_groups(self, j: int, level: int) -> int:
+        """Number of codes of QI j at ``level`` (-1 data level: the data codes)."""
+        t = self.tables[j]
+        return int(t.shape[1]) if level < 0 else int(t[level].max(initial=-1)) + 1
+
+    def lookup(self, j: int, a: int, b: int) -> np.ndarray:
+        """Codes of QI j at level ``a`` (-1: data codes) mapped to level ``b``; the last entry maps -1 to -1.
+
+        Exists because the levels nest (:class:`Hierarchy` checks it): a level-a group lies inside one
+        level-b group. Tables that do not nest are refused, since neither roll-up nor monotonicity would hold.
+        """
+        key = ("lookup", j, a, b)
+        if key not in self._derived:
+            t = self.tables[j]
+            if a < 0:
+                out = t[b].astype(np.int32)
+            else:
+                out = np.full(self.n_groups(j, a), -1, dtype=np.int32)
+                out[t[a]] = t[b]
+                if (out[t[a]] != t[b]).any():
+                    raise InputError(f"The hierarchy levels of '{self.qis[j]}' do not nest.")
+            self._derived[key] = np.append(out, np.int32(-1))
+        return self._derived[key]
 
     def check_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
         lv = tuple(int(x) for x in levels)
@@ -137,9 +186,10 @@ class LatticeProblem:
 
 
 def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequence[str] | None = None,
-                  alpha: float = 1.0) -> LatticeProblem:
-    """The lattice problem of ``ds`` on ``qis`` (default: the QI role), with the dataset's missing semantics
-    and sdcMicro's ``alpha`` for the anonymity test."""
+                  alpha: float = 1.0, sensitive: Sequence[str] = ()) -> LatticeProblem:
+    """The lattice problem of ``ds`` on ``qis`` (default: the QI role), with the dataset's missing semantics,
+    its sampling weights, sdcMicro's ``alpha`` for k-anonymity and the ``sensitive`` variables the
+    criteria need (l-diversity, t-closeness)."""
     qis = tuple(ds.roles.qis if qis is None else qis)
     if not qis:
         raise InputError("Choose at least one quasi-identifier.")
@@ -153,6 +203,14 @@ def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequen
         t: LevelTables = h.tables(qm.values[j], qm.labels[j])
         hs.append(h)
         tabs.append(t)
+    sens = {}
+    for name in sensitive:
+        if name not in ds.frame.columns:
+            raise InputError(f"Sensitive variable '{name}' is not a variable of the data.")
+        if name in qis:
+            raise InputError(f"'{name}' is a quasi-identifier; a sensitive variable must not be one.")
+        scodes, svalues, _ = ds._encoded(name)
+        sens[name] = (scodes, tuple(svalues))
     return LatticeProblem(
         qis=qis,
         codes=qm.codes,
@@ -161,73 +219,267 @@ def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequen
         level_labels=tuple(t.labels for t in tabs),
         hierarchies=tuple(hs),
         alpha=alpha,
+        weights=ds.weights(),
+        sensitive=sens,
     )
 
 
-# -- evaluating one node -------------------------------------------------------------------------------------
+# -- criteria ----------------------------------------------------------------------------------------------------
+def resolve_criteria(problem: LatticeProblem, k: int | None, criteria: Sequence[Criterion | str] | None
+                     ) -> list[Criterion]:
+    """The criteria of a search: ``criteria`` (objects or specs), with k-anonymity at ``k`` (and the problem's
+    alpha) added when given and no k criterion is among them."""
+    from ..criteria.base import parse_criterion
+
+    out: list[Criterion] = []
+    for c in criteria or ():
+        c = parse_criterion(c) if isinstance(c, str) else c
+        if c.spec not in {x.spec for x in out}:
+            out.append(c)
+    if k is not None and not any(isinstance(c, KAnonymity) for c in out):
+        out.insert(0, KAnonymity(_check_k(k), problem.alpha))
+    if not out:
+        raise InputError("Give at least one privacy criterion (for example k=5).")
+    missing_s = sorted({s for c in out for s in c.sensitive} - set(problem.sensitive))
+    if missing_s:
+        raise InputError(f"The problem was built without the sensitive variable(s) {', '.join(missing_s)}; "
+                         "pass them to build_problem(sensitive=...).")
+    return out
+
+
+def _k_of(criteria: Sequence[Criterion]) -> int:
+    ks = [c.k for c in criteria if isinstance(c, KAnonymity)]
+    return max(ks) if ks else 1
+
+
+# -- evaluating nodes ------------------------------------------------------------------------------------------
+@dataclass
+class NodeEval:
+    """One node evaluated: its class table, the failing classes (None when the scan stopped early)."""
+
+    levels: tuple[int, ...]
+    table: ClassTable
+    mono_small: np.ndarray | None  # classes failing a monotonic criterion (exact, or None if stopped early)
+    small: np.ndarray | None = None  # classes failing any criterion
+    fk: np.ndarray | None = None  # matching records per class (only when a metric or criterion needed it)
+    sizes: Any = None  # the ClassSizes of the table, once counted
+    per_criterion: dict[str, int] = field(default_factory=dict)  # failing records per criterion spec
+
+    def stats(self) -> NodeStats:
+        assert self.small is not None
+        return NodeStats(self.levels, self.table.codes, self.table.count, self.small, self.fk)
+
+
 class NodeEvaluator:
-    """Class sizes of lattice nodes on the distinct rows of a problem (the hot loop of every search)."""
+    """Evaluates lattice nodes on the class table under a list of criteria (the hot loop of every search).
 
-    def __init__(self, problem: LatticeProblem, k: int):
+    A node's table is rolled up from the cached table of the evaluated node below it with the fewest
+    classes (the input's class table when none is cached); tables are kept up to :data:`CACHE_BYTES`.
+    ``mono``: the criteria monotonic at this limit and semantics; ``other``: the rest.
+    """
+
+    def __init__(self, problem: LatticeProblem, criteria: Sequence[Criterion], limit: int,
+                 need_fk: bool = False, cache_bytes: int = CACHE_BYTES):
         self.problem = problem
-        self.k = int(k)
-        uniq, weight = problem.distinct()
-        self.uniq, self.weight = uniq, weight
-        # Index of each cell into an extended table whose last column maps "missing" to -1.
-        self.idx = [np.where(uniq[:, j] < 0, t.shape[1], uniq[:, j]) for j, t in enumerate(problem.tables)]
-        self.ext = [np.hstack([t, np.full((t.shape[0], 1), -1, dtype=np.int32)]) for t in problem.tables]
-        self.n_groups = [t.max(axis=1, initial=-1).astype(np.int64) + 1 for t in problem.tables]
-        self.wildcard = problem.missing == "wildcard" and bool((uniq < 0).any())
+        self.criteria = list(criteria)
+        self.limit = int(limit)
+        self.need_fk = need_fk
+        self.base = problem.class_table()
+        self.q = len(problem.qis)
+        self.wildcard = problem.missing == "wildcard" and bool((self.base.codes < 0).any())
+        self.semantics: MissingSemantics = "wildcard" if self.wildcard else "category"
+        self.mono = [c for c in self.criteria if c.monotonic_at(self.limit, self.semantics)]
+        self.other = [c for c in self.criteria if c not in self.mono]
+        self.split = any(getattr(c, "alpha", 1.0) < 1.0 for c in self.criteria)
         self.evaluations = 0
+        self.cache_bytes = cache_bytes
+        self._cache: dict[tuple[int, ...], ClassTable] = {}
+        self._bytes = 0
+        self._cap = 64
+        self._next = 0
+        self._lv = np.zeros((self._cap, self.q), dtype=np.int16)
+        self._nc = np.full(self._cap, _NONE, dtype=np.int64)
+        self._slot: dict[tuple[int, ...], int] = {}
+        self.radix = [[problem.n_groups(j, lv) + 1 for lv in range(int(h))] for j, h in enumerate(problem.heights)]
 
-    def generalized(self, levels: Sequence[int]) -> np.ndarray:
-        cols = [self.ext[j][lv][self.idx[j]] for j, lv in enumerate(levels)]
-        return np.column_stack(cols) if cols else np.empty((len(self.uniq), 0), np.int32)
+    # -- class tables ----------------------------------------------------------------------------------------
+    def table(self, levels: tuple[int, ...]) -> ClassTable:
+        got = self._cache.get(levels)
+        if got is not None:
+            return got
+        src, src_levels = self.base, (-1,) * self.q
+        if self._slot:
+            m = self._next
+            below = np.all(self._lv[:m] <= np.asarray(levels, dtype=np.int16), axis=1)
+            cand = np.where(below, self._nc[:m], _NONE)
+            i = int(np.argmin(cand))
+            if cand[i] < _NONE:
+                src_levels = tuple(int(x) for x in self._lv[i])
+                src = self._cache[src_levels]
+        out = self._rollup(src, src_levels, levels)
+        self._store(levels, out)
+        return out
 
-    def evaluate(self, levels: Sequence[int]) -> NodeStats:
-        self.evaluations += 1
-        levels = tuple(int(x) for x in levels)
-        key, space = self._key(levels)
-        w = self.weight
-        if self.wildcard:
-            from ..risk.classes import alpha_count, compute_class_sizes
-
-            alpha = self.problem.alpha
-            sizes = compute_class_sizes(self.generalized(levels), "wildcard", weights=w,  # w: records per row
-                                        wildcard_split=alpha < 1.0)
-            fk = np.rint(sizes.Fk_all).astype(np.int64)
-            if alpha < 1.0:
-                small = alpha_count(fk, np.rint(sizes.Fk_wild).astype(np.int64), alpha) < self.k
-            else:
-                small = fk < self.k
-            n_pat = int(len(np.unique(key)))
-            n_kept = int(len(np.unique(key[~small])))
-            return NodeStats(levels, fk, small, n_pat, n_kept)
-        if space is not None and space <= max(_DIRECT_BINCOUNT, 8 * len(key)):
-            counts = np.bincount(key, weights=w, minlength=space)
-            fk = counts[key].astype(np.int64)
-            n_pat = int(np.count_nonzero(counts))
-            n_kept = int(np.count_nonzero(counts >= self.k))
-        else:
-            _, inv = np.unique(key, return_inverse=True)
-            inv = inv.reshape(-1)
-            sizes = np.bincount(inv, weights=w).astype(np.int64)
-            fk = sizes[inv]
-            n_pat = int(len(sizes))
-            n_kept = int(np.count_nonzero(sizes >= self.k))
-        return NodeStats(levels, fk, fk < self.k, n_pat, n_kept)
-
-    def _key(self, levels: tuple[int, ...]) -> tuple[np.ndarray, int | None]:
-        """One int64 per distinct row identifying its generalized pattern (-1 is a value here)."""
-        key = np.zeros(len(self.uniq), dtype=np.int64)
+    def _rollup(self, src: ClassTable, src_levels: tuple[int, ...], levels: tuple[int, ...]) -> ClassTable:
+        """``src`` (at ``src_levels``) mapped to ``levels``, equal rows merged."""
+        codes = src.codes
+        n = len(codes)
+        cols = []
+        key = np.zeros(n, dtype=np.int64)
         span = 1
-        for j, lv in enumerate(levels):
-            radix = int(self.n_groups[j][lv]) + 1
-            if span * radix >= _KEY_LIMIT:
-                return pack_rows(self.generalized(levels)), None
-            key = key * radix + (self.ext[j][lv][self.idx[j]].astype(np.int64) + 1)
-            span *= radix
-        return key, span
+        for j in range(self.q):
+            col = codes[:, j]
+            if src_levels[j] != levels[j]:
+                col = self.problem.lookup(j, src_levels[j], levels[j])[col]
+            cols.append(col)
+            radix = self.radix[j][levels[j]]
+            if span is not None:
+                if span * radix >= _KEY_LIMIT:
+                    span = None
+                else:
+                    key = key * radix + (col.astype(np.int64) + 1)
+                    span *= radix
+        mapped = np.column_stack(cols) if cols else np.empty((n, 0), np.int32)
+        if span is None:
+            key = pack_rows(mapped)
+        if span is not None and span <= 4 * n + 4096:
+            present = np.zeros(span, dtype=np.bool_)
+            present[key] = True
+            ids = np.cumsum(present, dtype=np.int64) - 1
+            gid = ids[key]
+            n_new = int(ids[-1]) + 1
+        else:
+            _, gid = np.unique(key, return_inverse=True)
+            gid = gid.reshape(-1)
+            n_new = int(gid.max()) + 1 if n else 0
+        if n_new == n and np.array_equal(gid, np.arange(n)):
+            return ClassTable(self.problem.qis, mapped, src.count, src.weight, sensitive=src.sensitive)
+        first = np.empty(n_new, dtype=np.int64)
+        first[gid[::-1]] = np.arange(n - 1, -1, -1)
+        count = np.bincount(gid, weights=src.count, minlength=n_new).astype(np.int64)
+        weight = None if src.weight is None else np.bincount(gid, weights=src.weight, minlength=n_new)
+        sens = {k: s.regroup(gid) for k, s in src.sensitive.items()}
+        return ClassTable(self.problem.qis, mapped[first], count, weight, sensitive=sens)
+
+    @staticmethod
+    def _table_bytes(t: ClassTable) -> int:
+        return t.codes.nbytes + 2 * t.count.nbytes + sum(s.count.nbytes * 3 for s in t.sensitive.values())
+
+    def _store(self, levels: tuple[int, ...], table: ClassTable) -> None:
+        size = self._table_bytes(table)
+        if size > self.cache_bytes // 4:
+            return
+        if self._next >= self._cap:
+            if len(self._slot) < self._cap // 2:
+                self._compact()
+            else:
+                self._lv = np.vstack([self._lv, np.zeros_like(self._lv)])
+                self._nc = np.concatenate([self._nc, np.full(self._cap, _NONE, dtype=np.int64)])
+                self._cap *= 2
+        slot = self._next
+        self._next += 1
+        self._slot[levels] = slot
+        self._lv[slot] = levels
+        self._nc[slot] = table.n_classes
+        self._cache[levels] = table
+        self._bytes += size
+        if self._bytes > self.cache_bytes:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop the largest tables until three quarters of the budget are used (small tables roll up best)."""
+        for lv in sorted(self._cache, key=lambda x: -self._cache[x].n_classes):
+            if self._bytes <= 3 * self.cache_bytes // 4:
+                break
+            self._bytes -= self._table_bytes(self._cache.pop(lv))
+            self._nc[self._slot.pop(lv)] = _NONE
+
+    def _compact(self) -> None:
+        keys = list(self._slot)
+        self._nc[:] = _NONE
+        self._slot = {}
+        for i, lv in enumerate(keys):
+            self._slot[lv] = i
+            self._lv[i] = lv
+            self._nc[i] = self._cache[lv].n_classes
+        self._next = len(keys)
+
+    # -- criteria ----------------------------------------------------------------------------------------------
+    def _sizes(self, table: ClassTable):
+        return table.class_sizes(self.semantics, 1.0, wildcard_split=self.split)
+
+    def _size_small(self, table: ClassTable, c: KAnonymity, limit: int) -> np.ndarray | None:
+        """Classes failing k-anonymity, fast; None when the scan stopped because more than ``limit`` >= 0
+        records fail (under wildcard semantics at alpha = 1)."""
+        count = table.count
+        if not self.wildcard:
+            return count < c.k
+        from ._lattice_kernel import wildcard_small
+
+        codes = table.codes
+        miss = codes < 0
+        has_miss = miss.any(axis=1)
+        n_missing = miss.sum(axis=1)
+        order = np.lexsort((-count, -n_missing, ~has_miss)).astype(np.int64)
+        n_miss = int(has_miss.sum())
+        lim = limit if c.alpha == 1.0 else -1
+        reached, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim)
+        if stopped:
+            return None
+        if c.alpha == 1.0:
+            return ~reached
+        return ~reached & (alpha_count(full, wild, c.alpha) < c.k)
+
+    def classify(self, levels: tuple[int, ...]) -> NodeEval:
+        """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None)."""
+        self.evaluations += 1
+        table = self.table(levels)
+        return self._mono(levels, table, early=True)
+
+    def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool) -> NodeEval:
+        ev = NodeEval(levels, table, np.zeros(table.n_classes, dtype=bool))
+        for pos, c in enumerate(self.mono):
+            if isinstance(c, KAnonymity) and not (self.need_fk and self.wildcard):
+                fail = self._size_small(table, c, self.limit if early else -1)
+                if fail is None:  # the scan stopped: more than the limit fail, the counts are partial
+                    ev.mono_small = None
+                    return ev
+            else:
+                if ev.sizes is None:
+                    ev.sizes = self._sizes(table)
+                    ev.fk = ev.sizes.fk_all
+                fail = np.asarray(c.failing_classes(Evaluation(table, self.semantics, ev.sizes)), dtype=bool)
+            ev.per_criterion[c.spec] = int(table.count[fail].sum())
+            ev.mono_small |= fail
+            if early and pos < len(self.mono) - 1 and int(table.count[ev.mono_small].sum()) > self.limit:
+                ev.mono_small = None  # failing already; the remaining criteria are not counted
+                return ev
+        return ev
+
+    def complete(self, ev: NodeEval) -> NodeEval:
+        """Every criterion at the node (exact failing sets), and fk when a metric needs it."""
+        if ev.mono_small is None:
+            fresh = self._mono(ev.levels, ev.table, early=False)
+            ev.mono_small, ev.per_criterion, ev.fk = fresh.mono_small, fresh.per_criterion, fresh.fk
+        small = ev.mono_small.copy()
+        if ev.sizes is None and (self.other or (self.need_fk and ev.fk is None and self.wildcard)):
+            ev.sizes = self._sizes(ev.table)
+            ev.fk = ev.sizes.fk_all
+        for c in self.other:
+            fail = np.asarray(c.failing_classes(Evaluation(ev.table, self.semantics, ev.sizes)), dtype=bool)
+            ev.per_criterion[c.spec] = int(ev.table.count[fail].sum())
+            small |= fail
+        ev.small = small
+        if self.need_fk and ev.fk is None:
+            ev.fk = ev.table.count
+        return ev
+
+    def evaluate(self, levels: Sequence[int]) -> NodeEval:
+        """The node fully evaluated (every criterion, exact)."""
+        self.evaluations += 1
+        lv = tuple(int(x) for x in levels)
+        table = self.table(lv)
+        return self.complete(self._mono(lv, table, early=False))
 
 
 # -- results ----------------------------------------------------------------------------------------------------
@@ -243,13 +495,23 @@ class NodeSummary:
     n_patterns: int
 
 
+def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int) -> NodeSummary:
+    st = ev.stats()
+    n_small = n_suppressed(ctx, st)
+    return NodeSummary(ev.levels, n_small, n_small <= limit, metric_loss(metric, ctx, st),
+                       lower_bound(metric, ctx, st), st.n_patterns)
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """The chosen node and what the search saw.
 
-    ``k_minimal``: every k-minimal node (anonymous, no anonymous direct specialization), with its loss
-    and suppression — the candidates an officer may prefer to the optimum. ``evaluated``: every node
-    whose classes were counted (anonymous or not), for the loss-versus-suppression trade-off.
+    ``k_minimal``: every minimal node passing the monotonic criteria (none of its direct specializations
+    passes; with k alone, the k-minimal nodes), with its loss and suppression — the candidates an officer
+    may prefer to the optimum. ``evaluated``: every node whose classes were fully counted, for the
+    loss-versus-suppression trade-off. ``criteria`` are the specs of the criteria searched for and
+    ``criteria_report`` says, per criterion, how many records fail it at the chosen node (all of them are
+    suppressed) and whether it is monotonic.
     """
 
     algorithm: str
@@ -268,20 +530,29 @@ class SearchResult:
     evaluated: pd.DataFrame
     hierarchies: tuple[Hierarchy, ...] = ()
     n_anonymous: int | None = None
+    criteria: tuple[str, ...] = ()
+    criteria_report: tuple[dict, ...] = ()
 
     @property
     def level_tuple(self) -> tuple[int, ...]:
         return tuple(self.levels[q] for q in self.qis)
 
     def step(self):
-        """The :class:`~kanon_core.treat.recode.GeneralizeStep` that applies this result, suppression included."""
+        """The :class:`~kanon_core.treat.recode.GeneralizeStep` that applies this result, suppression included.
+
+        With k-anonymity alone the step suppresses the classes smaller than k (the recipe form kanon has
+        always written); with other criteria it stores their specs and suppresses the classes failing any.
+        """
         from .recode import GeneralizeStep
 
         if not self.hierarchies:
             raise InputError("This result has no hierarchies attached; build the problem from a dataset.")
         hs = {q: h for q, h in zip(self.qis, self.hierarchies, strict=True)}
-        return GeneralizeStep.build(self.levels, hs, suppress_k=self.k if self.n_suppressed_records else 0,
-                                    qis=self.qis)
+        if not self.n_suppressed_records:
+            return GeneralizeStep.build(self.levels, hs, qis=self.qis)
+        if not self.criteria or list(self.criteria) == [f"k={self.k}"]:
+            return GeneralizeStep.build(self.levels, hs, suppress_k=self.k, qis=self.qis)
+        return GeneralizeStep.build(self.levels, hs, qis=self.qis, criteria=self.criteria)
 
     def tradeoff(self) -> pd.DataFrame:
         """Evaluated nodes on the Pareto front of (records suppressed, loss): the plot of the trade-off."""
@@ -298,6 +569,7 @@ class SearchResult:
             "loss": self.loss,
             "precision": precision_from_loss(self.metric, self.loss),
             "k": self.k,
+            "criteria": [dict(r) for r in self.criteria_report],
             "max_suppression": self.max_suppression,
             "n_records": self.n_records,
             "n_suppressed_records": self.n_suppressed_records,
@@ -339,6 +611,15 @@ def _frame(problem: LatticeProblem, summaries: Sequence[NodeSummary], n_records:
     return pd.DataFrame({**cols, **extra})
 
 
+def _criteria_report(criteria: Sequence[Criterion], ev: NodeEval, limit: int, semantics: MissingSemantics
+                     ) -> tuple[dict, ...]:
+    n_small = int(ev.table.count[ev.small].sum()) if ev.small is not None else None
+    return tuple({"criterion": c.name, "spec": c.spec, "monotonic": bool(c.monotonic_at(limit, semantics)),
+                  "records_failing": ev.per_criterion.get(c.spec),
+                  "holds": n_small is not None and n_small <= limit}
+                 for c in criteria)
+
+
 # -- the exact search -------------------------------------------------------------------------------------------
 def suppression_limit(n_records: int, max_suppression: float) -> int:
     """Records that may be suppressed: ``floor(max_suppression * n)`` (a fraction in [0, 1])."""
@@ -363,6 +644,7 @@ class _Lattice:
             )
         grids = np.indices(tuple(int(h) for h in heights), dtype=np.int16)
         self.nodes = grids.reshape(self.q, -1).T.copy()
+        self.cols = [np.ascontiguousarray(self.nodes[:, j].astype(np.int8)) for j in range(self.q)]
         self.strides = np.array([int(np.prod(heights[j + 1:])) for j in range(self.q)], dtype=np.int64)
         self.level_sum = self.nodes.sum(axis=1, dtype=np.int64)
         self.status = np.zeros(self.n, dtype=np.int8)
@@ -372,17 +654,35 @@ class _Lattice:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
 
     def up(self, i: int) -> np.ndarray:
-        return np.all(self.nodes >= self.nodes[i], axis=1)
+        v = self.nodes[i]
+        out = self.cols[0] >= v[0]
+        for j in range(1, self.q):
+            out &= self.cols[j] >= v[j]
+        return out
 
     def down(self, i: int) -> np.ndarray:
-        return np.all(self.nodes <= self.nodes[i], axis=1)
+        v = self.nodes[i]
+        out = self.cols[0] <= v[0]
+        for j in range(1, self.q):
+            out &= self.cols[j] <= v[j]
+        return out
+
+    def tag_up(self, i: int) -> None:
+        m = self.up(i)
+        m &= self.status == self.UNKNOWN
+        self.status[m] = self.ANON
+
+    def tag_down(self, i: int) -> None:
+        m = self.down(i)
+        m &= self.status == self.UNKNOWN
+        self.status[m] = self.NOT
 
     def successors(self, i: int) -> list[int]:
         v = self.nodes[i]
         return [i + int(self.strides[j]) for j in range(self.q) if v[j] < self.heights[j] - 1]
 
     def k_minimal(self) -> np.ndarray:
-        """Anonymous nodes none of whose direct specializations is anonymous."""
+        """Passing nodes none of whose direct specializations passes."""
         anon = self.status == self.ANON
         mask = anon.copy()
         ids = np.arange(self.n)
@@ -395,115 +695,167 @@ class _Lattice:
 
 def search_optimal(
     problem: LatticeProblem,
-    k: int,
+    k: int | None = None,
     max_suppression: float = 0.0,
     metric: str = "prec",
     progress: Progress | None = None,
+    criteria: Sequence[Criterion | str] | None = None,
 ) -> SearchResult:
-    """The k-anonymous node of least loss, provably optimal (see the module docstring).
+    """The node of least loss satisfying every criterion within the suppression limit, provably optimal.
 
-    Ties (losses equal within 1e-9 relative) are broken deterministically, by fewer levels in all, then lattice order.
-    Raises :class:`InfeasibleError` when even the top node needs more suppression than allowed.
+    ``k`` alone is the criterion ``k=K`` (with the problem's alpha); ``criteria`` (objects or specs such as
+    ``"l=3:occupation"``) are combined with it by AND. Ties (losses equal within 1e-9 relative) are broken
+    deterministically, by fewer levels in all, then lattice order. Raises :class:`InfeasibleError` when no
+    node satisfies the criteria within the limit.
     """
     t0 = time.perf_counter()
     metric_name = check_metric(metric)
-    k = _check_k(k)
+    crit = resolve_criteria(problem, k, criteria)
     n = problem.n_records
     limit = suppression_limit(n, max_suppression)
     lat = _Lattice(problem.heights)
-    ev = NodeEvaluator(problem, k)
+    ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
     known: dict[int, NodeSummary] = {}
+    evals: dict[int, NodeEval] = {}
+    has_other = bool(ev.other)
+    # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression;
+    # discernibility and AECS inherit it from the evaluated nodes below. The records failing the monotonic
+    # criteria at a node also fail at every node below it, so their suppression raises the bounds below:
+    # per QI their observed cells (prec), their bits (entropy), the sum of n - fk over them (dm).
+    base_bound = level_bounds(metric_name, ctx, lat.nodes) if metric_name in LEVEL_BOUNDED else np.zeros(lat.n)
+    bound = base_bound.copy()
+    sup_cells = np.zeros((lat.n, lat.q)) if metric_name == "prec" else None
+    sup_extra = np.zeros(lat.n)
+    inherited = np.zeros(lat.n)
+    keep_frac = 1.0 - lat.nodes / np.maximum(problem.heights - 1, 1)
+    total_obs = float(ctx.observed.sum())
 
-    def evaluate(i: int) -> NodeSummary:
-        st = ev.evaluate(lat.nodes[i])
-        n_small = n_suppressed(ctx, st)
-        s = NodeSummary(st.levels, n_small, n_small <= limit, metric_loss(metric_name, ctx, st),
-                        lower_bound(metric_name, ctx, st), st.n_patterns)
+    def finish(i: int, e: NodeEval) -> NodeSummary:
+        """Complete a node whose monotonic failing set is exact, record its summary and the bounds it gives."""
+        e = ev.complete(e)
+        s = _summary(ctx, metric_name, e, limit)
         known[i] = s
+        evals[i] = e
+        if e.mono_small.any() and metric_name != "aecs":
+            down = lat.down(i)
+            mono = NodeStats(e.levels, e.table.codes, e.table.count, e.mono_small, e.fk)
+            if sup_cells is not None:
+                sup_cells[down] = np.maximum(sup_cells[down], suppressed_observed(mono))
+                if total_obs > 0:
+                    bound[down] = base_bound[down] + (sup_cells[down] * keep_frac[down]).sum(axis=1) / total_obs
+            else:
+                if metric_name == "entropy":
+                    extra = suppression_bits(ctx, mono)
+                else:
+                    sm = e.mono_small
+                    extra = float((e.table.count[sm] * (n - e.fk[sm])).sum())
+                sup_extra[down] = np.maximum(sup_extra[down], extra)
+                bound[down] = np.maximum(base_bound[down], inherited[down]) + sup_extra[down]
+        if metric_name not in LEVEL_BOUNDED:
+            up = lat.up(i)
+            inherited[up] = np.maximum(inherited[up], s.lower_bound)
+            bound[up] = inherited[up] + sup_extra[up]
         return s
 
+    def full(i: int) -> NodeSummary:
+        ev.evaluations += 1
+        levels = tuple(int(x) for x in lat.nodes[i])
+        return finish(i, ev._mono(levels, ev.table(levels), early=False))
+
+    def classify(i: int) -> bool:
+        e = ev.classify(tuple(int(x) for x in lat.nodes[i]))
+        if e.mono_small is None:
+            return False
+        passed = int(e.table.count[e.mono_small].sum()) <= limit
+        if passed or not has_other:
+            finish(i, e)
+        return passed
+
     top = lat.n - 1
-    if not evaluate(top).anonymous:
+    if not classify(top):
+        e = ev.evaluate(tuple(int(x) for x in lat.nodes[top]))
+        failing = int(e.table.count[e.mono_small].sum())
         raise InfeasibleError(
-            f"Even generalizing every quasi-identifier to its top level leaves {known[top].n_small} record(s) in "
-            f"classes smaller than {k}, more than the {limit} allowed. Allow more suppression or lower k."
+            f"Even generalizing every quasi-identifier to its top level leaves {failing} record(s) failing "
+            f"{_names(ev.mono)}, more than the {limit} allowed. Allow more suppression or relax the criteria."
         )
     lat.status[lat.up(top)] = lat.ANON
 
-    # Phase 1: classify every node (Flash-style paths, binary search, predictive tagging).
-    order = np.lexsort((np.arange(lat.n), lat.level_sum))
-    for start in order:
-        if lat.status[start] != lat.UNKNOWN:
-            continue
-        report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
-        path = _path_up(lat, int(start))
-        lo, hi = 0, len(path) - 1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            i = path[mid]
-            st = lat.status[i]
-            if st == lat.UNKNOWN:
-                anon = evaluate(i).anonymous
-                if anon:
-                    lat.status[lat.up(i) & (lat.status == lat.UNKNOWN)] = lat.ANON
-                else:
-                    lat.status[lat.down(i) & (lat.status == lat.UNKNOWN)] = lat.NOT
+    # Phase 1: classify every node for the monotonic criteria (Flash-style paths, binary search, tagging).
+    if ev.mono:
+        order = np.lexsort((np.arange(lat.n), lat.level_sum))
+        for start in order:
+            if lat.status[start] != lat.UNKNOWN:
+                continue
+            report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
+            path = _path_up(lat, int(start))
+            lo, hi = 0, len(path) - 1
+            while lo <= hi:
+                mid = (lo + hi) // 2
+                i = path[mid]
                 st = lat.status[i]
-            if st == lat.ANON:
-                hi = mid - 1
-            else:
-                lo = mid + 1
+                if st == lat.UNKNOWN:
+                    if classify(i):
+                        lat.tag_up(i)
+                    else:
+                        lat.tag_down(i)
+                    st = lat.status[i]
+                if st == lat.ANON:
+                    hi = mid - 1
+                else:
+                    lo = mid + 1
+    else:
+        lat.status[:] = lat.ANON
 
-    # Phase 2: the optimum among anonymous nodes, by increasing lower bound.
+    # Phase 2: the optimum among the nodes passing the monotonic criteria, by increasing lower bound.
     kmin = lat.k_minimal()
     for i in kmin:
         if int(i) not in known:
-            evaluate(int(i))
-    report(progress, 0.75, "Comparing k-minimal nodes")
-    # Every anonymous node evaluated so far is a candidate, not only the k-minimal ones: with suppression a
-    # node tagged above a k-minimal one may have the least loss, and evaluated nodes are not searched again.
-    best_id = min((i for i, s in known.items() if s.anonymous), key=lambda i: (known[i].loss, lat.level_sum[i], i))
+            full(int(i))
+    report(progress, 0.75, "Comparing minimal nodes")
+    feasible = [i for i, s in known.items() if s.anonymous]
+    best_id = min(feasible, key=lambda i: (known[i].loss, lat.level_sum[i], i)) if feasible else -1
+    best = known[best_id].loss if feasible else math.inf
     anon_mask = lat.status == lat.ANON
-    if metric_name in LEVEL_BOUNDED:
-        bound = level_bounds(metric_name, ctx, lat.nodes)
-    else:
-        bound = np.zeros(lat.n, dtype=np.float64)
-        for i, s in sorted(known.items()):
-            up = lat.up(i)
-            bound[up] = np.maximum(bound[up], s.lower_bound)
     open_mask = anon_mask.copy()
     open_mask[list(known)] = False
-    best = known[best_id].loss
     n_open0 = max(1, int(open_mask.sum()))
     while True:
-        tol = 1e-9 * max(1.0, abs(best))
-        cand = np.flatnonzero(open_mask & (bound < best - tol))
+        if math.isfinite(best):
+            tol = 1e-9 * max(1.0, abs(best))
+            cand = np.flatnonzero(open_mask & (bound < best - tol))
+        else:
+            tol = 0.0
+            cand = np.flatnonzero(open_mask)
         if len(cand) == 0:
             break
         i = int(cand[np.lexsort((cand, lat.level_sum[cand], bound[cand]))[0]])
         open_mask[i] = False
-        s = evaluate(i)
-        if s.anonymous and (s.loss < best - tol):
+        s = full(i)
+        if s.anonymous and (not math.isfinite(best) or s.loss < best - tol):
             best, best_id = s.loss, i
-        if metric_name not in LEVEL_BOUNDED:
-            up = lat.up(i)
-            bound[up] = np.maximum(bound[up], s.lower_bound)
         report(progress, 0.75 + 0.25 * (1 - int(open_mask.sum()) / n_open0), "Searching for the optimum")
     report(progress, 1.0, "Done")
-
+    if best_id < 0:
+        raise InfeasibleError(
+            f"No generalization satisfies {_names(crit)} with at most {limit} record(s) suppressed. Allow more "
+            "suppression or relax the criteria."
+        )
+    feasible = [i for i, s in known.items() if s.anonymous]
+    best_id = min(feasible, key=lambda i: (known[i].loss, lat.level_sum[i], i))
     b = known[best_id]
     summaries = [known[i] for i in sorted(known)]
     kmin_rows = [known[int(i)] for i in kmin]
     return SearchResult(
         algorithm="optimal",
         qis=problem.qis,
-        levels={q: int(lv) for q, lv in zip(problem.qis, b.levels, strict=True)},
+        levels={qn: int(lv) for qn, lv in zip(problem.qis, b.levels, strict=True)},
         metric=metric_name,
         loss=float(b.loss),
         n_suppressed_records=int(b.n_small),
         n_records=n,
-        k=k,
+        k=_k_of(crit),
         max_suppression=float(max_suppression),
         nodes_evaluated=ev.evaluations,
         n_nodes=lat.n,
@@ -511,8 +863,14 @@ def search_optimal(
         k_minimal=_frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(drop=True),
         evaluated=_frame(problem, summaries, n),
         hierarchies=problem.hierarchies,
-        n_anonymous=int(anon_mask.sum()),
+        n_anonymous=None if has_other else int(anon_mask.sum()),
+        criteria=tuple(c.spec for c in crit),
+        criteria_report=_criteria_report(crit, evals[best_id], limit, ev.semantics),
     )
+
+
+def _names(criteria: Sequence[Criterion]) -> str:
+    return " and ".join(c.spec for c in criteria)
 
 
 def _path_up(lat: _Lattice, start: int) -> list[int]:
@@ -538,58 +896,55 @@ def _check_k(k: int) -> int:
 
 
 def evaluate_node(
-    problem: LatticeProblem, levels: Sequence[int], k: int, max_suppression: float = 0.0, metric: str = "prec"
+    problem: LatticeProblem, levels: Sequence[int], k: int | None = None, max_suppression: float = 0.0,
+    metric: str = "prec", criteria: Sequence[Criterion | str] | None = None,
 ) -> NodeSummary:
     """Loss and suppression of one chosen node (the officer's manual level choice)."""
     lv = problem.check_levels(levels)
     metric_name = check_metric(metric)
-    ev = NodeEvaluator(problem, _check_k(k))
-    ctx = problem.metric_context()
-    st = ev.evaluate(lv)
-    n_small = n_suppressed(ctx, st)
+    crit = resolve_criteria(problem, k, criteria)
     limit = suppression_limit(problem.n_records, max_suppression)
-    return NodeSummary(lv, n_small, n_small <= limit, metric_loss(metric_name, ctx, st),
-                       lower_bound(metric_name, ctx, st), st.n_patterns)
+    ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
+    return _summary(problem.metric_context(), metric_name, ev.evaluate(lv), limit)
 
 
 def exhaustive_search(
-    problem: LatticeProblem, k: int, max_suppression: float = 0.0, metric: str = "prec"
+    problem: LatticeProblem, k: int | None = None, max_suppression: float = 0.0, metric: str = "prec",
+    criteria: Sequence[Criterion | str] | None = None,
 ) -> pd.DataFrame:
     """Every node evaluated (MinGen, Sweeney 2002): the reference for small lattices and for plots."""
     lat = _Lattice(problem.heights)
     metric_name = check_metric(metric)
-    ev = NodeEvaluator(problem, _check_k(k))
-    ctx = problem.metric_context()
+    crit = resolve_criteria(problem, k, criteria)
     limit = suppression_limit(problem.n_records, max_suppression)
-    rows = []
-    for i in range(lat.n):
-        st = ev.evaluate(lat.nodes[i])
-        n_small = n_suppressed(ctx, st)
-        rows.append(NodeSummary(st.levels, n_small, n_small <= limit, metric_loss(metric_name, ctx, st),
-                                lower_bound(metric_name, ctx, st), st.n_patterns))
+    ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
+    ctx = problem.metric_context()
+    rows = [_summary(ctx, metric_name, ev.evaluate(lat.nodes[i]), limit) for i in range(lat.n)]
     return _frame(problem, rows, problem.n_records)
 
 
 # -- Datafly -----------------------------------------------------------------------------------------------------
 def datafly(
     problem: LatticeProblem,
-    k: int,
+    k: int | None,
     max_suppression: float | None = None,
     metric: str = "prec",
     progress: Progress | None = None,
+    criteria: Sequence[Criterion | str] | None = None,
 ) -> SearchResult:
     """Sweeney's Datafly (Sweeney 2002): generalize the QI with the most distinct values until few remain.
 
-    Stops when the records in classes smaller than k are within the limit: ``max_suppression`` as a
-    fraction, or Sweeney's rule (at most k records) when None. A heuristic: fast, k-anonymous, not
-    minimal in general.
+    Stops when the records failing the criteria (k alone: in classes smaller than k) are within the
+    limit: ``max_suppression`` as a fraction, or Sweeney's rule (at most k records) when None. A
+    heuristic: fast, satisfies the criteria, not minimal in general.
     """
     t0 = time.perf_counter()
     metric_name = check_metric(metric)
-    k = _check_k(k)
+    crit = resolve_criteria(problem, k, criteria)
+    k = _k_of(crit)
     n = problem.n_records
     limit = k if max_suppression is None else suppression_limit(n, max_suppression)
-    ev = NodeEvaluator(problem, k)
+    ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
     heights = problem.heights
     levels = [0] * len(problem.qis)
@@ -597,10 +952,9 @@ def datafly(
     summaries = []
     max_steps = int((heights - 1).sum())
     while True:
-        st = ev.evaluate(levels)
-        n_small = n_suppressed(ctx, st)
-        s = NodeSummary(st.levels, n_small, n_small <= limit, metric_loss(metric_name, ctx, st),
-                        lower_bound(metric_name, ctx, st), st.n_patterns)
+        e = ev.evaluate(levels)
+        s = _summary(ctx, metric_name, e, limit)
+        n_small = s.n_small
         summaries.append(s)
         report(progress, sum(levels) / max(1, max_steps), "Datafly: generalizing")
         if s.anonymous:
@@ -610,8 +964,7 @@ def datafly(
         j = int(np.argmax(distinct))
         if distinct[j] < 0:
             raise InfeasibleError(
-                f"Even at the top levels {n_small} record(s) remain in classes smaller than {k}, more than the "
-                f"{limit} allowed."
+                f"Even at the top levels {n_small} record(s) fail {_names(crit)}, more than the {limit} allowed."
             )
         levels[j] += 1
     report(progress, 1.0, "Done")
@@ -631,23 +984,26 @@ def datafly(
         k_minimal=_frame(problem, [], n),
         evaluated=_frame(problem, summaries, n),
         hierarchies=problem.hierarchies,
+        criteria=tuple(c.spec for c in crit),
+        criteria_report=_criteria_report(crit, e, limit, ev.semantics),
     )
 
 
 # -- the trade-off curve ---------------------------------------------------------------------------------------
 def tradeoff(
     problem: LatticeProblem,
-    k: int,
+    k: int | None,
     limits: Sequence[float] = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1),
     metric: str = "prec",
     progress: Progress | None = None,
+    criteria: Sequence[Criterion | str] | None = None,
 ) -> pd.DataFrame:
     """The optimal loss for each suppression limit: one exact search per limit (a plot-ready table)."""
     rows = []
     for i, lim in enumerate(limits):
         report(progress, i / max(1, len(limits)), "Trade-off: searching")
         try:
-            r = search_optimal(problem, k, lim, metric)
+            r = search_optimal(problem, k, lim, metric, criteria=criteria)
         except InfeasibleError:
             rows.append({"max_suppression": lim, "feasible": False})
             continue

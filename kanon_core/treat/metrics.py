@@ -53,69 +53,90 @@ def check_metric(metric: str) -> MetricName:
 
 @dataclass(frozen=True)
 class NodeStats:
-    """Class sizes at one node, per distinct input row (``weight`` records each).
+    """One node's class table and which of its classes are suppressed.
 
-    ``fk[i]`` is the size of row i's class at this node (records matching it); ``small`` marks the rows
-    to suppress (fk < k). ``n_patterns`` counts distinct generalized rows, ``n_patterns_kept`` those
-    not suppressed.
+    ``codes`` are the generalized codes of each class (-1 missing, rows distinct), ``count`` its records and
+    ``small`` marks the classes whose records are suppressed (failing a criterion). ``fk`` is the number of
+    records matching each class (its own count under category semantics; more under wildcard semantics),
+    needed by discernibility only; None means ``count``. A class's missing cells are exactly its records'
+    missing input cells (a recode never makes a value missing), which is what lets every metric be computed
+    on the classes instead of the records.
     """
 
     levels: tuple[int, ...]
-    fk: np.ndarray
+    codes: np.ndarray
+    count: np.ndarray
     small: np.ndarray
-    n_patterns: int
-    n_patterns_kept: int
+    fk: np.ndarray | None = None
 
     @property
-    def n_small_rows(self) -> int:
-        return int(self.small.sum())
+    def n_patterns(self) -> int:
+        return int(len(self.count))
+
+    @property
+    def n_patterns_kept(self) -> int:
+        return int(len(self.count) - np.count_nonzero(self.small))
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self.count if self.fk is None else self.fk
 
 
 @dataclass(frozen=True)
 class MetricContext:
     """What the metrics need about the data, computed once per search.
 
-    ``uniq`` are the distinct input rows (codes, -1 missing) and ``weight`` their record counts;
-    ``max_levels[j]`` the top level of QI j; ``entropy_cost[j][l, c]`` the bits lost on a value with
-    code c of QI j at level l, and ``entropy_level[j][l]`` their total over the records; ``observed[j]``
-    the records with QI j observed (Prec's cells) and ``observed_rows[i, j]`` whether row i has it.
+    ``max_levels[j]`` is the top level of QI j; ``observed[j]`` the records with QI j observed (Prec's
+    cells); ``entropy_level[j][l]`` the bits lost over all records with QI j at level l, and
+    ``root_bits[j][l][g]`` the bits a value with level-l code g loses more when it goes to the root
+    (suppression): ``log2(count of its root group / count of g)``, a function of g alone because the levels
+    nest.
     """
 
     n_records: int
-    uniq: np.ndarray
-    weight: np.ndarray
     max_levels: np.ndarray
-    entropy_cost: tuple[np.ndarray, ...]
-    entropy_level: tuple[np.ndarray, ...]
     observed: np.ndarray
-    observed_rows: np.ndarray
+    entropy_level: tuple[np.ndarray, ...]
+    root_bits: tuple[tuple[np.ndarray, ...], ...]
 
     @classmethod
     def build(cls, uniq: np.ndarray, weight: np.ndarray, tables: Sequence[np.ndarray]) -> MetricContext:
-        """``tables[j][l, c]`` is the generalized code at level l of data code c of QI j."""
+        """``uniq`` distinct input rows (codes, -1 missing) with ``weight`` records each; ``tables[j][l, c]``
+        the generalized code at level l of data code c of QI j."""
         max_levels = np.array([t.shape[0] - 1 for t in tables], dtype=np.int64)
-        costs, totals = [], []
+        weight = np.asarray(weight, dtype=np.float64)
+        totals, roots = [], []
         for j, t in enumerate(tables):
             col = uniq[:, j]
             ok = col >= 0
             card = t.shape[1]
             cnt = np.bincount(col[ok], weights=weight[ok], minlength=card).astype(np.float64)
-            cost = np.zeros((t.shape[0], card), dtype=np.float64)
             total = np.zeros(t.shape[0], dtype=np.float64)
+            gcnts = []
             for lv in range(t.shape[0]):
                 g = t[lv]
                 gcnt = np.bincount(g, weights=cnt, minlength=int(g.max()) + 1 if card else 0)
+                gcnts.append(gcnt)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     c = np.where(cnt > 0, np.log2(gcnt[g] / np.where(cnt > 0, cnt, 1.0)), 0.0)
-                cost[lv] = c
                 total[lv] = float((c * cnt).sum())
-            costs.append(cost)
+            top = t[-1]
+            per_level = []
+            for lv in range(t.shape[0]):
+                # root group of each level-lv code (nested levels: any data code of the group tells it)
+                n_g = len(gcnts[lv])
+                root_of = np.zeros(n_g, dtype=np.int64)
+                if card:
+                    root_of[t[lv]] = top
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    bits = np.where(gcnts[lv] > 0, np.log2(gcnts[-1][root_of] / np.where(gcnts[lv] > 0, gcnts[lv],
+                                                                                             1.0)), 0.0)
+                per_level.append(bits)
             totals.append(total)
-        obs_rows = uniq >= 0
-        observed = (obs_rows * weight[:, None]).sum(axis=0).astype(np.float64) if len(uniq) else np.zeros(
+            roots.append(tuple(per_level))
+        observed = ((uniq >= 0) * weight[:, None]).sum(axis=0).astype(np.float64) if len(uniq) else np.zeros(
             len(tables))
-        return cls(int(weight.sum()), uniq, weight.astype(np.int64), max_levels, tuple(costs), tuple(totals),
-                   observed, obs_rows)
+        return cls(int(round(weight.sum())), max_levels, observed, tuple(totals), tuple(roots))
 
     @property
     def n_qis(self) -> int:
@@ -123,7 +144,14 @@ class MetricContext:
 
 
 def n_suppressed(ctx: MetricContext, stats: NodeStats) -> int:
-    return int(ctx.weight[stats.small].sum())
+    return int(stats.count[stats.small].sum())
+
+
+def suppressed_observed(stats: NodeStats) -> np.ndarray:
+    """Per QI, the observed input cells of the suppressed records."""
+    if not stats.small.any():
+        return np.zeros(stats.codes.shape[1], dtype=np.float64)
+    return ((stats.codes[stats.small] >= 0) * stats.count[stats.small, None]).sum(axis=0).astype(np.float64)
 
 
 def lower_bound(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> float:
@@ -131,36 +159,38 @@ def lower_bound(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> flo
     if metric in LEVEL_BOUNDED:
         return float(level_bounds(metric, ctx, np.asarray([stats.levels]))[0])
     if metric == "dm":
-        return float((ctx.weight * stats.fk).sum())
+        return float((stats.count * stats.sizes).sum())
     return ctx.n_records / max(1, stats.n_patterns)  # aecs
 
 
 def loss(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> float:
-    """The loss of the node with the records of classes smaller than k suppressed."""
+    """The loss of the node with the records of the ``small`` classes suppressed."""
     n = ctx.n_records
     sup = n_suppressed(ctx, stats)
     if metric == "prec":
-        sup_obs = (ctx.observed_rows[stats.small] * ctx.weight[stats.small, None]).sum(axis=0) if sup else 0.0
+        sup_obs = suppressed_observed(stats) if sup else 0.0
         return float(precision_loss(full_domain_generalized(stats.levels, ctx.max_levels, ctx.observed, sup_obs),
                                     ctx.observed))
     if metric == "dm":
         kept = ~stats.small
-        return float((ctx.weight[kept] * stats.fk[kept]).sum()) + float(sup) * n
+        return float((stats.count[kept] * stats.sizes[kept]).sum()) + float(sup) * n
     if metric == "aecs":
         return n / max(1, stats.n_patterns_kept + (1 if sup else 0))
-    # entropy: the bound plus, for suppressed rows, the extra bits of going to the root
+    # entropy: the bound plus, for suppressed cells, the extra bits of going to the root
     base = float(level_bounds("entropy", ctx, np.asarray([stats.levels]))[0])
-    if sup == 0:
-        return base
-    rows = ctx.uniq[stats.small]
-    w = ctx.weight[stats.small]
+    return base + (suppression_bits(ctx, stats) if sup else 0.0)
+
+
+def suppression_bits(ctx: MetricContext, stats: NodeStats) -> float:
+    """Non-uniform entropy added by suppressing the ``small`` classes (their observed cells go to the root)."""
+    rows = stats.codes[stats.small]
+    w = stats.count[stats.small].astype(np.float64)
     extra = 0.0
     for j, lv in enumerate(stats.levels):
         col = rows[:, j]
         ok = col >= 0
-        cost = ctx.entropy_cost[j]
-        extra += float(((cost[-1][col[ok]] - cost[lv][col[ok]]) * w[ok]).sum())
-    return base + extra
+        extra += float((ctx.root_bits[j][lv][col[ok]] * w[ok]).sum())
+    return extra
 
 
 def level_bounds(metric: MetricName, ctx: MetricContext, nodes: np.ndarray) -> np.ndarray:
