@@ -1,0 +1,208 @@
+"""What kanon asks of a file at scale, whichever engine answers: the class table, the column summary and
+the preview, and a release written with recodes and suppressions.
+
+:class:`OutOfCore` implements these on an engine's four primitives (see :mod:`kanon_core.engines.base`);
+:class:`PandasEngine` answers them in memory, through :func:`kanon_core.io.load_dataset`, which is the
+reference every engine is tested against.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..classtable import ClassTable
+from ..dataset import Roles, VariableMeta
+from ..errors import InputError
+from ..io import cell_text, labels_json, labels_spec
+from .base import ENGINES, EngineSettings, ReleasePlan, choose_engine, get_engine, register
+from .source import Source, open_source
+from .table import class_table as _class_table
+from .table import declared_meta, type_distinct
+
+SUMMARY_DISTINCT_LIMIT = 1_000_000
+"""A column with more distinct values than this is not typed exactly in the summary (its type is then
+"text or number (not checked)"); the class table always types its QIs exactly."""
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """The Data page's view of a file: records, per-column type/distinct/missing, and the first rows."""
+
+    n_records: int
+    columns: pd.DataFrame
+    preview: pd.DataFrame
+    engine: str
+
+
+class OutOfCore:
+    """The high-level operations on top of an engine's primitives (mixed into each engine class)."""
+
+    name: str
+
+    def class_table(self, path: str | os.PathLike, qis: Sequence[str], weight: str | None = None,
+                    sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,
+                    settings: EngineSettings | None = None) -> ClassTable:
+        return _class_table(self, open_source(path), qis, weight, sensitive, missing_codes,  # type: ignore[arg-type]
+                            settings or EngineSettings())
+
+    def summary(self, path: str | os.PathLike, settings: EngineSettings | None = None,
+                preview_rows: int = 20) -> FileSummary:
+        settings = settings or EngineSettings()
+        source = open_source(path)
+        settings.say(f"{self.name}: summarising {len(source.columns)} columns")
+        n, stats = self.column_stats(source, settings)  # type: ignore[attr-defined]
+        rows = []
+        typed = {}
+        for st in stats:
+            kind = source.kind(st.name)
+            dtype = {"int": "integer", "float": "float", "bool": "boolean", "other": "other"}.get(kind, "text")
+            if kind in ("text", "float", "int") and st.n_distinct <= SUMMARY_DISTINCT_LIMIT and kind != "other":
+                raw = self.distinct(source, st.name, SUMMARY_DISTINCT_LIMIT, settings)  # type: ignore[attr-defined]
+                if raw is not None:
+                    t = type_distinct(source, st.name, raw, st.n_missing > 0)
+                    typed[st.name] = t
+                    dtype = {"int": "integer", "float": "float", "bool": "boolean"}.get(t.dtype, "text")
+            elif kind == "text" and source.format == "csv":
+                dtype = "text or number (not checked: too many distinct values)"
+            rows.append({"variable": st.name, "type": dtype, "distinct": st.n_distinct, "missing": st.n_missing})
+        meta = declared_meta(source, typed)
+        for r in rows:  # declared missing codes are missing, as in memory
+            codes = meta.get(r["variable"], VariableMeta()).missing_codes
+            if codes and r["variable"] in typed:
+                r["declared_missing_codes"] = len(codes)
+        pv = self.preview(source, preview_rows, settings).to_pandas()  # type: ignore[attr-defined]
+        return FileSummary(n, pd.DataFrame(rows), pv, self.name)
+
+    def release(self, path: str | os.PathLike, out: str | os.PathLike, qis: Sequence[str] = (),
+                recodes: Mapping[str, Mapping[Any, Any]] | None = None,
+                suppress: pd.DataFrame | None = None, drop: Sequence[str] = (),
+                missing_codes: Mapping[str, Sequence[str]] | None = None,
+                settings: EngineSettings | None = None, sidecar: bool = True) -> Path:
+        """Write the records of ``path`` to ``out`` (.csv or .parquet) with recodes and suppressions.
+
+        ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value;
+        ``suppress`` has one row per class to treat: the QIs' values (after recodes; None = missing) and
+        a boolean column ``suppress_<qi>`` per QI. The labels sidecar (``<out>.labels.json``) keeps the
+        labels and declared missing codes of the input.
+        """
+        settings = settings or EngineSettings()
+        source = open_source(path)
+        out = Path(out)
+        if out.suffix.lower() not in (".csv", ".parquet"):
+            raise InputError("A release at scale is written as .csv or .parquet.")
+        plan_recodes = {}
+        typed = {}
+        for c, mapping in (recodes or {}).items():
+            raw = self.distinct(source, c, 10_000_000, settings)  # type: ignore[attr-defined]
+            if raw is None:
+                raise InputError(f"Column '{c}' has too many distinct values to recode.")
+            t = type_distinct(source, c, raw, True)
+            typed[c] = t
+            new = []
+            for v in t.values:
+                if v not in mapping:
+                    raise InputError(f"The recoding of '{c}' does not cover all of its values.")
+                new.append(mapping[v])
+            plan_recodes[c] = pa.table({"key": raw, "value": _arrow_values(new, source.format == "csv")})
+        sup_table = None
+        if suppress is not None and len(suppress):
+            cols = {}
+            for j, q in enumerate(qis):
+                vals = suppress[q].tolist()
+                if q in recodes:  # the values after recoding, written as the recode writes them
+                    cols[f"k{j}"] = _arrow_values(vals, source.format == "csv")
+                elif source.format == "csv":
+                    cols[f"k{j}"] = pa.array([None if _isna(v) else cell_text(v) for v in vals], pa.string())
+                else:
+                    cols[f"k{j}"] = pa.array([None if _isna(v) else v for v in vals])
+            for j, q in enumerate(qis):
+                cols[f"s{j}"] = pa.array(suppress[f"suppress_{q}"].astype(bool).tolist(), pa.bool_())
+            sup_table = pa.table(cols)
+        plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop))
+        settings.say(f"{self.name}: writing {out.name}")
+        self.write_release(source, plan, out, settings)  # type: ignore[attr-defined]
+        if sidecar:
+            meta = declared_meta(source, typed, missing_codes)
+            keep = [c for c in source.columns if c not in drop]
+            spec = labels_spec({c: m for c, m in meta.items() if c not in (recodes or {})}, keep)
+            if spec:
+                out.with_name(out.stem + ".labels.json").write_bytes(labels_json(spec))
+        return out
+
+
+def _isna(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _arrow_values(values: list[Any], as_text: bool) -> pa.Array:
+    """New values as one arrow type: text in a CSV release (as the writer would write them), else the
+    values' own type when they share one, text otherwise."""
+    clean = [None if _isna(v) else v for v in values]
+    if as_text:
+        return pa.array([None if v is None else cell_text(v) for v in clean], pa.string())
+    try:
+        return pa.array(clean)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else cell_text(v) for v in clean], pa.string())
+
+
+class PandasEngine:
+    """The in-memory path: the file read by :func:`kanon_core.io.load_dataset` (the reference)."""
+
+    name = "pandas"
+    description = "pandas, in memory (every format; the reference the other engines are tested against)"
+    in_memory = True
+
+    def available(self) -> bool:
+        return True
+
+    def _load(self, path, qis=(), weight=None, missing_codes=None):
+        from ..io import load_dataset
+
+        return load_dataset(path, roles=Roles(qis=tuple(qis), weight=weight),
+                            missing_codes={k: tuple(v) for k, v in (missing_codes or {}).items()})
+
+    def class_table(self, path: str | os.PathLike, qis: Sequence[str], weight: str | None = None,
+                    sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,
+                    settings: EngineSettings | None = None) -> ClassTable:
+        ds = self._load(path, qis, weight, missing_codes)
+        return ClassTable.from_dataset(ds, tuple(qis), weighted=weight is not None, sensitive=tuple(sensitive))
+
+    def summary(self, path: str | os.PathLike, settings: EngineSettings | None = None,
+                preview_rows: int = 20) -> FileSummary:
+        ds = self._load(path)
+        rows = []
+        for c in ds.columns:
+            s = ds.frame[c]
+            miss = ds.missing_mask(c)
+            dtype = ("integer" if pd.api.types.is_integer_dtype(s.dtype) else
+                     "float" if pd.api.types.is_float_dtype(s.dtype) else
+                     "boolean" if pd.api.types.is_bool_dtype(s.dtype) else "text")
+            rows.append({"variable": c, "type": dtype, "distinct": int(s[~miss].nunique()),
+                         "missing": int(miss.sum())})
+        return FileSummary(ds.n_records, pd.DataFrame(rows), ds.frame.head(preview_rows), self.name)
+
+
+register(PandasEngine())  # type: ignore[arg-type]
+
+
+def engine_for(name: str, path: str | os.PathLike) -> Any:
+    """The engine object for ``--engine NAME`` (``auto`` resolved by the file's size)."""
+    return get_engine(choose_engine(name, path))
+
+
+def registered() -> dict[str, Any]:
+    get_engine("pandas")
+    return dict(ENGINES)
+
+
+def source_of(path: str | os.PathLike) -> Source:
+    return open_source(path)

@@ -1,0 +1,135 @@
+"""DuckDB: the embedded out-of-core engine (the default for large files; see the README's benchmark).
+
+DuckDB reads CSV and Parquet directly, in parallel, and its hash aggregate spills to disk beyond its
+memory limit, so the class table of a file larger than memory is one SQL query. Settings applied to
+every connection: ``memory_limit`` (kanon's ``--memory-limit``), ``temp_directory`` (a private folder
+removed afterwards) and ``preserve_insertion_order`` (releases keep the input's record order).
+
+CSV options that make DuckDB read exactly as :mod:`kanon_core.io`: every column as text (``all_varchar``),
+the sniffed delimiter, ``"`` as quote and escape, the header's names, short records padded with missing
+cells (as pandas pads them), and ``strict_mode`` so a record with too many fields or an unclosed quote
+stops the read instead of being skipped. Invalid UTF-8 stops the read too; kanon reports it in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..errors import InputError
+from . import sql
+from .api import OutOfCore
+from .base import ColumnStats, EngineSettings, ReleasePlan, register
+from .source import Source
+
+
+def _csv_relation(source: Source) -> str:
+    columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
+    delim = sql.DUCKDB.lit(source.delimiter)
+    return (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
+            f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
+            "auto_detect = false, encoding = 'utf-8')")
+
+
+def relation(source: Source) -> str:
+    if source.format == "parquet":
+        return f"read_parquet({sql.DUCKDB.lit(str(source.path))})"
+    return _csv_relation(source)
+
+
+class DuckDBEngine(OutOfCore):
+    name = "duckdb"
+    description = "DuckDB, embedded, out of core (spills to disk under --memory-limit)"
+    in_memory = False
+
+    def available(self) -> bool:
+        try:
+            import duckdb  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def connect(self, settings: EngineSettings):
+        import duckdb
+
+        con = duckdb.connect(":memory:")
+        con.execute(f"SET memory_limit = '{max(64, settings.memory_limit >> 20)}MiB'")
+        con.execute(f"SET temp_directory = {sql.DUCKDB.lit(settings.temp_dir)}")
+        con.execute("SET preserve_insertion_order = true")
+        con.execute("SET enable_progress_bar = false")
+        if settings.threads:
+            con.execute(f"SET threads = {int(settings.threads)}")
+        return con
+
+    def _run(self, settings: EngineSettings, query: str, what: str) -> pa.Table:
+        import duckdb
+
+        con = self.connect(settings)
+        try:
+            return con.sql(query).to_arrow_table()
+        except duckdb.Error as exc:
+            raise InputError(_message(exc, what)) from None
+        finally:
+            con.close()
+
+    def aggregate(self, source: Source, keys: Sequence[str], weight: str | None,
+                  settings: EngineSettings) -> pa.Table:
+        source.require([*keys, *([weight] if weight else [])])
+        return self._run(settings, sql.aggregate_sql(sql.DUCKDB, source, relation(source), keys, weight),
+                         "aggregating the file")
+
+    def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
+        row = self._run(settings, sql.stats_sql(sql.DUCKDB, source, relation(source)), "summarising the file")
+        r = row.to_pylist()[0]
+        return int(r["n"]), [ColumnStats(c, int(r[f"m{i}"]), int(r[f"d{i}"])) for i, c in enumerate(source.columns)]
+
+    def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
+        expr = sql.value_expr(sql.DUCKDB, source, column, "v")
+        t = self._run(settings, f"SELECT DISTINCT * FROM (SELECT {expr} FROM {relation(source)}) t "
+                                f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}", "reading distinct values")
+        return None if t.num_rows > limit else t.column(0).combine_chunks()
+
+    def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
+        cols = ", ".join(sql.value_expr(sql.DUCKDB, source, c) for c in source.columns)
+        return self._run(settings, f"SELECT {cols} FROM {relation(source)} LIMIT {int(n)}", "reading the first rows")
+
+    def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
+        import duckdb
+
+        keep = [c for c in source.columns if c not in plan.drop]
+        con = self.connect(settings)
+        try:
+            names = {}
+            for i, (c, table) in enumerate(plan.recodes.items()):
+                names[c] = f"kanon_map{i}"
+                con.register(names[c], table)
+            sup = None
+            if plan.suppress is not None and plan.suppress.num_rows:
+                con.register("kanon_suppress", plan.suppress)
+                sup = "kanon_suppress"
+            query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep)
+            fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
+            con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
+        except duckdb.Error as exc:
+            raise InputError(_message(exc, "writing the release")) from None
+        finally:
+            con.close()
+
+
+def _message(exc: Exception, what: str) -> str:
+    """DuckDB's error reduced to its kind (its text can quote cells of the file)."""
+    text = str(exc)
+    if "unicode" in text.lower() or "utf" in text.lower():
+        return ("The file is not valid UTF-8; the out-of-core engines read UTF-8 files only "
+                "(use --engine pandas or save it as UTF-8).")
+    if "Out of Memory" in text or "memory" in text.lower() and "limit" in text.lower():
+        return f"DuckDB ran out of memory while {what}; raise --memory-limit."
+    if "CSV" in text or "csv" in text:
+        return (f"The file cannot be read as CSV while {what} ({type(exc).__name__}): a record may have more "
+                "fields than the header or a quote that is never closed; check the delimiter and the quotes.")
+    return f"DuckDB failed while {what} ({type(exc).__name__})."
+
+
+register(DuckDBEngine())

@@ -1,0 +1,144 @@
+"""Polars: an embedded engine with lazy scans and a streaming executor.
+
+Kept beside DuckDB because it is the other serious embedded candidate and the benchmark measures both
+on kanon's workload (the README gives the figures and the choice). Polars has no memory limit of its
+own: its streaming executor processes the file in batches, but the hash table of a ``group_by`` is held
+in memory, so ``--memory-limit`` is not enforced by this engine (DuckDB's aggregate spills to disk).
+
+CSV is scanned with every column as text (``infer_schema=False``), the sniffed delimiter, ``"`` as quote,
+the header's names; an empty cell, quoted or not, is made missing; a record with more fields than the
+header stops the scan, one with fewer is padded with missing cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..errors import InputError
+from .api import OutOfCore
+from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
+from .source import Source
+
+
+def _norm(pl, source: Source, column: str):
+    c = pl.col(column)
+    kind = source.kind(column)
+    if kind == "text":
+        return pl.when(c == "").then(None).otherwise(c)
+    if kind == "float":
+        return c.fill_nan(None)
+    return c
+
+
+class PolarsEngine(OutOfCore):
+    name = "polars"
+    description = "Polars, embedded, streaming (no memory limit of its own)"
+    in_memory = False
+
+    def available(self) -> bool:
+        try:
+            import polars  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    def scan(self, source: Source):
+        import polars as pl
+
+        if source.format == "parquet":
+            return pl.scan_parquet(source.path)
+        return pl.scan_csv(source.path, separator=source.delimiter, quote_char='"', has_header=True,
+                           new_columns=list(source.columns), infer_schema=False, encoding="utf8",
+                           truncate_ragged_lines=False, missing_columns="insert")
+
+    def _collect(self, lf, what: str):
+        try:
+            return lf.collect(engine="streaming")
+        except Exception as exc:  # polars raises many types; their text can quote cells
+            raise InputError(_message(exc, what)) from None
+
+    def aggregate(self, source: Source, keys: Sequence[str], weight: str | None,
+                  settings: EngineSettings) -> pa.Table:
+        import polars as pl
+
+        source.require([*keys, *([weight] if weight else [])])
+        names = key_names(len(keys))
+        cols = [_norm(pl, source, c).alias(a) for c, a in zip(keys, names, strict=True)]
+        aggs = [pl.len().cast(pl.Int64).alias("n")]
+        if weight is not None:
+            raw = _norm(pl, source, weight)
+            cols += [raw.alias("wr"), raw.cast(pl.Float64, strict=False).alias("wv")]
+            wv, wr = pl.col("wv"), pl.col("wr")
+            aggs += [
+                wv.sum().alias("w"),
+                (wr.is_not_null() & wv.is_null()).sum().cast(pl.Int64).alias("w_bad"),
+                wr.is_null().sum().cast(pl.Int64).alias("w_missing"),
+                (wv.is_nan() | wv.is_infinite()).fill_null(False).sum().cast(pl.Int64).alias("w_nonfinite"),
+                (wv <= 0).fill_null(False).sum().cast(pl.Int64).alias("w_nonpositive"),
+            ]
+        if source.format == "csv":  # parsing the last field makes Polars check every record's field count
+            cols.append(pl.col(source.columns[-1]).alias("kanon_last"))
+            aggs.append(pl.col("kanon_last").null_count().alias("kanon_last"))
+        lf = self.scan(source).select(cols)
+        lf = lf.group_by(names).agg(aggs) if names else lf.select(aggs)
+        return self._collect(lf, "aggregating the file").to_arrow()
+
+    def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
+        import polars as pl
+
+        exprs = [pl.len().alias("n")]
+        for i, c in enumerate(source.columns):
+            v = _norm(pl, source, c)
+            exprs += [v.null_count().alias(f"m{i}"), v.drop_nulls().n_unique().alias(f"d{i}")]
+        row = self._collect(self.scan(source).select(exprs), "summarising the file").row(0, named=True)
+        return int(row["n"]), [ColumnStats(c, int(row[f"m{i}"]), int(row[f"d{i}"])) for i, c in enumerate(source.columns)]
+
+    def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
+        import polars as pl
+
+        lf = self.scan(source).select(_norm(pl, source, column).alias("v")).drop_nulls().unique().head(limit + 1)
+        out = self._collect(lf, "reading distinct values")
+        return None if out.height > limit else out.to_arrow().column(0).combine_chunks()
+
+    def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
+        import polars as pl
+
+        lf = self.scan(source).head(n).select([_norm(pl, source, c).alias(c) for c in source.columns])
+        return self._collect(lf, "reading the first rows").to_arrow()
+
+    def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
+        import polars as pl
+
+        keep = [c for c in source.columns if c not in plan.drop]
+        lf = self.scan(source).select([_norm(pl, source, c).alias(c) for c in keep])
+        for c, table in plan.recodes.items():
+            m = pl.from_arrow(table).lazy().rename({"key": c, "value": "kanon_value"})
+            lf = (lf.join(m, on=c, how="left", maintain_order="left")
+                  .with_columns(pl.col("kanon_value").alias(c)).drop("kanon_value"))
+        if plan.suppress is not None and plan.suppress.num_rows:
+            sup = pl.from_arrow(plan.suppress).lazy().rename({f"k{j}": q for j, q in enumerate(plan.qis)})
+            lf = lf.join(sup, on=list(plan.qis), how="left", nulls_equal=True, maintain_order="left")
+            lf = lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(None).otherwise(pl.col(q)).alias(q)
+                                  for j, q in enumerate(plan.qis)]).select(keep)
+        try:
+            if out.suffix.lower() == ".parquet":
+                lf.sink_parquet(out)
+            else:
+                lf.sink_csv(out, separator=",", include_header=True)
+        except Exception as exc:  # polars raises many types; their text can quote cells
+            raise InputError(_message(exc, "writing the release")) from None
+
+
+def _message(exc: Exception, what: str) -> str:
+    text = str(exc).lower()
+    if "utf" in text or "unicode" in text:
+        return ("The file is not valid UTF-8; the out-of-core engines read UTF-8 files only "
+                "(use --engine pandas or save it as UTF-8).")
+    return (f"Polars failed while {what} ({type(exc).__name__}): a record may have more fields than the "
+            "header or a quote that is never closed; check the delimiter and the quotes.")
+
+
+register(PolarsEngine())

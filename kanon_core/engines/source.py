@@ -1,0 +1,174 @@
+"""A data file as the out-of-core engines see it: its format, its columns and how to read it exactly.
+
+The engines must read a file the way :mod:`kanon_core.io` does, or refuse. Everything that can be
+decided once per file is decided here, from the file's first bytes (CSV) or its schema (Parquet), with
+the same rules as :func:`kanon_core.io._read_csv`:
+
+* the delimiter is sniffed on the first 64 KiB among ``,`` ``;`` tab ``|``, as the in-memory reader does;
+* the header names the columns; duplicated names are refused (the in-memory reader refuses them too);
+* every CSV cell is read as its exact text; an empty cell (quoted or not) is missing, nothing else is;
+* the encoding must be UTF-8 (with or without its byte-order mark). The in-memory reader also accepts
+  UTF-16/32 with a byte-order mark and single-byte Windows-1252 files; the engines read UTF-8 only, so
+  any other encoding is refused with one line rather than read differently;
+* files with CR-only line ends are refused (the engines' CSV readers split lines on LF).
+
+Parquet columns carry their own types; the engines support integers, floats, text and booleans (the
+in-memory path turns other types, such as dates and decimals, into Python objects whose order and
+equality the engines would not reproduce, so such a column is refused when it is used).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+
+SCALE_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet"}
+"""File types the out-of-core engines read (the in-memory path reads more)."""
+
+COLUMN_KINDS = ("text", "int", "float", "bool", "other")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A CSV or Parquet file prepared for an engine.
+
+    ``kinds[c]`` is the physical kind of column c: always "text" for CSV (every cell is read as text and
+    typed afterwards, exactly as :func:`kanon_core.io.type_column` types it), the Parquet type otherwise.
+    ``has_bom`` says a CSV file starts with the UTF-8 byte-order mark.
+    """
+
+    path: Path
+    format: str
+    columns: tuple[str, ...]
+    kinds: dict[str, str]
+    delimiter: str = ","
+    has_bom: bool = False
+    size: int = 0
+
+    def kind(self, column: str) -> str:
+        if column not in self.kinds:
+            raise InputError(f"'{column}' is not a variable of the data.")
+        return self.kinds[column]
+
+    def require(self, columns: list[str] | tuple[str, ...]) -> None:
+        """Refuse columns the file does not have, or whose type the engines cannot read exactly."""
+        for c in columns:
+            if self.kind(c) == "other":
+                raise InputError(f"Column '{c}' has a type the out-of-core engines do not read exactly "
+                                 "(only integers, floats, text and booleans); use --engine pandas.")
+
+
+def is_scale_format(path: str | os.PathLike) -> bool:
+    return Path(path).suffix.lower() in SCALE_FORMATS
+
+
+def open_source(path: str | os.PathLike) -> Source:
+    """Inspect ``path`` (a local CSV or Parquet file) and decide how engines read it, or refuse."""
+    p = Path(path)
+    ext = p.suffix.lower()
+    if ext not in SCALE_FORMATS:
+        raise InputError(f"The out-of-core engines read CSV and Parquet files, not '{ext or p.name}'; "
+                         "use --engine pandas.")
+    if not p.exists():
+        raise InputError(f"File not found: {p.name}")
+    if p.is_dir():
+        raise InputError(f"{p.name} is a folder, not a data file.")
+    size = p.stat().st_size
+    if size == 0:
+        raise InputError("The file is empty.")
+    if SCALE_FORMATS[ext] == "parquet":
+        return _parquet_source(p, size)
+    return _csv_source(p, size)
+
+
+def _parquet_source(p: Path, size: int) -> Source:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(p)
+    except Exception as exc:  # pyarrow raises several types; report the kind, never the content
+        raise InputError(f"Could not read the file as Parquet: {type(exc).__name__}. Is it really a Parquet file?") from None
+    kinds: dict[str, str] = {}
+    for f in schema:
+        t = f.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_integer(t):
+            kinds[f.name] = "int"
+        elif pa.types.is_floating(t):
+            kinds[f.name] = "float"
+        elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            kinds[f.name] = "text"
+        elif pa.types.is_boolean(t):
+            kinds[f.name] = "bool"
+        else:
+            kinds[f.name] = "other"
+    names = [f.name for f in schema]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
+    return Source(p, "parquet", tuple(names), kinds, size=size)
+
+
+def _csv_source(p: Path, size: int) -> Source:
+    with open(p, "rb") as fh:
+        head = fh.read(65536 + 4)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        raise InputError("The out-of-core engines read UTF-8 files only and this one is UTF-16 or UTF-32; "
+                         "use --engine pandas or save it as UTF-8.")
+    bom = head.startswith(b"\xef\xbb\xbf")
+    sample_bytes = head[3:] if bom else head
+    try:
+        sample = sample_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample_bytes) - 4:  # not just a character cut at the end of the sample
+            raise InputError("The out-of-core engines read UTF-8 files only and this one is not UTF-8; "
+                             "use --engine pandas or save it as UTF-8.") from None
+        sample = sample_bytes[:exc.start].decode("utf-8")
+    if "\x00" in sample[:4096]:
+        raise InputError("This looks like a binary file, not a CSV text file.")
+    if "\r" in sample and "\n" not in sample:
+        raise InputError("The file ends its lines with CR only, which the out-of-core engines do not read; "
+                         "use --engine pandas.")
+    lines = sample.splitlines()
+    try:
+        sep = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        first = lines[0] if lines else ""
+        sep = max(",;\t|", key=first.count)
+    header = next(csv.reader(lines[:1], delimiter=sep), [])
+    names = [h.strip() for h in header]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
+    if not header:
+        raise InputError("The file is empty.")
+    return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size)
+
+
+def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
+    """Refuse a file that is not valid UTF-8 throughout (for engines that would replace bad bytes silently).
+
+    Decoded incrementally, so memory stays at one chunk; the message names the first bad line's number.
+    """
+    import codecs
+
+    dec = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            try:
+                dec.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                line += block[:max(exc.start, 0)].count(b"\n")
+                raise InputError(f"Line {line} is not valid UTF-8; the out-of-core engines read UTF-8 files "
+                                 "only (use --engine pandas or save it as UTF-8).") from None
+            if not block:
+                return
+            line += block.count(b"\n")

@@ -1,0 +1,133 @@
+"""The SQL both SQL engines run (DuckDB embedded, Spark distributed): one builder, two dialects.
+
+The dialects differ only in how identifiers are quoted and how a null-safe equality is written; the
+relation that reads the file is given by each engine. Missing values are normalised in the innermost
+select, once: an empty text is missing (CSV cells are all text; empty Parquet strings too, as the
+in-memory reader makes them), a float NaN is missing (pandas treats NaN as missing), nothing else is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .base import key_names
+from .source import Source
+
+
+@dataclass(frozen=True)
+class Dialect:
+    quote_char: str
+    null_safe_eq: str  # "{a} IS NOT DISTINCT FROM {b}" or "{a} <=> {b}"
+
+    def q(self, name: str) -> str:
+        c = self.quote_char
+        return c + name.replace(c, c + c) + c
+
+    def lit(self, text: str) -> str:
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'" if self.quote_char == "`" \
+            else "'" + text.replace("'", "''") + "'"
+
+
+DUCKDB = Dialect('"', "{a} IS NOT DISTINCT FROM {b}")
+SPARK = Dialect("`", "{a} <=> {b}")
+
+
+def value_expr(d: Dialect, source: Source, column: str, alias: str | None = None) -> str:
+    """The column with missing values normalised to NULL (see the module docstring)."""
+    col = d.q(column)
+    kind = source.kind(column)
+    if kind == "text":
+        expr = f"NULLIF({col}, '')"
+    elif kind == "float":
+        expr = f"CASE WHEN {col} = CAST('NaN' AS DOUBLE) THEN NULL ELSE {col} END"
+    else:
+        expr = col
+    return f"{expr} AS {d.q(alias or column)}"
+
+
+def weight_exprs(d: Dialect, source: Source, weight: str) -> list[str]:
+    """``wr`` (the raw cell, NULL when missing) and ``wv`` (its number, NULL when not a number)."""
+    col = d.q(weight)
+    if source.kind(weight) == "text":
+        raw = f"NULLIF({col}, '')"
+        num = f"TRY_CAST(NULLIF({col}, '') AS DOUBLE)"
+    elif source.kind(weight) == "float":
+        raw = f"CASE WHEN {col} = CAST('NaN' AS DOUBLE) THEN NULL ELSE {col} END"
+        num = f"CAST({raw} AS DOUBLE)"
+    else:
+        raw = col
+        num = f"CAST({col} AS DOUBLE)"
+    return [f"{raw} AS wr", f"{num} AS wv"]
+
+
+def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str], weight: str | None) -> str:
+    """One GROUP BY over ``keys``: per distinct combination the count ``n`` and, with a weight, the weight
+    sum ``w`` and the counts of invalid weights (non-numeric, missing, infinite or NaN, not positive)."""
+    names = key_names(len(keys))
+    inner = [value_expr(d, source, c, a) for c, a in zip(keys, names, strict=True)]
+    outer = [d.q(a) for a in names] + ["COUNT(*) AS n"]
+    if weight is not None:
+        inner += weight_exprs(d, source, weight)
+        inf = "CAST('Infinity' AS DOUBLE)"
+        outer += [
+            "SUM(wv) AS w",
+            "SUM(CASE WHEN wr IS NOT NULL AND wv IS NULL THEN 1 ELSE 0 END) AS w_bad",
+            "SUM(CASE WHEN wr IS NULL THEN 1 ELSE 0 END) AS w_missing",
+            f"SUM(CASE WHEN wv = CAST('NaN' AS DOUBLE) OR wv = {inf} OR wv = -{inf} THEN 1 ELSE 0 END) AS w_nonfinite",
+            "SUM(CASE WHEN wv <= 0 THEN 1 ELSE 0 END) AS w_nonpositive",
+        ]
+    group = f" GROUP BY {', '.join(d.q(a) for a in names)}" if names else ""
+    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) t{group}"
+
+
+def stats_sql(d: Dialect, source: Source, relation: str) -> str:
+    """Per column: missing count and exact distinct count, in one pass."""
+    parts = ["COUNT(*) AS n"]
+    for i, c in enumerate(source.columns):
+        v = value_expr(d, source, c, "x").rsplit(" AS ", 1)[0]
+        parts.append(f"COUNT(*) - COUNT({v}) AS m{i}")
+        parts.append(f"COUNT(DISTINCT {v}) AS d{i}")
+    return f"SELECT {', '.join(parts)} FROM {relation}"
+
+
+def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, str],
+                qis: Sequence[str], suppress_table: str | None, keep: Sequence[str], ordered: bool = True) -> str:
+    """The records with recodes and suppressions applied.
+
+    ``recoded[c]`` names a registered mapping table (``key``, ``value``) for column c, joined on the
+    normalised value (a missing value stays missing). ``suppress_table`` has the QIs (named k0, k1, ...,
+    after recodes) and flags s0, s1, ...; it is joined null-safely on every QI. With ``ordered`` the
+    records keep the input's order (a row number taken while reading, sorted on at the end: joins do not
+    keep order by themselves).
+    """
+    norm = ", ".join(value_expr(d, source, c, c) for c in keep)
+    ordered = ordered and bool(recoded or suppress_table)
+    if ordered:
+        norm += ", row_number() OVER () AS kanon_row"
+    joins, cols = [], []
+    for i, c in enumerate(keep):
+        if c in recoded:
+            m = f"m{i}"
+            joins.append(f"LEFT JOIN {recoded[c]} {m} ON src.{d.q(c)} = {m}.{d.q('key')}")
+            cols.append(f"{m}.{d.q('value')} AS {d.q(c)}")
+        else:
+            cols.append(f"src.{d.q(c)} AS {d.q(c)}")
+    if ordered:
+        cols.append("src.kanon_row AS kanon_row")
+    recoded_rel = f"SELECT {', '.join(cols)} FROM (SELECT {norm} FROM {relation}) src {' '.join(joins)}"
+    names = ", ".join(d.q(c) for c in keep)
+    if not suppress_table:
+        return f"SELECT {names} FROM ({recoded_rel}) r ORDER BY kanon_row" if ordered else recoded_rel
+    on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(q)}", b=f"s.{d.q(f'k{j}')}") for j, q in enumerate(qis))
+    out = []
+    for c in keep:
+        if c in qis:
+            j = list(qis).index(c)
+            out.append(f"CASE WHEN s.{d.q(f's{j}')} THEN NULL ELSE r.{d.q(c)} END AS {d.q(c)}")
+        else:
+            out.append(f"r.{d.q(c)} AS {d.q(c)}")
+    if ordered:
+        out.append("r.kanon_row AS kanon_row")
+    body = f"SELECT {', '.join(out)} FROM ({recoded_rel}) r LEFT JOIN {suppress_table} s ON {on}"
+    return f"SELECT {names} FROM ({body}) x ORDER BY kanon_row" if ordered else body

@@ -1,0 +1,216 @@
+"""From an engine's aggregate to the class table, typing values exactly as the in-memory reader does.
+
+An engine returns raw values: CSV cells as text, Parquet values with their own types, missing as null.
+How :mod:`kanon_core.io` types a column depends only on the *set* of its distinct cells (a CSV column is
+an integer when every non-empty cell is a canonical integer, and so on; a Parquet float column becomes
+an integer when every finite value is whole), so the distinct values of a column, which the aggregate
+holds, are typed here with the very functions the in-memory reader uses (:func:`kanon_core.io.
+type_column`, :func:`kanon_core.dataset.encode_column`) and give the same values, codes and labels.
+Declared missing codes (the labels sidecar, the labels a Parquet file embeds, ``--missing-codes``) are
+matched to the typed values as :func:`kanon_core.io.load_dataset` matches them; rows that become equal
+(a declared code turned missing) are merged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..classtable import ClassTable, _numeric, _sparse_counts
+from ..dataset import VariableMeta, encode_column
+from ..errors import InputError
+from ..io import PARQUET_LABELS_KEY, labels_from_spec, read_labels_sidecar, type_column, typed_codes
+from ..risk.keys import group_ids
+from .base import WEIGHT_STATS, Engine, EngineSettings
+from .source import Source
+
+INT53 = 2**53
+
+
+@dataclass(frozen=True)
+class TypedColumn:
+    """A column's distinct raw values (``raw``, an arrow array) typed as the in-memory reader types them.
+
+    ``values`` are the typed values in the order of ``raw``; ``dtype`` is the pandas dtype the whole
+    column would have; ``float_style`` the CSV float style (see :func:`kanon_core.io.float_text`).
+    """
+
+    name: str
+    raw: pa.Array
+    values: list[Any]
+    dtype: str
+    float_style: str = "repr"
+
+    def series(self) -> pd.Series:
+        if self.dtype == "int":
+            return pd.Series(self.values, dtype="Int64") if self.values else pd.Series([], dtype="float64")
+        if self.dtype == "float":
+            return pd.Series(self.values, dtype="float64")
+        return pd.Series(self.values, dtype=object)
+
+
+def type_distinct(source: Source, column: str, raw: pa.Array, has_missing: bool) -> TypedColumn:
+    """Type the distinct non-missing raw values of one column (see the module docstring)."""
+    kind = source.kind(column)
+    py = raw.to_pylist()
+    if source.format == "csv":
+        if not py:
+            return TypedColumn(column, raw, [], "float")
+        typed, style = type_column(pd.Series(py, dtype=object))
+        if pd.api.types.is_integer_dtype(typed.dtype):
+            return TypedColumn(column, raw, [int(v) for v in typed.tolist()], "int", style)
+        if pd.api.types.is_float_dtype(typed.dtype):
+            return TypedColumn(column, raw, [float(v) for v in typed.tolist()], "float", style)
+        return TypedColumn(column, raw, [str(v) for v in py], "text", style)
+    if kind == "int":
+        if has_missing and any(abs(v) >= INT53 for v in py):  # pandas holds such a column as float64
+            return TypedColumn(column, raw, [float(v) for v in py], "float")
+        return TypedColumn(column, raw, [int(v) for v in py], "int")
+    if kind == "float":
+        # NaN is missing (pandas' isna); engines that keep NaN as a value leave it to be typed here
+        arr = np.asarray([np.nan if v is None else v for v in py], dtype=np.float64)
+        nan = np.isnan(arr)
+        finite = arr[np.isfinite(arr)]
+        if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < INT53):
+            if len(finite) < int((~nan).sum()):
+                raise InputError(f"Column '{column}' holds infinite values in a column of whole numbers, which "
+                                 "kanon cannot read; use --engine pandas to see the message there.")
+            return TypedColumn(column, raw, [None if m else int(v) for v, m in zip(arr.tolist(), nan, strict=True)],
+                               "int")
+        return TypedColumn(column, raw, arr.tolist(), "float")
+    if kind == "bool":
+        return TypedColumn(column, raw, [bool(v) for v in py], "bool")
+    return TypedColumn(column, raw, [str(v) for v in py], "text")
+
+
+def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
+                  missing_codes: Mapping[str, Sequence[str]] | None = None) -> dict[str, VariableMeta]:
+    """Labels and declared missing codes of the typed columns, as :func:`kanon_core.io.load_dataset` reads
+    them: labels a Parquet file embeds, then the ``.labels.json`` sidecar (which wins), then codes given
+    on the command line (as text, matched to each column's type)."""
+    frame = pd.DataFrame({c: t.series().iloc[:1].reset_index(drop=True) if t.values else pd.Series([np.nan])
+                          for c, t in typed.items()})
+    meta: dict[str, VariableMeta] = {}
+    if source.format == "parquet":
+        import pyarrow.parquet as pq
+
+        raw = (pq.read_schema(source.path).metadata or {}).get(PARQUET_LABELS_KEY)
+        if raw:
+            try:
+                spec = json.loads(raw.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
+            if isinstance(spec, Mapping):
+                meta.update(labels_from_spec(spec, frame))
+    for col, side in read_labels_sidecar(source.path, frame).items():
+        meta[col] = side
+    for col, codes in (missing_codes or {}).items():
+        if col not in source.columns:
+            raise InputError(f"Missing codes given for unknown variable '{col}'.")
+        if col not in typed:
+            continue
+        m = meta.get(col, VariableMeta())
+        typed_c = typed_codes(typed[col].series(), codes)
+        meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed_c if c not in m.missing_codes))
+    return meta
+
+
+def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Per row the index of its value in the column's distinct values (-1 for null), and those values."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = pc.dictionary_encode(arr)
+    idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return idx, enc.dictionary
+
+
+def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Mapping[str, VariableMeta] | None,
+                missing_codes: Mapping[str, Sequence[str]] | None):
+    """Codes (rows x columns, -1 missing) of the aggregate's key columns, with values, labels and meta."""
+    idxs, typed = [], {}
+    for i, c in enumerate(columns):
+        idx, dictionary = _dictionary(agg.column(f"k{i}"))
+        idxs.append(idx)
+        typed[c] = type_distinct(source, c, dictionary, bool((idx < 0).any()))
+    if meta is None:
+        meta = declared_meta(source, typed, missing_codes)
+    cols, values, labels = [], [], []
+    for c, idx in zip(columns, idxs, strict=True):
+        m = meta.get(c, VariableMeta())
+        dict_codes, v, lab = encode_column(typed[c].series(), m.missing_codes, m.value_labels)
+        lookup = np.append(dict_codes.astype(np.int32), np.int32(-1))  # index -1 -> the appended -1
+        cols.append(lookup[idx])
+        values.append(v)
+        labels.append(lab)
+    codes = np.column_stack(cols) if cols else np.empty((agg.num_rows, 0), np.int32)
+    return codes, tuple(values), tuple(labels), meta, typed
+
+
+def check_weights(agg: pa.Table, weight: str) -> None:
+    """The messages of :func:`kanon_core.dataset.validate_weights`, from the aggregate's weight counts."""
+    bad, missing, nonfinite, nonpos = (int(pc.sum(agg.column(c)).as_py() or 0) for c in WEIGHT_STATS)
+    if bad:
+        raise InputError(f"Weight '{weight}' has {bad} non-numeric value(s).")
+    if missing:
+        raise InputError(f"Weight '{weight}' is missing for {missing} record(s); every record needs a weight.")
+    if nonfinite:
+        raise InputError(f"Weight '{weight}' has infinite values.")
+    if nonpos:
+        raise InputError(f"Weight '{weight}' has {nonpos} zero or negative value(s); weights must be positive.")
+
+
+def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
+                sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,
+                settings: EngineSettings | None = None) -> ClassTable:
+    """The class table of a file on ``qis`` computed by ``engine`` (one GROUP BY, plus one per sensitive
+    variable), equal to :meth:`ClassTable.from_dataset` on the same file read in memory."""
+    settings = settings or EngineSettings()
+    qis = list(qis)
+    if not qis:
+        raise InputError("Choose at least one quasi-identifier.")
+    for c in [*qis, *([weight] if weight else []), *sensitive]:
+        if c not in source.columns:
+            raise InputError(f"'{c}' is not a variable of the data.")
+    settings.say(f"{engine.name}: counting classes on {len(qis)} quasi-identifiers")
+    agg = engine.aggregate(source, qis, weight, settings)
+    if weight is not None:
+        check_weights(agg, weight)
+    codes, values, labels, meta, _ = encode_keys(source, agg, qis, None, missing_codes)
+    count = agg.column("n").to_numpy().astype(np.int64)
+    w = None if weight is None else agg.column("w").to_numpy().astype(np.float64)
+    table = ClassTable(tuple(qis), codes, count, w, values, labels, {}, None)
+    gid, _ = group_ids(table.codes) if table.n_classes else (np.zeros(0, np.int64), None)
+    if table.n_classes and int(gid.max()) + 1 < table.n_classes:
+        table = table._merge(gid, table.codes)
+    if not sensitive:
+        settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
+        return table
+    sens = {}
+    for s in sensitive:
+        settings.say(f"{engine.name}: counting the values of {s} per class")
+        sagg = engine.aggregate(source, [*qis, s], None, settings)
+        scodes_all, svalues, _, _, _ = encode_keys(source, sagg, [*qis, s], None, missing_codes)
+        class_index = _class_index(table.codes, scodes_all[:, : len(qis)])
+        sens[s] = _sparse_counts(s, tuple(svalues[-1]), class_index, scodes_all[:, -1],
+                                 sagg.column("n").to_numpy().astype(np.int64), _numeric(tuple(svalues[-1])))
+    settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
+    return replace(table, sensitive=sens)
+
+
+def _class_index(table_codes: np.ndarray, row_codes: np.ndarray) -> np.ndarray:
+    """The class (row of ``table_codes``, all distinct) of each row of ``row_codes``."""
+    gid, _ = group_ids(np.vstack([table_codes, row_codes]))
+    n = len(table_codes)
+    of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
+    of_gid[gid[:n]] = np.arange(n)
+    out = of_gid[gid[n:]]
+    if (out < 0).any():
+        raise InputError("The sensitive counts name a class the class table does not have.")
+    return out
