@@ -18,17 +18,17 @@ import streamlit as st
 
 from kanon_app import glossary_ui, sidebar, state
 
-st.set_page_config(page_title="kanon — disclosure control", page_icon="🛡️", layout="wide")
+st.set_page_config(page_title="kanon — disclosure control", page_icon=":material/shield:", layout="wide")
 
 PAGE_DIR = Path(__file__).resolve().parent / "pages"
-PAGES = [
-    ("data.py", "Data", "📂"),
-    ("risk.py", "Risk", "⚠️"),
-    ("minucs.py", "MINUCs", "🔎"),
-    ("recode.py", "Recode", "🧮"),
-    ("suppress.py", "Suppress", "✂️"),
-    ("compare.py", "Compare", "📊"),
-    ("export.py", "Export", "💾"),
+PAGES = [  # Material icons: emoji render as empty boxes where the fonts are missing
+    ("data.py", "Data", ":material/table_chart:"),
+    ("risk.py", "Risk", ":material/warning:"),
+    ("minucs.py", "MINUCs", ":material/search:"),
+    ("recode.py", "Recode", ":material/transform:"),
+    ("suppress.py", "Suppress", ":material/content_cut:"),
+    ("compare.py", "Compare", ":material/bar_chart:"),
+    ("export.py", "Export", ":material/download:"),
 ]
 
 state.init()

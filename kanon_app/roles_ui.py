@@ -57,9 +57,10 @@ def role_table(ds: Dataset, g: RoleGuidance) -> pd.DataFrame:
             "distinct": s.distinct,
             "missing": s.missing,
             "role": s.role if use_suggestions else ds.roles.role_of(s.variable),
-            "suggestion": f"{s.role}: {s.reason}",
+            "suggestion": s.role,
+            "why": s.reason,
         })
-    return pd.DataFrame(rows, columns=["variable", "label", "distinct", "missing", "role", "suggestion"])
+    return pd.DataFrame(rows, columns=["variable", "label", "distinct", "missing", "role", "suggestion", "why"])
 
 
 def edited_assignments(base: pd.DataFrame, state_value: Mapping[str, Any] | None) -> dict[str, str]:
@@ -132,8 +133,9 @@ def render(ds: Dataset) -> None:
         key=key,
         hide_index=True,
         width="stretch",
+        height=min(35 * (len(base) + 1) + 3, 738),  # every row of up to 20 variables without scrolling
         num_rows="fixed",
-        disabled=["variable", "label", "distinct", "missing", "suggestion"],
+        disabled=["variable", "label", "distinct", "missing", "suggestion", "why"],
         column_config={
             "variable": st.column_config.TextColumn("Variable"),
             "label": st.column_config.TextColumn("Label"),
@@ -141,7 +143,8 @@ def render(ds: Dataset) -> None:
             "missing": st.column_config.NumberColumn("Missing values", format="%d"),
             "role": st.column_config.SelectboxColumn("Role", options=list(ROLES), required=True,
                                                      help="; ".join(f"{r}: {w}" for r, w in ROLE_WORDS.items())),
-            "suggestion": st.column_config.TextColumn("Suggested role and why", width="large"),
+            "suggestion": st.column_config.TextColumn("Suggested"),
+            "why": st.column_config.TextColumn("Why", width="large"),
         },
     )
     c1, c2 = st.columns([1, 3])

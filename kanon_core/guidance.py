@@ -341,8 +341,7 @@ def _measurement(p: Profile) -> tuple[str, str] | None:
 @register_rule("few categories")
 def _categorical(p: Profile) -> tuple[str, str] | None:
     if 2 <= p.distinct <= MAX_CATEGORIES:
-        return QI, (f"{p.distinct} categories: a categorical variable others may know; keep it as a "
-                    "quasi-identifier unless no intruder could know it")
+        return QI, f"{p.distinct} categories: a categorical variable others may know"
     return None
 
 

@@ -26,10 +26,9 @@ ensure_app_navigation()
 NONE = "(none)"
 
 
-LOAD_OPEN = "w_load_open"
-"""Key of the "Load data" expander's open state: set by a failed load so the block stays open."""
-PENDING_SHEET = "pending_sheet"
-"""Workflow key: the name of an uploaded Excel workbook waiting for its sheet choice."""
+# (comments, not docstrings: Streamlit would print a bare string of a page script)
+LOAD_OPEN = "w_load_open"  # the "Load data" expander's open state: a failed load sets it, so the block stays open
+PENDING_SHEET = "pending_sheet"  # workflow key: an uploaded Excel workbook waiting for its sheet choice
 
 
 def _load_sample() -> None:

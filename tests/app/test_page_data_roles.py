@@ -54,8 +54,10 @@ def test_upload_loads_at_once_and_the_table_is_prefilled_with_suggestions():
     assert [v for v, r in roles.items() if r == WEIGHT] == [SURVEY_WEIGHT]
     assert {v for v, r in roles.items() if r == DIRECT} == {"ori_hid", "p_id"}
     assert table.set_index("variable").loc["roof", "distinct"] == 5
-    assert "looks like a record id" in table.set_index("variable").loc["p_id", "suggestion"]
+    assert "looks like a record id" in table.set_index("variable").loc["p_id", "why"]
+    assert (table["suggestion"] == table["role"]).all()  # nothing set yet: the suggestions are pre-filled
     assert any("No roles are set yet" in i.value for i in at.info)
+    assert not [m for m in at.markdown if "expander" in m.value]  # no stray string of the page script shown
     assert not at.metric  # no count before roles are used
 
 
@@ -127,3 +129,22 @@ def test_glossary_is_in_the_sidebar_with_every_term():
     for word in ("MINUC", "SUDA", "fk and Fk", "wildcard", "Prec", "Design effect", "l-diversity", "t-closeness",
                  "Individual risk"):
         assert word in text
+
+
+def test_a_workbook_with_several_sheets_waits_for_its_sheet_then_loads():
+    buf = io.BytesIO()
+    with pd.ExcelWriter(buf, engine="openpyxl") as xw:
+        pd.DataFrame({"a": [1, 2, 3]}).to_excel(xw, sheet_name="notes", index=False)
+        make_survey(200).to_excel(xw, sheet_name="persons", index=False)
+    at = _start()
+    before = at.session_state["history"]
+    at.file_uploader(key="w_upload").upload("survey.xlsx", buf.getvalue(),
+                                            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet").run()
+    assert not at.exception
+    assert at.session_state["history"] is before  # nothing read yet: which sheet?
+    at.selectbox(key="w_sheet_survey.xlsx").select("persons").run()
+    assert not at.exception
+    assert at.session_state["history"].current.dataset.n_records == 200
+    assert at.session_state["source"]["title"] == "survey.xlsx (sheet persons)"
+    assert tuple(v for v, r in zip(_role_table(at)["variable"], _role_table(at)["role"], strict=True)
+                 if r == QI) == SURVEY_QIS
