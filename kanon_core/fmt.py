@@ -57,7 +57,15 @@ HEADERS: dict[str, str] = {
     "n_suppressed_records": "records suppressed", "nodes_evaluated": "nodes evaluated",
     "minucs_before": "MINUCs before", "minucs_after": "MINUCs after",
     "records_before": "records before", "records_after": "records after",
-    "minucs_removed": "MINUCs removed", "violating_before": "records below k before",
+    "minucs_removed": "MINUCs removed", "variable_label": "variable label", "n_significant": "significant covariates",
+    "p_original": "p-value, original", "p_treated_excluding": "p-value, suppressed records excluded",
+    "p_treated_category": "p-value, suppressed as a category", "significant_original": "significant, original",
+    "significant_treated_excluding": "significant, suppressed records excluded",
+    "significant_treated_category": "significant, suppressed as a category",
+    "conclusion_changes": "conclusion changes", "n_missing_original": "missing before",
+    "n_missing_treated": "missing after", "non_uniform_entropy": "non-uniform entropy",
+    "non_uniform_entropy_per_record": "non-uniform entropy per record", "variable_1": "variable 1",
+    "variable_2": "variable 2", "violating_before": "records below k before",
     "violating_after": "records below k after", "categories_lost": "categories lost",
 }
 """Readable headers for the column names kanon_core's tables use; other names are spelled out by

@@ -9,11 +9,19 @@ import streamlit as st
 from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
-from kanon_core.report import default_formulas
+from kanon_core.fmt import readable_table
 from kanon_core.utility import compare_distributions, compare_models
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
 from kanon_core.utility.info_loss import hierarchies_fingerprint, information_loss, version_hierarchies
+from kanon_core.utility.model_builder import (
+    FAMILIES,
+    build_formula,
+    covariate_candidates,
+    default_model,
+    measurement_variables,
+    outcome_candidates,
+)
 from kanon_core.utility.plots import (
     bias_figure,
     ci_comparison_figure,
@@ -34,6 +42,9 @@ hist = state.history()
 ids = sorted(hist.versions)
 
 
+NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
+    "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
+    "ci_low_treated", "ci_high_treated", "difference", "relative_difference")}
 BASELINE = -1  # the original data with the After version's roles: the default "Before", as in the report
 
 
@@ -100,7 +111,7 @@ with tab_pct:
                 st.plotly_chart(ci_comparison_figure(comp.table, var), width="stretch", key="chart_cmp_ci")
             with right:
                 st.plotly_chart(relative_difference_histogram(comp.table), width="stretch", key="chart_cmp_hist")
-            st.dataframe(comp.table, hide_index=True, width="stretch", height=360)
+            st.dataframe(readable_table(comp.table, why=NOT_COMPARED), hide_index=True, width="stretch", height=360)
             st.download_button("Download the table (CSV)", comp.table.to_csv(index=False),
                                file_name=f"percentages_v{before_id}_v{after_id}.csv", mime="text/csv",
                                key="btn_cmp_download")
@@ -111,16 +122,42 @@ with tab_reg:
                "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
                "errors and a joint Wald test per covariate.")
     formula_key = f"w_cmp_formula_{after_id}"
-    state.widget_value(formula_key, next(iter(default_formulas(after, [v for v in variables
-                                                                      if v in after.roles.qis][:8])), ""))
-    formula = st.text_input("Model (outcome ~ covariates; C(x) makes x categorical)", key=formula_key)
+    spec = default_model(after, variables)  # a model of this file's own variables, never a foreign example
+    keys = {"outcome": f"w_cmp_outcome_{after_id}", "covariates": f"w_cmp_covariates_{after_id}",
+            "categorical": f"w_cmp_categorical_{after_id}"}
+    state.widget_value(formula_key, spec.formula if spec else "")
+    state.widget_value(keys["outcome"], spec.outcome if spec else None)
+    state.widget_value(keys["covariates"], list(spec.covariates) if spec else [])
+    state.widget_value(keys["categorical"], list(spec.categorical) if spec else [])
+
+    def _write_formula() -> None:
+        """The builder's choices written into the formula field (which stays editable)."""
+        ss = st.session_state
+        if ss.get(keys["outcome"]):
+            covs = [c for c in ss.get(keys["covariates"], []) if c != ss[keys["outcome"]]]
+            ss[formula_key] = build_formula(ss[keys["outcome"]], covs, ss.get(keys["categorical"], []))
+
+    outcomes = outcome_candidates(after)
+    b1, b2, b3 = st.columns([2, 4, 3])
+    outcome = b1.selectbox("Outcome", outcomes, key=keys["outcome"], on_change=_write_formula,
+                           help="Numeric (linear model) or with two values (logistic).")
+    cov_options = covariate_candidates(after, outcome or "")
+    st.session_state[keys["covariates"]] = [c for c in st.session_state[keys["covariates"]] if c in cov_options]
+    covariates = b2.multiselect("Covariates", cov_options, key=keys["covariates"], on_change=_write_formula)
+    st.session_state[keys["categorical"]] = [c for c in st.session_state[keys["categorical"]] if c in covariates]
+    b3.multiselect("Covariates as categories (C(x))", covariates, key=keys["categorical"],
+                   on_change=_write_formula)
+    formula = st.text_input("Model (outcome ~ covariates; C(x) makes x categorical): built from the choices "
+                            "above, or type your own", key=formula_key)
     r1, r2 = st.columns(2)
-    family = r1.radio("Family", ["auto", "gaussian", "binomial"], horizontal=True, key="w_cmp_family")
+    family = r1.radio("Family", list(FAMILIES), horizontal=True, key="w_cmp_family",
+                      help="auto: logistic for an outcome with two values, else linear.")
     alpha = float(r2.number_input("Significance level", 0.001, 0.5, 0.05, step=0.01, key="w_cmp_alpha"))
     params = (formula.strip(), family, alpha)
     models = state.memo_peek("compare_models", (before_id, after_id, params), version=hist.versions[after_id])
     if not formula.strip():
-        st.info("Type a model, e.g. BYTXMSTD ~ C(BYSEX) + C(BYRACE).")
+        st.info("Choose an outcome and covariates above" + (f", e.g. {spec.formula}." if spec else
+                "; this file has no numeric or two-valued variable to model."))
     elif models is None:
         if st.button("Fit the three models", key="btn_cmp_fit", type="primary"):
             try:
@@ -133,15 +170,21 @@ with tab_reg:
                                version=hist.versions[after_id])
                 st.rerun()
     if models is not None and formula.strip():
-        st.dataframe(models.significance_table(), hide_index=True, width="stretch")
-        st.dataframe(models.pvalue_table(), hide_index=True, width="stretch")
+        sig = models.significance_table().drop(columns=["model"])
+        # Wilson et al.'s phrases "All" / "None": in words, so "None" is not read as a missing value
+        sig["summary"] = sig["summary"].replace({"All": "all covariates significant",
+                                                 "None": "no covariate significant"})
+        st.dataframe(readable_table(sig), hide_index=True, width="stretch")
+        st.dataframe(readable_table(models.pvalue_table(), why={c: "not estimable (aliased or not in this model)"
+                                                                for c in models.pvalue_table().columns}),
+                     hide_index=True, width="stretch")
         st.plotly_chart(coefficient_figure(models.coefficients_long()), width="stretch", key="chart_cmp_coef")
         flagged = models.coefficient_notes()
         if len(flagged):
             st.warning("Some coefficients must not be read as they stand: see the note next to each (a category "
                        "whose records all have the same outcome has an infinite estimate; the number shown is "
                        "where the fit stopped).")
-            st.dataframe(flagged.drop(columns=["model"]), hide_index=True, width="stretch")
+            st.dataframe(readable_table(flagged.drop(columns=["model"])), hide_index=True, width="stretch")
 
 with tab_loss:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
@@ -163,8 +206,11 @@ with tab_loss:
                         "Recode page's), the loss metric LM (Iyengar; share of a variable's values a released "
                         "value stands for, suppressed = 1) and discernibility (sum of class sizes).")
             c1, c2 = st.columns([2, 3])
-            c1.dataframe(loss.summary(), hide_index=True, width="stretch")
-            c2.dataframe(loss.table, hide_index=True, width="stretch")
+            c1.dataframe(readable_table(loss.summary(), digits=4, why={
+                "treated": "a variable was recoded without a hierarchy", "original": "no hierarchy"}),
+                hide_index=True, width="stretch")
+            c2.dataframe(readable_table(loss.table, digits=4, why={"prec": "recoded without a hierarchy"}),
+                         hide_index=True, width="stretch")
     if variables:
         try:
             cells = _memo("suppressed_cells", tuple(variables), lambda: suppressed_cells(before, after, variables))
@@ -173,14 +219,14 @@ with tab_loss:
             st.error(str(exc))
         else:
             st.markdown(f"**Suppressed cells: {int(cells['n_suppressed'].sum()):,}**")
-            st.dataframe(cells, hide_index=True, width="stretch")
+            st.dataframe(readable_table(cells), hide_index=True, width="stretch")
             st.markdown("**Entropy (information per variable) and non-uniform entropy (the loss)**")
-            st.dataframe(ent, hide_index=True, width="stretch")
+            st.dataframe(readable_table(ent, digits=4), hide_index=True, width="stretch")
     numeric = [c for c in common if pd.api.types.is_numeric_dtype(before.frame[c])
                and c not in (before.roles.weight, before.roles.strata, before.roles.psu)
                and c not in before.roles.direct_ids]
-    changed = [c for c in numeric if not before.frame[c].equals(after.frame[c])]
-    state.widget_value("w_cmp_bias_vars", (changed + [o for o in before.roles.outcomes if o in numeric])[:6])
+    # the analysis variables (income, expenditure, age, scores) first: a mean of QI codes means nothing
+    state.widget_value("w_cmp_bias_vars", [c for c in measurement_variables(before) if c in numeric][:6])
     bias_vars = st.multiselect("Numeric variables for bias of means and correlations (Angiuli & Waldo; a "
                                "generalized value counts as the mean of its bin)", numeric, key="w_cmp_bias_vars")
     if bias_vars:
@@ -191,7 +237,7 @@ with tab_loss:
         except KanonError as exc:
             st.error(str(exc))
         else:
-            st.dataframe(means, hide_index=True, width="stretch")
+            st.dataframe(readable_table(means, digits=4), hide_index=True, width="stretch")
             if corr is not None:
-                st.dataframe(corr, hide_index=True, width="stretch")
+                st.dataframe(readable_table(corr, digits=4), hide_index=True, width="stretch")
             st.plotly_chart(bias_figure(means, corr), width="stretch", key="chart_cmp_bias")
