@@ -71,3 +71,78 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # p
             if failed > limit:
                 return reached, full, wild, True
     return reached, full, wild, False
+
+
+_GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (unsigned would turn the product into a float)
+
+
+@numba.njit(cache=True, nogil=True)
+def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
+    """One node's class table from a less general one: map the codes, merge equal rows (a hash join).
+
+    ``luts[j, c]`` is the new code of old code c of QI j (used where ``changed[j]``); ``radix[j]`` bounds
+    the new codes + 2 so that a row packs into one int64 (the caller checks the product fits). Returns the
+    new class of each old row, the new codes, and the new counts; classes are numbered in order of first
+    appearance, so the result does not depend on hashing.
+    """
+    n, q = codes.shape
+    size = 16
+    bits = 4
+    while size < 2 * n:
+        size *= 2
+        bits += 1
+    mask = size - 1
+    shift = 64 - bits
+    slot_key = np.empty(size, dtype=np.int64)
+    slot_gid = np.full(size, -1, dtype=np.int64)
+    gid = np.empty(n, dtype=np.int64)
+    new_codes = np.empty((n, q), dtype=np.int32)
+    new_count = np.zeros(n, dtype=np.int64)
+    row = np.empty(q, dtype=np.int32)
+    n_new = 0
+    for i in range(n):
+        key = 0
+        for j in range(q):
+            c = codes[i, j]
+            if changed[j] and c >= 0:
+                c = luts[j, c]
+            row[j] = c
+            key = key * radix[j] + (c + 1)
+        h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
+        h = (h >> shift) & mask
+        while True:
+            g = slot_gid[h]
+            if g < 0:
+                slot_gid[h] = n_new
+                slot_key[h] = key
+                g = n_new
+                for j in range(q):
+                    new_codes[g, j] = row[j]
+                n_new += 1
+                break
+            if slot_key[h] == key:
+                break
+            h = (h + 1) & mask
+        gid[i] = g
+        new_count[g] += count[i]
+    return gid, new_codes[:n_new].copy(), new_count[:n_new].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def missing_order(codes, count):  # pragma: no cover - compiled
+    """Rows with a missing value first (most missing cells first, then most records), then the rest."""
+    n, q = codes.shape
+    n_missing = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        m = 0
+        for j in range(q):
+            if codes[i, j] < 0:
+                m += 1
+        n_missing[i] = m
+    sort_key = -(n_missing * (count.max() + 1) + count)
+    order = np.argsort(sort_key, kind="mergesort")
+    n_miss = 0
+    for i in range(n):
+        if n_missing[i] > 0:
+            n_miss += 1
+    return order.astype(np.int64), n_missing > 0, n_miss

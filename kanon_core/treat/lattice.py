@@ -58,7 +58,7 @@ from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InfeasibleError, InputError
 from ..progress import Progress, report
 from ..risk.classes import alpha_count
-from ..risk.keys import pack_rows
+from ..risk.keys import group_ids
 from .hierarchy import Hierarchy, LevelTables
 from .metrics import (
     LEVEL_BOUNDED,
@@ -270,6 +270,34 @@ class NodeEval:
         return NodeStats(self.levels, self.table.codes, self.table.count, self.small, self.fk)
 
 
+class _Lookups:
+    """Per pair of level vectors, the padded lookup matrix of the roll-up kernel (cached per QI step)."""
+
+    def __init__(self, problem: LatticeProblem):
+        self.problem = problem
+        q = len(problem.qis)
+        self.width = max(problem.n_groups(j, -1) for j in range(q)) + 1
+        self.radix = [[problem.n_groups(j, lv) + 2 for lv in range(int(h))] for j, h in enumerate(problem.heights)]
+        self._rows: dict[tuple[int, int, int], np.ndarray] = {}
+        self.q = q
+
+    def get(self, src_levels: tuple[int, ...], levels: tuple[int, ...]):
+        q = self.q
+        luts = np.zeros((q, self.width), dtype=np.int32)
+        changed = np.zeros(q, dtype=np.bool_)
+        radix = np.empty(q, dtype=np.int64)
+        span = 1
+        for j in range(q):
+            a, b = src_levels[j], levels[j]
+            radix[j] = self.radix[j][b]
+            span *= int(radix[j])
+            if a != b:
+                lut = self.problem.lookup(j, a, b)[:-1]
+                luts[j, :len(lut)] = lut
+                changed[j] = True
+        return luts, changed, radix, span < _KEY_LIMIT
+
+
 class NodeEvaluator:
     """Evaluates lattice nodes on the class table under a list of criteria (the hot loop of every search).
 
@@ -300,7 +328,7 @@ class NodeEvaluator:
         self._lv = np.zeros((self._cap, self.q), dtype=np.int16)
         self._nc = np.full(self._cap, _NONE, dtype=np.int64)
         self._slot: dict[tuple[int, ...], int] = {}
-        self.radix = [[problem.n_groups(j, lv) + 1 for lv in range(int(h))] for j, h in enumerate(problem.heights)]
+        self._luts = _Lookups(problem)
 
     # -- class tables ----------------------------------------------------------------------------------------
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -321,45 +349,24 @@ class NodeEvaluator:
         return out
 
     def _rollup(self, src: ClassTable, src_levels: tuple[int, ...], levels: tuple[int, ...]) -> ClassTable:
-        """``src`` (at ``src_levels``) mapped to ``levels``, equal rows merged."""
-        codes = src.codes
-        n = len(codes)
-        cols = []
-        key = np.zeros(n, dtype=np.int64)
-        span = 1
-        for j in range(self.q):
-            col = codes[:, j]
-            if src_levels[j] != levels[j]:
-                col = self.problem.lookup(j, src_levels[j], levels[j])[col]
-            cols.append(col)
-            radix = self.radix[j][levels[j]]
-            if span is not None:
-                if span * radix >= _KEY_LIMIT:
-                    span = None
-                else:
-                    key = key * radix + (col.astype(np.int64) + 1)
-                    span *= radix
-        mapped = np.column_stack(cols) if cols else np.empty((n, 0), np.int32)
-        if span is None:
-            key = pack_rows(mapped)
-        if span is not None and span <= 4 * n + 4096:
-            present = np.zeros(span, dtype=np.bool_)
-            present[key] = True
-            ids = np.cumsum(present, dtype=np.int64) - 1
-            gid = ids[key]
-            n_new = int(ids[-1]) + 1
-        else:
-            _, gid = np.unique(key, return_inverse=True)
-            gid = gid.reshape(-1)
-            n_new = int(gid.max()) + 1 if n else 0
-        if n_new == n and np.array_equal(gid, np.arange(n)):
-            return ClassTable(self.problem.qis, mapped, src.count, src.weight, sensitive=src.sensitive)
-        first = np.empty(n_new, dtype=np.int64)
-        first[gid[::-1]] = np.arange(n - 1, -1, -1)
-        count = np.bincount(gid, weights=src.count, minlength=n_new).astype(np.int64)
-        weight = None if src.weight is None else np.bincount(gid, weights=src.weight, minlength=n_new)
+        """``src`` (at ``src_levels``) mapped to ``levels``, equal rows merged (a compiled hash join)."""
+        from ._lattice_kernel import rollup
+
+        luts, changed, radix, fits = self._luts.get(src_levels, levels)
+        if fits:
+            gid, codes, count = rollup(src.codes, luts, changed, radix, src.count)
+        else:  # too many values for one packed int64 per row: pack by ranks (slower, same classes)
+            mapped = src.codes.copy()
+            for j in np.flatnonzero(changed):
+                mapped[:, j] = self.problem.lookup(int(j), src_levels[j], levels[j])[src.codes[:, j]]
+            gid, _ = group_ids(mapped)
+            first = np.empty(int(gid.max()) + 1, dtype=np.int64)
+            first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
+            codes = mapped[first]
+            count = np.bincount(gid, weights=src.count, minlength=len(first)).astype(np.int64)
+        weight = None if src.weight is None else np.bincount(gid, weights=src.weight, minlength=len(count))
         sens = {k: s.regroup(gid) for k, s in src.sensitive.items()}
-        return ClassTable(self.problem.qis, mapped[first], count, weight, sensitive=sens)
+        return ClassTable(self.problem.qis, codes, count, weight, sensitive=sens)
 
     @staticmethod
     def _table_bytes(t: ClassTable) -> int:
@@ -414,14 +421,10 @@ class NodeEvaluator:
         count = table.count
         if not self.wildcard:
             return count < c.k
-        from ._lattice_kernel import wildcard_small
+        from ._lattice_kernel import missing_order, wildcard_small
 
         codes = table.codes
-        miss = codes < 0
-        has_miss = miss.any(axis=1)
-        n_missing = miss.sum(axis=1)
-        order = np.lexsort((-count, -n_missing, ~has_miss)).astype(np.int64)
-        n_miss = int(has_miss.sum())
+        order, has_miss, n_miss = missing_order(codes, count)
         lim = limit if c.alpha == 1.0 else -1
         reached, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim)
         if stopped:
@@ -768,7 +771,7 @@ def search_optimal(
         if e.mono_small is None:
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= limit
-        if passed or not has_other:
+        if passed:
             finish(i, e)
         return passed
 
