@@ -115,3 +115,33 @@ def test_the_counter_counts(page, app_url):
     for _ in range(FIRST_COUNT_GOAL + 1):
         act.click(load_block(page), "Load data")
     assert act.count == FIRST_COUNT_GOAL + 1 > FIRST_COUNT_GOAL
+
+
+def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
+    """A role changed in the table (sex: quasi-identifier -> other) is the role applied, in the real grid."""
+    path = write_survey(tmp_path / "household_survey.csv", 600)
+    page.goto(app_url)
+    wait_idle(page)
+    load_block(page).click()
+    wait_idle(page)
+    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    wait_idle(page)
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # the first row's first cell (below the header)
+    row = list(make_survey(10).columns).index("sex")
+    for key in ["ArrowRight"] * 4 + ["ArrowDown"] * row + ["Enter"]:  # to the Role column of sex, open it
+        page.keyboard.press(key)
+    page.get_by_role("option", name="other", exact=True).click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    page.get_by_role("button", name="Use these roles").click()
+    wait_idle(page)
+    page.get_by_text(f"Roles applied as a new version: 6 quasi-identifier(s), weight {SURVEY_WEIGHT}").wait_for()
+    assert metric_value(page, "Quasi-identifiers") == "6"
+    frame = make_survey(600)
+    qis = [q for q in SURVEY_QIS if q != "sex"]
+    sizes = frame.groupby(qis)[qis[0]].transform("size")
+    assert int(metric_value(page, "Records violating k=3").replace(",", "")) == int((sizes < 3).sum())
+    no_exception(page)
