@@ -107,3 +107,47 @@ def test_pairs_equal_the_subset_table_for_two_records(case):
     if cm.sum() < 2:
         return
     assert solve_pairs(cd, cc, cm, len(cd), costs) == solve_sos(cd, cm, len(cd), 2, costs)
+
+
+def _placed_by_projection(X, placed, obs, patterns, k):
+    """The pattern loop of the greedy classes written plainly with numpy (the compiled one's twin)."""
+    from kanon_core.risk.keys import pack_rows
+
+    X = X.copy()
+    placed = placed.copy()
+    for cols in patterns:
+        if not (~placed).any():
+            break
+        cols = list(cols)
+        todo = np.flatnonzero(~placed & obs[:, cols].all(axis=1))
+        if len(todo) == 0:
+            continue
+        proj = X[todo].copy()
+        proj[:, cols] = -1
+        cand = np.flatnonzero(placed & (X[:, cols] < 0).all(axis=1))
+        _, inv = np.unique(pack_rows(np.concatenate([proj, X[cand]])), return_inverse=True)
+        inv = inv.reshape(-1)
+        ok = np.bincount(inv)[inv[: len(todo)]] >= k
+        X[todo[ok]] = proj[ok]
+        placed[todo[ok]] = True
+    return X, placed
+
+
+@given(tables(min_n=2, max_n=40, max_q=7), st.integers(0, 2**31 - 1))
+def test_compiled_pattern_loop_equals_numpy_twin(case, seed):
+    from kanon_core.treat.suppress_category import _patterns, place_patterns
+
+    codes, costs, protected, k = case
+    rng = np.random.default_rng(seed)
+    X = np.where(codes < 0, 3, codes).astype(np.int32)
+    X[rng.random(X.shape) < 0.15] = -1  # cells suppressed by an earlier step
+    placed = rng.random(len(X)) < 0.4
+    obs = rng.random(X.shape) < 0.85
+    free = [v for v in range(X.shape[1]) if not protected[v]]
+    patterns = _patterns(free, costs)
+    want_X, want_placed = _placed_by_projection(X, placed, obs, patterns, k)
+    got_X, got_placed = X.copy(), placed.copy()
+    bits = (obs * (1 << np.arange(X.shape[1]))).sum(axis=1).astype(np.uint64)
+    masks = np.array([sum(1 << v for v in p) for p in patterns], dtype=np.uint64)
+    place_patterns(got_X, got_placed, bits, masks, k)
+    assert np.array_equal(got_X, want_X) and np.array_equal(got_placed, want_placed)

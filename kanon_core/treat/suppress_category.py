@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import numba
 import numpy as np
 
-from ..risk.keys import group_ids, pack_rows
+from ..risk.keys import group_ids
 
 FULL_ENUMERATION_MAX = 12
 SMALL_PATTERN_SIZE = 3
@@ -62,26 +63,10 @@ def category_suppress(codes: np.ndarray, costs: np.ndarray, protected: np.ndarra
     complete = (X >= 0).all(axis=1)
     lower = float(np.count_nonzero(unsafe & complete)) * (float(costs[free].min()) if free else 0.0)
     placed = ~unsafe
-    for pattern in _patterns(free, costs):
-        if not (~placed).any():
-            break
-        cols = list(pattern)
-        todo = np.flatnonzero(~placed & obs[:, cols].all(axis=1))
-        if len(todo) == 0:
-            continue
-        proj = X[todo].copy()
-        proj[:, cols] = -1
-        # placed records can only share the projected pattern if they are missing on all of S
-        cand = np.flatnonzero(placed & (X[:, cols] < 0).all(axis=1))
-        keys = pack_rows(np.concatenate([proj, X[cand]]))
-        _, inv = np.unique(keys, return_inverse=True)
-        inv = inv.reshape(-1)
-        total = np.bincount(inv)
-        ok = total[inv[: len(todo)]] >= k
-        if ok.any():
-            rows = todo[ok]
-            X[rows] = proj[ok]
-            placed[rows] = True
+    masks = np.array([sum(1 << v for v in pattern) for pattern in _patterns(free, costs)], dtype=np.uint64)
+    bits = np.uint64(1) << np.arange(q, dtype=np.uint64)
+    obs_bits = (obs.astype(np.uint64) * bits[None, :]).sum(axis=1, dtype=np.uint64) if q else np.zeros(n, np.uint64)
+    place_patterns(X, placed, obs_bits, masks, int(k))
     todo = np.flatnonzero(~placed)
     if len(todo):
         sub = X[np.ix_(todo, free)]
@@ -90,6 +75,123 @@ def category_suppress(codes: np.ndarray, costs: np.ndarray, protected: np.ndarra
         placed[todo] = True
         _borrow(X, costs, free, k, obs)
     return X, lower
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mix(j, v):  # pragma: no cover - compiled
+    """A 64-bit hash of (position, code) (splitmix64's finaliser)."""
+    z = np.uint64(j) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(v + 2) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_hash(X, r, q):  # pragma: no cover - compiled
+    h = np.uint64(0)
+    for j in range(q):
+        h += _mix(j, X[r, j])
+    return h
+
+
+@numba.njit(cache=True, nogil=True)
+def _same_projection(X, a, b, pm, q):  # pragma: no cover - compiled
+    """Rows a and b are equal once the positions in ``pm`` are suppressed (-1)."""
+    for j in range(q):
+        if (pm >> np.uint64(j)) & np.uint64(1):
+            continue
+        if X[a, j] != X[b, j]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - compiled
+    """Step 2 of the module docstring, in place on ``X`` and ``placed``.
+
+    For each pattern S in order: every unplaced record observed on S is projected (S set to -1); a
+    projected row shared by at least k records -- projected ones, plus placed records that already
+    read -1 on all of S -- becomes a class, and its projected records are placed. Rows are grouped
+    exactly: an additive hash of (position, code) is updated by S's positions only, and rows whose
+    hashes meet are compared value by value (open addressing), so a hash collision never merges two
+    different rows.
+    """
+    n, q = X.shape
+    size = 1
+    while size < 2 * n + 2:
+        size <<= 1
+    stamp = np.zeros(size, dtype=np.int64)
+    rep = np.empty(size, dtype=np.int64)
+    cnt = np.empty(size, dtype=np.int64)
+    neg_bits = np.zeros(n, dtype=np.uint64)
+    h = np.empty(n, dtype=np.uint64)
+    delta = np.empty((n, q), dtype=np.uint64)  # what suppressing position j changes in row r's hash
+    remaining = 0
+    for r in range(n):
+        h[r] = _row_hash(X, r, q)
+        for j in range(q):
+            delta[r, j] = _mix(j, -1) - _mix(j, X[r, j])
+            if X[r, j] < 0:
+                neg_bits[r] |= np.uint64(1) << np.uint64(j)
+        if not placed[r]:
+            remaining += 1
+    todo = np.empty(n, dtype=np.int64)
+    slot_of = np.empty(n, dtype=np.int64)
+    pos = np.empty(q, dtype=np.int64)
+    for p in range(patterns.shape[0]):
+        if remaining == 0:
+            break
+        pm = patterns[p]
+        tag = p + 1
+        nt = 0
+        for r in range(n):
+            if not placed[r] and (obs_bits[r] & pm) == pm:
+                todo[nt] = r
+                nt += 1
+        if nt == 0:
+            continue
+        npos = 0
+        for j in range(q):
+            if (pm >> np.uint64(j)) & np.uint64(1):
+                pos[npos] = j
+                npos += 1
+        cur = 2
+        while cur < 2 * nt + 2:
+            cur <<= 1
+        cur = min(cur, size)
+        umask = np.uint64(cur - 1)
+        mask = np.int64(cur - 1)
+        for t in range(nt + n):
+            if t < nt:
+                r = todo[t]
+            else:
+                r = t - nt
+                if not placed[r] or (neg_bits[r] & pm) != pm:
+                    continue
+            hp = h[r]
+            for i in range(npos):
+                hp += delta[r, pos[i]]
+            s = np.int64((hp ^ (hp >> np.uint64(29))) & umask)
+            while stamp[s] == tag and not _same_projection(X, rep[s], r, pm, q):
+                s = (s + 1) & mask
+            if stamp[s] != tag:
+                stamp[s] = tag
+                rep[s] = r
+                cnt[s] = 0
+            cnt[s] += 1
+            if t < nt:
+                slot_of[t] = s
+        for t in range(nt):
+            if cnt[slot_of[t]] >= k:
+                r = todo[t]
+                for i in range(npos):
+                    X[r, pos[i]] = -1
+                neg_bits[r] |= pm
+                h[r] = _row_hash(X, r, q)
+                for j in range(q):
+                    delta[r, j] = _mix(j, -1) - _mix(j, X[r, j])
+                placed[r] = True
+                remaining -= 1
 
 
 def _borrow(X: np.ndarray, costs: np.ndarray, free: list[int], k: int, obs: np.ndarray) -> None:
