@@ -176,25 +176,36 @@ class Profile:
 
 def profile(series: pd.Series, name: str, label: str | None, missing: np.ndarray) -> Profile:
     observed = series[~missing]
-    vc = observed.value_counts(dropna=True)
     n = len(series)
     numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
     whole = positive = False
-    if numeric and len(observed):
-        values = observed.to_numpy(dtype=np.float64)
-        finite = values[np.isfinite(values)]
-        whole = bool(len(finite) == len(values) and np.all(finite == np.round(finite)))
-        positive = bool(len(finite) == len(values) and np.all(finite > 0))
     mean_len = 0.0
-    if not numeric and len(vc):
-        mean_len = float(np.mean([len(str(v)) for v in vc.index]))
+    if numeric and pd.api.types.is_integer_dtype(series.dtype):
+        ints = observed.to_numpy(dtype=np.int64)  # exact: a 17-digit id must not merge with its neighbour as a float
+        _, counts = np.unique(ints, return_counts=True)  # sorting: faster than hashing for many distinct values
+        whole, positive = True, bool(len(ints) and np.all(ints > 0))
+    elif numeric:
+        values = observed.to_numpy(dtype=np.float64)
+        values = values[~np.isnan(values)]  # a nullable column's <NA> left after the missing mask
+        _, counts = np.unique(values, return_counts=True)
+        if len(values):
+            finite = values[np.isfinite(values)]
+            whole = bool(len(finite) == len(values) and np.all(finite == np.round(finite)))
+            positive = bool(len(finite) == len(values) and np.all(finite > 0))
+    else:
+        vc = observed.value_counts(dropna=True, sort=False)
+        counts = vc.to_numpy()
+        if len(vc):
+            mean_len = float(np.mean([len(str(v)) for v in vc.index]))
+    distinct = int(len(counts))
+    unique_share = float((counts == 1).sum() / n) if n else 0.0
     return Profile(
         name=name,
         label=label or "",
         n_records=n,
         n_missing=int(missing.sum()),
-        distinct=int(len(vc)),
-        unique_share=float((vc == 1).sum() / n) if n else 0.0,
+        distinct=distinct,
+        unique_share=unique_share,
         numeric=numeric,
         whole=whole,
         positive=positive,

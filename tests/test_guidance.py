@@ -209,6 +209,16 @@ def test_declared_missing_codes_and_empty_cells_are_not_values():
     assert (s.distinct, s.missing) == (3, 1)
 
 
+def test_long_integer_ids_are_counted_exactly():
+    base = 10**16
+    ids = pd.Series([base + i for i in range(100)], dtype="int64")  # neighbours that one float would merge
+    [s] = suggest_roles(pd.DataFrame({"code": ids})).suggestions
+    assert s.distinct == 100 and s.reason.startswith("unique in 100 % of records")
+    nullable = pd.DataFrame({"n": pd.array([1, 2, None, 2, 3] * 20, dtype="Int64")})
+    [s] = suggest_roles(nullable).suggestions
+    assert (s.distinct, s.missing, s.role) == (3, 20, QI)
+
+
 def test_reasons_never_contain_data_values():
     frame = pd.DataFrame({"secret_code": [f"Zq{i}xx" for i in range(100)],
                           "note": [f"confidential remark number {i} Zq" for i in range(100)],
