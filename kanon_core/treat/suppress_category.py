@@ -123,6 +123,7 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
     stamp = np.zeros(size, dtype=np.int64)
     rep = np.empty(size, dtype=np.int64)
     cnt = np.empty(size, dtype=np.int64)
+    slot_hash = np.empty(size, dtype=np.uint64)
     neg_bits = np.zeros(n, dtype=np.uint64)
     h = np.empty(n, dtype=np.uint64)
     delta = np.empty((n, q), dtype=np.uint64)  # what suppressing position j changes in row r's hash
@@ -144,10 +145,14 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
         pm = patterns[p]
         tag = p + 1
         nt = 0
+        ncand = 0
         for r in range(n):
-            if not placed[r] and (obs_bits[r] & pm) == pm:
-                todo[nt] = r
-                nt += 1
+            if not placed[r]:
+                if (obs_bits[r] & pm) == pm:
+                    todo[nt] = r
+                    nt += 1
+            elif (neg_bits[r] & pm) == pm:
+                ncand += 1
         if nt == 0:
             continue
         npos = 0
@@ -156,9 +161,8 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
                 pos[npos] = j
                 npos += 1
         cur = 2
-        while cur < 2 * nt + 2:
+        while cur < 2 * (nt + ncand) + 2:  # at most half full: short probes, and never full
             cur <<= 1
-        cur = min(cur, size)
         umask = np.uint64(cur - 1)
         mask = np.int64(cur - 1)
         for t in range(nt + n):
@@ -172,10 +176,11 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
             for i in range(npos):
                 hp += delta[r, pos[i]]
             s = np.int64((hp ^ (hp >> np.uint64(29))) & umask)
-            while stamp[s] == tag and not _same_projection(X, rep[s], r, pm, q):
+            while stamp[s] == tag and not (slot_hash[s] == hp and _same_projection(X, rep[s], r, pm, q)):
                 s = (s + 1) & mask
             if stamp[s] != tag:
                 stamp[s] = tag
+                slot_hash[s] = hp
                 rep[s] = r
                 cnt[s] = 0
             cnt[s] += 1
