@@ -239,8 +239,8 @@ def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, metho
 def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsum: np.ndarray, split: bool):
     """Pairwise scan of the rows with missing values, split over threads (see ``_wildcard_kernel``)."""
     import os
-    from concurrent.futures import ThreadPoolExecutor
 
+    from ..threads import map_workers
     from ._wildcard_kernel import wildcard_scan_block, wildcard_scan_block_split
 
     kernel = wildcard_scan_block_split if split else wildcard_scan_block
@@ -259,9 +259,8 @@ def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsu
     if workers == 1:
         parts = [kernel(cols, has_miss, mult64, w64, 0, n_u)]
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(lambda lh: kernel(cols, has_miss, mult64, w64, lh[0], lh[1]),
-                                  zip(bounds[:-1], bounds[1:])))
+        parts = map_workers(lambda lh: kernel(cols, has_miss, mult64, w64, lh[0], lh[1]),
+                            zip(bounds[:-1], bounds[1:]), workers)
     for part in parts:
         fk += part[0]
         Fk += part[1]

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from ..dataset import MissingSemantics, check_semantics
+from ..threads import run_parallel
 
 SUPPRESSED = -2
 """Code of a suppressed cell in released codes (-1 stays "missing in the input")."""
@@ -72,8 +73,8 @@ def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
         return np.zeros(len(queries), dtype=np.int64)
     qu, qinv = np.unique(queries, axis=0, return_inverse=True)
     tu, tmult = np.unique(targets, axis=0, return_counts=True)
-    counts = _count_consistent(np.ascontiguousarray(qu), np.ascontiguousarray(tu), tmult.astype(np.int64),
-                               query_is_release, check_semantics(missing) == "wildcard")
+    counts = run_parallel(_count_consistent, np.ascontiguousarray(qu), np.ascontiguousarray(tu),
+                          tmult.astype(np.int64), query_is_release, check_semantics(missing) == "wildcard")
     return counts[qinv.reshape(-1)]
 
 

@@ -43,6 +43,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
+from .. import threads
 from ..dataset import MissingSemantics, QIMatrix, check_semantics
 from ..errors import InputError
 from ..progress import Progress, report
@@ -344,15 +345,16 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     n_rows = len(col.mult)
     fk = _row_class_sizes(codes, col, missing)
     chunks = _chunks(n_rows)
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    workers = threads.workers(workers)
     category = missing == "category"
     results: list = [None] * len(chunks)
     done = 0
     report(progress, 0.01, f"Searching {n_rows:,} distinct records")
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(minucs_of_rows, cols, col.mult, fk, int(k), category, limit,
-                               np.arange(lo, hi, dtype=np.int64), bitvals): i
-                   for i, (lo, hi) in enumerate(chunks)}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kanon-minucs") as pool:
+        submitted = threads.submit_all(pool, lambda span: minucs_of_rows(
+            cols, col.mult, fk, int(k), category, limit, np.arange(span[0], span[1], dtype=np.int64), bitvals),
+            chunks)
+        futures = {fut: i for i, fut in enumerate(submitted)}
         try:
             for fut in _as_completed(futures):
                 results[futures[fut]] = fut.result()
@@ -434,9 +436,10 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     cols, bitvals = kernel_inputs(col.rows)
     fk = _row_class_sizes(codes, col, missing)
     category = missing == "category"
-    minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals)  # compile first
-    t = time.perf_counter()
-    cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals)
+    with threads.worker_slot():
+        minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals)  # compile first
+        t = time.perf_counter()
+        cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals)
     found = float((cnt * col.mult[pick]).sum())
     elapsed = time.perf_counter() - t
     scale = n_rows / max(len(pick), 1)

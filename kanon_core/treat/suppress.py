@@ -40,6 +40,7 @@ from ..progress import Progress, report
 from ..risk.classes import check_alpha, class_sizes
 from ..risk.intruder import findable_below_k, released_codes
 from ..steps import Step, register_step
+from ..threads import run_parallel
 from .protection import DEFAULT_MODEL, get_model
 from .strict import infeasible, missing_as_value, solve_strict, strict_infeasible_rows
 from .suppress_bits import MAX_QIS, masks_to_bool
@@ -441,12 +442,12 @@ def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit:
     sol = RowSolutions(np.zeros(n_u, np.uint64), np.zeros(n_u), np.zeros(n_u), np.zeros(n_u, np.int8))
     chunk = max(256, n_u // 40)
     prot = np.uint64(p.protected_mask)
-    cols = code_columns(uniq)
+    cols, bitvals = code_columns(uniq)
     for lo in range(0, n_u, chunk):
         report(progress, 0.05 + 0.75 * lo / n_u, f"Solving record instances ({lo:,} of {n_u:,})")
         hi = min(n_u, lo + chunk)
-        solve_rows(uniq, mult, p.costs, prot, p.k, lo, hi, node_limit, sol.masks, sol.cost, sol.lower,
-                   sol.status, cols)
+        run_parallel(solve_rows, uniq, mult, p.costs, prot, p.k, lo, hi, node_limit, sol.masks, sol.cost,
+                     sol.lower, sol.status, cols, bitvals)
     if (sol.status == INFEASIBLE).any():  # pragma: no cover - check_feasible refuses these first
         raise InfeasibleError(f"{int(mult[sol.status == INFEASIBLE].sum())} record(s) cannot reach k={p.k}.")
     hard = np.flatnonzero(sol.status == HARD)

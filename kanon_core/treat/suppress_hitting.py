@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InfeasibleError
 from ..progress import Progress, report
+from ..threads import run_parallel
 from .suppress_bits import mask_cost, popcount
 from .suppress_direct import EPS, EXACT, HARD, INFEASIBLE, SAFE, RowSolutions
 from .suppress_ilp import Block
@@ -254,7 +255,7 @@ def solve_hitting(
         report(progress, min(0.9, 0.2 + 0.1 * stats.lazy_rounds), f"Lazy MINUC generation, round {stats.lazy_rounds}")
         retained = obs_masks[todo] & ~out.masks[todo]
         cuts = np.zeros(len(todo), dtype=np.uint64)
-        find_cuts(codes, todo, retained, k, cuts)
+        run_parallel(find_cuts, codes, todo, retained, k, cuts)
         bad = cuts != 0
         free_cuts = cuts & free_all
         if (bad & (free_cuts == 0)).any():
@@ -288,7 +289,7 @@ def _solve_round(todo, fams, costs, node_limit, batch_solver, out: RowSolutions,
     fc = np.zeros(len(uniq))
     fl = np.zeros(len(uniq))
     fp = np.zeros(len(uniq), np.bool_)
-    solve_families(flat, offsets, costs, node_limit, fm, fc, fl, fp)
+    run_parallel(solve_families, flat, offsets, costs, node_limit, fm, fc, fl, fp)
     hard = np.flatnonzero(~fp)
     if len(hard):
         stats.n_hard += len(hard)

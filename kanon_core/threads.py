@@ -1,0 +1,168 @@
+"""Worker threads, in one place: a thread-safe numba threading layer and a process-wide cap.
+
+The dashboard runs every session's script in its own thread, so two officers can start a MINUC search
+and a suppression at the same moment, and both call compiled kernels. Two things must then hold:
+
+* **no crash.** numba's ``workqueue`` threading layer aborts the process when two threads launch
+  parallel kernels at once; the ``omp`` (GNU OpenMP) and ``tbb`` layers are thread-safe. Before the
+  first parallel kernel runs, this module asks numba for a thread-safe layer when one is installed
+  (``NUMBA_THREADING_LAYER=threadsafe``), and otherwise keeps ``workqueue`` and runs parallel kernels
+  one at a time (:func:`parallel_section` is then exclusive).
+* **no starvation, no oversubscription.** At most :data:`MAX_WORKERS` compute threads run at once in
+  the whole process (default: the number of cores; ``KANON_THREADS`` lowers it). Thread-pool tasks
+  each hold one slot of a process-wide semaphore while they compute (:func:`worker_slot`,
+  :func:`map_workers`); a parallel kernel, which uses every core, holds all slots
+  (:func:`parallel_section`). Slots are granted in turn, and work is split into chunks, so two
+  searches interleave rather than one waiting for the other to finish.
+
+A user's own ``NUMBA_THREADING_LAYER`` or ``NUMBA_NUM_THREADS`` is respected.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _cap_from_env() -> int:
+    cores = os.cpu_count() or 1
+    raw = os.environ.get("KANON_THREADS", "").strip()
+    if raw.isdigit() and int(raw) >= 1:
+        return min(int(raw), cores)
+    return cores
+
+
+MAX_WORKERS: int = _cap_from_env()
+"""Compute threads that may run at once in this process."""
+
+_slots = threading.BoundedSemaphore(MAX_WORKERS)
+_exclusive = threading.Lock()  # serialises the taking of all slots (no two half-filled takers)
+_held = threading.local()
+
+
+def _installed_layers() -> tuple[str, ...]:
+    """numba threading layers whose libraries load on this machine."""
+    found = []
+    for name, module in (("tbb", "tbbpool"), ("omp", "omppool"), ("workqueue", "workqueue")):
+        try:
+            __import__(f"numba.np.ufunc.{module}")
+        except Exception:  # noqa: BLE001 - a missing shared library raises ImportError or OSError
+            continue
+        found.append(name)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class ThreadingSetup:
+    """What was chosen: the layer numba was asked for, the installed layers, and whether parallel
+    kernels run one at a time (only when no thread-safe layer is installed)."""
+
+    requested: str
+    installed: tuple[str, ...]
+    serial_kernels: bool
+    max_workers: int
+
+
+def _configure() -> ThreadingSetup:
+    import numba
+    from numba.np.ufunc import parallel
+
+    installed = _installed_layers()
+    threadsafe = any(layer in installed for layer in ("tbb", "omp"))
+    user_layer = os.environ.get("NUMBA_THREADING_LAYER")
+    launched = bool(getattr(parallel, "_is_initialized", False))
+    if user_layer:
+        requested = user_layer
+    elif launched:
+        requested = str(numba.config.THREADING_LAYER)
+    else:
+        requested = "threadsafe" if threadsafe else "workqueue"
+        numba.config.THREADING_LAYER = requested
+    if not launched and not os.environ.get("NUMBA_NUM_THREADS"):
+        numba.config.NUMBA_NUM_THREADS = MAX_WORKERS
+    serial = requested == "workqueue" or (requested in ("default", "threadsafe") and not threadsafe)
+    return ThreadingSetup(requested=requested, installed=installed, serial_kernels=serial,
+                          max_workers=MAX_WORKERS)
+
+
+SETUP: ThreadingSetup = _configure()
+
+
+def _count() -> int:
+    return int(getattr(_held, "count", 0))
+
+
+@contextmanager
+def worker_slot() -> Iterator[None]:
+    """Hold one compute slot while the block runs (a no-op in a thread that already holds slots)."""
+    if _count():
+        yield
+        return
+    _slots.acquire()
+    _held.count = 1
+    try:
+        yield
+    finally:
+        _held.count = 0
+        _slots.release()
+
+
+@contextmanager
+def parallel_section() -> Iterator[None]:
+    """Hold every compute slot while a parallel kernel (numba ``prange``) runs.
+
+    The kernel uses all cores, so nothing else computes meanwhile; under ``workqueue`` this is also
+    what keeps two launches from overlapping. Re-entrant within a thread (a no-op when slots are held).
+    """
+    if _count():
+        yield
+        return
+    with _exclusive:
+        for _ in range(MAX_WORKERS):
+            _slots.acquire()
+    _held.count = MAX_WORKERS
+    try:
+        yield
+    finally:
+        _held.count = 0
+        for _ in range(MAX_WORKERS):
+            _slots.release()
+
+
+def run_parallel(kernel: Callable[..., R], *args: object) -> R:
+    """``kernel(*args)`` inside :func:`parallel_section`."""
+    with parallel_section():
+        return kernel(*args)
+
+
+def workers(requested: int | None = None) -> int:
+    """Threads for a pool: ``requested`` (default all cores), never more than :data:`MAX_WORKERS`."""
+    return max(1, min(int(requested or MAX_WORKERS), MAX_WORKERS))
+
+
+def _in_slot(fn: Callable[[T], R], item: T) -> R:
+    with worker_slot():
+        return fn(item)
+
+
+def submit_all(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Iterable[T]) -> list[Future[R]]:
+    """Submit ``fn(item)`` for every item; each task computes inside :func:`worker_slot`."""
+    return [pool.submit(_in_slot, fn, item) for item in items]
+
+
+def map_workers(fn: Callable[[T], R], items: Iterable[T], requested: int | None = None) -> list[R]:
+    """``[fn(item) for item in items]`` on :func:`workers` threads, each task in a compute slot, in order."""
+    items = list(items)
+    n = workers(requested)
+    if n == 1 or len(items) <= 1:
+        return [_in_slot(fn, item) for item in items]
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="kanon") as pool:
+        return [f.result() for f in submit_all(pool, fn, items)]
