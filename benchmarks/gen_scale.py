@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 QIS = ("sex", "age", "region", "district", "occupation", "education", "marital", "citizenship", "industry",
        "household")
-CARDS = (2, 100, 27, 500, 400, 12, 6, 80, 60, 15)
+CARDS = (2, 10, 5, 12, 8, 6, 4, 7, 5, 3)
 TEXT_QIS = ("region", "occupation", "citizenship")
 MISSING = {"education": 0.005, "occupation": 0.01, "household": 0.02}
 CHUNK = 1_000_000

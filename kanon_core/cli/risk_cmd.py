@@ -10,6 +10,7 @@ import pandas as pd
 from ..outputs import OutputBatch, check_outputs, data_inputs
 from ..risk.summary import risk_summary
 from .common import add_input_options, load_from_args, write_json
+from .scale import add_engine_options, risk_at_scale
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-record", help="write per-record fk (and Fk with --weight) and the wildcard_dependent "
                                         "flag (0/1) as CSV, in input row order")
     _add_measure_options(p)
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -34,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError("--k must be at least 1.")
     alpha = check_alpha(args.alpha)
+    scaled = risk_at_scale(args)  # an out-of-core engine: the summary from the class table
+    if scaled is not None:
+        return scaled
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record}, data_inputs(args.file))
     t0 = time.perf_counter()
     ds = load_from_args(args)

@@ -117,6 +117,43 @@ class DuckDBEngine(OutOfCore):
         finally:
             con.close()
 
+    def per_record(self, source: Source, qis: Sequence[str], per_class: pa.Table, columns: Sequence[str],
+                   out: Path, settings: EngineSettings) -> None:
+        import duckdb
+
+        con = self.connect(settings)
+        try:
+            # columns renamed c0, c1, ...: DuckDB's names are case-insensitive, and "fk" and "Fk" must both exist
+            renamed = per_class.rename_columns([*per_class.column_names[: len(qis)],
+                                                *(f"c{i}" for i in range(len(columns)))])
+            con.register("kanon_per_class", renamed)
+            query = sql.per_record_sql(sql.DUCKDB, source, relation(source), qis, "kanon_per_class",
+                                       [f"c{i}" for i in range(len(columns))])
+            reader = con.sql(query).to_arrow_reader(1 << 20)
+            _write_csv_batches(reader, list(columns), out)
+        except duckdb.Error as exc:
+            raise InputError(_message(exc, "writing the per-record results")) from None
+        finally:
+            con.close()
+
+
+def _write_csv_batches(reader: pa.RecordBatchReader, names: list[str], out: Path) -> None:
+    """Stream record batches to a CSV file with the given header (one batch in memory at a time)."""
+    import pyarrow.csv as pacsv
+
+    with open(out, "wb") as fh:
+        fh.write((",".join(names) + "\n").encode("utf-8"))
+        writer = None
+        try:
+            for batch in reader:
+                batch = pa.RecordBatch.from_arrays(batch.columns, names=names)
+                writer = writer or pacsv.CSVWriter(fh, batch.schema, write_options=pacsv.WriteOptions(
+                    include_header=False, quoting_style="needed"))
+                writer.write_batch(batch)
+        finally:
+            if writer is not None:
+                writer.close()
+
 
 def _message(exc: Exception, what: str) -> str:
     """DuckDB's error reduced to its kind (its text can quote cells of the file)."""

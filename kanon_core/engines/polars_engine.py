@@ -131,6 +131,19 @@ class PolarsEngine(OutOfCore):
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the release")) from None
 
+    def per_record(self, source: Source, qis: Sequence[str], per_class: pa.Table, columns: Sequence[str],
+                   out: Path, settings: EngineSettings) -> None:
+        import polars as pl
+
+        keys = [f"k{j}" for j in range(len(qis))]
+        lf = self.scan(source).select([_norm(pl, source, q).alias(k) for q, k in zip(qis, keys, strict=True)])
+        m = pl.from_arrow(per_class).lazy()
+        lf = lf.join(m, on=keys, how="left", nulls_equal=True, maintain_order="left").select(list(columns))
+        try:
+            lf.sink_csv(out, separator=",", include_header=True)
+        except Exception as exc:  # polars raises many types; their text can quote cells
+            raise InputError(_message(exc, "writing the per-record results")) from None
+
 
 def _message(exc: Exception, what: str) -> str:
     text = str(exc).lower()

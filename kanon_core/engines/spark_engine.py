@@ -148,5 +148,18 @@ class SparkEngine(OutOfCore):
         except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
             raise InputError(f"Spark failed while writing the release ({type(exc).__name__}).") from None
 
+    def per_record(self, source: Source, qis: Sequence[str], per_class: pa.Table, columns: Sequence[str],
+                   out: Path, settings: EngineSettings) -> None:
+        """Written by the executors as a folder of part files whose name order is the input order."""
+        spark = session(settings)
+        try:
+            view = self._view(spark, source)
+            spark.createDataFrame(per_class.to_pandas()).createOrReplaceTempView("kanon_per_class")
+            query = sql.per_record_sql(sql.SPARK, source, view, qis, "kanon_per_class", columns,
+                                       row_id="monotonically_increasing_id()")
+            spark.sql(query).write.mode("errorifexists").option("header", "true").csv(str(out))
+        except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
+            raise InputError(f"Spark failed while writing the per-record results ({type(exc).__name__}).") from None
+
 
 register(SparkEngine())

@@ -131,3 +131,14 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
         out.append("r.kanon_row AS kanon_row")
     body = f"SELECT {', '.join(out)} FROM ({recoded_rel}) r LEFT JOIN {suppress_table} s ON {on}"
     return f"SELECT {names} FROM ({body}) x ORDER BY kanon_row" if ordered else body
+
+
+def per_record_sql(d: Dialect, source: Source, relation: str, qis: Sequence[str], per_class: str,
+                   columns: Sequence[str], row_id: str = "row_number() OVER ()") -> str:
+    """Each record's per-class results (``columns`` of the table ``per_class``, keyed k0, k1, ... by the
+    raw QI values), in input order: the join of the records with the class table, never the reverse."""
+    keys = ", ".join(value_expr(d, source, q, f"k{j}") for j, q in enumerate(qis))
+    on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(f'k{j}')}", b=f"m.{d.q(f'k{j}')}") for j in range(len(qis)))
+    cols = ", ".join(f"m.{d.q(c)} AS {d.q(c)}" for c in columns)
+    return (f"SELECT {cols} FROM (SELECT {keys}, {row_id} AS kanon_row FROM {relation}) r "
+            f"LEFT JOIN {per_class} m ON {on} ORDER BY r.kanon_row")

@@ -166,16 +166,18 @@ def check_weights(agg: pa.Table, weight: str) -> None:
         raise InputError(f"Weight '{weight}' has {nonpos} zero or negative value(s); weights must be positive.")
 
 
-def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
-                sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,
-                settings: EngineSettings | None = None) -> ClassTable:
-    """The class table of a file on ``qis`` computed by ``engine`` (one GROUP BY, plus one per sensitive
-    variable), equal to :meth:`ClassTable.from_dataset` on the same file read in memory."""
+def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
+                    missing_codes: Mapping[str, Sequence[str]] | None = None,
+                    settings: EngineSettings | None = None) -> tuple[ClassTable, pa.Table, np.ndarray, dict]:
+    """The class table on ``qis`` with the engine's raw aggregate and, per aggregate row, its class.
+
+    The raw keys let per-class results be joined back to the records by the engine (``--per-record``).
+    """
     settings = settings or EngineSettings()
     qis = list(qis)
     if not qis:
         raise InputError("Choose at least one quasi-identifier.")
-    for c in [*qis, *([weight] if weight else []), *sensitive]:
+    for c in [*qis, *([weight] if weight else [])]:
         if c not in source.columns:
             raise InputError(f"'{c}' is not a variable of the data.")
     settings.say(f"{engine.name}: counting classes on {len(qis)} quasi-identifiers")
@@ -186,9 +188,26 @@ def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str 
     count = agg.column("n").to_numpy().astype(np.int64)
     w = None if weight is None else agg.column("w").to_numpy().astype(np.float64)
     table = ClassTable(tuple(qis), codes, count, w, values, labels, {}, None)
-    gid, _ = group_ids(table.codes) if table.n_classes else (np.zeros(0, np.int64), None)
-    if table.n_classes and int(gid.max()) + 1 < table.n_classes:
-        table = table._merge(gid, table.codes)
+    class_of_row = np.arange(table.n_classes, dtype=np.int64)
+    if table.n_classes:
+        gid, _ = group_ids(table.codes)
+        if int(gid.max()) + 1 < table.n_classes:  # declared codes made some rows equal
+            table = table._merge(gid, table.codes)
+            class_of_row = gid
+    return table, agg.select([f"k{i}" for i in range(len(qis))]), class_of_row, meta
+
+
+def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
+                sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,
+                settings: EngineSettings | None = None) -> ClassTable:
+    """The class table of a file on ``qis`` computed by ``engine`` (one GROUP BY, plus one per sensitive
+    variable), equal to :meth:`ClassTable.from_dataset` on the same file read in memory."""
+    settings = settings or EngineSettings()
+    for c in sensitive:
+        if c not in source.columns:
+            raise InputError(f"'{c}' is not a variable of the data.")
+    table, _, _, meta = aggregate_table(engine, source, qis, weight, missing_codes, settings)
+    qis = list(qis)
     if not sensitive:
         settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
         return table

@@ -1,0 +1,77 @@
+"""``kanon risk --engine``: the out-of-core engines give the in-memory path's JSON and per-record file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kanon_core.cli import main
+from kanon_core.cli.scale import engine_settings
+from kanon_core.engines import EngineSettings
+
+QIS = "a,b,c"
+
+
+@pytest.fixture()
+def data(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 3000
+    df = pd.DataFrame({
+        "a": rng.choice(["NA", "x", "02138", ""], n, p=[0.2, 0.5, 0.25, 0.05]),
+        "b": rng.choice(["1", "2", "3", "10", ""], n),
+        "c": rng.choice(["1.5", "2.0", "", "7.25"], n, p=[0.4, 0.4, 0.02, 0.18]),
+        "w": np.round(rng.uniform(1, 5, n), 2).astype(str),
+    })
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def run_risk(path, tmp_path, engine, *extra):
+    out, per = tmp_path / f"{engine}.json", tmp_path / f"{engine}.csv"
+    code = main(["risk", str(path), "--qi", QIS, "--weight", "w", "--k", "3", "--engine", engine,
+                 "-o", str(out), "--per-record", str(per), *extra])
+    assert code == 0
+    return json.loads(out.read_text()), pd.read_csv(per)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_risk_json_and_per_record_equal_the_in_memory_path(data, tmp_path, engine, missing, capsys):
+    ref, ref_rec = run_risk(data, tmp_path, "pandas", "--missing", missing, "--alpha", "0.5")
+    got, got_rec = run_risk(data, tmp_path, engine, "--missing", missing, "--alpha", "0.5")
+    assert got["engine"] == engine
+    shared = [k for k in got if k in ref and k != "seconds"]
+    assert {"n_violating", "violations_by_k", "size_distribution", "per_qi", "wildcard_dependent"} <= set(shared)
+    for key in shared:
+        assert got[key] == ref[key], key
+    np.testing.assert_allclose(got_rec["fk"], ref_rec["fk"])
+    np.testing.assert_allclose(got_rec["Fk"], ref_rec["Fk"], rtol=1e-9)
+    np.testing.assert_array_equal(got_rec["wildcard_dependent"], ref_rec["wildcard_dependent"])
+    assert got["fk_summary"]["min"] == ref_rec["fk"].min()
+    assert got["fk_summary"]["median"] == float(np.sort(ref_rec["fk"])[(len(ref_rec) - 1) // 2])
+    assert "notice" in capsys.readouterr().err  # the "NA" text is reported, as in memory
+
+
+def test_engine_errors_are_one_line_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes("a,b\n1,2\n".encode("utf-16"))
+    assert main(["risk", str(bad), "--qi", "a", "--engine", "duckdb"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "UTF-8" in err[0]
+    xlsx = tmp_path / "d.xlsx"
+    pd.DataFrame({"a": [1]}).to_excel(xlsx, index=False)
+    assert main(["risk", str(xlsx), "--qi", "a", "--engine", "duckdb"]) == 2
+    assert "--engine pandas" in capsys.readouterr().err
+    assert main(["risk", str(xlsx), "--qi", "a", "--engine", "duckdb", "--memory-limit", "lots"]) == 2
+
+
+def test_memory_limit_option(data):
+    import argparse
+
+    s = engine_settings(argparse.Namespace(memory_limit="1GiB", spark_master=None), "risk")
+    assert s.memory_limit == 1 << 30 and s.spark_master == "local[2]"
+    assert engine_settings(argparse.Namespace(memory_limit=None), "risk").memory_limit == EngineSettings().memory_limit
