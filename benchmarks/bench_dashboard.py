@@ -1,0 +1,219 @@
+"""The dashboard as an officer uses it: the real app (``streamlit run app.py``) driven in headless Chromium.
+
+Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's defaults):
+
+* cold open: a fresh server's first session, from the request until the Data page has finished its run;
+  a second session on the now warm server is timed too;
+* Compare first open: clicking Compare in the navigation until the weighted percentages are shown;
+* build the report: on Export, clicking "Build the report" until its download button is offered;
+* Find MINUCs (19 QIs, the page's default k): clicking "Find MINUCs" until the results are shown, and the time the core
+  search itself reported (the page's overhead is the difference);
+* switching MINUC sections: each of the four result sections, until it is shown and the app is idle;
+* suppression at k = 3 (the page's default model and method): clicking "Run suppression" until the results
+  are shown, with the seconds the core reported.
+
+Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
+state is back to "not running". Goals are those of the project's speed issue on a 2-core machine.
+
+Run: python benchmarks/bench_dashboard.py [--repeat 1] [--skip suppress]
+Other scripts get the rows from :func:`dashboard_rows`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop  # noqa: E402
+
+# Records every change of the app's script state, so a timing waits for the run the click started to end.
+_WATCH = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  window.__kanonRun = {changes: 0};
+  if (window.__kanonObserved === app) return;
+  window.__kanonObserved = app;
+  new MutationObserver(() => { window.__kanonRun.changes += 1; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+_DONE = """() => {
+  const app = document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']");
+  return app !== null && window.__kanonRun !== undefined && window.__kanonRun.changes > 0;
+}"""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One timed dashboard action: what was done, seconds, the goal, and a note (e.g. the core's own time)."""
+
+    work: str
+    seconds: float
+    goal: float | None
+    note: str = ""
+
+
+def _idle(page) -> None:
+    page.wait_for_selector(IDLE, timeout=180_000)
+
+
+def _timed(page, action: Callable[[], None], expect: str | re.Pattern, rerun: bool = True) -> float:
+    """Seconds from ``action()`` until ``expect`` is visible and (when a rerun is expected) the run ended."""
+    page.evaluate(_WATCH)
+    t0 = time.perf_counter()
+    action()
+    page.get_by_text(expect).first.wait_for(state="visible", timeout=180_000)
+    if rerun:
+        page.wait_for_function(_DONE, timeout=180_000, polling=10)
+    _idle(page)
+    return time.perf_counter() - t0
+
+
+def _nav(page, title: str) -> None:
+    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+
+
+def _section(page, name: str) -> Callable[[], None]:
+    """Click a page section: a tab, or a segmented-control / radio option of that name."""
+    def click() -> None:
+        tab = page.get_by_role("tab", name=name, exact=True)
+        if tab.count():
+            tab.first.click()
+            return
+        btn = page.get_by_role("button", name=name, exact=True)
+        if btn.count():
+            btn.first.click()
+            return
+        page.get_by_text(name, exact=True).first.click()
+    return click
+
+
+def _is_tab(page, name: str) -> bool:
+    return page.get_by_role("tab", name=name, exact=True).count() > 0
+
+
+def _metric(page, label: str) -> str:
+    m = page.locator("[data-testid='stMetric']", has_text=label).first
+    return m.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = ()) -> list[Row]:
+    """Time every dashboard row on a fresh server; the best of ``repeat`` sessions per row."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    best: dict[str, Row] = {}
+
+    def keep(row: Row) -> None:
+        if row.work not in best or row.seconds < best[row.work].seconds:
+            best[row.work] = row
+
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        proc, url = _start_app(Path(tmp) / "server.log")
+        try:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            for i in range(repeat):
+                context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                page = context.new_page()
+                page.set_default_timeout(180_000)
+                for row in _session(page, url, first=i == 0, skip=skip):
+                    keep(row)
+                context.close()
+            browser.close()
+        finally:
+            _stop(proc)
+    return list(best.values())
+
+
+class _Rows(list):
+    """Rows, each also printed to stderr as soon as it is measured (a long run shows its progress)."""
+
+    def append(self, row: Row) -> None:
+        print(f"  {row.work}: {row.seconds:.2f} s {row.note}", file=sys.stderr, flush=True)
+        super().append(row)
+
+
+def _session(page, url: str, first: bool, skip: tuple[str, ...]) -> list[Row]:
+    rows: list[Row] = _Rows()
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.get_by_text("16,197 records").first.wait_for(state="visible", timeout=180_000)
+    page.wait_for_timeout(50)
+    _idle(page)
+    rows.append(Row("cold open (fresh server)" if first else "open (warm server, new session)",
+                    time.perf_counter() - t0, 2.0))
+
+    if "compare" not in skip:
+        rows.append(Row("Compare first open", _timed(page, lambda: _nav(page, "Compare"), "CIs overlapping"), 1.0))
+
+    if "report" not in skip:
+        _timed(page, lambda: _nav(page, "Export"), "variables released")
+        _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
+               rerun=not _is_tab(page, "Report"))
+        s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
+                   "Download the report (")
+        rows.append(Row("build the report (sample, v0)", s, 2.0))
+
+    if "minucs" not in skip:
+        s = _timed(page, lambda: _nav(page, "MINUCs"), "Estimated from")
+        rows.append(Row("MINUCs page open (19 QIs, estimate)", s, None))
+        s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC")
+        core = _metric(page, "Seconds")
+        k = page.locator("[data-testid='stNumberInput'] input").first.input_value()
+        rows.append(Row(f"Find MINUCs (19 QIs, k = {k})", s, 2.0, f"core search {core} s"))
+        switches = []
+        for name, expect in [("Records", "Record (row number) to inspect"), ("SUDA scores", re.compile("Records with a SUDA score|SUDA scores are defined")),
+                             ("Violating QI sets", "minimal sets of quasi-identifiers"),
+                             ("Values to recode", "Which values of which variables")]:
+            tab = _is_tab(page, name)
+            try:
+                switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab)))
+            except Exception:
+                page.screenshot(path=os.environ.get("KANON_BENCH_SHOT", "bench_failure.png"), full_page=True)
+                raise
+        worst = max(switches, key=lambda t: t[1])
+        rows.append(Row("switching MINUC sections (slowest of 4)", worst[1], 0.2,
+                        ", ".join(f"{n} {s:.2f}" for n, s in switches)))
+
+    if "suppress" not in skip:
+        _timed(page, lambda: _nav(page, "Suppress"), "Run suppression")
+        s = _timed(page, lambda: page.get_by_role("button", name="Run suppression").click(), "Cells suppressed")
+        core = _metric(page, "Seconds")
+        rows.append(Row("suppression, k = 3, 19 QIs (default model)", s, 5.0, f"core {core} s"))
+    return rows
+
+
+def machine() -> str:
+    return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def table(rows: list[Row]) -> str:
+    """The rows as a markdown table."""
+    out = ["| dashboard (sample: 16,197 records, 19 QIs) | seconds | goal | note |", "|---|---:|---:|---|"]
+    for r in rows:
+        goal = f"≤ {r.goal:g} s" if r.goal is not None else "—"
+        out.append(f"| {r.work} | {r.seconds:.2f} | {goal} | {r.note} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
+    ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, suppress")
+    args = ap.parse_args()
+    rows = dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s))
+    print(f"machine: {machine()}; browser: Chromium (headless)")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
