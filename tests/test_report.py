@@ -80,7 +80,8 @@ class Page(HTMLParser):
 
 
 def num(text: str) -> float:
-    return float(text.replace(",", "")) if text else float("nan")
+    """A number of the report; an empty or undefined cell ("undefined: <why>") as NaN."""
+    return float(text.replace(",", "")) if text and not text.startswith("undefined") else float("nan")
 
 
 @pytest.fixture(scope="module")
@@ -163,15 +164,15 @@ def test_steps_and_suppression_equal_kanon_core(demo):
     # recounted here cell by cell: observed (by the file's missing rules) before, missing after
     cells = {q: int(sum(1 for a, b in zip(original.missing_mask(q), treated.missing_mask(q), strict=True)
                         if b and not a)) for q in qis}
-    assert num(steps["suppressed_cells"].iloc[-1]) == sum(cells.values()) == report.n_suppressed > 0
+    assert num(steps["suppressed values"].iloc[-1]) == sum(cells.values()) == report.n_suppressed > 0
     overall = page.frame("suppression-overall").set_index("variable")
-    assert {q: int(num(overall.loc[q, "n_suppressed"])) for q in qis} == cells
+    assert {q: int(num(overall.loc[q, "values suppressed"])) for q in qis} == cells
     # the suppression step's table equals the engine's own result when the step is run again
     last = lineage[-1]
     assert isinstance(last.step, SuppressStep)
     res = last.step.run(history.versions[last.parent].dataset)
     table = page.frame(f"suppression-step-{len(lineage) - 1}").set_index("variable")
-    assert {q: int(num(table.loc[q, "suppressed"])) for q in res.names} == dict(
+    assert {q: int(num(table.loc[q, "values suppressed"])) for q in res.names} == dict(
         zip(res.names, res.per_variable_counts.tolist(), strict=True))
 
 
@@ -440,3 +441,63 @@ def test_no_category_under_k_is_named_on_random_files(sizes_a, sizes_b, k, seed)
                 assert name not in body, (name, nb, na)
             elif na >= k:
                 assert name in body, (name, nb, na)
+
+
+# -- the first paragraph, identifiers, numbers and print -------------------------------------------------------
+def test_first_paragraph_states_the_conclusions(demo):
+    history, report, html, page = demo
+    start = html.index('id="summary"')
+    first = html[start:html.index("</div>", start)]
+    assert 'id="conclusions"' in first  # the conclusions open the first section
+    b, a = report.risk_before, report.risk_after
+    assert f"before treatment {b.n_violating:,} of {report.n_records:,} records" in first
+    assert ("none can" in first) == (a.n_violating == 0)
+    assert "What was changed" in first and f"{report.n_suppressed:,} quasi-identifier values" in first
+    assert "BYINCOME recoded in" in first  # recodes counted per variable, not 20 lines
+    mc = report.utility.models[0]
+    changed = mc.pvalue_table().query("conclusion_changes")["variable"].tolist()
+    assert "Regression conclusions" in first
+    for v in changed:
+        assert v in first
+    if not changed:
+        assert "every covariate keeps its significance" in first
+    # SCH_ID (the school, a PSU) is released unchanged and is named like an identifier
+    flagged = {f.variable for f in report.identifiers}
+    assert "SCH_ID" in flagged and "SCH_ID" in first
+
+
+def test_identifier_heuristic():
+    from kanon_core.report.build import identifier_like
+
+    rng = np.random.default_rng(2)
+    n = 200
+    frame = pd.DataFrame({"hh_id": np.arange(n), "PersonID": rng.permutation(n) + 1000, "serial": rng.permutation(n),
+                          "income": rng.lognormal(10, 1, n), "code": rng.integers(0, 5, n),
+                          "note": [f"t{i}" for i in range(n)], "valid": rng.integers(0, 3, n),
+                          "q": rng.integers(0, 4, n)})
+    ds = Dataset(frame=frame, roles=Roles(qis=("q",)))
+    got = {f.variable: f.reason for f in identifier_like(ds, ds)}
+    assert set(got) == {"hh_id", "PersonID", "serial", "note"}  # not income (a measurement), not "valid"
+    assert "name" in got["hh_id"] and "distinct" in got["note"]
+    changed = ds.with_frame(frame.assign(note="x"))
+    assert "note" not in {f.variable for f in identifier_like(ds, changed)}  # treated: not "unchanged"
+
+
+def test_numbers_for_humans_and_print_css(demo):
+    _, report, html, page = demo
+    pv = page.frame("model-pvalues-0")
+    pcols = [c for c in pv.columns if c.startswith("p-value")]
+    assert pcols
+    for c in pcols:
+        for cell in pv[c]:
+            assert cell == "< 0.001" or re.fullmatch(r"[01]\.\d{3}", cell) or cell.startswith("undefined"), cell
+    for tid, rows in page.tables.items():
+        for row in rows:
+            for cell in row:
+                assert cell not in ("None", "nan", "NaN") and not cell.startswith("-0.00"), (tid, cell)
+        for h in rows[0]:
+            assert not re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", h), (tid, h)  # headers in words
+    assert "@media print" in html and "white-space:pre-wrap" in html
+    assert "nav{display:none}" in html
+    assert not re.search(r"seed\s*0\d\d", html, re.IGNORECASE)  # authors are cited, not internal names
+    assert "Wilson et al., RTI" in html

@@ -164,10 +164,129 @@ class Report:
     recipe_json: str
     masking: pd.DataFrame
     """What the threshold rule withheld: table, variable, categories pooled (or recipe values withheld)."""
+    identifiers: tuple[IdentifierFlag, ...] = ()
+    """Variables released unchanged that look like identifiers (:func:`identifier_like`)."""
 
     @property
     def n_suppressed(self) -> int:
         return int(self.suppression_overall["n_suppressed"].sum()) if len(self.suppression_overall) else 0
+
+
+@dataclass(frozen=True)
+class IdentifierFlag:
+    """A variable released unchanged that looks like an identifier, with the plain reason."""
+
+    variable: str
+    reason: str
+
+
+ID_NAME = ("id", "hid", "pid", "hhid", "idno", "serial", "caseid", "respid", "key", "uuid")
+"""Name tokens of identifiers (``hh_id``, ``PersonID``, ``serial_no``)."""
+NEAR_UNIQUE_SHARE = 0.9
+"""A variable with distinct values in at least this share of its observed records identifies them."""
+
+
+def _name_tokens(name: str) -> list[str]:
+    import re
+
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [t.lower() for t in re.split(r"[^A-Za-z0-9]+", spaced) if t]
+
+
+def identifier_like(original: Dataset, treated: Dataset) -> tuple[IdentifierFlag, ...]:
+    """Released variables, unchanged by the treatment and not quasi-identifiers, that look like identifiers.
+
+    The rule is kept simple and stated in the report: a name token of an identifier (``id``, ``hhid``,
+    ``serial``...: ``STU_ID``, ``PersonID``, ``caseid``), or distinct values in at least 90 % of the
+    records where it is observed (free text and record numbers). Numeric measurements with many distinct
+    values (an income) also pass the second test, so it is applied to whole numbers and texts only: a
+    continuous measurement is not a key, an integer unique per record is.
+    """
+    released = treated.release_frame()
+    out = []
+    for c in released.columns:
+        r = treated.roles
+        if c in r.qis or c in (r.weight, r.strata, r.fpc) or c not in original.frame.columns:
+            continue  # QIs are measured and treated; a weight or stratum is design, not a key
+        if not treated.frame[c].equals(original.frame[c]):
+            continue
+        toks = _name_tokens(str(c))
+        if any(t in ID_NAME for t in toks):
+            out.append(IdentifierFlag(str(c), "its name looks like an identifier"))
+            continue
+        s = treated.frame[c][~treated.missing_mask(c)]
+        if len(s) < 10:
+            continue
+        whole = not pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_integer_dtype(s.dtype) or (
+            pd.api.types.is_float_dtype(s.dtype) and bool(np.all(np.mod(s.to_numpy(dtype=float), 1) == 0)))
+        share = s.nunique() / len(s)
+        if whole and share >= NEAR_UNIQUE_SHARE:
+            out.append(IdentifierFlag(str(c), f"{100 * share:.0f} % of its values are distinct"))
+    return tuple(out)
+
+
+def _changed_conclusions(utility: UtilitySection | None) -> list[str]:
+    """Per model, the covariates whose significance differs between the original and a treated model."""
+    out = []
+    for mc in (utility.models if utility is not None else ()):
+        table = mc.pvalue_table()
+        changed = table.loc[table["conclusion_changes"].astype(bool), "variable"].tolist()
+        formula = next(iter(mc.results.values())).formula
+        out.append((formula, changed))
+    return out
+
+
+def _changes_in_words(descriptions: Sequence[str]) -> str:
+    """Step descriptions with the recodes of one variable counted together (``BYINCOME recoded in 4
+    steps``), in the order the variables were first treated; other steps as described."""
+    import re
+
+    parts: list[str] = []
+    recodes: dict[str, int] = {}
+    for d in descriptions:
+        m = re.match(r"^Recode (\S+?):", str(d))
+        if m:
+            if m.group(1) not in recodes:
+                parts.append(m.group(1))
+            recodes[m.group(1)] = recodes.get(m.group(1), 0) + 1
+        else:
+            parts.append(str(d))
+    return "; ".join(
+        (f"{p} recoded" + (f" in {recodes[p]} steps" if recodes[p] > 1 else "")) if p in recodes else p
+        for p in parts)
+
+
+def conclusions(report: Report) -> list[str]:
+    """The report's first paragraph, in words: risk before and after, what was changed, which regression
+    conclusions changed, and which variables released unchanged look like identifiers."""
+    b, a, k, n = report.risk_before, report.risk_after, report.k, max(report.n_records, 1)
+    out = [f"Risk: before treatment {b.n_violating:,} of {report.n_records:,} records "
+           f"({100 * b.n_violating / n:.1f} %) could be singled out (fewer than k = {k} records share their "
+           f"quasi-identifier values); after treatment "
+           + (f"none can: the release is {k}-anonymous on its {len(report.qis)} quasi-identifiers."
+              if a.n_violating == 0 else
+              f"{a.n_violating:,} ({100 * a.n_violating / n:.1f} %) still can: the release is NOT "
+              f"{k}-anonymous.")]
+    steps = report.steps.iloc[1:] if len(report.steps) else report.steps
+    if len(steps):
+        out.append(f"What was changed ({len(steps)} step(s)): {_changes_in_words(steps['description'])}. "
+                   f"In total {report.n_suppressed:,} quasi-identifier values were suppressed.")
+    else:
+        out.append("Nothing was changed: the release is the data as loaded.")
+    models = _changed_conclusions(report.utility)
+    if not models:
+        out.append("Regression conclusions: no model was compared.")
+    for formula, changed in models:
+        out.append(f"Regression conclusions ({formula}): "
+                   + (f"the significance of {', '.join(changed)} changes after treatment (section 7)."
+                      if changed else "every covariate keeps its significance after treatment."))
+    if report.identifiers:
+        out.append("Released unchanged but looking like identifiers (check before release): "
+                   + "; ".join(f"{f.variable} ({f.reason})" for f in report.identifiers) + ".")
+    else:
+        out.append("No variable released unchanged looks like an identifier (by name, or distinct in at "
+                   f"least {100 * NEAR_UNIQUE_SHARE:.0f} % of records).")
+    return out
 
 
 def _roles_table(original: Dataset, treated: Dataset) -> pd.DataFrame:
@@ -597,4 +716,5 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         utility=utility,
         recipe_json=recipe_json,
         masking=log.frame(),
+        identifiers=identifier_like(raw_original, treated),
     )

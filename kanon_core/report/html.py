@@ -8,14 +8,14 @@ report differ only where the content differs.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .build import CONFIDENTIALITY_NOTE, Report
+from .. import fmt
+from .build import CONFIDENTIALITY_NOTE, Report, conclusions
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1d2433;
@@ -25,11 +25,23 @@ h1{font-size:1.7rem;margin:.2rem 0}h2{font-size:1.3rem;border-bottom:2px solid #
 margin-top:2.2rem}h3{font-size:1.05rem;margin-top:1.4rem}
 .meta{color:#5a6275;font-size:.9rem}.notice{background:#f3f7ff;border-left:4px solid #3a6fd8;padding:.6rem .9rem}
 .warn{background:#fff7e6;border-left:4px solid #e0a100;padding:.6rem .9rem}
-table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.86rem}
-th,td{border-bottom:1px solid #e3e7ef;padding:.25rem .6rem;text-align:left;vertical-align:top}
-th{background:#f6f8fb}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-nav ol{columns:2;font-size:.92rem}pre{background:#f6f8fb;padding:.8rem;overflow:auto;font-size:.8rem;max-height:32rem}
-.figure{margin:.4rem 0 1.2rem}.small{font-size:.85rem;color:#5a6275}
+table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.86rem;max-width:100%}
+th,td{border-bottom:1px solid #e3e7ef;padding:.25rem .6rem;text-align:left;vertical-align:top;
+overflow-wrap:anywhere;word-break:normal}
+th{background:#f6f8fb}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
+nav ol{columns:2;font-size:.92rem}
+pre{background:#f6f8fb;padding:.8rem;overflow:auto;font-size:.8rem;max-height:32rem;white-space:pre-wrap;
+overflow-wrap:anywhere}
+.figure{margin:.4rem 0 1.2rem;max-width:100%}.small{font-size:.85rem;color:#5a6275}
+.conclusions{background:#f3f7ff;border-left:4px solid #1d2433;padding:.4rem 1rem}
+@media print{
+@page{margin:1.5cm}
+body{font-size:10pt;color:#000}main{max-width:none;padding:0}nav{display:none}
+h2{break-after:avoid;page-break-after:avoid}h3{break-after:avoid;page-break-after:avoid}
+table{font-size:8pt;width:100%}tr,.figure,.conclusions,.notice{break-inside:avoid;page-break-inside:avoid}
+th,td{padding:.1rem .3rem}pre{max-height:none;overflow:visible;font-size:7pt}
+a{color:#000;text-decoration:none}
+}
 """
 
 
@@ -39,9 +51,10 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
-def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
-        return ""
+def _fmt(v: Any, why: str = "") -> str:
+    """A cell's text: undefined cells empty (or the reason, when the table gives one), no "-0.00"."""
+    if fmt.is_missing(v):
+        return fmt.undefined(why) if why else ""
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (int, np.integer)):
@@ -50,7 +63,7 @@ def _fmt(v: Any) -> str:
         f = float(v)
         if f.is_integer() and abs(f) < 1e15:
             return f"{int(f):,}"
-        return f"{f:,.2f}"
+        return fmt.number(f, 2)
     return str(v)
 
 
@@ -63,18 +76,24 @@ def _counts(col: pd.Series) -> bool:
         for v in vals if not isinstance(v, str))
 
 
-def table(df: pd.DataFrame, table_id: str, headers: dict[str, str] | None = None) -> str:
-    """A plain HTML table; numbers right-aligned with thousands separators, floats to 2 decimals."""
+def table(df: pd.DataFrame, table_id: str, headers: dict[str, str] | None = None,
+          why: dict[str, str] | None = None) -> str:
+    """A plain HTML table; numbers right-aligned with thousands separators, floats to 2 decimals without
+    "-0.00", p-values as ``< 0.001`` (:mod:`kanon_core.fmt`), headers in words. ``why`` gives, per column,
+    the reason an empty cell has no value (shown instead of an empty cell)."""
     headers = headers or {}
+    why = why or {}
     cols = list(df.columns)
     numeric = {c for c in cols if (pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(
         df[c].dtype)) or _counts(df[c])}
-    head = "".join(f'<th class="{"num" if c in numeric else ""}">{html.escape(headers.get(c, str(c)))}</th>'
+    pcols = {c for c in cols if fmt._looks_like_p(str(c)) and pd.api.types.is_float_dtype(df[c].dtype)}
+    head = "".join(f'<th class="{"num" if c in numeric else ""}">{html.escape(headers.get(c, fmt.header(c)))}</th>'
                    for c in cols)
     body = []
     for row in df.itertuples(index=False):
-        cells = "".join(f'<td class="{"num" if c in numeric else ""}">{html.escape(_fmt(v))}</td>'
-                        for c, v in zip(cols, row, strict=True))
+        cells = "".join(f'<td class="{"num" if c in numeric else ""}">'
+                        f'{html.escape(fmt.p_value(v, why=why.get(c, "")) if c in pcols else _fmt(v, why.get(c, "")))}'
+                        "</td>" for c, v in zip(cols, row, strict=True))
         body.append(f"<tr>{cells}</tr>")
     return f'<table id="{html.escape(table_id)}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
@@ -107,6 +126,11 @@ def _section(sid: str, title: str, parts: Sequence[str]) -> str:
 
 
 def _summary(r: Report) -> list[str]:
+    first = '<div id="conclusions" class="conclusions">' + "".join(_p(x) for x in conclusions(r)) + "</div>"
+    return [first, "<h3>In detail</h3>", *_summary_detail(r)]
+
+
+def _summary_detail(r: Report) -> list[str]:
     b, a = r.risk_before, r.risk_after
     safe = a.n_violating == 0
     lines = [
@@ -164,7 +188,7 @@ def _risk(r: Report) -> list[str]:
 def _steps(r: Report) -> list[str]:
     return [_p("Each step made a new version; the risk columns use that version's own quasi-identifiers and "
                f"k = {r.k}. Step 0 is the data as loaded.", "small"),
-            table(r.steps, "steps")]
+            table(r.steps, "steps", {f"records_below_k{r.k}": f"records below k = {r.k}"})]
 
 
 def _suppression(r: Report) -> list[str]:
@@ -252,7 +276,8 @@ def _utility(r: Report) -> list[str]:
                         "(suppressed = 1). Discernibility: the sum over records of their class size.", "small"))
         parts.append(table(u.info_loss.summary(), "info-loss-summary"))
         parts.append(table(u.info_loss.table, "info-loss-variables",
-                           {"loss_metric": "loss metric", "prec": "Prec"}))
+                           {"loss_metric": "loss metric", "prec": "Prec"},
+                           why={"prec": "recoded without a hierarchy"}))
     for j, mc in enumerate(u.models):
         formula = next(iter(mc.results.values())).formula
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")

@@ -193,9 +193,12 @@ def test_report_measures_prec_with_the_session_hierarchies(page):
         assert not page.exception and not page.error
         built = [v for key, v in page.session_state["memo"].items() if key[2] == "report_html"]
         table = Page(built[-1].decode("utf-8")).frame("info-loss-variables").set_index("variable")
+        shown.update(table["Prec"].to_dict())
         return {q: num(table.loc[q, "Prec"]) for q in QIS}
 
+    shown: dict[str, str] = {}
     assert math.isnan(build()["BYINCOME"])  # a free recode: no hierarchy says where 2 and 3 went
+    assert shown["BYINCOME"] == "undefined: recoded without a hierarchy"  # says why, not an empty cell
     hist = page.session_state["history"]
     original = original_with_roles(hist, hist.current_id)
     values = [value_key(v) for v in sorted(original.frame["BYINCOME"].dropna().unique())]
@@ -209,7 +212,7 @@ def test_report_measures_prec_with_the_session_hierarchies(page):
     # the Compare page, in the same session, shows the same Prec for every QI (it used to disagree)
     page.switch_page("pages/compare.py").run()
     assert not page.exception
-    shown = frame_with(page, "loss_metric").set_index("variable")["prec"]
+    shown = frame_with(page, "loss metric (LM)").set_index("variable")["Prec"].map(lambda x: num(str(x)))
     assert set(shown.index) == set(QIS)
     for q in QIS:
         assert (math.isnan(got[q]) and math.isnan(shown[q])) or got[q] == pytest.approx(shown[q], abs=0.006), q
