@@ -104,7 +104,7 @@ def roles_message(r: Roles) -> str:
         parts.append(f"weight {r.weight}")
     if r.direct_ids:
         parts.append(f"{len(r.direct_ids)} identifier(s) excluded")
-    return "Roles applied as a new version: " + ", ".join(parts) + "."
+    return "Roles applied as a new version. " + ", ".join(parts) + "."
 
 
 def _use_roles(base: pd.DataFrame, key: str) -> None:

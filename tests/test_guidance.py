@@ -9,9 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kanon_core.cli import main
-from kanon_core.dataset import Dataset, Roles, VariableMeta
+from kanon_core.dataset import Dataset, Roles, VariableMeta, validate_roles
 from kanon_core.errors import InputError
 from kanon_core.guidance import (
     ANALYSIS,
@@ -273,3 +275,41 @@ def test_cli_roles_labels_from_sidecar_and_bad_file(tmp_path, capsys):
     out = json.loads((tmp_path / "r.json").read_text())
     assert out["variables"][1]["label"] == "Sex-composite"
     assert main(["roles", str(tmp_path / "absent.csv")]) == 2
+
+
+# -- properties on random frames ----------------------------------------------------------------------------------
+_cells = st.one_of(st.none(), st.integers(-3, 40), st.sampled_from(["a", "b", "some longer free text here", "z"]))
+
+
+@st.composite
+def frames(draw):
+    n = draw(st.integers(1, 40))
+    names = draw(st.lists(st.sampled_from(["age", "sex", "hid", "id", "weight", "wgt", "income", "x", "y", "note",
+                                           "region", "psu", "strata", "v1", "v2"]), min_size=1, max_size=6,
+                          unique=True))
+    data = {}
+    for name in names:
+        kind = draw(st.sampled_from(["int", "float", "text", "mixed"]))
+        if kind == "int":
+            col = draw(st.lists(st.one_of(st.none(), st.integers(-5, 10**6)), min_size=n, max_size=n))
+            data[name] = pd.array(col, dtype="Int64")
+        elif kind == "float":
+            data[name] = draw(st.lists(st.one_of(st.none(), st.floats(0.01, 1e6)), min_size=n, max_size=n))
+        else:
+            data[name] = pd.Series(draw(st.lists(_cells, min_size=n, max_size=n)), dtype=object).map(
+                lambda v: None if v is None else str(v))
+    return pd.DataFrame(data)
+
+
+@given(frames())
+def test_suggestions_on_random_frames_are_valid_roles_with_exact_counts(frame):
+    g = suggest_roles(frame)
+    assert [s.variable for s in g.suggestions] == list(frame.columns)
+    assert sum(s.role == WEIGHT for s in g.suggestions) <= 1
+    validate_roles(frame, g.roles())  # never a QI that is also excluded, never the weight as a QI
+    for s in g.suggestions:
+        observed = [v for v in frame[s.variable].tolist() if not pd.isna(v)]
+        assert s.distinct == len(set(observed))  # brute force
+        assert s.missing == len(frame) - len(observed)
+        assert s.reason
+    assert suggest_roles(frame.copy()) == g

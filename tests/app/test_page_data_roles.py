@@ -75,7 +75,7 @@ def test_use_these_roles_applies_them_and_shows_the_count():
     assert set(step.outcomes) == {"expend", "income", "savings"}
     fk = compute_class_sizes(frame[list(SURVEY_QIS)].to_numpy(), "wildcard").fk
     assert metric(at, "Records violating k=3") == f"{int((fk < 3).sum()):,}"
-    assert any("Roles applied as a new version: 7 quasi-identifier(s), weight sampling_weight" in s.value
+    assert any("Roles applied as a new version. 7 quasi-identifier(s), weight sampling_weight" in s.value
                for s in at.success)
     # the new version's table shows its own roles; a second click changes nothing
     shown = dict(zip(_role_table(at)["variable"], _role_table(at)["role"], strict=True))

@@ -78,7 +78,7 @@ def test_upload_to_first_count_and_to_suppression(page, app_url, tmp_path):
         page.get_by_text("Loaded household_survey.csv: 4,580 records").wait_for()
         page.get_by_text("No roles are set yet").wait_for()
         act.click(page.get_by_role("button", name="Use these roles"), "Use these roles")
-        page.get_by_text(f"Roles applied as a new version: 7 quasi-identifier(s), weight {SURVEY_WEIGHT}").wait_for()
+        page.get_by_text(f"Roles applied as a new version. 7 quasi-identifier(s), weight {SURVEY_WEIGHT}").wait_for()
         shown = int(metric_value(page, "Records violating k=3").replace(",", ""))
         no_exception(page)
         assert act.count <= FIRST_COUNT_GOAL, act.log
@@ -138,7 +138,7 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
     wait_idle(page)
     page.get_by_role("button", name="Use these roles").click()
     wait_idle(page)
-    page.get_by_text(f"Roles applied as a new version: 6 quasi-identifier(s), weight {SURVEY_WEIGHT}").wait_for()
+    page.get_by_text(f"Roles applied as a new version. 6 quasi-identifier(s), weight {SURVEY_WEIGHT}").wait_for()
     assert metric_value(page, "Quasi-identifiers") == "6"
     frame = make_survey(600)
     qis = [q for q in SURVEY_QIS if q != "sex"]
