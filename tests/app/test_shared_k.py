@@ -32,9 +32,10 @@ def test_sidebar_risk_matches_the_page_on_the_same_run():
     current = next(m.value for m in at.sidebar.markdown if m.value.startswith("**"))
     # before the fix the sidebar said "< k=3" on this run: the page copied k after the sidebar was drawn
     assert "k=5" in current and "k=3" not in current, current
-    side = at.session_state["memo"]
+    from kanon_core.risk.timeline import version_risk
+
     hist = at.session_state["history"]
-    risk = side[(hist.uid, hist.current_id, "version_risk", 5)]
+    risk = version_risk(hist.original.dataset, hist.current.dataset, 5, 1.0)
     assert f"{risk.n_violating:,} &lt; k=5" in current  # "<" escaped for markdown
 
 
