@@ -145,3 +145,34 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
     sizes = frame.groupby(qis)[qis[0]].transform("size")
     assert int(metric_value(page, "Records violating k=3").replace(",", "")) == int((sizes < 3).sum())
     no_exception(page)
+
+
+def test_a_value_label_typed_in_the_grid_is_saved_as_a_step(page, app_url, tmp_path):
+    """Value labels for a CSV file: a label typed in the editor's grid reaches the variable summary."""
+    path = write_survey(tmp_path / "household_survey.csv", 300)
+    page.goto(app_url)
+    wait_idle(page)
+    load_block(page).click()
+    wait_idle(page)
+    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    wait_idle(page)
+    page.get_by_role("tab", name="Value labels").click()
+    panel = page.get_by_role("tabpanel", name="Value labels")
+    panel.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="sex", exact=True).click()
+    wait_idle(page)
+    grid = panel.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # code 1
+    for key in ["ArrowRight", "ArrowRight", "Enter"]:  # its label cell, open the editor
+        page.keyboard.press(key)
+    page.keyboard.type("Male")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    panel.get_by_role("button", name="Save these labels").click()
+    wait_idle(page)
+    page.get_by_text("Labels of sex saved as a step of the recipe (1 labelled code(s)).").wait_for()
+    sidebar = page.locator("[data-testid='stSidebar']")
+    assert sidebar.get_by_text(re.compile(r"v1: Labels: sex \(1 codes\)")).count() > 0
+    no_exception(page)
