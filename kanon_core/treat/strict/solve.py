@@ -152,7 +152,10 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     free = [v for v in range(q) if not protected[v]]
     complete_list = len(free) <= FULL_ENUMERATION_MAX
     patterns = small_patterns(free)
-    fulls = {int(sum(1 << v for v in free if able_cells[u, v])) for u in np.flatnonzero(unsafe).tolist()}
+    free_bits = np.zeros(len(uniq), dtype=np.uint64)
+    for v in free:  # each unsafe row's all-free pattern, as a bit mask
+        free_bits |= able_cells[:, v].astype(np.uint64) << np.uint64(v)
+    fulls = {int(m) for m in np.unique(free_bits[unsafe]).tolist()}
     patterns += sorted(fulls - set(patterns) - {0})
     outside = float("inf") if complete_list else cheapest_outside(free, costs, SMALL_PATTERN_SIZE)
     if missing_matches and len(free) > FIRST_MAX_FREE:
