@@ -4,7 +4,6 @@ and recode suggestions from the MINUCs. Applying creates a new current version."
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
@@ -19,7 +18,12 @@ from kanon_core.treat.explain import effects_table, search_summary
 from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
-from kanon_core.treat.suggest import suggest_recodes, suggestion_effect, suggestions_frame
+from kanon_core.treat.suggest import (
+    suggest_recodes,
+    suggestion_effect,
+    suggestion_effect_table,
+    suggestions_frame,
+)
 from kanon_core.utility.plots import inert_frame, inert_labels, inert_text
 
 ensure_app_navigation()
@@ -252,23 +256,28 @@ with tab_suggest:
         if not sugs:
             st.success("No recode to suggest: no MINUC contains a value of a variable with three or more categories.")
         else:
-            table = suggestions_frame(sugs)
-            st.dataframe(table.head(30), hide_index=False, width="stretch", height=300)
-            pick = int(st.number_input("Suggestion (row number)", 0, len(sugs) - 1, 0, key="w_sug_pick"))
-            chosen = sugs[pick]
-            st.markdown(f"**{chosen.variable}: {chosen.description}**")
-            effect = state.memo_peek("suggestion_effect", (mparams, pick))
-            b1, b2 = st.columns(2)
-            if effect is None and b1.button("Compute effect", key="btn_sug_effect"):
-                eff = state.run_with_progress("Effect of the recode", lambda progress: suggestion_effect(
-                    ds, chosen, minucs, progress))
-                if eff is not None:
-                    state.memo_put("suggestion_effect", (mparams, pick), eff)
-                    st.rerun()
-            if effect is not None:
-                st.dataframe(pd.DataFrame([effect.to_dict()]), hide_index=True, width="stretch")
-            b2.button("Apply this suggestion", key="btn_sug_apply", type="primary", on_click=_apply_many,
-                      args=(chosen.steps, f"{chosen.variable}: {chosen.description} — applied."))
+            shown = sugs[:30]
+            st.caption("Click a row: its effect (MINUCs and records below k, recounted on the recoded data) "
+                       "appears below, with a button to apply it.")
+            event = st.dataframe(suggestions_frame(shown), hide_index=True, width="stretch", height=300,
+                                 key="w_sug_table", on_select="rerun", selection_mode="single-row")
+            rows = [r for r in event.selection.rows if 0 <= r < len(shown)]
+            if not rows:
+                st.info("Select a suggestion in the table to see its effect.")
+            else:
+                chosen = shown[rows[0]]
+                st.markdown(f"**{chosen.variable}: {chosen.description}**")
+                effect_key = (mparams, chosen.variable, chosen.description)
+                effect = state.memo_peek("suggestion_effect", effect_key)
+                if effect is None:  # computed inline on selection: no rerun, so the tab stays open
+                    effect = state.run_with_progress("Effect of the recode", lambda progress: suggestion_effect(
+                        ds, chosen, minucs, progress))
+                    if effect is not None:
+                        state.memo_put("suggestion_effect", effect_key, effect)
+                if effect is not None:
+                    st.dataframe(suggestion_effect_table(effect, k), hide_index=True, width="stretch")
+                st.button("Apply this suggestion", key="btn_sug_apply", type="primary", on_click=_apply_many,
+                          args=(chosen.steps, f"{chosen.variable}: {chosen.description} — applied."))
 
 # -- hierarchy builder -----------------------------------------------------------------------------------------
 with tab_build:

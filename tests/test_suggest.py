@@ -59,6 +59,14 @@ def test_touched_minucs_are_counted_exactly_and_bound_the_removed_ones(ds, k):
         assert effect.minucs_after == brute_after
         # a MINUC without a recoded value keeps its counts: only touched ones can go
         assert effect.minucs_removed <= s.minucs_touched
+        # records below k, counted by brute force (complete rows here: a class is the identical rows)
+        def below(codes):
+            rows = [tuple(r) for r in codes]
+            return sum(1 for r in rows if rows.count(r) < k)
+        if not (qm.codes < 0).any() and not (after.codes < 0).any():
+            assert effect.violating_before == below(qm.codes)
+            assert effect.violating_after == below(after.codes)
+            assert effect.violating_after <= effect.violating_before  # merging never splits a class
         # the categories lost are the categories that disappear
         assert len(qm.values[j]) - len(after.values[j]) == s.categories_lost
         assert s.categories_lost >= 1 and len(after.values[j]) >= 2

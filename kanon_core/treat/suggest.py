@@ -76,6 +76,10 @@ class SuggestionEffect:
     records_at_risk_before: int
     records_at_risk_after: int
     seconds: float
+    violating_before: int = 0
+    """Records in classes smaller than k (fk < k) on the same QIs before the recode, and after it: what
+    the officer reads on the Risk page, beside the MINUC counts."""
+    violating_after: int = 0
 
     @property
     def minucs_removed(self) -> int:
@@ -91,7 +95,8 @@ class SuggestionEffect:
                 "MINUCs after": self.minucs_after, "MINUCs removed": self.minucs_removed,
                 "removed per category lost": round(self.removed_per_category, 1),
                 "records with a MINUC before": self.records_at_risk_before,
-                "records with a MINUC after": self.records_at_risk_after}
+                "records with a MINUC after": self.records_at_risk_after,
+                "records below k before": self.violating_before, "records below k after": self.violating_after}
 
 
 def suggest_recodes(
@@ -154,12 +159,27 @@ def suggestion_effect(
     ds: Dataset, suggestion: Suggestion, minucs: MinucResult, progress: Progress | None = None
 ) -> SuggestionEffect:
     """Apply the suggestion to a copy and search the MINUCs again (same QIs, k, semantics and max size)."""
+    from ..risk.classes import class_sizes
+
     t0 = time.perf_counter()
     after = suggestion.apply(ds)
-    res = find_minucs(after.qi_matrix(minucs.names), k=minucs.k, missing=minucs.missing,
-                      max_size=minucs.max_size, progress=progress)
+    qa = after.qi_matrix(minucs.names)
+    res = find_minucs(qa, k=minucs.k, missing=minucs.missing, max_size=minucs.max_size, progress=progress)
+    below_before = int((class_sizes(ds.qi_matrix(minucs.names).codes, minucs.missing) < minucs.k).sum())
+    below_after = int((class_sizes(qa.codes, minucs.missing) < minucs.k).sum())
     return SuggestionEffect(suggestion, int(minucs.total), int(res.total), int(minucs.records_with_minucs()),
-                            int(res.records_with_minucs()), time.perf_counter() - t0)
+                            int(res.records_with_minucs()), time.perf_counter() - t0, below_before, below_after)
+
+
+def suggestion_effect_table(effect: SuggestionEffect, k: int) -> pd.DataFrame:
+    """The effect as the Recode page shows it beside the selected suggestion: one row per measure,
+    before, after and the change."""
+    rows = [("MINUCs", effect.minucs_before, effect.minucs_after),
+            ("Records with a MINUC", effect.records_at_risk_before, effect.records_at_risk_after),
+            (f"Records below k = {k}", effect.violating_before, effect.violating_after)]
+    table = pd.DataFrame(rows, columns=["measure", "before", "after"])
+    table["change"] = table["after"] - table["before"]
+    return table
 
 
 class _Variable:

@@ -89,13 +89,21 @@ def test_suggestions_and_their_effect_equal_core(page):
     sugs = suggest_recodes(ds, res)
     table = frame_with(page, "MINUCs touched")
     assert table["recode"].tolist()[:5] == [s.description for s in sugs[:5]]
-    page.button(key="btn_sug_effect").click().run()
+    # no row numbers to type: a row is selected in the table (as a click does) and its effect shows inline
+    assert not [n for n in page.number_input if n.key == "w_sug_pick"]
+    assert any("Select a suggestion" in i.value for i in page.info)
+    page.session_state["w_sug_table"] = {"selection": {"rows": [1], "columns": []}}
+    page.run()
     assert not page.exception
-    eff = frame_with(page, "MINUCs removed").iloc[0]
-    ref = suggestion_effect(ds, sugs[0], res)
-    assert int(eff["MINUCs after"]) == ref.minucs_after
+    assert any(m.value == f"**{sugs[1].variable}: {sugs[1].description}**" for m in page.markdown)
+    eff = frame_with(page, "change").set_index("measure")
+    ref = suggestion_effect(ds, sugs[1], res)
+    assert int(eff.loc["MINUCs", "after"]) == ref.minucs_after
+    assert int(eff.loc["Records with a MINUC", "after"]) == ref.records_at_risk_after
+    assert int(eff.loc["Records below k = 3", "before"]) == ref.violating_before
+    assert int(eff.loc["Records below k = 3", "after"]) == ref.violating_after
     page.button(key="btn_sug_apply").click().run()
-    assert current(page).id == len(sugs[0].steps)
+    assert current(page).id == len(sugs[1].steps)
 
 
 def test_built_hierarchy_is_used_by_the_level_sliders(page):
