@@ -8,7 +8,6 @@ hash from a sample.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -18,10 +17,11 @@ from kanon_core.dataset import Dataset
 from kanon_core.history import History, Version
 from kanon_core.steps import Step
 
+from .cache import SessionView
 from .samples import DEFAULT_SAMPLE, SAMPLES, load_sample
 
 T = TypeVar("T")
-MEMO_SIZE = 48
+_MISSING = object()
 DEFAULT_K = 3
 """The session's k until the officer changes it: the same on every page and in the report."""
 
@@ -34,13 +34,14 @@ def init() -> None:
         ss["source"] = {"kind": "sample", "key": DEFAULT_SAMPLE, "title": SAMPLES[DEFAULT_SAMPLE].title,
                         "path": str(SAMPLES[DEFAULT_SAMPLE].path)}
     ss.setdefault("settings", {"k": DEFAULT_K})
-    ss.setdefault("memo", OrderedDict())
+    if not isinstance(ss.get("memo"), SessionView):  # a fresh view: this session's part of the shared cache
+        ss["memo"] = SessionView()
     ss.setdefault("flash", [])
 
 
 def _ss():
     """Session state, initialised on first use: a page opened by its URL may run before app.py has."""
-    if "history" not in st.session_state or "memo" not in st.session_state:
+    if "history" not in st.session_state or not isinstance(st.session_state.get("memo"), SessionView):
         init()
     return st.session_state
 
@@ -65,7 +66,7 @@ def set_source(ds: Dataset, source: dict[str, Any]) -> None:
     """Start a new session history on freshly loaded data (the previous one is dropped)."""
     st.session_state["history"] = History.start(ds)
     st.session_state["source"] = source
-    st.session_state["memo"] = OrderedDict()
+    st.session_state["memo"] = SessionView()
     st.session_state["hierarchies"] = {}
     for key in [k for k in st.session_state if str(k).startswith("result_")]:
         del st.session_state[key]
@@ -119,24 +120,25 @@ def run_step(step: Step, done: str | None = None) -> None:
 
 
 def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version | None = None) -> T:
-    """Memoise ``compute()`` for the given version (default current) and parameters (LRU, bounded)."""
+    """Memoise ``compute()`` for the given version (default current) and parameters.
+
+    Kept in the server's shared cache (kanon_app.cache: bounded by bytes, least recently used evicted,
+    thread-safe) under this session's own keys, so a rerun recomputes only what its inputs changed.
+    """
     version = version or current()
     key = (history().uid, version.id, name, params)
-    cache: OrderedDict = _ss()["memo"]
-    if key in cache:
-        cache.move_to_end(key)
-        return cache[key]
-    value = compute()
-    cache[key] = value
-    while len(cache) > MEMO_SIZE:
-        cache.popitem(last=False)
+    cache: SessionView = _ss()["memo"]
+    value = cache.store.get((cache.token, key), _MISSING)
+    if value is _MISSING:
+        value = compute()
+        cache.put(key, value)
     return value
 
 
 def memo_peek(name: str, params: Hashable, version: Version | None = None) -> Any | None:
     """The memoised value when it exists (None otherwise): lets a page offer a run instead of starting it."""
     version = version or current()
-    return _ss()["memo"].get((history().uid, version.id, name, params))
+    return _ss()["memo"].get((history().uid, version.id, name, params))  # type: ignore[no-any-return]
 
 
 def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
@@ -149,10 +151,7 @@ def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
 def memo_put(name: str, params: Hashable, value: Any, version: Version | None = None) -> None:
     """Store a value computed in the page body (e.g. with a progress bar) under the memo's key."""
     version = version or current()
-    cache: OrderedDict = _ss()["memo"]
-    cache[(history().uid, version.id, name, params)] = value
-    while len(cache) > MEMO_SIZE:
-        cache.popitem(last=False)
+    _ss()["memo"].put((history().uid, version.id, name, params), value)
 
 
 def cancelled_message(label: str) -> str:
@@ -164,6 +163,31 @@ def _say_cancelled(label: str) -> None:
     """The Cancel button's callback: Streamlit stops the running script for the rerun this click starts,
     and this message is shown on that rerun (the work's result is never stored or applied)."""
     flash(cancelled_message(label), "info")
+
+
+def run_in_background(name: str, params: Hashable, label: str, work: Callable[[Any], T], start_now: bool,
+                      version: Version | None = None) -> T | None:
+    """Run ``work(progress)`` off the script thread (kanon_app.background) for the version (default current)
+    and parameters; the result, memoised under ``name``, once ready (None while not started, cancelled or
+    failed, each said on the page). ``start_now``: the page's Run button was just clicked."""
+    from . import background
+
+    version = version or current()
+    key = (history().uid, version.id, name, params)
+    view: SessionView = _ss()["memo"]
+    value = view.get(key)
+    if value is not None:
+        return value  # type: ignore[no-any-return]
+    return background.run(name, key, label, work, start_now=start_now, store=lambda v: view.put(key, v),
+                          cancelled_text=cancelled_message(label))
+
+
+def job_running(name: str, params: Hashable, version: Version | None = None) -> bool:
+    """Whether this session's background job ``name`` for these parameters is still running."""
+    from . import background
+
+    version = version or current()
+    return background.running(name, (history().uid, version.id, name, params)) is not None
 
 
 def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:

@@ -127,19 +127,26 @@ with tab_report:
     # the session's hierarchies by content: Prec in the report is measured with them, as on Compare
     params = (k, formulas, with_minucs, settings.get("notes", ""), hierarchies_fingerprint(state.hierarchies()))
     built = state.memo_peek("report_html", params)
-    if st.button("Build the report", key="btn_build_report", disabled=not qis):
+    clicked = (not state.job_running("report_html", params)
+               and st.button("Build the report", key="btn_build_report", disabled=not qis))
+    if clicked or state.job_running("report_html", params):
+        if clicked:
+            state.memo_put("report_html", params, None)  # a click rebuilds (e.g. on a new day)
         session_hs, _ = hierarchy_ui.effective_hierarchies(original_with_roles(hist, version.id), qis)
         opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
                              formulas=formulas, minucs=with_minucs, hierarchies=session_hs)
         risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
-        with st.spinner("Building the report…"):
-            try:
-                built = report_html(hist, version.id, recipe_json, opts, version_risks=risks).encode("utf-8")
-            except KanonError as exc:
-                st.error(str(exc))
-                built = None
-        if built is not None:
-            state.memo_put("report_html", params, built)
+        # MINUCs found on the MINUCs page for the original (same QIs, k and semantics) are not searched again
+        found = state.memo_peek("minucs", (qis, k, None, ds.missing)) if version.id == 0 else None
+
+        def _build(progress):
+            html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
+                               minucs=(found, found) if found is not None else None).encode("utf-8")
+            progress.update(1.0)  # a Cancel clicked meanwhile drops the report
+            return html
+
+        built = state.run_in_background("report_html", params, "Building the report", _build,
+                                        start_now=clicked)
     if not qis:
         st.info("Choose quasi-identifiers on the Data page first.")
     if built is not None:

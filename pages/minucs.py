@@ -7,6 +7,7 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.sections import when_open
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
@@ -47,22 +48,28 @@ except KanonError as exc:
 
 result = state.memo_peek("minucs", params)
 if result is None:
-    try:
-        est = state.memo("minuc_estimate", params,
-                         lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None))
-    except KanonError as exc:
-        st.error(str(exc))
+    # the search runs off the script thread (kanon_app.background): the page stays responsive, Cancel works
+    offer = st.empty()
+    clicked = False
+    if not state.job_running("minucs", params):
+        with offer.container():
+            try:
+                est = state.memo("minuc_estimate", params,
+                                 lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None))
+            except KanonError as exc:
+                st.error(str(exc))
+                st.stop()
+            st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
+                    f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
+                    f"{est.memory_bytes / 2**20:,.0f} MB.")
+            clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
+    result = state.run_in_background(
+        "minucs", params, "MINUC search",
+        lambda progress: find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress),
+        start_now=clicked)
+    if result is None:
         st.stop()
-    st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
-            f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, {est.memory_bytes / 2**20:,.0f} MB.")
-    if st.button("Find MINUCs", key="btn_find_minucs", type="primary"):
-        res = state.run_with_progress(
-            "MINUC search",
-            lambda progress: find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress))
-        if res is not None:
-            state.memo_put("minucs", params, res)
-            st.rerun()
-    st.stop()
+    offer.empty()
 
 # -- results ------------------------------------------------------------------------------------------------
 m = st.columns(5)
@@ -89,21 +96,23 @@ with right:
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), yaxis={"categoryorder": "total ascending"})
     st.plotly_chart(fig, width="stretch", key="chart_minuc_vars")
 
+# lazy tabs: only the open one is computed (kanon_app.sections)
 tab_values, tab_records, tab_suda, tab_qids = st.tabs(["Values to recode", "Records", "SUDA scores",
-                                                       "Violating QI sets"])
-with tab_values:
+                                                       "Violating QI sets"], key="w_minuc_section",
+                                                      on_change="rerun")
+for _ in when_open(tab_values):
     values = state.memo("minuc_values", params, lambda: result.value_contributions(qm))
     st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding.")
     st.dataframe(values.drop(columns="code").head(100), hide_index=True, width="stretch")
 
-with tab_records:
+for _ in when_open(tab_records):
     state.widget_value("w_minuc_filter", [])
     only = st.multiselect("Only MINUCs containing all of", list(result.names), key="w_minuc_filter")
-    ranking = result.record_ranking()
+    ranking = state.memo("minuc_ranking", params, result.record_ranking)
     if only:
         counts = result.count_containing(only)
         ranking = ranking[counts[ranking.record.to_numpy()] > 0].assign(
-            matching=lambda t: counts[t.record.to_numpy()])
+            matching=lambda t: counts[t.record.to_numpy()])  # noqa: B023 - called at once by assign
     st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs (first 500 shown).")
     st.dataframe(ranking.head(500), hide_index=True, width="stretch")
     if len(ranking):
@@ -118,7 +127,7 @@ with tab_records:
         st.dataframe(view.style.map(lambda v: "background-color: #ffe08a" if v not in ("", None) else ""),
                      hide_index=True, width="stretch")
 
-with tab_suda:
+for _ in when_open(tab_suda):
     if k != 2:
         st.info("SUDA scores are defined on minimal sample uniques: set k = 2.")
     else:
@@ -137,7 +146,7 @@ with tab_suda:
             st.plotly_chart(fig, width="stretch", key="chart_suda")
         st.dataframe(suda.variable_contributions, hide_index=True, width="stretch")
 
-with tab_qids:
+for _ in when_open(tab_qids):
     if not result.complete:
         st.info("Run without a maximum size to list the minimal violating sets exactly.")
     else:

@@ -78,13 +78,15 @@ result = state.memo_peek("suppression", params)
 alpha_note = f"; a match with a record that has missing values counts {alpha:g} (Risk page)" if alpha < 1 else ""
 st.caption(f"Missing values count as **{ds.missing}**{alpha_note}. Version v{state.current().id}: "
            f"{ds.n_records:,} records.")
-if result is None:
-    if st.button("Run suppression", key="btn_run_suppress", type="primary"):
-        res = state.run_with_progress("Local suppression", lambda progress: step.run(ds, progress))
-        if res is not None:
-            state.memo_put("suppression", params, res)
-            st.rerun()
-    st.stop()
+if result is None:  # the run is off the script thread (kanon_app.background): responsive, with Cancel
+    offer = st.empty()
+    clicked = (not state.job_running("suppression", params)
+               and offer.button("Run suppression", key="btn_run_suppress", type="primary"))
+    result = state.run_in_background("suppression", params, "Local suppression",
+                                     lambda progress: step.run(ds, progress), start_now=clicked)
+    if result is None:
+        st.stop()
+    offer.empty()
 
 qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))
 m = st.columns(6)
@@ -143,22 +145,25 @@ st.subheader("Other models and methods")
 others = [_step(n, mth) for n, mdl in MODELS.items() for mth in mdl.methods if (n, mth) != (model_name, method)]
 done = {o: state.memo_peek("suppression", (o, ds.missing)) for o in others}
 if any(r is None for r in done.values()):
-    if st.button("Run the other models and methods too, for comparison", key="btn_run_other"):
-        def _all(progress):
-            out = {}
-            for o in others:
-                if done[o] is None:
-                    try:
-                        out[o] = o.run(ds)
-                    except KanonError as exc:  # e.g. a model that cannot treat this file: say why
-                        out[o] = str(exc)
-            return out
+    clicked = (not state.job_running("suppression_others", params)
+               and st.button("Run the other models and methods too, for comparison", key="btn_run_other"))
 
-        res = state.run_with_progress("Comparison runs", _all)
-        if res is not None:
-            for o, r in res.items():
-                state.memo_put("suppression", (o, ds.missing), r)
-            st.rerun()
+    def _all(progress):
+        out = {}
+        for i, o in enumerate(others):
+            progress.update(i / len(others), f"{o.model} {o.method}")  # Cancel stops between runs
+            if done[o] is None:
+                try:
+                    out[o] = o.run(ds)
+                except KanonError as exc:  # e.g. a model that cannot treat this file: say why
+                    out[o] = str(exc)
+        return out
+
+    res = state.run_in_background("suppression_others", params, "Comparison runs", _all, start_now=clicked)
+    if res is not None:
+        for o, r in res.items():
+            state.memo_put("suppression", (o, ds.missing), r)
+        st.rerun()
 else:
     both = {(model_name, method): result,
             **{(o.model, o.method): r for o, r in done.items() if not isinstance(r, str)}}

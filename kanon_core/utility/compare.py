@@ -193,7 +193,7 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
         col_o[miss_o] = np.nan
         labels_o = {**labels_o, **dict(meta_t.value_labels)}
     # original values (on the compared coding) that some record still shows after treatment
-    kept_keys = {_key(x) for x in col_o[~miss_o & ~miss_t].tolist()}
+    kept_keys = {_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
     est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
     est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                         name=v).table

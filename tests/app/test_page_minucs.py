@@ -34,6 +34,8 @@ def test_estimate_then_run_shows_core_numbers(page):
     smallest = min(s for s, v in ref.totals_by_size().items() if v)
     assert metric(page, "Smallest MINUC") == str(smallest)
     suda = suda_scores(ref, ds.qi_matrix(QIS))
+    page.session_state["w_minuc_section"] = "SUDA scores"  # one section at a time, computed when chosen
+    page.run()
     assert metric(page, "Records with a SUDA score") == f"{int((suda.score > 0).sum()):,}"
     # cached per version and parameters: a rerun does not search again
     memo = page.session_state["memo"]
@@ -44,6 +46,8 @@ def test_filter_by_variable_and_record_view(page):
     page.button(key="btn_find_minucs").click().run()
     ds = load_sample("els")
     ref = find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing)
+    page.session_state["w_minuc_section"] = "Records"
+    page.run()
     page.multiselect(key="w_minuc_filter").set_value(["BYINCOME"]).run()
     assert not page.exception
     ranking = next(df.value for df in page.dataframe if "matching" in df.value.columns)
@@ -66,6 +70,8 @@ def test_k3_hides_suda_and_max_size_marks_incomplete(page):
     page.button(key="btn_find_minucs").click().run()
     assert not page.exception
     assert metric(page, "Complete") in ("yes", "no")
+    page.session_state["w_minuc_section"] = "SUDA scores"
+    page.run()
     assert any("set k = 2" in i.value for i in page.info)
 
 

@@ -1,0 +1,166 @@
+"""Heavy computations (MINUC search, suppression, the report) in a worker thread, with progress and Cancel.
+
+The script thread only waits and redraws a progress bar, so any click on the page stops that wait at once
+(Streamlit ends a script run at its next element update) and the new run finds the job still going: the
+page stays responsive, and leaving the page does not lose the work. The worker stores its result in the
+session's part of the shared cache (kanon_app.cache), so the result is found by the memo even when the
+page that started it is no longer shown.
+
+Cancel sets the flag of the job's :class:`~kanon_core.progress.Progress`; kanon_core's computations stop at
+their next checkpoint and the page says "cancelled". Nothing is applied to the history by a job, so the
+current version is unchanged.
+
+Heavy jobs of all sessions take turns (``KANON_HEAVY_JOBS``, default 1, at once): on a small server two
+searches side by side are no faster than one after the other, each would hold its own large memory, and the
+compiled kernels' default thread pool must not be entered from two threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from kanon_core.errors import KanonError
+from kanon_core.progress import Progress
+
+T = TypeVar("T")
+
+HEAVY_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("KANON_HEAVY_JOBS", "1"))))
+POLL_SECONDS = 0.1
+
+
+@dataclass
+class Job(Generic[T]):
+    """One computation running (or finished) in a worker thread.
+
+    ``state`` is "waiting" (for a heavy slot), "running", "done", "cancelled" or "failed"; ``error`` holds
+    the message of a :class:`KanonError` (shown to the user) and ``exception`` any other error (re-raised in
+    the script thread, so it is not silently lost).
+    """
+
+    key: Hashable
+    label: str
+    progress: Progress = field(default_factory=Progress)
+    fraction: float = 0.0
+    message: str = ""
+    state: str = "waiting"
+    result: T | None = None
+    error: str | None = None
+    exception: BaseException | None = None
+    started: float = field(default_factory=time.perf_counter)
+    seconds: float = 0.0
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        """Ask the computation to stop at its next checkpoint (a no-op once finished)."""
+        self.progress.cancel()
+
+    @property
+    def done(self) -> bool:
+        return self.finished.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.finished.wait(timeout)
+
+
+def start(key: Hashable, label: str, work: Callable[[Progress], T],
+          store: Callable[[T], Any] | None = None) -> Job[T]:
+    """Run ``work(progress)`` in a daemon thread; ``store(result)`` is called in that thread when it succeeds."""
+    job: Job[T] = Job(key=key, label=label)
+
+    def update(fraction: float, message: str) -> None:
+        job.fraction, job.message = fraction, message
+
+    job.progress.callback = update
+
+    def run() -> None:
+        try:
+            with HEAVY_SLOTS:
+                if job.progress.cancelled:
+                    job.state = "cancelled"
+                    return
+                job.state = "running"
+                t0 = time.perf_counter()
+                value = work(job.progress)
+                job.seconds = time.perf_counter() - t0
+            if store is not None:
+                store(value)
+            job.result, job.state = value, "done"
+        except KanonError as exc:
+            if job.progress.cancelled:
+                job.state = "cancelled"
+            else:
+                job.error, job.state = str(exc), "failed"
+        except BaseException as exc:  # noqa: BLE001 - handed to the script thread, which re-raises it
+            job.exception, job.state = exc, "failed"
+        finally:
+            job.finished.set()
+
+    threading.Thread(target=run, name=f"kanon-{label}", daemon=True).start()
+    return job
+
+
+def _jobs() -> dict[str, Job]:
+    import streamlit as st
+
+    return st.session_state.setdefault("jobs", {})
+
+
+def running(name: str, key: Hashable) -> Job | None:
+    """This session's unfinished job ``name`` for ``key`` (e.g. to hide a Run button while it runs)."""
+    job = _jobs().get(name)
+    return job if job is not None and job.key == key and not job.done else None
+
+
+def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, start_now: bool,
+        store: Callable[[T], Any] | None = None, cancelled_text: str | None = None) -> T | None:
+    """Drive this session's job ``name`` for ``key`` from a page script; the result when it is ready, else None.
+
+    ``start_now`` (the page's Run button was just clicked) starts it, cancelling a job of the same name for
+    other parameters. While it runs the page shows a progress bar and a Cancel button and waits; a cancelled
+    job says so, a failed one shows its message. ``store`` keeps the result (e.g. in the memo) from the
+    worker thread, so it survives the page being left. ``cancelled_text`` is what a cancelled job says.
+    """
+    import streamlit as st
+
+    jobs = _jobs()
+    job = jobs.get(name)
+    if job is not None and job.key != key:
+        if start_now:
+            job.cancel()
+        job = None
+    if job is None or (start_now and job.done):
+        if not start_now:
+            return None
+        job = start(key, label, work, store)
+        jobs[name] = job
+    if not job.done:
+        bar = st.progress(job.fraction, text=_text(job))
+        st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
+                  icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
+        while not job.wait(POLL_SECONDS):
+            bar.progress(min(max(job.fraction, 0.0), 1.0), text=_text(job))  # a click elsewhere ends the wait
+        bar.empty()
+    if jobs.get(name) is job:
+        del jobs[name]
+    if job.state == "cancelled":
+        st.info(cancelled_text or f"{label} cancelled: nothing was changed.")
+        return None
+    if job.exception is not None:
+        raise job.exception
+    if job.error is not None:
+        st.error(job.error)
+        return None
+    return job.result
+
+
+def _text(job: Job) -> str:
+    if job.progress.cancelled:
+        return f"{job.label}: cancelling…"
+    if job.state == "waiting":
+        return f"{job.label}: waiting for another computation on this server to finish"
+    return f"{job.label}: {job.message}" if job.message else job.label

@@ -1,0 +1,104 @@
+"""Background jobs: the result is stored, Cancel stops at the next checkpoint and says so, errors are kept."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kanon_app import background
+from kanon_core.errors import InputError
+
+
+def test_result_is_stored_from_the_worker_thread():
+    stored = []
+    job = background.start("k", "sum", lambda progress: sum(range(10)), store=stored.append)
+    assert job.wait(30)
+    assert job.state == "done" and job.result == 45 and stored == [45]
+
+
+def test_cancel_stops_at_the_next_checkpoint_and_stores_nothing():
+    started, stored = threading.Event(), []
+
+    def work(progress):
+        started.set()
+        for i in range(10_000_000):
+            progress.update(i / 10_000_000, "working")  # raises Cancelled once cancel() was called
+        return "finished"
+
+    job = background.start("k", "loop", work, store=stored.append)
+    assert started.wait(30)
+    job.cancel()
+    assert job.wait(30)
+    assert job.state == "cancelled" and job.result is None and stored == []
+
+
+def test_a_user_error_is_a_message_and_another_error_is_kept_for_the_script_thread():
+    def bad_input(progress):
+        raise InputError("No quasi-identifiers.")
+
+    job = background.start("k", "x", bad_input)
+    assert job.wait(30)
+    assert job.state == "failed" and job.error == "No quasi-identifiers." and job.exception is None
+
+    def bug(progress):
+        raise ZeroDivisionError
+
+    job = background.start("k", "x", bug)
+    assert job.wait(30)
+    assert job.state == "failed" and isinstance(job.exception, ZeroDivisionError)
+
+
+def test_heavy_jobs_take_turns():
+    """With one slot, the second job waits until the first has finished."""
+    if background.HEAVY_SLOTS._initial_value != 1:  # type: ignore[attr-defined]
+        pytest.skip("KANON_HEAVY_JOBS allows more than one job at once")
+    release, order = threading.Event(), []
+
+    def first(progress):
+        order.append("first starts")
+        release.wait(30)
+        order.append("first ends")
+
+    def second(progress):
+        order.append("second starts")
+
+    a = background.start("a", "a", first)
+    while not order:
+        threading.Event().wait(0.01)
+    b = background.start("b", "b", second)
+    assert not b.wait(0.3) and b.state == "waiting"
+    release.set()
+    assert a.wait(30) and b.wait(30)
+    assert order == ["first starts", "first ends", "second starts"]
+
+
+def test_a_cancelled_minuc_search_says_so_and_leaves_the_version_unchanged():
+    from .helpers import open_page
+
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED"]
+    at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    at.number_input(key="w_minuc_k").set_value(2).run()
+    hist = at.session_state["history"]
+    ds = hist.current.dataset
+    key = (hist.uid, hist.current_id, "minucs", (tuple(qis), 2, None, ds.missing))
+    started, stored = threading.Event(), []
+
+    def endless(progress):
+        started.set()
+        while True:
+            progress.update(0.5, "searching")  # raises Cancelled once the job is cancelled
+            threading.Event().wait(0.01)
+
+    job = background.start(key, "MINUC search", endless, store=stored.append)
+    at.session_state["jobs"] = {"minucs": job}
+    assert started.wait(30)
+    job.cancel()  # what the page's Cancel button does
+    at.run()
+    assert not at.exception
+    assert any("MINUC search cancelled" in i.value and "nothing was changed" in i.value for i in at.info)
+    assert not at.metric and stored == []
+    assert at.session_state["history"].current_id == hist.current_id == 0 and len(hist.versions) == 1
+    at.run()  # the next run offers the search again
+    assert any(b.key == "btn_find_minucs" for b in at.button)
