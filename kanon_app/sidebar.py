@@ -9,6 +9,9 @@ from kanon_core.risk.timeline import version_risk
 
 from . import state
 
+CURRENT_MARK = ":material/arrow_right: "
+"""Marks the current version: a Material icon, which renders everywhere (emoji need fonts)."""
+
 
 def _undo() -> None:
     state.history().undo()
@@ -31,8 +34,8 @@ def render_timeline() -> None:
     st.sidebar.markdown("### Versions")
     src = state.source()
     st.sidebar.caption(f"Data: {src.get('title', src.get('name', ''))}")
-    st.sidebar.button("↶ Undo", disabled=not hist.can_undo(), key="btn_undo", on_click=_undo)
-    st.sidebar.button("↷ Redo", disabled=not hist.can_redo(), key="btn_redo", on_click=_redo)
+    st.sidebar.button("Undo", icon=":material/undo:", disabled=not hist.can_undo(), key="btn_undo", on_click=_undo)
+    st.sidebar.button("Redo", icon=":material/redo:", disabled=not hist.can_redo(), key="btn_redo", on_click=_redo)
     original = hist.original.dataset
     for vid in sorted(hist.versions):
         v = hist.versions[vid]
@@ -47,7 +50,7 @@ def render_timeline() -> None:
         if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)
             params, res = runs[-1]
             risk += f" · {res.total:,} MINUCs (k={params[1]})"
-        marker = "▶ " if vid == hist.current_id else ""
+        marker = CURRENT_MARK if vid == hist.current_id else ""
         depth = len(hist.lineage(vid)) - 1
         indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis
         label = f"{indent}{marker}v{vid}: {v.label}{risk}"

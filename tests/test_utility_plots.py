@@ -83,3 +83,49 @@ def test_bias_figure_bars_for_means_and_correlations(pair):
     assert list(fig.data[1].x) == ["x × y"] and np.allclose(fig.data[1].y, corr["bias"])
     assert fig.data[1].yaxis == "y2"
     assert len(bias_figure(means=means).data) == 1 and len(bias_figure().data) == 0
+
+
+# -- readable charts: class sizes, every label, titles not cut off -----------------------------------------------
+def test_class_size_figure_is_log_scaled_with_the_tail_summarised():
+    import pandas as pd
+
+    from kanon_core.utility.plots import class_size_figure
+
+    dist = pd.DataFrame({"class_size": [1, 2, 3, 5, 40, 900, 4000], "records": [500, 40, 9, 5, 40, 900, 4000]})
+    fig = class_size_figure(dist, k=3, clip=20)
+    bar = fig.data[0]
+    assert fig.layout.yaxis.type == "log"
+    assert list(bar.x) == ["1", "2", "3", "5", "≥ 20"]
+    assert list(bar.y) == [500, 40, 9, 5, 40 + 900 + 4000]  # nothing lost: the tail is summed
+    assert sum(bar.y) == dist["records"].sum()
+    assert bar.marker.color[0] != bar.marker.color[2]  # below k stands out
+    note = fig.layout.annotations[0].text
+    assert "4,940 records" in note and "largest 4,000" in note
+    assert list(fig.layout.xaxis.tickvals) == list(bar.x)  # every bar labelled
+
+
+def test_every_variable_is_labelled_on_a_19_qi_chart():
+    import plotly.express as px
+
+    from kanon_core.utility.plots import PX_PER_LABEL, inert_text, label_every_category
+
+    names = [f"BYVAR{i:02d}" for i in range(19)] + ["<b>x</b>"]
+    fig = px.bar(x=list(range(20)), y=[inert_text(n) for n in names], orientation="h")
+    label_every_category(fig, "y", names)
+    assert list(fig.layout.yaxis.ticktext) == [inert_text(n) for n in names]
+    assert fig.layout.yaxis.tickmode == "array"
+    assert fig.layout.height >= PX_PER_LABEL * 20
+    assert "<b>" not in "".join(fig.layout.yaxis.ticktext)
+    fig2 = label_every_category(px.bar(x=names, y=list(range(20))), "x", names)
+    assert len(fig2.layout.xaxis.tickvals) == 20 and fig2.layout.xaxis.tickangle == -45
+
+
+def test_titles_wrap_instead_of_being_cut():
+    from kanon_core.utility.plots import wrap_title
+
+    title = "Share of MINUCs containing each variable (%) <script>"
+    wrapped = wrap_title(title, 24)
+    lines = wrapped.split("<br>")
+    assert len(lines) > 1 and all(len(line) <= 24 + 15 for line in lines)
+    assert "&lt;script&gt;" in wrapped and "<script>" not in wrapped
+    assert " ".join(lines).replace("&lt;", "<").replace("&gt;", ">") == title

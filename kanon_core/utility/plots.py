@@ -5,7 +5,11 @@
 * :func:`relative_difference_histogram` -- distribution of the relative differences between original
   and treated percentages (Wilson et al., RTI, Figure 1);
 * :func:`coefficient_figure` -- coefficients with confidence intervals for each model (Wilson et al., RTI, table 4);
-* :func:`bias_figure` -- bias of means and correlations (Angiuli & Waldo, Fig. 5 style).
+* :func:`bias_figure` -- bias of means and correlations (Angiuli & Waldo, Fig. 5 style);
+* :func:`class_size_figure` -- records by class size (fk) on a log scale, the long tail of large classes
+  summarised in one bar, so the classes below k stay visible next to a class of thousands;
+* :func:`label_every_category` and :func:`wrap_title` -- every variable named on a 19-QI chart (Plotly
+  skips category labels it finds crowded) and titles broken into lines rather than cut off.
 
 Plotly reads a subset of HTML in every text it draws (axis labels, hover text, legends, titles):
 ``<a href=...>`` becomes a live link, ``<span style=...>`` restyles the chart. Category labels and
@@ -58,6 +62,66 @@ def inert_frame(data: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
     return pd.DataFrame(cols, index=frame.index)
 
 
+PX_PER_LABEL = 22
+"""Height (px) per category on a horizontal bar chart: room for every label at the default font."""
+
+
+def wrap_title(text: str, width: int = 48) -> str:
+    """``text`` made inert (:func:`inert_text`) and broken into lines of at most ``width`` characters
+    (at spaces), so a title in a half-width column is wrapped, not cut off."""
+    lines: list[str] = []
+    for word in str(text).split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(inert_text(line) for line in lines)
+
+
+def label_every_category(fig: go.Figure, axis: str, labels: Sequence[Any], min_height: int = 300) -> go.Figure:
+    """Show a tick label for every category on ``axis`` ("x" or "y"): Plotly's automatic ticks drop some
+    when they are crowded, which on a 19-QI chart leaves bars without a name. A horizontal chart (y) gets
+    :data:`PX_PER_LABEL` pixels per label; a vertical one (x) gets its labels turned to fit."""
+    texts = inert_labels(labels)
+    spec = {"tickmode": "array", "tickvals": texts, "ticktext": texts, "automargin": True}
+    if axis == "y":
+        fig.update_yaxes(**spec)
+        fig.update_layout(height=max(min_height, PX_PER_LABEL * len(texts) + 110))
+    else:
+        fig.update_xaxes(**spec, tickangle=-45 if len(texts) > 8 else 0)
+    return fig
+
+
+def class_size_figure(size_distribution: pd.DataFrame, k: int, clip: int = 20) -> go.Figure:
+    """Records by class size (fk), log scale, classes of ``clip`` or more records summed in one bar
+    ("≥ 20"). ``size_distribution`` has columns ``class_size`` and ``records``; bars below k are red."""
+    d = size_distribution[["class_size", "records"]].copy()
+    small = d[d["class_size"] < clip]
+    tail = d[d["class_size"] >= clip]
+    x = [str(int(s)) for s in small["class_size"]]
+    y = [int(r) for r in small["records"]]
+    colors = [COLORS["treated"] if s < k else COLORS["original"] for s in small["class_size"]]
+    if len(tail):
+        x.append(f"≥ {clip}")
+        y.append(int(tail["records"].sum()))
+        colors.append(COLORS["original"])
+    fig = go.Figure(go.Bar(x=x, y=y, marker={"color": colors}, text=[f"{v:,}" for v in y],
+                           textposition="outside", cliponaxis=False,
+                           hovertemplate="class size %{x}: %{y:,} records<extra></extra>"))
+    note = (f"{int(tail['records'].sum()):,} records in {len(tail):,} class sizes of {clip} or more "
+            f"(largest {int(tail['class_size'].max()):,})" if len(tail) else "")
+    fig.update_layout(
+        title=wrap_title(f"Records by class size (fk); red: below k = {k}"),
+        xaxis={"title": "Class size (records sharing the quasi-identifier values)", "type": "category",
+               "tickmode": "array", "tickvals": x, "ticktext": x},
+        yaxis={"title": "Records (log scale)", "type": "log"}, template="plotly_white", showlegend=False,
+        annotations=[{"text": inert_text(note), "xref": "paper", "yref": "paper", "x": 1, "y": 1.02,
+                      "xanchor": "right", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}]
+        if note else [],
+    )
+    return fig
+
+
 def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title: str | None = None) -> go.Figure:
     """Original vs treated weighted % with CIs for each category of one variable of a comparison table."""
     if variable is not None:
@@ -84,7 +148,7 @@ def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title
              for lab, g, pct_t in zip(labels, gone, table["pct_treated"], strict=True)]
     name = variable or ", ".join(table["variable"].astype(str).unique())
     fig.update_layout(
-        title=inert_text(title or f"Weighted % before and after treatment: {name}"),
+        title=wrap_title(title or f"Weighted % before and after treatment: {name}"),
         xaxis={"tickmode": "array", "tickvals": pos.tolist(), "ticktext": ticks, "title": None},
         yaxis={"title": "Weighted % (with confidence interval)", "rangemode": "tozero"},
         legend={"orientation": "h", "y": 1.08}, template="plotly_white",
@@ -101,7 +165,7 @@ def relative_difference_histogram(table: pd.DataFrame, nbins: int = 30, title: s
                                  hovertemplate="%{x}: %{y} value(s)<extra></extra>"))
     fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
     fig.update_layout(
-        title=inert_text(title or "Relative difference between original and treated weighted percentages"),
+        title=wrap_title(title or "Relative difference between original and treated weighted percentages"),
         xaxis={"title": "Relative difference (% of the original percentage)"},
         yaxis={"title": "Number of values"}, bargap=0.05, template="plotly_white",
     )
@@ -140,7 +204,7 @@ def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None 
         ))
     fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
     fig.update_layout(
-        title=inert_text(title or "Coefficients with confidence intervals"),
+        title=wrap_title(title or "Coefficients with confidence intervals", 70),
         yaxis={"tickmode": "array", "tickvals": list(range(len(terms))), "ticktext": inert_labels(terms),
                "autorange": "reversed"},
         xaxis={"title": "Estimate"}, legend={"orientation": "h", "y": 1.08}, template="plotly_white",
