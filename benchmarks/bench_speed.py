@@ -1,0 +1,282 @@
+"""Interactive speed: every row of the project's speed table, our figure beside the anchor's, as markdown.
+
+Rows (the anchors are figures quoted from their sources, not rerun here):
+
+* optimal generalization on Adult (30,162 records, 8 QIs with ARX's hierarchies, k = 5, Prec) at 0 % and
+  1 % suppression: the public ``search_optimal`` call on a freshly built problem, as
+  ``bench_generalize.py`` times it; anchor ARX's Flash (Kohlmayer et al.);
+* the 8-QI search on the bundled sample (16,197 records with missing values read as wildcards; the 8 QIs
+  of the demo recipe with the automatic hierarchies; k = 3, Prec) at 0 % and 1 %;
+* all MINUCs at k = 2 on the seeded table of ``bench_minucs.py`` (11,204 records shaped like Wilson et
+  al.'s, first 13 or all 19 QIs), and on the bundled sample's 11,204 records complete on the 19 QIs;
+  anchors sdcMicro's SUDA2 and Wilson et al.'s frequency tables;
+* exact suppression, default (strict) model, k = 2, on the seeded table with 19 QIs; anchor Wilson et
+  al.'s record-wise programmes (SAS);
+* the core calls the dashboard makes on the bundled sample (19 QIs, the app's k = 3): the Suppress page's
+  run (``SuppressStep.run``) and the MINUCs page's search (``find_minucs``);
+* the dashboard rows themselves (Chromium, real server) from ``bench_dashboard.py`` when it is present
+  and not skipped (``--no-dashboard``); otherwise "not measured".
+
+Every core row runs in a fresh process, after a warm-up call that loads the compiled kernels, and is
+repeated (``--repeat``, default 3): the table shows the fastest and slowest run. The load average of the
+machine is printed, since other work on a 2-core machine shows in every figure.
+
+Run: python benchmarks/bench_speed.py [--repeat 3] [--only minucs13,sup19] [--no-dashboard]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ADULT_QIS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
+SAMPLE_QIS_8 = ("BYSEX", "BYRACE", "BYDOB_P", "BYREGION", "BYGPARED", "BYINCOME", "BYOCCUM", "BYOCCUF")
+"""The quasi-identifiers of the demo recipe (sample_data/demo.recipe.json)."""
+DASHBOARD_K = 3
+"""The dashboard's default k (kanon_app.state.DEFAULT_K)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row: what is timed, on what, the anchor's figure and the goal (seconds)."""
+
+    key: str
+    work: str
+    input: str
+    anchor: str
+    goal: float | None
+
+
+CASES: tuple[Case, ...] = (
+    Case("gen0", "optimal generalization, 0 % suppression", "Adult, 30,162 x 8 QIs, k = 5, Prec",
+         "ARX Flash 27 ms (ARX benchmark, 2015 desktop)", 0.1),
+    Case("gen1", "optimal generalization, 1 % suppression", "Adult, 30,162 x 8 QIs, k = 5, Prec",
+         "ARX, all settings <= 2.5 s on Ihis", 0.2),
+    Case("sample8_0", "8-QI search on the sample, 0 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, Prec", "—", 2.0),
+    Case("sample8_1", "8-QI search on the sample, 1 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, Prec", "—", 2.0),
+    Case("minucs13", "all MINUCs, k = 2", "seeded table, 11,204 x 13 QIs", "sdcMicro SUDA2 core 2.63 s", 0.79),
+    Case("minucs19", "all MINUCs, k = 2", "seeded table, 11,204 x 19 QIs",
+         "sdcMicro 35 s; Wilson et al. 9 h", 4.0),
+    Case("minucs19s", "all MINUCs, k = 2", "sample, 11,204 complete records x 19 QIs", "—", 4.0),
+    Case("sup19", "exact suppression, strict (default) model, k = 2", "seeded table, 11,204 x 19 QIs",
+         "Wilson et al. 5 h (record-wise, SAS)", 5.0),
+    Case("dash_sup3", "Suppress page core call, strict exact, k = 3", "sample, 16,197 x 19 QIs (wildcard)", "—", 5.0),
+    Case("dash_minucs", f"MINUCs page core call, k = {DASHBOARD_K}", "sample, 16,197 x 19 QIs (wildcard)", "—", 2.0),
+)
+
+DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
+    ("suppression, k = 3", "dashboard, sample: exact suppression at k = 3 (19 QIs)", 5.0),
+    ("Find MINUCs", "dashboard, sample: Find MINUCs (19 QIs)", 2.0),
+    ("Compare first open", "dashboard: Compare first open", 1.0),
+    ("build the report", "dashboard: build the report (sample)", 2.0),
+    ("cold open", "dashboard: cold open", 2.0),
+    ("switching MINUC sections", "dashboard: switching MINUC tabs (slowest)", 0.2),
+)
+
+
+# -- the timed calls (each returns (setup, call, note)) -----------------------------------------------------
+def _adult(limit: float) -> tuple[Callable[[], object], Callable[[object], object], Callable[[object], str]]:
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.treat.hierarchy import load_hierarchies
+    from kanon_core.treat.lattice import build_problem, search_optimal
+
+    adult = ROOT / "sample_data" / "adult"
+    ds = load_dataset(adult / "adult.csv", roles=Roles(qis=ADULT_QIS))
+    hierarchies = load_hierarchies(adult, ADULT_QIS)
+    search_optimal(build_problem(ds, hierarchies, ADULT_QIS[:2]), 2)
+    return (lambda: build_problem(ds, hierarchies, ADULT_QIS), lambda p: search_optimal(p, 5, limit, "prec"),
+            lambda r: f"levels {' '.join(str(v) for v in r.level_tuple)}, {r.nodes_evaluated:,} nodes evaluated")
+
+
+def _sample8(limit: float):
+    from kanon_app.samples import load_sample
+    from kanon_core.treat.default_hierarchy import default_hierarchies
+    from kanon_core.treat.lattice import build_problem, search_optimal
+
+    ds = load_sample("els")
+    hierarchies = default_hierarchies(ds, SAMPLE_QIS_8)
+    search_optimal(build_problem(ds, hierarchies, SAMPLE_QIS_8[:2]), 2)
+    return (lambda: build_problem(ds, hierarchies, SAMPLE_QIS_8),
+            lambda p: search_optimal(p, DASHBOARD_K, limit, "prec"),
+            lambda r: f"{r.nodes_evaluated:,} nodes evaluated, {r.n_suppressed_records:,} records suppressed")
+
+
+def _minucs(q: int, source: str):
+    import numpy as np
+
+    from kanon_core.risk.minucs import find_minucs
+
+    if source == "seeded":
+        from benchmarks.synthetic import make_els_like
+
+        codes = np.ascontiguousarray(make_els_like()[:, :q])
+    else:
+        from kanon_app.samples import ELS_QIS, load_sample
+
+        all_codes = load_sample("els").qi_matrix(list(ELS_QIS[:q])).codes
+        codes = np.ascontiguousarray(all_codes[(all_codes >= 0).all(axis=1)])
+    find_minucs(codes[:200, :4], k=2)
+    return (lambda: codes, lambda c: find_minucs(c, k=2, missing="wildcard"),
+            lambda r: f"{r.total:,} MINUCs, {r.records_with_minucs():,} records with one")
+
+
+def _sup19():
+    import numpy as np
+
+    from benchmarks.synthetic import NAMES, make_els_like
+    from kanon_core.treat.suppress import suppress
+
+    codes = np.ascontiguousarray(make_els_like())
+    suppress(np.ascontiguousarray(codes[:200, :3]), 2)
+    return (lambda: codes, lambda c: suppress(c, 2, qis=list(NAMES)), _sup_note)
+
+
+def _sup_note(r) -> str:
+    return (f"{r.n_suppressed:,} cells, bound {r.lower_bound:,.0f} (gap {100 * r.gap:.1f} %), "
+            f"findable below k {r.findable_below_k}")
+
+
+def _dash_sup3():
+    import numpy as np
+
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.treat.suppress import SuppressStep, suppress
+
+    ds = load_sample("els")
+    suppress(np.ascontiguousarray(ds.qi_matrix(list(ELS_QIS)).codes[:200, :3]), 2)
+    step = SuppressStep(qis=ELS_QIS, k=DASHBOARD_K)
+    return (lambda: ds, step.run, _sup_note)
+
+
+def _dash_minucs():
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.risk.minucs import find_minucs
+
+    ds = load_sample("els")
+    find_minucs(ds.qi_matrix(list(ELS_QIS[:4])).codes[:200], k=2)
+    return (lambda: ds.qi_matrix(list(ELS_QIS)), lambda qm: find_minucs(qm, k=DASHBOARD_K, missing=ds.missing),
+            lambda r: f"{r.total:,} MINUCs")
+
+
+SETUPS: dict[str, Callable[[], tuple]] = {
+    "gen0": lambda: _adult(0.0), "gen1": lambda: _adult(0.01),
+    "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
+    "minucs13": lambda: _minucs(13, "seeded"), "minucs19": lambda: _minucs(19, "seeded"),
+    "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
+    "dash_minucs": _dash_minucs,
+}
+
+
+def one(key: str, repeat: int) -> dict:
+    """Time one case ``repeat`` times in this process (after its warm-up)."""
+    prepare, call, note = SETUPS[key]()
+    seconds = []
+    result = None
+    for _ in range(repeat):
+        arg = prepare()
+        t = time.perf_counter()
+        result = call(arg)
+        seconds.append(time.perf_counter() - t)
+    return {"min": min(seconds), "max": max(seconds), "note": note(result)}
+
+
+# -- the machine ------------------------------------------------------------------------------------------
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = f", {int(line.split()[1]) / 1024 ** 2:.0f} GiB RAM"
+    except OSError:
+        pass
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = ", load average {:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg())
+    return f"{cpu}, {os.cpu_count()} cores{ram}; {platform.system()}, Python {platform.python_version()}{load}"
+
+
+def _fmt(lo: float, hi: float) -> str:
+    return f"{lo:.2f}" if abs(hi - lo) < 0.005 or hi < lo * 1.05 else f"{lo:.2f}–{hi:.2f}"
+
+
+def _goal(goal: float | None) -> str:
+    return "—" if goal is None else f"≤ {goal:g} s"
+
+
+def _dashboard_rows(skip: bool) -> dict[str, tuple[float, str]]:
+    """The dashboard's rows keyed by their work text, or {} when not measured."""
+    if skip or not (ROOT / "benchmarks" / "bench_dashboard.py").exists():
+        return {}
+    try:
+        from benchmarks.bench_dashboard import dashboard_rows
+    except Exception as exc:  # noqa: BLE001 - the browser or its driver is not installed here
+        print(f"dashboard rows not measured: {type(exc).__name__}", file=sys.stderr)
+        return {}
+    try:
+        rows = dashboard_rows()
+    except Exception as exc:  # noqa: BLE001 - report and print the rest of the table
+        print(f"dashboard rows not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return {}
+    return {r.work: (r.seconds, r.note) for r in rows}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated case keys: " + ", ".join(SETUPS))
+    ap.add_argument("--no-dashboard", action="store_true", help="skip the browser rows (printed as not measured)")
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.repeat)))
+        return
+    keys = [k for k in args.only.split(",") if k] or list(SETUPS)
+    print(f"machine: {machine()}")
+    lines = ["| work | input | ours (s) | anchor | goal | note |", "|---|---|---:|---|---:|---|"]
+    for case in CASES:
+        if case.key not in keys:
+            continue
+        proc = subprocess.run([sys.executable, __file__, "--one", case.key, "--repeat", str(args.repeat)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+            lines.append(f"| {case.work} | {case.input} | failed | {case.anchor} | {_goal(case.goal)} | {tail} |")
+        else:
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            lines.append(f"| {case.work} | {case.input} | {_fmt(r['min'], r['max'])} | {case.anchor} | "
+                         f"{_goal(case.goal)} | {r['note']} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    measured = _dashboard_rows(args.no_dashboard)
+    for prefix, work, goal in DASHBOARD_ROWS:
+        found = [(w, v) for w, v in measured.items() if w.startswith(prefix)]
+        if found:
+            for w, (seconds, note) in found:
+                lines.append(f"| {work} | Chromium, real server ({w}) | {seconds:.2f} | — | {_goal(goal)} | {note} |")
+        else:
+            lines.append(f"| {work} | Chromium, real server | not measured | — | {_goal(goal)} | |")
+    print(f"core rows: fastest–slowest of {args.repeat} runs, each case in a fresh process after a warm-up")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
