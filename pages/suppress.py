@@ -8,9 +8,10 @@ import streamlit as st
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
+from kanon_core.fmt import readable_table
 from kanon_core.treat.protection import MODEL_NAMES, MODELS
 from kanon_core.treat.suppress import NODE_LIMIT, SuppressStep, apply_mask
-from kanon_core.utility.plots import inert_frame
+from kanon_core.utility.plots import inert_frame, label_every_category, wrap_title
 
 ensure_app_navigation()
 
@@ -89,7 +90,7 @@ if result is None:  # the run is off the script thread (kanon_app.background): r
     offer.empty()
 
 qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))
-m = st.columns(6)
+m = st.columns(3) + st.columns(3)  # two rows of three: long labels are not cut off
 m[0].metric("Cells suppressed", f"{result.n_suppressed:,}")
 m[1].metric("Records touched", f"{result.records_touched:,}")
 m[2].metric("Cost", f"{result.cost:,.1f}")
@@ -116,17 +117,18 @@ left, right = st.columns(2)
 with left:
     per_var = tables["per_variable"]
     fig = px.bar(inert_frame(per_var), x="percent", y="variable", orientation="h",
-                 title="Records with a suppressed value, by variable (%)", hover_data=["suppressed"])
-    fig.update_layout(height=max(300, 22 * len(per_var)), margin=dict(l=10, r=10, t=40, b=10),
-                      yaxis={"categoryorder": "total ascending"})
+                 title=wrap_title("Records with a suppressed value, by variable (%)", 40), hover_data=["suppressed"],
+                 labels={"percent": "% of records", "variable": ""})
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), yaxis={"categoryorder": "total ascending"})
+    label_every_category(fig, "y", per_var["variable"])  # all names, none skipped
     st.plotly_chart(fig, width="stretch", key="chart_sup_vars")
 with right:
     st.markdown("**Value suppressed most often, per variable**")
-    st.dataframe(tables["most_suppressed"], hide_index=True, width="stretch")
+    st.dataframe(readable_table(tables["most_suppressed"]), hide_index=True, width="stretch")
     gone = tables["completely_suppressed"]
     st.markdown(f"**Categories completely suppressed: {len(gone)}**")
     if len(gone):
-        st.dataframe(gone, hide_index=True, width="stretch")
+        st.dataframe(readable_table(gone), hide_index=True, width="stretch")
 
 
 def _make_current() -> None:
@@ -181,5 +183,6 @@ else:
             per.append({"run": f"{n} {mth}", "variable": row.variable, "suppressed": int(row.suppressed)})
     fig = px.bar(inert_frame(per), x="variable", y="suppressed", color="run", barmode="group",
                  title="Suppressed values per variable")
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10))
+    label_every_category(fig, "x", list(dict.fromkeys(p["variable"] for p in per)))
     st.plotly_chart(fig, width="stretch", key="chart_sup_compare")
