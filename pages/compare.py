@@ -8,6 +8,7 @@ import streamlit as st
 
 from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.sections import in_tab
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.utility import compare_distributions, compare_models
@@ -76,14 +77,17 @@ design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "s
                         if getattr(before.roles, r)) or "none (unweighted, simple random sample)"
 st.caption(f"Design (roles of the Before data): {design_text}. Change roles on the Data page.")
 
-tab_pct, tab_reg, tab_loss = st.tabs(["Weighted percentages", "Regression", "Bias and information loss"])
+# lazy tabs: only the open one is computed (kanon_app.sections); information loss alone takes seconds
+tab_pct, tab_reg, tab_loss = st.tabs(["Weighted percentages", "Regression", "Bias and information loss"],
+                                     key="w_cmp_tab", on_change="rerun")
 
 
 def _memo(name: str, params, compute):
     return state.memo(name, (before_id, after_id, params), compute, version=hist.versions[after_id])
 
 
-with tab_pct:
+@in_tab(tab_pct)
+def _tab_pct() -> None:
     ci = st.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_cmp_ci",
                   help="Wald: p ± 1.96·SE (Wilson et al., RTI; R's confint). Logit: the interval of logit(p), back-"
                        "transformed; stays inside 0–100 % for rare categories.")
@@ -116,7 +120,8 @@ with tab_pct:
                                file_name=f"percentages_v{before_id}_v{after_id}.csv", mime="text/csv",
                                key="btn_cmp_download")
 
-with tab_reg:
+@in_tab(tab_reg)
+def _tab_reg() -> None:
     st.caption("Wilson et al. (RTI), table 4: the model on the original data; on the treated data with records whose "
                "covariates were suppressed left out; and with suppressed values as a category of their own. "
                "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
@@ -186,7 +191,8 @@ with tab_reg:
                        "where the fit stopped).")
             st.dataframe(readable_table(flagged.drop(columns=["model"])), hide_index=True, width="stretch")
 
-with tab_loss:
+@in_tab(tab_loss)
+def _tab_loss() -> None:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
     if loss_qis:
         try:

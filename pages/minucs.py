@@ -7,7 +7,7 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
-from kanon_app.sections import when_open
+from kanon_app.sections import in_tab
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
@@ -100,19 +100,21 @@ with right:
 tab_values, tab_records, tab_suda, tab_qids = st.tabs(["Values to recode", "Records", "SUDA scores",
                                                        "Violating QI sets"], key="w_minuc_section",
                                                       on_change="rerun")
-for _ in when_open(tab_values):
+@in_tab(tab_values)
+def _tab_values() -> None:
     values = state.memo("minuc_values", params, lambda: result.value_contributions(qm))
     st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding.")
     st.dataframe(values.drop(columns="code").head(100), hide_index=True, width="stretch")
 
-for _ in when_open(tab_records):
+@in_tab(tab_records)
+def _tab_records() -> None:
     state.widget_value("w_minuc_filter", [])
     only = st.multiselect("Only MINUCs containing all of", list(result.names), key="w_minuc_filter")
     ranking = state.memo("minuc_ranking", params, result.record_ranking)
     if only:
         counts = result.count_containing(only)
         ranking = ranking[counts[ranking.record.to_numpy()] > 0].assign(
-            matching=lambda t: counts[t.record.to_numpy()])  # noqa: B023 - called at once by assign
+            matching=lambda t: counts[t.record.to_numpy()])
     st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs (first 500 shown).")
     st.dataframe(ranking.head(500), hide_index=True, width="stretch")
     if len(ranking):
@@ -127,7 +129,8 @@ for _ in when_open(tab_records):
         st.dataframe(view.style.map(lambda v: "background-color: #ffe08a" if v not in ("", None) else ""),
                      hide_index=True, width="stretch")
 
-for _ in when_open(tab_suda):
+@in_tab(tab_suda)
+def _tab_suda() -> None:
     if k != 2:
         st.info("SUDA scores are defined on minimal sample uniques: set k = 2.")
     else:
@@ -146,7 +149,8 @@ for _ in when_open(tab_suda):
             st.plotly_chart(fig, width="stretch", key="chart_suda")
         st.dataframe(suda.variable_contributions, hide_index=True, width="stretch")
 
-for _ in when_open(tab_qids):
+@in_tab(tab_qids)
+def _tab_qids() -> None:
     if not result.complete:
         st.info("Run without a maximum size to list the minimal violating sets exactly.")
     else:

@@ -51,6 +51,8 @@ def test_builder_lists_the_files_variables_and_writes_the_formula(page):
     at, h = page
     ds = h.current.dataset
     key = f"w_cmp_formula_{h.current_id}"
+    at.session_state["w_cmp_tab"] = "Regression"  # lazy tabs: only the open one is computed
+    at.run()
     formula = at.text_input(key=key).value
     parsed = parse_formula(formula, ds.columns)  # never a formula naming variables the file lacks
     assert formula == default_model(ds, ds.roles.qis).formula
@@ -72,6 +74,8 @@ def test_builder_lists_the_files_variables_and_writes_the_formula(page):
 
 def test_bias_defaults_to_numeric_analysis_variables(page):
     at, h = page
+    at.session_state["w_cmp_tab"] = "Bias and information loss"
+    at.run()
     chosen = at.multiselect(key="w_cmp_bias_vars").value
     assert chosen and set(chosen) <= {"age", "income", "expenditure"}
     assert set(chosen) == set(measurement_variables(h.original.dataset))
@@ -81,15 +85,20 @@ def test_bias_defaults_to_numeric_analysis_variables(page):
 def test_tables_read_in_words(page):
     at, h = page
     at.multiselect(key="w_cmp_vars").set_value(["sex", "region", "relat"]).run()
+    at.session_state["w_cmp_tab"] = "Regression"
+    at.run()
     at.button(key="btn_cmp_fit").click().run()
     assert not at.exception
-    for df in at.dataframe:
-        frame = df.value.data if hasattr(df.value, "data") else df.value
-        for c in frame.columns:
-            assert not fmt.is_snake_case(str(c)), c
-        text = frame.astype(str).to_string()
-        assert "None" not in text and "-0.00" not in text
-        assert " nan" not in text.lower().replace("non-", "")
+    for tab in ("Weighted percentages", "Regression", "Bias and information loss"):  # lazy: one at a time
+        at.session_state["w_cmp_tab"] = tab
+        at.run()
+        for df in at.dataframe:
+            frame = df.value.data if hasattr(df.value, "data") else df.value
+            for c in frame.columns:
+                assert not fmt.is_snake_case(str(c)), c
+            text = frame.astype(str).to_string()
+            assert "None" not in text and "-0.00" not in text
+            assert " nan" not in text.lower().replace("non-", "")
 
 
 def test_build_formula_quotes_and_skips_the_outcome():
