@@ -34,13 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
 from ..classtable import ClassTable, SensitiveCounts
 from ..dataset import MissingSemantics, check_semantics
 from ..errors import InputError
-from .keys import group_ids
 
 
 def sensitive_of(table: ClassTable, sensitive: str) -> SensitiveCounts:
@@ -64,45 +64,74 @@ def matching_sum(table: ClassTable, per_class: sp.csr_matrix, missing: MissingSe
     """For every class, the sum of ``per_class`` rows over the classes it matches (itself included).
 
     Under ``category`` semantics a class matches only itself. Under ``wildcard`` semantics two classes
-    match when their codes agree on every QI observed in both. Classes are grouped by missing pattern;
-    for each pair of patterns (A, B) the classes join on the QIs observed in both, as a product of two
-    sparse indicator matrices (A's classes × keys, keys × B's classes), so the pairs of matching classes
-    are never listed one by one. Cost ~ P² sparse products for P missing patterns.
+    match when their codes agree on every QI observed in both; distinct complete classes never match, so
+    only pairs with at least one incomplete class are looked for. A compiled scan (numba) lists, for a
+    block of incomplete classes at a time, the classes each one matches (each unordered pair once); the
+    block's pairs become a sparse matrix M and the sums are ``M @ per_class`` and ``M.T @ per_class``.
+    Memory stays bounded by the block, time is about (incomplete classes) × (classes) × (QIs).
     """
     check_semantics(missing)
-    per_class = sp.csr_matrix(per_class)
+    per_class = sp.csr_matrix(per_class, dtype=np.float64)
     codes = table.codes
     if missing == "category" or not (codes < 0).any():
         return per_class
-    miss = codes < 0
-    pat_id, _ = group_ids(miss.astype(np.int32))
-    patterns = [np.flatnonzero(pat_id == p) for p in range(int(pat_id.max()) + 1)]
-    observed = [~miss[rows[0]] for rows in patterns]
-    out = per_class.copy().astype(np.float64)  # every class matches itself (the A == B join is identity)
-    for a in range(len(patterns)):
-        for b in range(a + 1, len(patterns)):
-            rows_a, rows_b = patterns[a], patterns[b]
-            common = observed[a] & observed[b]
-            if common.any():
-                keys = np.vstack([codes[rows_a][:, common], codes[rows_b][:, common]])
-                kid, _ = group_ids(keys)
-            else:  # nothing observed in common: every class of A matches every class of B
-                kid = np.zeros(len(rows_a) + len(rows_b), dtype=np.int64)
-            n_keys = int(kid.max()) + 1
-            ka, kb = kid[: len(rows_a)], kid[len(rows_a):]
-            ga = sp.csr_matrix((np.ones(len(rows_a)), (np.arange(len(rows_a)), ka)), shape=(len(rows_a), n_keys))
-            gb = sp.csr_matrix((np.ones(len(rows_b)), (np.arange(len(rows_b)), kb)), shape=(len(rows_b), n_keys))
-            sum_b = gb.T @ per_class[rows_b]  # keys × columns
-            sum_a = ga.T @ per_class[rows_a]
-            out = out + _scatter(ga @ sum_b, rows_a, out.shape) + _scatter(gb @ sum_a, rows_b, out.shape)
+    n = table.n_classes
+    code_type = np.int16 if int(codes.max(initial=0)) < np.iinfo(np.int16).max else np.int32
+    cols = np.ascontiguousarray(codes.T, dtype=code_type)
+    has_miss = (codes < 0).any(axis=1)
+    miss_rows = np.flatnonzero(has_miss)
+    out = per_class.copy()
+    block = 256
+    for start in range(0, len(miss_rows), block):
+        rows = miss_rows[start: start + block]
+        pa, pb = _match_pairs(cols, has_miss, rows.astype(np.int64))
+        if not len(pa):
+            continue
+        m = sp.csr_matrix((np.ones(len(pa)), (pa, pb)), shape=(n, n))
+        out = out + m @ per_class + m.T @ per_class
     out = sp.csr_matrix(out)
     out.eliminate_zeros()
     return out
 
 
-def _scatter(block: sp.spmatrix, rows: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
-    coo = sp.coo_matrix(block)
-    return sp.csr_matrix((coo.data, (rows[coo.row], coo.col)), shape=shape)
+@numba.njit(cache=True, nogil=True)
+def _match_pairs(cols, has_miss, rows):  # pragma: no cover - compiled
+    """Pairs (a, b), a in ``rows`` (classes with a missing code), b matching a; each unordered pair once.
+
+    b is any other class that agrees with a wherever both are observed, except an incomplete b with a
+    smaller index (that pair is listed when b's turn comes).
+    """
+    q, n = cols.shape
+    cap = max(1024, 4 * len(rows))
+    pa = np.empty(cap, dtype=np.int64)
+    pb = np.empty(cap, dtype=np.int64)
+    k = 0
+    clash = np.empty(n, dtype=np.uint8)
+    for a in rows:
+        for b in range(n):
+            clash[b] = 0
+        for v in range(q):
+            x = cols[v, a]
+            if x < 0:
+                continue
+            col = cols[v]
+            for b in range(n):
+                y = col[b]
+                clash[b] |= np.uint8((y >= 0) & (y != x))
+        for b in range(n):
+            if clash[b] or b == a or (has_miss[b] and b < a):
+                continue
+            if k == cap:
+                cap *= 2
+                npa = np.empty(cap, dtype=np.int64)
+                npb = np.empty(cap, dtype=np.int64)
+                npa[:k] = pa[:k]
+                npb[:k] = pb[:k]
+                pa, pb = npa, npb
+            pa[k] = a
+            pb[k] = b
+            k += 1
+    return pa[:k], pb[:k]
 
 
 def matched_value_counts(table: ClassTable, sensitive: str, missing: MissingSemantics) -> sp.csr_matrix:

@@ -307,3 +307,77 @@ def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = No
     return RiskMeasures(individual=rk, method=method, weighted=sizes.Fk is not None,
                         glob=global_risk(rk, threshold=max_risk), household=hh, table=table,
                         sensitive=tuple(sens))
+
+
+# -- what the Risk page shows of the measures beyond k ------------------------------------------------------
+RISK_BINS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.5, 1.0)
+
+
+def risk_distribution(risk: np.ndarray) -> pd.DataFrame:
+    """Records by individual (or household) risk in bins 0-0.001, ..., 0.5-1 (a bin holds its upper edge)."""
+    risk = np.asarray(risk, dtype=np.float64)
+    rows = []
+    for lo, hi in zip(RISK_BINS[:-1], RISK_BINS[1:]):
+        inside = (risk > lo) & (risk <= hi) if lo > 0 else (risk >= lo) & (risk <= hi)
+        rows.append((f"{lo:g}-{hi:g}", int(inside.sum())))
+    rows.append(("undefined", int(np.isnan(risk).sum())))
+    return pd.DataFrame(rows, columns=["risk", "records"])
+
+
+def l_distribution(l_per_record: np.ndarray) -> pd.DataFrame:
+    """Records by distinct l: 0, 1, ..., 9 and "10+"."""
+    whole = np.floor(np.asarray(l_per_record, dtype=np.float64)).astype(np.int64)
+    rows = [(str(v), int((whole == v).sum())) for v in range(10)]
+    rows.append(("10+", int((whole >= 10).sum())))
+    return pd.DataFrame(rows, columns=["l", "records"])
+
+
+def t_distribution(t_per_record: np.ndarray) -> pd.DataFrame:
+    """Records by t-closeness distance in tenths: 0-0.1, ..., 0.9-1 (a bin holds its upper edge)."""
+    t = np.asarray(t_per_record, dtype=np.float64)
+    rows = []
+    for i in range(10):
+        lo, hi = i / 10, (i + 1) / 10
+        inside = (t > lo) & (t <= hi) if i else (t >= 0) & (t <= hi)
+        rows.append((f"{lo:.1f}-{hi:.1f}", int(inside.sum())))
+    return pd.DataFrame(rows, columns=["t", "records"])
+
+
+def failing_criteria(summary: RiskSummary, measures: RiskMeasures, l_target: int = 2,
+                     t_target: float = 0.2) -> dict[str, np.ndarray]:
+    """Per criterion, a boolean per record: does the record fail it?
+
+    k-anonymity (fk < k), the individual risk limit (risk > max risk), the household risk limit (with a
+    household identifier), and per sensitive variable distinct l-diversity (l < ``l_target``) and
+    t-closeness (distance > ``t_target``). Keys are plain labels for the page.
+    """
+    out = {f"k-anonymity (k = {summary.k})": summary.sizes.fk < summary.k,
+           f"individual risk above {measures.glob.threshold:g}": measures.individual > measures.glob.threshold}
+    if measures.household is not None:
+        out[f"household risk above {measures.glob.threshold:g}"] = (
+            measures.household.per_record > measures.glob.threshold)
+    if measures.table is not None:
+        for s in measures.sensitive:
+            out[f"{l_target}-diversity of {s.name}"] = measures.table.per_record(s.l_distinct) < l_target
+            out[f"{t_target:g}-closeness of {s.name}"] = measures.table.per_record(s.t) > t_target + 1e-12
+    return out
+
+
+def measure_records(qm: QIMatrix, summary: RiskSummary, measures: RiskMeasures, idx: np.ndarray,
+                    limit: int = 1000) -> pd.DataFrame:
+    """The records ``idx`` with fk, Fk, their risks, l and t per sensitive variable and their QI labels,
+    highest individual risk first (at most ``limit``). For the officer's screen: it shows values."""
+    idx = np.asarray(idx, dtype=np.int64)
+    idx = idx[np.argsort(-np.nan_to_num(measures.individual[idx], nan=np.inf), kind="stable")][:limit]
+    data: dict[str, np.ndarray] = {"record": idx, "fk": summary.sizes.fk[idx]}
+    if summary.sizes.Fk is not None:
+        data["Fk"] = summary.sizes.Fk[idx]
+    data["individual_risk"] = measures.individual[idx]
+    if measures.household is not None:
+        data["household_risk"] = measures.household.per_record[idx]
+    if measures.table is not None:
+        for s in measures.sensitive:
+            data[f"l_{s.name}"] = measures.table.per_record(s.l_distinct)[idx]
+            data[f"t_{s.name}"] = measures.table.per_record(s.t)[idx]
+    data.update(_labels(qm, idx))
+    return pd.DataFrame(data)

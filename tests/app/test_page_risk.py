@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from kanon_app.samples import load_sample
@@ -39,3 +40,41 @@ def test_alpha_control_and_wildcard_dependent_statement():
     fresh.run()
     sidebar = " ".join(m.value for m in fresh.sidebar.markdown).replace("&lt;", "<")
     assert f"{at0.n_violating:,} < k=3, alpha 0" in sidebar
+
+
+def test_measures_beyond_k():
+    from kanon_core.risk.summary import risk_measures
+
+    at = open_page("risk.py")
+    ds = load_sample("els")
+    qm = ds.qi_matrix()
+    s = risk_summary(qm, 3, ds.missing, ds.weights())
+    m = risk_measures(ds, s.sizes)
+    assert metric(at, "Expected re-identifications") == f"{m.glob.expected_reidentifications:,.2f}"
+    assert metric(at, "Records above 0.01") == f"{m.glob.n_above:,}"
+    tabs = [t.label for t in at.tabs]
+    assert f"k-anonymity (k = 3) ({s.n_violating:,})" in tabs
+    assert f"individual risk above 0.01 ({m.glob.n_above:,})" in tabs
+    top = int(np.nanargmax(m.individual))
+    sentence = next(i.value for i in at.info if "among" in i.value)
+    assert f"among {s.n_records:,} records" in sentence and "individual risk" in sentence
+    assert " = " not in sentence  # no values unless asked
+    at.checkbox(key="w_show_values").check().run()
+    shown = next(i.value for i in at.info if "among" in i.value)
+    assert shown.startswith(f"{qm.names[0]} = ")
+    assert at.number_input(key="w_describe_record").value == top
+
+    others = [c for c in ds.columns if c not in qm.names]
+    sens = next(c for c in others if c.startswith("BYTX"))
+    at.multiselect(key="w_sensitive").set_value([sens]).run()
+    at.selectbox(key="w_household").set_value("SCH_ID").run()
+    assert not at.exception
+    m2 = risk_measures(ds, s.sizes, household="SCH_ID", sensitive=[sens])
+    lj, tj = m2.sensitive[0].to_json(m2.table.count)
+    assert metric(at, "Distinct l (min)") == f"{lj['l_diversity']:,}"
+    assert metric(at, f"t-closeness (worst, {m2.sensitive[0].distance})") == f"{tj['t']:.3f}"
+    assert any("SCH_ID" in w.value and "must not be released unchanged" in w.value for w in at.warning)
+    labels = [t.label for t in at.tabs]
+    assert any(lab.startswith(f"2-diversity of {sens}") for lab in labels)
+    assert any(lab.startswith(f"0.2-closeness of {sens}") for lab in labels)
+    assert any(lab.startswith("household risk above 0.01") for lab in labels)
