@@ -367,8 +367,8 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
             raise
     counts = np.concatenate([r[0] for r in results]) if results else np.zeros(0, np.int64)
     masks = np.concatenate([r[1] for r in results]) if results else np.zeros(0, np.uint64)
-    if q <= 32:  # 4 bytes per MINUC: tens of millions of them stay in a few hundred MB
-        masks = masks.astype(np.uint32)
+    if q <= 32:  # 4 bytes per MINUC (the kernel writes them so): tens of millions stay in a few hundred MB
+        masks = masks.astype(np.uint32, copy=False)
     complete = bool(all(r[2].all() for r in results)) or limit >= q
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     report(progress, 1.0, "MINUC search done")
