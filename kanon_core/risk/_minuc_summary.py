@@ -6,27 +6,56 @@ import numba
 import numpy as np
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _popcount(x):  # pragma: no cover - compiled
+    x = np.uint64(x)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _low_bit(x):  # pragma: no cover - compiled
+    """Position of the lowest set bit of ``x`` (x != 0)."""
+    x = np.uint64(x)
+    return _popcount((x & (~x + np.uint64(1))) - np.uint64(1))
+
+
 @numba.njit(cache=True, nogil=True)
 def value_counts(rows, mult, offsets, masks, value_offset, size_weights):  # pragma: no cover - compiled
     """counts[value_offset[j] + code + 1] += multiplicity x size weight, for each QI j of each MINUC.
 
     With all size weights 1 this counts MINUCs per value; with SUDA's weights it gives sdcMicro's
-    attribute-level contributions (before normalisation).
+    attribute-level contributions (before normalisation). The QIs of a MINUC are visited by its set bits
+    (lowest first, the order of the sums), not by testing every QI.
     """
     n_rows, q = rows.shape
     counts = np.zeros(value_offset[q], dtype=np.float64)
     for r in range(n_rows):
         for t in range(offsets[r], offsets[r + 1]):
-            m = masks[t]
-            s = 0
-            for j in range(q):
-                if (m >> np.uint64(j)) & np.uint64(1):
-                    s += 1
-            w = mult[r] * size_weights[s]
-            for j in range(q):
-                if (m >> np.uint64(j)) & np.uint64(1):
-                    counts[value_offset[j] + rows[r, j] + 1] += w
+            m = np.uint64(masks[t])
+            w = mult[r] * size_weights[_popcount(m)]
+            while m:
+                j = _low_bit(m)
+                counts[value_offset[j] + rows[r, j] + 1] += w
+                m &= m - np.uint64(1)
     return counts
+
+
+@numba.njit(cache=True, nogil=True)
+def count_containing(offsets, masks, sel):  # pragma: no cover - compiled
+    """Per distinct row: its MINUCs that contain every bit of ``sel``."""
+    n_rows = offsets.shape[0] - 1
+    out = np.zeros(n_rows, dtype=np.int64)
+    s = np.uint64(sel)
+    for r in range(n_rows):
+        c = 0
+        for t in range(offsets[r], offsets[r + 1]):
+            if (np.uint64(masks[t]) & s) == s:
+                c += 1
+        out[r] = c
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -92,18 +121,17 @@ def row_tallies(mult, offsets, masks, q):  # pragma: no cover - compiled
         seen = np.uint64(0)
         best = q + 1
         for t in range(offsets[r], offsets[r + 1]):
-            m = masks[t]
+            m = np.uint64(masks[t])
             seen |= m
-            s = 0
-            for j in range(q):
-                if (m >> np.uint64(j)) & np.uint64(1):
-                    s += 1
-                    per_var[j] += mult[r]
+            s = _popcount(m)
+            while m:
+                per_var[_low_bit(m)] += mult[r]
+                m &= m - np.uint64(1)
             by_size[r, s - 1] += 1
             if s < best:
                 best = s
         smallest[r] = best if best <= q else 0
-        for j in range(q):
-            if (seen >> np.uint64(j)) & np.uint64(1):
-                per_var_records[j] += mult[r]
+        while seen:
+            per_var_records[_low_bit(seen)] += mult[r]
+            seen &= seen - np.uint64(1)
     return by_size, smallest, per_var, per_var_records

@@ -250,9 +250,10 @@ class MinucResult:
         unknown = [v for v in variables if v not in self.names]
         if unknown:
             raise InputError(f"Not among the searched quasi-identifiers: {', '.join(unknown)}.")
+        from ._minuc_summary import count_containing
+
         sel = np.uint64(sum(1 << self.names.index(v) for v in variables))
-        running = np.concatenate([[0], np.cumsum((self.row_masks & sel) == sel)])
-        per_row = running[self.row_offsets[1:]] - running[self.row_offsets[:-1]]
+        per_row = count_containing(self.row_offsets, self.row_masks, sel)
         return per_row[self.row_of_record].astype(np.int64)
 
     def record_view(self, record: int, qm: QIMatrix | None = None, limit: int = 200) -> pd.DataFrame:
