@@ -193,7 +193,9 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...]) -> list[Row]:
 
 
 def machine() -> str:
-    return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    """The platform, CPUs and the load average at the time (a shared machine's load inflates every row)."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average {load}"
 
 
 def table(rows: list[Row]) -> str:
@@ -210,8 +212,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
     ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, suppress")
     args = ap.parse_args()
+    before = machine()
     rows = dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s))
-    print(f"machine: {machine()}; browser: Chromium (headless)")
+    print(f"machine: {before}; browser: Chromium (headless)")
+    print(f"after the run: {machine().rsplit(', load', 1)[1].strip()}")
     print(table(rows))
 
 

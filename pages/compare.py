@@ -8,7 +8,7 @@ import streamlit as st
 
 from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
-from kanon_app.sections import in_tab
+from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.utility import compare_distributions, compare_models
@@ -77,16 +77,14 @@ design_text = ", ".join(f"{r} {getattr(before.roles, r)}" for r in ("weight", "s
                         if getattr(before.roles, r)) or "none (unweighted, simple random sample)"
 st.caption(f"Design (roles of the Before data): {design_text}. Change roles on the Data page.")
 
-# lazy tabs: only the open one is computed (kanon_app.sections); information loss alone takes seconds
-tab_pct, tab_reg, tab_loss = st.tabs(["Weighted percentages", "Regression", "Bias and information loss"],
-                                     key="w_cmp_tab", on_change="rerun")
+# the tabs' bodies below; kanon_app.sections.lazy_tabs (at the end) runs only the open one (information loss
+# alone takes seconds), and a tab switch reruns only the tabs
 
 
 def _memo(name: str, params, compute):
     return state.memo(name, (before_id, after_id, params), compute, version=hist.versions[after_id])
 
 
-@in_tab(tab_pct)
 def _tab_pct() -> None:
     ci = st.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_cmp_ci",
                   help="Wald: p ± 1.96·SE (Wilson et al., RTI; R's confint). Logit: the interval of logit(p), back-"
@@ -120,7 +118,6 @@ def _tab_pct() -> None:
                                file_name=f"percentages_v{before_id}_v{after_id}.csv", mime="text/csv",
                                key="btn_cmp_download")
 
-@in_tab(tab_reg)
 def _tab_reg() -> None:
     st.caption("Wilson et al. (RTI), table 4: the model on the original data; on the treated data with records whose "
                "covariates were suppressed left out; and with suppressed values as a category of their own. "
@@ -191,7 +188,6 @@ def _tab_reg() -> None:
                        "where the fit stopped).")
             st.dataframe(readable_table(flagged.drop(columns=["model"])), hide_index=True, width="stretch")
 
-@in_tab(tab_loss)
 def _tab_loss() -> None:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
     if loss_qis:
@@ -247,3 +243,7 @@ def _tab_loss() -> None:
             if corr is not None:
                 st.dataframe(readable_table(corr, digits=4), hide_index=True, width="stretch")
             st.plotly_chart(bias_figure(means, corr), width="stretch", key="chart_cmp_bias")
+
+
+lazy_tabs(["Weighted percentages", "Regression", "Bias and information loss"], "w_cmp_tab",
+          [_tab_pct, _tab_reg, _tab_loss])

@@ -7,7 +7,7 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
-from kanon_app.sections import in_tab
+from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
@@ -96,17 +96,14 @@ with right:
     fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), yaxis={"categoryorder": "total ascending"})
     st.plotly_chart(fig, width="stretch", key="chart_minuc_vars")
 
-# lazy tabs: only the open one is computed (kanon_app.sections)
-tab_values, tab_records, tab_suda, tab_qids = st.tabs(["Values to recode", "Records", "SUDA scores",
-                                                       "Violating QI sets"], key="w_minuc_section",
-                                                      on_change="rerun")
-@in_tab(tab_values)
+
+# the tabs' bodies; kanon_app.sections.lazy_tabs (at the end) runs only the open one, and a tab switch
+# reruns only the tabs
 def _tab_values() -> None:
     values = state.memo("minuc_values", params, lambda: result.value_contributions(qm))
     st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding.")
     st.dataframe(values.drop(columns="code").head(100), hide_index=True, width="stretch")
 
-@in_tab(tab_records)
 def _tab_records() -> None:
     state.widget_value("w_minuc_filter", [])
     only = st.multiselect("Only MINUCs containing all of", list(result.names), key="w_minuc_filter")
@@ -129,7 +126,6 @@ def _tab_records() -> None:
         st.dataframe(view.style.map(lambda v: "background-color: #ffe08a" if v not in ("", None) else ""),
                      hide_index=True, width="stretch")
 
-@in_tab(tab_suda)
 def _tab_suda() -> None:
     if k != 2:
         st.info("SUDA scores are defined on minimal sample uniques: set k = 2.")
@@ -149,7 +145,6 @@ def _tab_suda() -> None:
             st.plotly_chart(fig, width="stretch", key="chart_suda")
         st.dataframe(suda.variable_contributions, hide_index=True, width="stretch")
 
-@in_tab(tab_qids)
 def _tab_qids() -> None:
     if not result.complete:
         st.info("Run without a maximum size to list the minimal violating sets exactly.")
@@ -159,3 +154,7 @@ def _tab_qids() -> None:
                    f"smaller than k = {k} (no smaller part of them is). The smallest ones first.")
         st.dataframe({"variables": [", ".join(q) for q in qids[:500]], "size": [len(q) for q in qids[:500]]},
                      hide_index=True, width="stretch")
+
+
+lazy_tabs(["Values to recode", "Records", "SUDA scores", "Violating QI sets"], "w_minuc_section",
+          [_tab_values, _tab_records, _tab_suda, _tab_qids])
