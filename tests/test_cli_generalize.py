@@ -131,3 +131,41 @@ def test_unknown_metric_is_a_usage_error(tmp_path, capsys):
         run(tmp_path, "--k", "5", "--metric", "bits")
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_criteria_are_searched_together_and_reported(adult_problem, tmp_path):
+    ds, _ = adult_problem
+    step_json = tmp_path / "step.json"
+    rc, res = run(tmp_path, "--criterion", "k=5", "--criterion", "l=2:salary-class", "--criterion", "risk=0.3",
+                  "--max-suppression", "0.01", "--step", str(step_json))
+    assert rc == 0
+    specs = [c["spec"] for c in res["criteria"]]
+    assert specs == ["k=5", "l=2:salary-class", "risk=0.3"]
+    assert all(c["holds"] for c in res["criteria"]) and res["k"] == 5
+    assert [c["monotonic"] for c in res["criteria"]] == [True, True, False]
+    assert all(c["records_failing"] <= res["n_suppressed_records"] for c in res["criteria"])
+    # the optimum equals the exhaustive evaluation under the same criteria
+    problem = build_problem(ds, load_hierarchies(ADULT, QIS), QIS, sensitive=["salary-class"])
+    crit = ["k=5", "l=2:salary-class", "risk=0.3"]
+    ex = exhaustive_search(problem, None, 0.01, "prec", criteria=crit)
+    assert res["loss"] == pytest.approx(ex.loc[ex.anonymous, "loss"].min(), rel=1e-12)
+    step = step_from_dict(json.loads(step_json.read_text()))
+    if res["n_suppressed_records"]:
+        assert step.criteria == tuple(crit)
+    out = step.apply(ds).frame
+    assert int(out[QIS].isna().all(axis=1).sum()) == res["n_suppressed_records"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--criterion", "q=3"], "Unknown criterion"),
+    (["--criterion", "l=3"], "l-diversity"),
+    ([], "--criterion"),
+    (["--k", "5", "--criterion", "k=3"], "not both"),
+    (["--criterion", "k=3", "--alpha", "0.5"], "k=5:alpha=0.5"),
+    (["--criterion", "l=2:nope"], "not a variable"),
+])
+def test_bad_criteria_exit_2_with_one_line(tmp_path, capsys, extra, message):
+    rc, _ = run(tmp_path, *extra)
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

@@ -236,7 +236,7 @@ def test_k_shorthand_equals_the_k_criterion(case, data):
         return
     b = search_optimal(problem, None, limit, metric, criteria=[f"k={k}"])
     assert (a.level_tuple, a.loss, a.n_suppressed_records, a.k) == (b.level_tuple, b.loss, b.n_suppressed_records, k)
-    assert a.criteria == ("k=%d" % k,)
+    assert a.criteria == (f"k={k}",)
 
 
 def test_missing_sensitive_variable_is_refused():
@@ -247,3 +247,49 @@ def test_missing_sensitive_variable_is_refused():
         search_optimal(problem, None, 0.0, criteria=["l=2:s"])
     with pytest.raises(InputError, match="not a variable"):
         build_problem(ds, {"q0": Hierarchy(rows["q0"], "q0")}, sensitive=["nope"])
+
+
+@settings(max_examples=40)
+@given(problems(), st.lists(CRITERION, min_size=1, max_size=2), st.data())
+def test_the_step_replays_the_search_suppression(case, criteria, data):
+    from kanon_core.steps import step_from_dict
+
+    frame, rows, missing = case
+    ds, problem, weights, sens = _inputs(frame, rows, missing)
+    n = len(frame)
+    limit = data.draw(st.integers(0, n))
+    try:
+        res = search_optimal(problem, None, limit / n, "prec", criteria=criteria)
+    except InfeasibleError:
+        return
+    node = ref.all_nodes(frame, rows, criteria, missing, weights, sens)[res.level_tuple]
+    step = step_from_dict(res.step().to_dict())
+    assert step == res.step()
+    out = step.apply(ds).frame
+    blank = out[list(rows)].isna().all(axis=1).to_numpy()
+    was_blank = frame[list(rows)].isna().all(axis=1).to_numpy()
+    assert (blank | was_blank).tolist() == (node["small"] | was_blank).tolist()
+    only_k = [c.spec for c in criteria] == [f"k={res.k}"]
+    assert ("criteria" in step.to_dict()) == (res.n_suppressed_records > 0 and not only_k)
+
+
+def test_recipes_without_criteria_still_replay():
+    from kanon_core.steps import step_from_dict
+
+    frame = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "u", "v"]})
+    old = {"kind": "generalize", "levels": {"a": 0, "b": 0}, "hierarchies": {}, "suppress_k": 2, "qis": ["a", "b"]}
+    step = step_from_dict(old)
+    assert step.criteria == () and step.to_dict() == old
+    out = step.apply(Dataset(frame, roles=Roles(qis=("a", "b")))).frame
+    assert out["a"].isna().tolist() == [False, False, True]
+
+
+def test_alpha_counts_complete_matches_in_full_in_the_wildcard_scan():
+    """A record with a missing QI matched by one complete record reaches k = 2 even at alpha = 0."""
+    frame = pd.DataFrame({"q0": ["v0"] * 10 + ["v1", "v1", None], "q1": ["v0"] * 10 + [None, "v0", "v0"]})
+    rows = {"q0": (("v0", "*"), ("v1", "*")), "q1": (("v0", "*"),)}
+    ds = Dataset(frame, roles=Roles(qis=("q0", "q1")), missing="wildcard")
+    problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()}, alpha=0.0)
+    ex = exhaustive_search(problem, 2, 0.0, "prec")
+    # (v1, v0) has only itself in full (the others have a missing value): the one record suppressed
+    assert ex.loc[(ex.q0 == 0) & (ex.q1 == 0), "n_suppressed"].item() == 1

@@ -15,14 +15,17 @@ from .recode_cmd import check_table_format
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "generalize",
-        help="find the k-anonymous generalization of least information loss (exact lattice search)",
+        help="find the generalization of least information loss meeting privacy criteria (exact lattice search)",
         description="Search the lattice of full-domain generalizations (one hierarchy level per QI) for the "
-        "k-anonymous node of least loss, suppressing at most --max-suppression of the records.",
+        "node of least loss that meets every --criterion (k-anonymity, l-diversity, t-closeness, maximum "
+        "individual risk), suppressing at most --max-suppression of the records (those failing a criterion).",
     )
     add_input_options(p)
     p.add_argument("--hierarchies", required=True,
                    help="folder of ARX hierarchy CSVs, named '*hierarchy_<var>.csv' or '<var>.csv'")
-    p.add_argument("--k", type=int, required=True, help="k-anonymity threshold")
+    p.add_argument("--k", type=int, help="k-anonymity threshold (shorthand for --criterion k=K)")
+    p.add_argument("--criterion", action="append", default=[], metavar="SPEC",
+                   help="a privacy criterion, repeatable, all must hold: " + _criteria_help())
     p.add_argument("--max-suppression", type=float, default=0.0,
                    help="fraction of records that may be suppressed (default 0; 0.01 = 1%%)")
     p.add_argument("--metric", choices=["prec", "dm", "aecs", "entropy"], default="prec",
@@ -39,17 +42,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _criteria_help() -> str:
+    from ..criteria import criteria_syntax
+
+    return criteria_syntax().replace("%", "%%")
+
+
 def run(args: argparse.Namespace) -> int:
+    from ..criteria import KAnonymity, parse_criteria
     from ..errors import InputError
     from ..io import write_table
     from ..risk.classes import check_alpha
     from ..treat.hierarchy import load_hierarchies
     from ..treat.lattice import build_problem, datafly, search_optimal, suppression_limit
 
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         raise InputError("--k must be at least 1.")
+    criteria = parse_criteria(args.criterion)
+    if args.k is None and not criteria:
+        raise InputError("Give --k or at least one --criterion (for example --criterion k=5).")
+    if args.k is not None and any(isinstance(c, KAnonymity) for c in criteria):
+        raise InputError("Give k either with --k or as --criterion k=..., not both.")
     suppression_limit(0, args.max_suppression)  # a limit outside [0, 1] is refused before any work
     alpha = check_alpha(args.alpha)
+    if alpha != 1.0 and args.k is None:
+        raise InputError("--alpha applies to --k; with --criterion write it into the spec (k=5:alpha=0.5).")
     if alpha != 1.0 and (args.output or args.step):
         raise InputError("--output and --step need --alpha 1: the recipe step suppresses with every match counted "
                          "in full.")
@@ -60,11 +77,12 @@ def run(args: argparse.Namespace) -> int:
     ds = load_from_args(args)
     qis = ds.roles.qis
     hierarchies = load_hierarchies(args.hierarchies, qis)
-    problem = build_problem(ds, hierarchies, qis, alpha=alpha)
+    sensitive = sorted({v for c in criteria for v in c.sensitive})
+    problem = build_problem(ds, hierarchies, qis, alpha=alpha, sensitive=sensitive)
     if args.algorithm == "datafly":
-        result = datafly(problem, args.k, args.max_suppression, args.metric)
+        result = datafly(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
     else:
-        result = search_optimal(problem, args.k, args.max_suppression, args.metric)
+        result = search_optimal(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
     payload = result.to_json()
     payload["metric_value"] = result.loss
     payload["file"] = Path(args.file).name

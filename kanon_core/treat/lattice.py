@@ -431,7 +431,7 @@ class NodeEvaluator:
             return None
         if c.alpha == 1.0:
             return ~reached
-        return ~reached & (alpha_count(full, wild, c.alpha) < c.k)
+        return ~reached & (alpha_count(full + wild, wild, c.alpha) < c.k)  # full: matches counted in full
 
     def classify(self, levels: tuple[int, ...]) -> NodeEval:
         """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None)."""

@@ -76,7 +76,9 @@ class GeneralizeStep(Step):
     ``hierarchies`` holds each generalized variable's hierarchy as rows of texts (original, level 1, ...,
     ``*``) so the recipe needs no side file. With ``suppress_k`` > 1 the records whose class (on ``qis``,
     default the QI role) is still smaller than ``suppress_k`` are then blanked: the result of an optimal
-    search with a suppression limit replays as this one step.
+    search with a suppression limit replays as this one step. With ``criteria`` (specs such as
+    ``l=3:occupation``, :mod:`kanon_core.criteria`) the records of classes failing any of them are blanked
+    instead; recipes written before criteria existed have none and replay as before.
     """
 
     kind: ClassVar[str] = "generalize"
@@ -84,8 +86,13 @@ class GeneralizeStep(Step):
     hierarchies: Mapping[str, tuple[tuple[str, ...], ...]] = dataclasses.field(default_factory=dict)
     suppress_k: int = 0
     qis: tuple[str, ...] = ()
+    criteria: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.criteria:
+            from ..criteria import parse_criterion
+
+            object.__setattr__(self, "criteria", tuple(parse_criterion(c).spec for c in self.criteria))
         levels = {str(v): int(lv) for v, lv in dict(self.levels).items()}
         hier = {str(v): tuple(tuple(str(c) for c in r) for r in rows) for v, rows in dict(self.hierarchies).items()}
         object.__setattr__(self, "levels", levels)
@@ -107,13 +114,20 @@ class GeneralizeStep(Step):
         hierarchies: Mapping[str, Hierarchy],
         suppress_k: int = 0,
         qis: Sequence[str] = (),
+        criteria: Sequence[str] = (),
     ) -> GeneralizeStep:
         """Embed the hierarchies of the variables generalized above level 0."""
         missing = [v for v, lv in levels.items() if lv > 0 and v not in hierarchies]
         if missing:
             raise InputError(f"No hierarchy given for {', '.join(missing)}.")
         rows = {v: hierarchies[v].rows for v, lv in levels.items() if lv > 0}
-        return cls(dict(levels), rows, int(suppress_k), tuple(qis))
+        return cls(dict(levels), rows, int(suppress_k), tuple(qis), tuple(criteria))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if not self.criteria:  # the form recipes had before criteria existed
+            d.pop("criteria", None)
+        return d
 
     def hierarchy(self, column: str) -> Hierarchy:
         return Hierarchy(self.hierarchies[column], column)
@@ -134,7 +148,11 @@ class GeneralizeStep(Step):
             # The old codes are gone: their value labels and missing codes no longer apply.
             meta[v] = VariableMeta(label=ds.meta_of(v).label)
         out = ds.with_frame(frame, meta)
-        if self.suppress_k > 1:
+        if self.criteria:
+            from ..criteria.apply import suppress_failing
+
+            out, _ = suppress_failing(out, self.qis or out.roles.qis or tuple(self.levels), self.criteria)
+        elif self.suppress_k > 1:
             qis = self.qis or out.roles.qis or tuple(self.levels)
             out, _ = suppress_small_classes(out, qis, self.suppress_k)
         report(progress, 1.0, "Generalized")
@@ -143,7 +161,9 @@ class GeneralizeStep(Step):
     def describe(self) -> str:
         parts = [f"{v} to level {lv}" for v, lv in sorted(self.levels.items()) if lv > 0]
         text = "Generalize " + (", ".join(parts) if parts else "nothing (all at level 0)")
-        if self.suppress_k > 1:
+        if self.criteria:
+            text += "; suppress records of classes failing " + " and ".join(self.criteria)
+        elif self.suppress_k > 1:
             text += f"; suppress records in classes smaller than {self.suppress_k}"
         return text
 
