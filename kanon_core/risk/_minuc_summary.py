@@ -59,19 +59,19 @@ def count_containing(offsets, masks, sel):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def suda_tallies(mask_sizes, masks, offsets, q, weights):  # pragma: no cover - compiled
+def suda_tallies(masks, offsets, q, weights):  # pragma: no cover - compiled
     """Per distinct row: SUDA score (sum of size weights) and per-QI raw contributions."""
     n_rows = offsets.shape[0] - 1
     score = np.zeros(n_rows, dtype=np.float64)
     contrib = np.zeros((n_rows, q), dtype=np.float64)
     for r in range(n_rows):
         for t in range(offsets[r], offsets[r + 1]):
-            w = weights[mask_sizes[t]]
+            m = np.uint64(masks[t])
+            w = weights[_popcount(m)]
             score[r] += w
-            m = masks[t]
-            for j in range(q):
-                if (m >> np.uint64(j)) & np.uint64(1):
-                    contrib[r, j] += w
+            while m:
+                contrib[r, _low_bit(m)] += w
+                m &= m - np.uint64(1)
     return score, contrib
 
 

@@ -35,7 +35,7 @@ import pandas as pd
 from ..dataset import QIMatrix
 from ..errors import InputError
 from .classes import compute_class_sizes
-from .minucs import MinucResult, popcount
+from .minucs import MinucResult
 
 DIS_FRACTION = 0.01
 
@@ -88,8 +88,7 @@ def suda_scores(result: MinucResult, codes: np.ndarray | QIMatrix | None = None,
         raise InputError("The sampling fraction for DIS must be between 0 and 1.")
     q = result.n_qis
     weights = size_weights(q)
-    sizes = popcount(result.row_masks)
-    row_score, row_contrib = suda_tallies(sizes, result.row_masks, result.row_offsets, q, weights)
+    row_score, row_contrib = suda_tallies(result.row_masks, result.row_offsets, q, weights)
     score = row_score[result.row_of_record]
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = np.where(row_score[:, None] > 0, 100.0 * row_contrib / row_score[:, None], 0.0)
