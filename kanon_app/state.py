@@ -30,13 +30,27 @@ def init() -> None:
     """Load the default sample with preset roles on first open, so a demo needs no clicks."""
     ss = st.session_state
     if "history" not in ss:
-        ss["history"] = History.start(load_sample(DEFAULT_SAMPLE))
+        ss["history"] = History.start(_default_sample())
         ss["source"] = {"kind": "sample", "key": DEFAULT_SAMPLE, "title": SAMPLES[DEFAULT_SAMPLE].title,
                         "path": str(SAMPLES[DEFAULT_SAMPLE].path)}
     ss.setdefault("settings", {"k": DEFAULT_K})
     if not isinstance(ss.get("memo"), SessionView):  # a fresh view: this session's part of the shared cache
         ss["memo"] = SessionView()
     ss.setdefault("flash", [])
+
+
+def _default_sample() -> Dataset:
+    """The default sample, read once per server and shared by the sessions that open it (a Dataset is
+    immutable; its encoded columns are then computed once for all): a new session opens without rereading."""
+    from .cache import shared
+
+    sample = SAMPLES[DEFAULT_SAMPLE]
+    key = ("sample", DEFAULT_SAMPLE, str(sample.path), sample.path.stat().st_mtime_ns)
+    ds = shared().get(key)
+    if ds is None:
+        ds = load_sample(DEFAULT_SAMPLE)
+        shared().put(key, ds)
+    return ds
 
 
 def _ss():
