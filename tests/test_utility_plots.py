@@ -129,3 +129,20 @@ def test_titles_wrap_instead_of_being_cut():
     assert len(lines) > 1 and all(len(line) <= 24 + 15 for line in lines)
     assert "&lt;script&gt;" in wrapped and "<script>" not in wrapped
     assert " ".join(lines).replace("&lt;", "<").replace("&gt;", ">") == title
+
+
+def test_class_size_figure_on_the_risk_summary_bins():
+    from kanon_app.samples import load_sample
+    from kanon_core.risk.summary import risk_summary
+    from kanon_core.utility.plots import class_size_figure
+
+    ds = load_sample("els")
+    dist = risk_summary(ds.qi_matrix(["BYSEX", "BYRACE", "BYINCOME"]), 3, ds.missing).size_distribution
+    fig = class_size_figure(dist, k=3)
+    bar = fig.data[0]
+    assert list(bar.x) == dist["class_size"].astype(str).tolist()  # the bins, in order
+    assert sum(bar.y) == ds.n_records and fig.layout.yaxis.type == "log"
+    red = [c for c, lab in zip(bar.marker.color, bar.x, strict=True) if lab in ("1", "2")]
+    assert len(set(red)) == 1 and red[0] != bar.marker.color[-1]  # below k = 3 stands out
+    big = int(dist["records"].iloc[10:].sum())
+    assert f"{big:,} records in classes larger than 10" in fig.layout.annotations[0].text

@@ -92,15 +92,38 @@ def label_every_category(fig: go.Figure, axis: str, labels: Sequence[Any], min_h
     return fig
 
 
+def _lower_bound(label: Any) -> int:
+    """The smallest class size a bin label stands for: ``7`` → 7, ``"11-20"`` → 11, ``">100"`` → 101."""
+    import re
+
+    text = str(label).strip()
+    m = re.search(r"\d+", text)
+    if m is None:
+        raise InputError("A class-size bin needs a number in its label.")
+    return int(m.group()) + (1 if text.startswith(">") else 0)
+
+
 def class_size_figure(size_distribution: pd.DataFrame, k: int, clip: int = 20) -> go.Figure:
-    """Records by class size (fk), log scale, classes of ``clip`` or more records summed in one bar
-    ("≥ 20"). ``size_distribution`` has columns ``class_size`` and ``records``; bars below k are red."""
+    """Records by class size (fk) on a log scale, bars below k in red.
+
+    ``size_distribution`` has columns ``class_size`` and ``records``: exact sizes (numbers), whose classes
+    of ``clip`` or more records are summed in one bar ("≥ 20"), or the bins of
+    :func:`kanon_core.risk.summary.size_distribution` ("1", ..., "11-20", ">100"), kept in their order.
+    The log scale keeps a bar of 2 records visible beside one of 15,000.
+    """
     d = size_distribution[["class_size", "records"]].copy()
-    small = d[d["class_size"] < clip]
-    tail = d[d["class_size"] >= clip]
-    x = [str(int(s)) for s in small["class_size"]]
+    binned = not pd.api.types.is_numeric_dtype(d["class_size"].dtype)
+    lower = [_lower_bound(s) for s in d["class_size"]]
+    if binned:
+        small, tail = d, d.iloc[0:0]
+        x = [str(s) for s in d["class_size"]]
+    else:
+        small = d[d["class_size"] < clip]
+        tail = d[d["class_size"] >= clip]
+        x = [str(int(s)) for s in small["class_size"]]
+        lower = lower[: len(small)]
     y = [int(r) for r in small["records"]]
-    colors = [COLORS["treated"] if s < k else COLORS["original"] for s in small["class_size"]]
+    colors = [COLORS["treated"] if lo < k else COLORS["original"] for lo in lower]
     if len(tail):
         x.append(f"≥ {clip}")
         y.append(int(tail["records"].sum()))
@@ -108,8 +131,14 @@ def class_size_figure(size_distribution: pd.DataFrame, k: int, clip: int = 20) -
     fig = go.Figure(go.Bar(x=x, y=y, marker={"color": colors}, text=[f"{v:,}" for v in y],
                            textposition="outside", cliponaxis=False,
                            hovertemplate="class size %{x}: %{y:,} records<extra></extra>"))
-    note = (f"{int(tail['records'].sum()):,} records in {len(tail):,} class sizes of {clip} or more "
-            f"(largest {int(tail['class_size'].max()):,})" if len(tail) else "")
+    if len(tail):
+        note = (f"{int(tail['records'].sum()):,} records in {len(tail):,} class sizes of {clip} or more "
+                f"(largest {int(tail['class_size'].max()):,})")
+    elif binned and len(d) and lower[-1] > 10:
+        big = int(d["records"][[lo > 10 for lo in lower]].sum())
+        note = f"{big:,} records in classes larger than 10"
+    else:
+        note = ""
     fig.update_layout(
         title=wrap_title(f"Records by class size (fk); red: below k = {k}"),
         xaxis={"title": "Class size (records sharing the quasi-identifier values)", "type": "category",
