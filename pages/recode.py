@@ -139,14 +139,16 @@ with tab_search:
                    "hierarchies, or Datafly.")
     params = (tuple(qis), stored_key, k, max_sup, metric, algorithm)
     result = state.memo_peek("generalize_search", params)
-    if result is None and not too_big:
-        if st.button("Search", key="btn_gen_search", type="primary"):
-            run = lattice.search_optimal if algorithm == "optimal" else lattice.datafly
-            res = state.run_with_progress(
-                "Generalization search", lambda progress: run(problem, k, max_sup / 100, metric, progress))
-            if res is not None:
-                state.memo_put("generalize_search", params, res)
-                st.rerun()
+    if result is None and not too_big:  # off the script thread (kanon_app.background), with Cancel
+        offer = st.empty()
+        clicked = (not state.job_running("generalize_search", params)
+                   and offer.button("Search", key="btn_gen_search", type="primary"))
+        run = lattice.search_optimal if algorithm == "optimal" else lattice.datafly
+        result = state.run_in_background(
+            "generalize_search", params, "Generalization search",
+            lambda progress: run(problem, k, max_sup / 100, metric, progress), start_now=clicked)
+        if result is not None:
+            offer.empty()
     if result is not None:
         m = st.columns(5)
         m[0].metric("Loss", f"{result.loss:,.4g}")
@@ -172,13 +174,15 @@ with tab_search:
         curve_params = (tuple(qis), stored_key, k, metric)
         curve = state.memo_peek("generalize_tradeoff", curve_params)
         if curve is None:
-            if st.button("Trade-off curve: the optimum for each suppression limit (0 % to 10 %)",
-                         key="btn_gen_curve"):
-                res = state.run_with_progress("Trade-off curve", lambda progress: lattice.tradeoff(
-                    problem, k, metric=metric, progress=progress))
-                if res is not None:
-                    state.memo_put("generalize_tradeoff", curve_params, res)
-                    st.rerun()
+            clicked = (not state.job_running("generalize_tradeoff", curve_params)
+                       and st.button("Trade-off curve: the optimum for each suppression limit (0 % to 10 %)",
+                                     key="btn_gen_curve"))
+            res = state.run_in_background("generalize_tradeoff", curve_params, "Trade-off curve",
+                                          lambda progress: lattice.tradeoff(problem, k, metric=metric,
+                                                                            progress=progress),
+                                          start_now=clicked)
+            if res is not None:
+                st.rerun()
         else:
             feasible = curve[curve["feasible"]]
             if len(feasible):
@@ -243,13 +247,12 @@ with tab_suggest:
     minucs = state.memo_peek("minucs", mparams)
     if minucs is None:
         st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
-        if st.button("Find MINUCs", key="btn_sug_minucs", type="primary"):
-            qm = ds.qi_matrix(qis)
-            res = state.run_with_progress("MINUC search", lambda progress: find_minucs(
-                qm, k=k, missing=ds.missing, progress=progress))
-            if res is not None:
-                state.memo_put("minucs", mparams, res)
-                st.rerun()
+        clicked = (not state.job_running("minucs", mparams)  # the MINUCs page's search, shared
+                   and st.button("Find MINUCs", key="btn_sug_minucs", type="primary"))
+        res = state.run_in_background("minucs", mparams, "MINUC search", lambda progress: find_minucs(
+            ds.qi_matrix(qis), k=k, missing=ds.missing, progress=progress), start_now=clicked)
+        if res is not None:
+            st.rerun()
     else:
         sugs = state.memo("suggestions", mparams, lambda: suggest_recodes(ds, minucs))
         st.caption(f"{minucs.total:,} MINUCs over {minucs.records_with_minucs():,} records.")
