@@ -18,8 +18,9 @@ Rows (the anchors are figures quoted from their sources, not rerun here):
   and not skipped (``--no-dashboard``); otherwise "not measured".
 
 Every core row runs in a fresh process, after a warm-up call that loads the compiled kernels, and is
-repeated (``--repeat``, default 3): the table shows the fastest and slowest run. The load average of the
-machine is printed, since other work on a 2-core machine shows in every figure.
+repeated (``--repeat``, default 3): the table shows the fastest and slowest run, and the process CPU time
+(all threads). The load average of the machine is printed, since other work on a 2-core machine shows
+in every wall-clock figure; CPU time is much less affected by it.
 
 Run: python benchmarks/bench_speed.py [--repeat 3] [--only minucs13,sup19] [--no-dashboard]
 """
@@ -183,13 +184,16 @@ def one(key: str, repeat: int) -> dict:
     """Time one case ``repeat`` times in this process (after its warm-up)."""
     prepare, call, note = SETUPS[key]()
     seconds = []
+    cpu = []
     result = None
     for _ in range(repeat):
         arg = prepare()
+        c = time.process_time()
         t = time.perf_counter()
         result = call(arg)
         seconds.append(time.perf_counter() - t)
-    return {"min": min(seconds), "max": max(seconds), "note": note(result)}
+        cpu.append(time.process_time() - c)
+    return {"min": min(seconds), "max": max(seconds), "cpu": min(cpu), "note": note(result)}
 
 
 # -- the machine ------------------------------------------------------------------------------------------
@@ -252,7 +256,7 @@ def main() -> None:
         return
     keys = [k for k in args.only.split(",") if k] or list(SETUPS)
     print(f"machine: {machine()}")
-    lines = ["| work | input | ours (s) | anchor | goal | note |", "|---|---|---:|---|---:|---|"]
+    lines = ["| work | input | ours (s) | CPU s | anchor | goal | note |", "|---|---|---:|---:|---|---:|---|"]
     for case in CASES:
         if case.key not in keys:
             continue
@@ -260,21 +264,23 @@ def main() -> None:
                               capture_output=True, text=True)
         if proc.returncode != 0:
             tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-            lines.append(f"| {case.work} | {case.input} | failed | {case.anchor} | {_goal(case.goal)} | {tail} |")
+            lines.append(f"| {case.work} | {case.input} | failed | | {case.anchor} | {_goal(case.goal)} | {tail} |")
         else:
             r = json.loads(proc.stdout.strip().splitlines()[-1])
-            lines.append(f"| {case.work} | {case.input} | {_fmt(r['min'], r['max'])} | {case.anchor} | "
-                         f"{_goal(case.goal)} | {r['note']} |")
+            lines.append(f"| {case.work} | {case.input} | {_fmt(r['min'], r['max'])} | {r['cpu']:.2f} | "
+                         f"{case.anchor} | {_goal(case.goal)} | {r['note']} |")
         print(lines[-1], file=sys.stderr, flush=True)
     measured = _dashboard_rows(args.no_dashboard)
     for prefix, work, goal in DASHBOARD_ROWS:
         found = [(w, v) for w, v in measured.items() if w.startswith(prefix)]
         if found:
             for w, (seconds, note) in found:
-                lines.append(f"| {work} | Chromium, real server ({w}) | {seconds:.2f} | — | {_goal(goal)} | {note} |")
+                lines.append(f"| {work} | Chromium, real server ({w}) | {seconds:.2f} | | — | {_goal(goal)} | {note} |")
         else:
-            lines.append(f"| {work} | Chromium, real server | not measured | — | {_goal(goal)} | |")
-    print(f"core rows: fastest–slowest of {args.repeat} runs, each case in a fresh process after a warm-up")
+            lines.append(f"| {work} | Chromium, real server | not measured | | — | {_goal(goal)} | |")
+    print(f"core rows: wall seconds, fastest–slowest of {args.repeat} runs, each case in a fresh process after a "
+          "warm-up; CPU s: process CPU time of the fastest (all threads; on an otherwise idle machine the wall time "
+          "is about CPU / cores for the parallel parts)")
     print("\n".join(lines))
 
 
