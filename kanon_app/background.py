@@ -10,9 +10,10 @@ Cancel sets the flag of the job's :class:`~kanon_core.progress.Progress`; kanon_
 their next checkpoint and the page says "cancelled". Nothing is applied to the history by a job, so the
 current version is unchanged.
 
-Heavy jobs of all sessions take turns (``KANON_HEAVY_JOBS``, default 1, at once): on a small server two
-searches side by side are no faster than one after the other, each would hold its own large memory, and the
-compiled kernels' default thread pool must not be entered from two threads at once.
+At most ``KANON_HEAVY_JOBS`` heavy jobs of all sessions run at once (default 2; more wait their turn, and
+say so): each holds its own large memory (a 19-variable MINUC search, hundreds of megabytes). The compiled
+kernels' own thread safety and the process-wide cap on compute threads are kanon_core.threads' (two jobs
+interleave there rather than one starving the other).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from kanon_core.progress import Progress
 
 T = TypeVar("T")
 
-HEAVY_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("KANON_HEAVY_JOBS", "1"))))
+HEAVY_JOBS = max(1, int(os.environ.get("KANON_HEAVY_JOBS", "2")))
+HEAVY_SLOTS = threading.BoundedSemaphore(HEAVY_JOBS)
 POLL_SECONDS = 0.1
 
 
@@ -77,9 +79,11 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
 
     job.progress.callback = update
 
+    slots = HEAVY_SLOTS
+
     def run() -> None:
         try:
-            with HEAVY_SLOTS:
+            with slots:
                 if job.progress.cancelled:
                     job.state = "cancelled"
                     return
