@@ -38,10 +38,13 @@ def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> flo
     return float(values[order][np.searchsorted(cum, rank + 1)])
 
 
-def _summary(values: np.ndarray, weights: np.ndarray) -> dict:
+def _summary(values: np.ndarray, weights: np.ndarray, decimals: int | None = None) -> dict:
+    """Min, median, mean and max over the records. Weight sums are added in a different order by each
+    engine (equal to about 1e-12 relative), so Fk's summary is rounded to ``decimals`` to read the same."""
     total = weights.sum()
-    return {"min": float(values.min()), "median": _weighted_quantile(values, weights, 0.5),
-            "mean": float((values * weights).sum() / total), "max": float(values.max())}
+    out = {"min": float(values.min()), "median": _weighted_quantile(values, weights, 0.5),
+           "mean": float((values * weights).sum() / total), "max": float(values.max())}
+    return out if decimals is None else {k: round(v, decimals) for k, v in out.items()}
 
 
 def size_distribution_of(fk: np.ndarray, count: np.ndarray) -> list[dict]:
@@ -92,5 +95,5 @@ def risk_of_table(table: ClassTable, k: int, missing: MissingSemantics, alpha: f
     if len(fk):
         payload["fk_summary"] = _summary(np.asarray(fk, np.float64), count)
         if sizes.Fk is not None:
-            payload["Fk_summary"] = _summary(np.asarray(sizes.Fk, np.float64), count)
+            payload["Fk_summary"] = _summary(np.asarray(sizes.Fk, np.float64), count, 6)
     return TableRisk(payload, sizes, dep)

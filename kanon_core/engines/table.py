@@ -127,8 +127,10 @@ def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     enc = pc.dictionary_encode(arr)
-    idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx, enc.dictionary
+    idx = enc.indices
+    if idx.null_count:
+        idx = pc.fill_null(idx, -1)
+    return idx.to_numpy(zero_copy_only=False), enc.dictionary
 
 
 def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Mapping[str, VariableMeta] | None,
@@ -141,15 +143,15 @@ def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Map
         typed[c] = type_distinct(source, c, dictionary, bool((idx < 0).any()))
     if meta is None:
         meta = declared_meta(source, typed, missing_codes)
-    cols, values, labels = [], [], []
-    for c, idx in zip(columns, idxs, strict=True):
+    values, labels = [], []
+    codes = np.empty((agg.num_rows, len(columns)), np.int32)
+    for j, (c, idx) in enumerate(zip(columns, idxs, strict=True)):
         m = meta.get(c, VariableMeta())
         dict_codes, v, lab = encode_column(typed[c].series(), m.missing_codes, m.value_labels)
         lookup = np.append(dict_codes.astype(np.int32), np.int32(-1))  # index -1 -> the appended -1
-        cols.append(lookup[idx])
+        codes[:, j] = lookup[idx]
         values.append(v)
         labels.append(lab)
-    codes = np.column_stack(cols) if cols else np.empty((agg.num_rows, 0), np.int32)
     return codes, tuple(values), tuple(labels), meta, typed
 
 
