@@ -150,9 +150,11 @@ def _looks_like_p(name: str) -> bool:
 
 
 def readable_table(frame: pd.DataFrame, digits: int = 2, p_columns: Iterable[str] | None = None,
-                   why: Mapping[str, str] | None = None, headers: bool = True) -> pd.DataFrame:
+                   why: Mapping[str, str] | None = None, headers: bool = True,
+                   rename: Mapping[str, str] | None = None) -> pd.DataFrame:
     """A display copy of ``frame``: p-value columns as text (:func:`p_value`), other floats rounded without
-    ``-0.00``, undefined cells with their reason (``why`` per column, else empty), headers in words.
+    ``-0.00``, undefined cells with their reason (``why`` per column, else empty), headers in words
+    (``rename`` first, for a name whose meaning depends on the table, then :func:`header`).
 
     Integer and text columns keep their type, so they still sort in a table widget.
     """
@@ -172,7 +174,7 @@ def readable_table(frame: pd.DataFrame, digits: int = 2, p_columns: Iterable[str
                 s = s.round(digits).map(lambda v: 0.0 if v == 0 else v)
         elif s.dtype == object:
             s = s.map(lambda v, r=reason: (undefined(r) if r else "") if is_missing(v) else v)
-        out[header(c) if headers else name] = s
+        out[(rename or {}).get(name) or (header(c) if headers else name)] = s
     return pd.DataFrame(out, index=frame.index)
 
 

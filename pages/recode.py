@@ -11,6 +11,7 @@ import streamlit as st
 from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
+from kanon_core.fmt import readable_table
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
@@ -153,7 +154,10 @@ with tab_search:
         m = st.columns(5)
         m[0].metric("Loss", f"{result.loss:,.4g}")
         prec = precision_from_loss(result.metric, result.loss)
-        m[1].metric("Precision (Prec)", "—" if prec is None else f"{prec:.3f}")
+        m[1].metric("Precision (Prec)", "not measured" if prec is None else f"{prec:.3f}",
+                    help="Prec is read off the loss only when the search minimises Prec (Sweeney 2002); "
+                         "choose Prec as the information loss to see it." if prec is None else
+                         "1 = nothing generalized, 0 = every value at the top of its hierarchy (Sweeney 2002).")
         m[2].metric("Records suppressed", f"{result.n_suppressed_records:,}")
         m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,}", help=f"of {result.n_nodes:,} in the lattice; the "
                     "others were classified by monotonicity or skipped by a provable lower bound")
@@ -192,11 +196,15 @@ with tab_search:
                               labels={"limit_percent": "records that may be suppressed (%)"})
                 fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10))
                 st.plotly_chart(fig, width="stretch", key="chart_gen_curve")
-            st.dataframe(curve, hide_index=True, width="stretch")
+            st.dataframe(readable_table(curve, digits=4, why={"loss": "no generalization meets k within this limit"},
+                                        rename={"max_suppression": "suppression limit",
+                                                "n_suppressed": "records suppressed"}),
+                         hide_index=True, width="stretch")
         if len(result.k_minimal):
             st.markdown(f"**k-minimal nodes ({len(result.k_minimal):,})**: k-anonymous, and no single step "
                         "down is — the candidates an officer may prefer to the optimum.")
-            st.dataframe(result.k_minimal, hide_index=True, width="stretch", height=260)
+            st.dataframe(readable_table(result.k_minimal, digits=4, rename={"n_suppressed": "records suppressed"}),
+                         hide_index=True, width="stretch", height=260)
 
 # -- single recode -------------------------------------------------------------------------------------------
 with tab_single:

@@ -74,3 +74,9 @@ def test_readable_table():
     plain = fmt.readable_table(pd.DataFrame({"difference": [-0.0001, 0.5]}))
     assert plain["difference (points)"].tolist() == [0.0, 0.5]
     assert str(plain["difference (points)"].iloc[0]) == "0.0"
+
+
+def test_readable_table_rename_wins_over_the_shared_headers():
+    frame = pd.DataFrame({"n_suppressed": [1], "max_suppression": [0.01]})
+    out = fmt.readable_table(frame, rename={"n_suppressed": "records suppressed"})
+    assert list(out.columns) == ["records suppressed", "max suppression"]
