@@ -9,10 +9,11 @@ from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
+from kanon_core.fmt import readable_table
 from kanon_core.risk.minucs import estimate_cost, find_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
-from kanon_core.utility.plots import inert_frame
+from kanon_core.utility.plots import inert_frame, label_every_category, wrap_title
 
 ensure_app_navigation()
 
@@ -92,8 +93,10 @@ with left:
 with right:
     contrib = state.memo("minuc_var_contrib", params, result.variable_contributions)
     fig = px.bar(inert_frame(contrib), x="share_percent", y="variable", orientation="h",
-                 title="Share of MINUCs containing each variable (%)")
-    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), yaxis={"categoryorder": "total ascending"})
+                 title=wrap_title("Share of MINUCs containing each variable (%)", 40),
+                 labels={"share_percent": "share of MINUCs (%)", "variable": ""})
+    fig.update_layout(margin=dict(l=10, r=10, t=60, b=10), yaxis={"categoryorder": "total ascending"})
+    label_every_category(fig, "y", contrib["variable"], min_height=330)  # all 19 names, none skipped
     st.plotly_chart(fig, width="stretch", key="chart_minuc_vars")
 
 
@@ -102,7 +105,7 @@ with right:
 def _tab_values() -> None:
     values = state.memo("minuc_values", params, lambda: result.value_contributions(qm))
     st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding.")
-    st.dataframe(values.drop(columns="code").head(100), hide_index=True, width="stretch")
+    st.dataframe(readable_table(values.drop(columns="code").head(100)), hide_index=True, width="stretch")
 
 def _tab_records() -> None:
     state.widget_value("w_minuc_filter", [])
@@ -143,7 +146,7 @@ def _tab_suda() -> None:
                                title="SUDA scores of records with at least one MSU")
             fig.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10))
             st.plotly_chart(fig, width="stretch", key="chart_suda")
-        st.dataframe(suda.variable_contributions, hide_index=True, width="stretch")
+        st.dataframe(readable_table(suda.variable_contributions, digits=4), hide_index=True, width="stretch")
 
 def _tab_qids() -> None:
     if not result.complete:

@@ -92,3 +92,19 @@ def test_sidebar_timeline_shows_minucs_once_computed():
         fresh.session_state[key] = at.session_state[key]
     fresh.run()
     assert any(f"{total} MINUCs (k=3)" in m.value for m in fresh.sidebar.markdown)  # the session's k
+
+
+def test_variable_chart_names_all_19_quasi_identifiers():
+    import json
+
+    at = open_page("minucs.py")
+    at.number_input(key="w_minuc_max").set_value(2).run()
+    at.button(key="btn_find_minucs").click().run()
+    assert not at.exception
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    chart = next(s for s in specs if "each variable" in s["layout"]["title"]["text"])
+    qis = at.session_state["history"].current.dataset.roles.qis
+    assert len(qis) == 19
+    assert sorted(chart["layout"]["yaxis"]["ticktext"]) == sorted(qis)  # every label, none skipped
+    assert chart["layout"]["yaxis"]["tickmode"] == "array"
+    assert "<br>" in chart["layout"]["title"]["text"]  # wrapped, not cut off in a half-width column
