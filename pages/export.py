@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 
+import numpy as np
 import streamlit as st
 
 from kanon_app import export_ui, hierarchy_ui, state
@@ -136,12 +137,23 @@ with tab_report:
         opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
                              formulas=formulas, minucs=with_minucs, hierarchies=session_hs)
         risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
-        # MINUCs found on the MINUCs page for the original (same QIs, k and semantics) are not searched again
-        found = state.memo_peek("minucs", (qis, k, None, ds.missing)) if version.id == 0 else None
+        # MINUCs already found on the MINUCs page (same QIs, k and semantics, same codes) are not searched again
+        mkey = (qis, k, None, ds.missing)
+        after_m, before_m = state.memo_peek("minucs", mkey), None
+        try:
+            base = original_with_roles(hist, version.id).qi_matrix(qis).codes
+            for v in (version, hist.original):  # a search on the same codes is the original's (e.g. roles set)
+                m = state.memo_peek("minucs", mkey, version=v)
+                if m is not None and np.array_equal(v.dataset.qi_matrix(qis).codes, base):
+                    before_m = m
+                    break
+        except KanonError:
+            pass  # the report says what is wrong
+        found = (before_m, after_m) if before_m is not None and after_m is not None else None
 
         def _build(progress):
             html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
-                               minucs=(found, found) if found is not None else None).encode("utf-8")
+                               minucs=found).encode("utf-8")
             progress.update(1.0)  # a Cancel clicked meanwhile drops the report
             return html
 
