@@ -20,25 +20,64 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # pragma: no cover - compiled
-    """Per class: reached (bool), matches counted in full and wildcard matches; and whether it stopped.
+    """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
+    and whether the scan stopped.
 
     ``codes`` (n, q) int32 with -1 missing, rows distinct; ``order`` all rows, those with a missing value
     first (``n_miss`` of them). A class counts as reached when ``full + alpha * wild >= k + 1e-7``
-    (exactly k at alpha = 1). With ``limit`` >= 0 (only at alpha = 1) the scan stops as soon as the
-    records of classes not reaching k exceed it (``stopped`` is then True and the counts are partial).
+    (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the records that agree
+    with it or are missing on a single QI (the least such count over its observed QIs); below k it fails
+    without a scan ("surely failing", its counts then left partial). With ``limit`` >= 0 (only at alpha =
+    1) the scan stops as soon as the records of classes not reaching k exceed it (``stopped`` True).
     """
     n, q = codes.shape
     reached = np.zeros(n, dtype=np.bool_)
+    sure = np.zeros(n, dtype=np.bool_)
     full = np.zeros(n, dtype=np.int64)
     wild = np.zeros(n, dtype=np.int64)
+    # per QI: records with each value, and records missing it
+    width = 1
+    for i in range(n):
+        for j in range(q):
+            if codes[i, j] + 1 > width:
+                width = codes[i, j] + 1
+    hist = np.zeros((q, width), dtype=np.int64)
+    miss = np.zeros(q, dtype=np.int64)
+    for i in range(n):
+        for j in range(q):
+            c = codes[i, j]
+            if c < 0:
+                miss[j] += count[i]
+            else:
+                hist[j, c] += count[i]
     failed = 0
     target = k if alpha == 1.0 else k + 1e-7
+    bound = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     for r in range(n):
         own = count[r]
         full[r] = own
         if own >= k:
             reached[r] = True
             continue
+        ub = -1
+        for j in range(q):
+            c = codes[r, j]
+            if c >= 0:
+                b = hist[j, c] + miss[j]
+                if ub < 0 or b < ub:
+                    ub = b
+        if ub >= 0 and ub < k:  # fewer than k records can match it even counted in full
+            sure[r] = True
+            failed += own
+        elif ub >= 0:
+            bound[r] = ub
+    if limit >= 0 and failed > limit:
+        return reached, sure, full, wild, True
+    # the classes with the fewest possible matches first: a failing node is found failing sooner
+    for r in np.argsort(bound):
+        if reached[r] or sure[r]:
+            continue
+        own = count[r]
         f = own
         w = 0
         m = n if has_miss[r] else n_miss
@@ -69,21 +108,22 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # p
         if not ok and limit >= 0:
             failed += own
             if failed > limit:
-                return reached, full, wild, True
-    return reached, full, wild, False
+                return reached, sure, full, wild, True
+    return reached, sure, full, wild, False
 
 
 _GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (unsigned would turn the product into a float)
 
 
 @numba.njit(cache=True, nogil=True)
-def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
+def rollup(codes, luts, changed, radix, count, slot_key, slot_gid, slot_stamp, stamp):  # pragma: no cover
     """One node's class table from a less general one: map the codes, merge equal rows (a hash join).
 
     ``luts[j, c]`` is the new code of old code c of QI j (used where ``changed[j]``); ``radix[j]`` bounds
     the new codes + 2 so that a row packs into one int64 (the caller checks the product fits). Returns the
     new class of each old row, the new codes, and the new counts; classes are numbered in order of first
-    appearance, so the result does not depend on hashing.
+    appearance, so the result does not depend on hashing. ``slot_*`` are a reusable hash table of at
+    least 2 n slots; a slot is in use only when its stamp equals ``stamp`` (no clearing between calls).
     """
     n, q = codes.shape
     size = 16
@@ -93,8 +133,6 @@ def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
         bits += 1
     mask = size - 1
     shift = 64 - bits
-    slot_key = np.empty(size, dtype=np.int64)
-    slot_gid = np.full(size, -1, dtype=np.int64)
     gid = np.empty(n, dtype=np.int64)
     new_codes = np.empty((n, q), dtype=np.int32)
     new_count = np.zeros(n, dtype=np.int64)
@@ -111,8 +149,8 @@ def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
         h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
         h = (h >> shift) & mask
         while True:
-            g = slot_gid[h]
-            if g < 0:
+            if slot_stamp[h] != stamp:
+                slot_stamp[h] = stamp
                 slot_gid[h] = n_new
                 slot_key[h] = key
                 g = n_new
@@ -120,6 +158,7 @@ def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
                     new_codes[g, j] = row[j]
                 n_new += 1
                 break
+            g = slot_gid[h]
             if slot_key[h] == key:
                 break
             h = (h + 1) & mask
@@ -130,19 +169,29 @@ def rollup(codes, luts, changed, radix, count):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def missing_order(codes, count):  # pragma: no cover - compiled
-    """Rows with a missing value first (most missing cells first, then most records), then the rest."""
+    """Rows with a missing value first, those with the most missing cells first (a counting sort: a row
+    missing more QIs matches more rows), then the complete rows; ``count`` is unused but kept for the
+    signature. Returns the order, whether each row has a missing value, and how many do."""
     n, q = codes.shape
     n_missing = np.zeros(n, dtype=np.int64)
+    bucket = np.zeros(q + 2, dtype=np.int64)
     for i in range(n):
         m = 0
         for j in range(q):
             if codes[i, j] < 0:
                 m += 1
         n_missing[i] = m
-    sort_key = -(n_missing * (count.max() + 1) + count)
-    order = np.argsort(sort_key, kind="mergesort")
+        bucket[q - m + 1] += 1
+    for b in range(1, q + 2):
+        bucket[b] += bucket[b - 1]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        b = q - n_missing[i]
+        order[bucket[b]] = i
+        bucket[b] += 1
+    has_miss = n_missing > 0
     n_miss = 0
     for i in range(n):
-        if n_missing[i] > 0:
+        if has_miss[i]:
             n_miss += 1
-    return order.astype(np.int64), n_missing > 0, n_miss
+    return order, has_miss, n_miss

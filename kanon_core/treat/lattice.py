@@ -329,6 +329,13 @@ class NodeEvaluator:
         self._nc = np.full(self._cap, _NONE, dtype=np.int64)
         self._slot: dict[tuple[int, ...], int] = {}
         self._luts = _Lookups(problem)
+        size = 16
+        while size < 2 * self.base.n_classes:
+            size *= 2
+        self._slot_key = np.empty(size, dtype=np.int64)  # the roll-up's hash table, reused across nodes
+        self._slot_gid = np.empty(size, dtype=np.int64)
+        self._slot_stamp = np.zeros(size, dtype=np.int64)
+        self._stamp = 0
 
     # -- class tables ----------------------------------------------------------------------------------------
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -354,7 +361,9 @@ class NodeEvaluator:
 
         luts, changed, radix, fits = self._luts.get(src_levels, levels)
         if fits:
-            gid, codes, count = rollup(src.codes, luts, changed, radix, src.count)
+            self._stamp += 1
+            gid, codes, count = rollup(src.codes, luts, changed, radix, src.count, self._slot_key, self._slot_gid,
+                                       self._slot_stamp, self._stamp)
         else:  # too many values for one packed int64 per row: pack by ranks (slower, same classes)
             mapped = src.codes.copy()
             for j in np.flatnonzero(changed):
@@ -426,12 +435,13 @@ class NodeEvaluator:
         codes = table.codes
         order, has_miss, n_miss = missing_order(codes, count)
         lim = limit if c.alpha == 1.0 else -1
-        reached, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim)
+        reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim)
         if stopped:
             return None
         if c.alpha == 1.0:
             return ~reached
-        return ~reached & (alpha_count(full + wild, wild, c.alpha) < c.k)  # full: matches counted in full
+        # full: the matches counted in full; classes failing by the bound were not scanned
+        return ~reached & (sure | (alpha_count(full + wild, wild, c.alpha) < c.k))
 
     def classify(self, levels: tuple[int, ...]) -> NodeEval:
         """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None)."""
