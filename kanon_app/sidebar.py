@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kanon_core.errors import KanonError
+from kanon_core.fmt import markdown_literal
 from kanon_core.risk.timeline import version_risk
 
 from . import state
@@ -33,7 +34,7 @@ def render_timeline() -> None:
     k_text = f"k={k}" if alpha == 1.0 else f"k={k}, alpha {alpha:g}"
     st.sidebar.markdown("### Versions")
     src = state.source()
-    st.sidebar.caption(f"Data: {src.get('title', src.get('name', ''))}")
+    st.sidebar.caption(f"Data: {markdown_literal(src.get('title', src.get('name', '')))}")
     st.sidebar.button("Undo", icon=":material/undo:", disabled=not hist.can_undo(), key="btn_undo", on_click=_undo)
     st.sidebar.button("Redo", icon=":material/redo:", disabled=not hist.can_redo(), key="btn_redo", on_click=_redo)
     original = hist.original.dataset
@@ -53,9 +54,10 @@ def render_timeline() -> None:
         marker = CURRENT_MARK if vid == hist.current_id else ""
         depth = len(hist.lineage(vid)) - 1
         indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis
-        label = f"{indent}{marker}v{vid}: {v.label}{risk}"
+        body = markdown_literal(f"v{vid}: {v.label}{risk}")  # a step's text shown as written, never as Markdown
+        label = f"{indent}{marker}{body}"
         if vid == hist.current_id:
-            text = f"{marker}v{vid}: {v.label}{risk}".replace("*", "\\*").replace("<", "&lt;")
+            text = f"{marker}{body}"
             st.sidebar.markdown(f"{indent}**{text}**")
         else:
             st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)",

@@ -184,3 +184,20 @@ _TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)+$")
 def is_snake_case(name: str) -> bool:
     """Whether a header is still an identifier (``n_original``) rather than words: for tests of pages."""
     return bool(_TOKEN.match(name))
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|$~^]|:(?=[A-Za-z_]))")
+_MD_LEADING = re.compile(r"^(\s*)(\d*)([-+.)])")
+
+
+def markdown_literal(text: Any) -> str:
+    """``text`` for a Markdown element, shown exactly as written: Markdown emphasis, links, code, LaTeX
+    (``$``), Streamlit directives (``:material/..:``, ``:red[..]``, ``:smile:``) and a leading list or
+    quote marker escaped; ``<``, ``>`` and ``&`` as entities. Data values (labels, step descriptions) go
+    through this, never straight into Markdown."""
+    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(lambda m: "\\" + m.group(1), s)
+    lead = _MD_LEADING.match(s)
+    if lead and (lead.group(2) or lead.group(3) in "-+"):  # "- x", "+ x", "1. x", "2) x": not a list
+        s = s[:lead.start(3)] + "\\" + s[lead.start(3):]
+    return s

@@ -11,7 +11,7 @@ import streamlit as st
 from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
-from kanon_core.fmt import readable_table
+from kanon_core.fmt import markdown_literal, readable_table
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
@@ -162,7 +162,7 @@ with tab_search:
         m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,}", help=f"of {result.n_nodes:,} in the lattice; the "
                     "others were classified by monotonicity or skipped by a provable lower bound")
         m[4].metric("Seconds", f"{result.seconds:,.2f}")
-        st.markdown(search_summary(result))
+        st.markdown(markdown_literal(search_summary(result)))
         st.dataframe(effects_table(result.levels, hierarchies, result.qis), hide_index=True, width="stretch")
         st.button("Apply this generalization", key="btn_apply_search", type="primary", on_click=_apply,
                   args=(result.step(), "Optimal generalization applied."))
@@ -277,7 +277,7 @@ with tab_suggest:
                 st.info("Select a suggestion in the table to see its effect.")
             else:
                 chosen = shown[rows[0]]
-                st.markdown(f"**{chosen.variable}: {chosen.description}**")
+                st.markdown(f"**{markdown_literal(f'{chosen.variable}: {chosen.description}')}**")
                 effect_key = (mparams, chosen.variable, chosen.description)
                 effect = state.memo_peek("suggestion_effect", effect_key)
                 if effect is None:  # computed inline on selection: no rerun, so the tab stays open

@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kanon_app.samples import load_sample
+from kanon_core.fmt import markdown_literal
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.treat import lattice
 from kanon_core.treat.default_hierarchy import default_hierarchies
@@ -58,7 +59,7 @@ def test_optimal_search_equals_core_and_its_step_applies(page):
     levels = frame_with(page, "level").set_index("variable")["level"].to_dict()
     assert levels == ref.levels
     # the result in words, fully suppressed variables named as such (kanon_core.treat.explain)
-    assert any(m.value == search_summary(ref) for m in page.markdown)
+    assert any(m.value == markdown_literal(search_summary(ref)) for m in page.markdown)
     effects = frame_with(page, "effect").set_index("variable")["effect"]
     for q, lv in ref.levels.items():
         if lv == problem.heights[QIS.index(q)] - 1:
@@ -95,7 +96,8 @@ def test_suggestions_and_their_effect_equal_core(page):
     page.session_state["w_sug_table"] = {"selection": {"rows": [1], "columns": []}}
     page.run()
     assert not page.exception
-    assert any(m.value == f"**{sugs[1].variable}: {sugs[1].description}**" for m in page.markdown)
+    title = markdown_literal(f"{sugs[1].variable}: {sugs[1].description}")  # labels shown as text
+    assert any(m.value == f"**{title}**" for m in page.markdown)
     eff = frame_with(page, "change").set_index("measure")
     ref = suggestion_effect(ds, sugs[1], res)
     assert int(eff.loc["MINUCs", "after"]) == ref.minucs_after
@@ -154,7 +156,7 @@ def test_search_says_plainly_when_a_variable_is_removed(page):
     assert gone  # k = 100 without suppression on 5 QIs takes some variable away
     text = next(m.value for m in page.markdown if m.value.startswith("Removed entirely"))
     for q in gone:
-        assert f"{q}: fully suppressed" in text
+        assert markdown_literal(f"{q}: fully suppressed") in text
 
 
 def test_scale_override_rebuilds_the_automatic_hierarchy(page):
