@@ -15,7 +15,13 @@ from .common import add_input_options, load_from_args, split_list, stderr_progre
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("suppress", help="local suppression to k-anonymity under a named protection model")
     add_input_options(p)
-    p.add_argument("--k", type=int, required=True, help="every record must share its values with k - 1 others")
+    p.add_argument("--k", type=int, default=None, help="every record must share its values with k - 1 others "
+                                                      "(required unless --max-risk is given)")
+    p.add_argument("--max-risk", type=float, default=None, metavar="R",
+                   help="instead of k: suppress values of the records whose individual risk (Benedetti & "
+                        "Franconi, as sdcMicro) exceeds R until none remain (sdcMicro's localSupp, cells chosen "
+                        "by importance and effect on risk, recounted after); with --importance, --protect, "
+                        "--alpha")
     p.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
                    help="strict (default): suppressed cells are values, every released class has k records, "
                         "nobody is findable among fewer than k; release: sdcMicro's criterion (wildcard "
@@ -79,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from ..treat.protection import get_model
     from ..treat.suppress import SuppressStep, apply_mask
 
-    if args.k < 2:
-        raise InputError("--k must be at least 2.")
+    if args.max_risk is not None:
+        return _run_max_risk(args)
+    if args.k is None or args.k < 2:
+        raise InputError("--k must be at least 2 (or give --max-risk).")
     model = get_model(args.model)
     method = args.method or model.methods[0]
     model.check_method(method)
@@ -115,4 +123,42 @@ def run(args: argparse.Namespace) -> int:
           f"records, cost {res.cost:g}, {'proven optimal' if res.optimal else 'not proven optimal'}{gap}; "
           f"{res.violations_after} records below k={res.k} (recounted); {res.findable_below_k:,} people "
           f"findable among fewer than {res.k} released records", file=sys.stderr)
+    return 0
+
+
+def _run_max_risk(args: argparse.Namespace) -> int:
+    """``--max-risk R``: risk-targeted local suppression (:mod:`kanon_core.treat.suppress_risk`)."""
+    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
+    from ..risk.classes import check_alpha
+    from ..risk.individual import check_max_risk
+    from ..treat.suppress import apply_mask
+    from ..treat.suppress_risk import RiskSuppressStep
+
+    if args.k is not None:
+        raise InputError("Give either --k or --max-risk, not both.")
+    if args.by or args.link or args.model != DEFAULT_MODEL or args.method or args.node_limit is not None:
+        raise InputError("--max-risk takes --importance, --protect and --alpha only (no --by, --link, --model, "
+                         "--method or --node-limit).")
+    threshold = check_max_risk(args.max_risk)
+    alpha = check_alpha(args.alpha)
+    format_of(args.output)
+    options = ExportOptions(csv_code=True, suppressed_code=DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None
+                            else args.suppressed_code)
+    check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
+    ds = load_from_args(args)
+    step = RiskSuppressStep(qis=ds.roles.qis, max_risk=threshold, importance=tuple(parse_importance(args.importance).items()),
+                            protected=split_list(args.protect), alpha=alpha)
+    res = step.run(ds, stderr_progress("kanon suppress"))
+    treated = ds.with_frame(apply_mask(ds.frame, list(res.names), res.mask))
+    files = release_files(treated, args.output, ds, options)
+    payload = res.summary()
+    payload["written"] = [p.name for p, _ in files]
+    with OutputBatch() as batch:
+        for path, data in files:
+            batch.write_bytes(path, data)
+        write_json(args.json_out, payload, batch)
+    left = len(res.remaining)
+    print(f"kanon suppress: {res.n_suppressed:,} cells suppressed in {res.records_touched:,} records, cost "
+          f"{res.cost:g}; {left:,} records above individual risk {threshold:g} after an independent recount"
+          + (" (every cell they could lose is protected or already missing)" if left else ""), file=sys.stderr)
     return 0
