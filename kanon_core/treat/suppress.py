@@ -617,3 +617,7 @@ class SuppressStep(Step):
         by = f", within {', '.join(self.by)}" if self.by else ""
         linked = "".join(f", {key} blanks {', '.join(others)}" for key, others in self.linked)
         return f"Local suppression to k={self.k} ({self.model} model, {self.method}{alpha}{extra}{by}{linked})"
+
+
+# the risk-targeted suppression step (--max-risk) is a recipe step too: importing it registers its kind
+from . import suppress_risk as _suppress_risk  # noqa: E402, F401
