@@ -75,3 +75,24 @@ def test_memory_limit_option(data):
     s = engine_settings(argparse.Namespace(memory_limit="1GiB", spark_master=None), "risk")
     assert s.memory_limit == 1 << 30 and s.spark_master == "local[2]"
     assert engine_settings(argparse.Namespace(memory_limit=None), "risk").memory_limit == EngineSettings().memory_limit
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_generalize_at_scale_equals_in_memory(tmp_path, engine):
+    """The search on the class table finds the in-memory node and writes the same release, suppressions
+    of classes still smaller than k included."""
+    from pathlib import Path
+
+    adult = Path(__file__).resolve().parent.parent / "sample_data" / "adult"
+    qis = "sex,age,race,native-country,education,occupation"
+    outs = {}
+    for e in ("pandas", engine):
+        js, data = tmp_path / f"{e}.json", tmp_path / f"{e}.csv"
+        assert main(["generalize", str(adult / "adult.csv"), "--qi", qis, "--hierarchies", str(adult), "--k", "3",
+                     "--max-suppression", "0.05", "--engine", e, "--json", str(js), "-o", str(data)]) == 0
+        outs[e] = (json.loads(js.read_text()), pd.read_csv(data, dtype=str, keep_default_na=False))
+    ref, got = outs["pandas"], outs[engine]
+    assert ref[0]["n_suppressed_records"] > 0
+    for key in ("levels", "n_suppressed_records", "metric_value", "nodes_evaluated"):
+        assert got[0][key] == ref[0][key], key
+    pd.testing.assert_frame_equal(got[1], ref[1])

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs
 from .common import add_input_options, load_from_args, write_json
 from .recode_cmd import check_table_format
+from .scale import add_engine_options, generalize_at_scale
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", dest="json_out", default="-", help="write the result as JSON here (default stdout)")
     p.add_argument("-o", "--output", help="also write the generalized (and suppressed) data to this file")
     p.add_argument("--step", help="write the generalization as a recipe step (JSON) to this file")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -73,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     check_table_format(args.output)
     check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step},
                   [*data_inputs(args.file), *folder_inputs(args.hierarchies, "a hierarchy file")])
+    scaled = generalize_at_scale(args, criteria, alpha)  # an out-of-core engine: search on the class table
+    if scaled is not None:
+        return scaled
     t0 = time.perf_counter()
     ds = load_from_args(args)
     qis = ds.roles.qis

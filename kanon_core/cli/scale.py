@@ -117,3 +117,123 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     finally:
         settings.close()
     return 0
+
+
+def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) -> int | None:
+    """``kanon generalize`` on the class table when an out-of-core engine is chosen (None: in memory).
+
+    The search needs one row of QI codes per record (4 bytes per QI and record, never the file's text);
+    the release (``-o``) is written by the engine: each QI recoded through its hierarchy at the chosen
+    level (a mapping table), the records of classes still smaller than k blanked on every QI (a list of
+    classes), as the in-memory step does.
+    """
+    engine = out_of_core_engine(args, args.file)
+    if engine is None:
+        return None
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from ..engines.source import open_source
+    from ..engines.table import aggregate_table
+    from ..outputs import OutputBatch
+    from ..treat.hierarchy import load_hierarchies
+    from ..treat.lattice import LatticeProblem, datafly, search_optimal
+    from .common import split_list, write_json
+
+    qis = list(split_list(args.qi))
+    if args.output and [c for c in criteria if getattr(c, "spec", "").split("=")[0] != "k"]:
+        raise InputError("At scale, --output writes k-anonymity releases only; use --engine pandas for other "
+                         "criteria, or --step to record the result.")
+    if args.output and Path(args.output).suffix.lower() not in (".csv", ".parquet"):
+        raise InputError("At scale, --output is written as .csv or .parquet.")
+    t0 = time.perf_counter()
+    settings = engine_settings(args, "generalize")
+    try:
+        source = open_source(args.file)
+        sensitive = sorted({v for c in criteria for v in c.sensitive})
+        table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
+        if sensitive:
+            table = engine.class_table(args.file, qis, args.weight, sensitive, _missing_codes(args), settings)
+        _notice_missing_like("generalize", table)
+        hierarchies = load_hierarchies(args.hierarchies, qis)
+        hs, tabs = [], []
+        for j, q in enumerate(qis):
+            h = hierarchies[q] if hierarchies[q].name else hierarchies[q].with_name(q)
+            hs.append(h)
+            tabs.append(h.tables(table.values[j], table.labels[j]))
+        settings.say(f"lattice search on {table.n_classes:,} classes ({table.n_records:,} records)")
+        # classes expanded to records in class order; sensitive codes follow the same order (sorted by class)
+        codes = np.repeat(table.codes, table.count, axis=0)
+        weights = None if table.weight is None else np.repeat(table.weight / table.count, table.count)
+        sens = {s: (np.repeat(sc.value_code, sc.count), sc.values) for s, sc in table.sensitive.items()}
+        problem = LatticeProblem(qis=tuple(qis), codes=codes, tables=tuple(t.table for t in tabs),
+                                 missing=args.missing, level_labels=tuple(t.labels for t in tabs),
+                                 hierarchies=tuple(hs), alpha=alpha, weights=weights, sensitive=sens)
+        search = datafly if args.algorithm == "datafly" else search_optimal
+        result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
+        payload = result.to_json()
+        payload["metric_value"] = result.loss
+        payload["file"] = Path(args.file).name
+        payload["missing"] = args.missing
+        payload["alpha"] = alpha
+        payload["engine"] = engine.name
+        payload["seconds_search"] = round(result.seconds, 4)
+        with OutputBatch() as batch:
+            if args.step:
+                batch.write_text(args.step, json.dumps(result.step().to_dict(), indent=2, ensure_ascii=False) + "\n")
+            if args.output:
+                recodes, suppress = _generalized_release(table, qis, hs, tabs, result.levels, args)
+                target = batch.temp_path(args.output) if engine.name != "spark" else args.output
+                engine.release(args.file, target, qis=qis, recodes=recodes, suppress=suppress,
+                               missing_codes=_missing_codes(args), settings=settings, sidecar=False)
+            payload["seconds"] = round(time.perf_counter() - t0, 4)
+            write_json(args.json_out, payload, batch)
+    finally:
+        settings.close()
+    return 0
+
+
+def _generalized_release(table, qis, hierarchies, tabs, levels, args):
+    """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k)."""
+    import numpy as np
+    import pandas as pd
+
+    from ..dataset import Dataset
+    from ..treat.recode import generalized_column
+
+    if isinstance(levels, dict):
+        levels = [int(levels[q]) for q in qis]
+    recodes: dict[str, dict] = {}
+    cols = {}
+    for j, q in enumerate(qis):
+        vals = list(table.values[j])
+        if levels[j] > 0 and vals:
+            small = Dataset(frame=pd.DataFrame({q: pd.Series(vals, dtype=object).infer_objects()}))
+            new = generalized_column(small, q, hierarchies[j], levels[j]).tolist()
+            recodes[q] = dict(zip(vals, new, strict=True))
+            looked = np.array([*new, None], dtype=object)
+        else:
+            looked = np.array([*vals, None], dtype=object)
+        cols[q] = looked[table.codes[:, j]]  # code -1 takes the appended None
+    if not args.k or args.k <= 1:
+        return recodes, None
+    lookups = [t.table[lv] for t, lv in zip(tabs, levels, strict=True)]
+    gen = table.generalize(lookups)
+    fk = gen.class_sizes(args.missing).fk
+    # the generalized class of each class of the input table
+    from ..risk.keys import group_ids
+
+    mapped = np.column_stack([np.where(table.codes[:, j] >= 0, lookups[j][np.maximum(table.codes[:, j], 0)], -1)
+                              for j in range(len(qis))]).astype(np.int32)
+    gid, _ = group_ids(np.vstack([gen.codes, mapped]))
+    of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
+    of_gid[gid[: gen.n_classes]] = np.arange(gen.n_classes)
+    small_class = fk[of_gid[gid[gen.n_classes:]]] < args.k
+    if not small_class.any():
+        return recodes, None
+    frame = pd.DataFrame({q: cols[q][small_class] for q in qis}).drop_duplicates()
+    for q in qis:
+        frame[f"suppress_{q}"] = True
+    return recodes, frame.reset_index(drop=True)
