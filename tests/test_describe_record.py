@@ -82,3 +82,22 @@ def test_failing_criteria_and_distributions():
     dist = l_distribution(m.table.per_record(m.sensitive[0].l_distinct))
     assert dict(zip(dist["l"], dist["records"]))["1"] == 4
     assert risk_distribution(np.array([0.0005, 0.01, 0.2, np.nan]))["records"].tolist() == [1, 1, 0, 0, 1, 0, 1]
+
+
+def test_report_section_shows_counts_not_values():
+    from kanon_core.risk.report_section import measures_table, risk_measures_section
+
+    ds = _ds()
+    frame = ds.frame.assign(hid=[1, 1, 2, 2, 3, 3])
+    ds = Dataset(frame=frame, roles=ds.roles)
+    s = risk_summary(ds.qi_matrix(), 3, "wildcard", ds.weights())
+    m = risk_measures(ds, s.sizes, household="hid", sensitive=["occ"])
+    html_text = risk_measures_section(m, m)
+    assert html_text.startswith('<section id="risk-measures"><h2>Risk beyond k</h2>')
+    assert "Benedetti &amp; Franconi" in html_text and "must not be released unchanged" in html_text
+    tab = measures_table(m, m)
+    row = tab[tab["measure"] == "Expected re-identifications"].iloc[0]
+    assert row["before"] == row["after"] == f"{m.glob.expected_reidentifications:,.2f}"
+    assert "occ: distinct l (min)" in tab["measure"].tolist()
+    for value in ("30", "50", "f", "m"):  # no data value reaches the report
+        assert f">{value}<" not in html_text
