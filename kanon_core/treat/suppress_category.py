@@ -120,10 +120,8 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
     size = 1
     while size < 2 * n + 2:
         size <<= 1
-    stamp = np.zeros(size, dtype=np.int64)
-    rep = np.empty(size, dtype=np.int64)
-    cnt = np.empty(size, dtype=np.int64)
-    slot_hash = np.empty(size, dtype=np.uint64)
+    # one row per slot (pattern tag, row hash, representative row, count): a lookup touches one cache line
+    table = np.zeros((size, 4), dtype=np.int64)
     neg_bits = np.zeros(n, dtype=np.uint64)
     h = np.empty(n, dtype=np.uint64)
     delta = np.empty((n, q), dtype=np.uint64)  # what suppressing position j changes in row r's hash
@@ -137,6 +135,7 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
         if not placed[r]:
             remaining += 1
     todo = np.empty(n, dtype=np.int64)
+    cand = np.empty(n, dtype=np.int64)
     slot_of = np.empty(n, dtype=np.int64)
     pos = np.empty(q, dtype=np.int64)
     for p in range(patterns.shape[0]):
@@ -152,6 +151,7 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
                     todo[nt] = r
                     nt += 1
             elif (neg_bits[r] & pm) == pm:
+                cand[ncand] = r
                 ncand += 1
         if nt == 0:
             continue
@@ -165,29 +165,25 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
             cur <<= 1
         umask = np.uint64(cur - 1)
         mask = np.int64(cur - 1)
-        for t in range(nt + n):
-            if t < nt:
-                r = todo[t]
-            else:
-                r = t - nt
-                if not placed[r] or (neg_bits[r] & pm) != pm:
-                    continue
+        for t in range(nt + ncand):
+            r = todo[t] if t < nt else cand[t - nt]
             hp = h[r]
             for i in range(npos):
                 hp += delta[r, pos[i]]
             s = np.int64((hp ^ (hp >> np.uint64(29))) & umask)
-            while stamp[s] == tag and not (slot_hash[s] == hp and _same_projection(X, rep[s], r, pm, q)):
+            hs = np.int64(hp >> np.uint64(1))  # 63 bits: fits the table's signed integers
+            while table[s, 0] == tag and not (table[s, 1] == hs and _same_projection(X, table[s, 2], r, pm, q)):
                 s = (s + 1) & mask
-            if stamp[s] != tag:
-                stamp[s] = tag
-                slot_hash[s] = hp
-                rep[s] = r
-                cnt[s] = 0
-            cnt[s] += 1
+            if table[s, 0] != tag:
+                table[s, 0] = tag
+                table[s, 1] = hs
+                table[s, 2] = r
+                table[s, 3] = 0
+            table[s, 3] += 1
             if t < nt:
                 slot_of[t] = s
         for t in range(nt):
-            if cnt[slot_of[t]] >= k:
+            if table[slot_of[t], 3] >= k:
                 r = todo[t]
                 for i in range(npos):
                     X[r, pos[i]] = -1
