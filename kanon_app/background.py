@@ -53,6 +53,7 @@ class Job(Generic[T]):
     result: T | None = None
     error: str | None = None
     exception: BaseException | None = None
+    stored: bool = False
     started: float = field(default_factory=time.perf_counter)
     seconds: float = 0.0
     finished: threading.Event = field(default_factory=threading.Event)
@@ -92,7 +93,7 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
                 value = work(job.progress)
                 job.seconds = time.perf_counter() - t0
             if store is not None:
-                store(value)
+                job.stored = store(value) is not False
             job.result, job.state = value, "done"
         except KanonError as exc:
             if job.progress.cancelled:
@@ -118,6 +119,17 @@ def running(name: str, key: Hashable) -> Job | None:
     """This session's unfinished job ``name`` for ``key`` (e.g. to hide a Run button while it runs)."""
     job = _jobs().get(name)
     return job if job is not None and job.key == key and not job.done else None
+
+
+def sweep() -> None:
+    """Drop this session's finished jobs whose result the cache kept (the memo finds it now): a job left in
+    the session would hold its result outside the cache's byte bound."""
+    import streamlit as st
+
+    jobs = st.session_state.get("jobs")
+    if jobs:
+        for name in [n for n, j in jobs.items() if j.done and j.stored]:
+            del jobs[name]
 
 
 def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, start_now: bool,

@@ -151,6 +151,9 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
 
 def memo_peek(name: str, params: Hashable, version: Version | None = None) -> Any | None:
     """The memoised value when it exists (None otherwise): lets a page offer a run instead of starting it."""
+    from . import background
+
+    background.sweep()  # jobs whose results are in the memo now
     version = version or current()
     return _ss()["memo"].get((history().uid, version.id, name, params))  # type: ignore[no-any-return]
 

@@ -108,3 +108,26 @@ def test_two_jobs_run_side_by_side_within_the_cap(monkeypatch):
     jobs = [background.start(i, "side", lambda progress: both.wait(30)) for i in range(2)]
     assert all(j.wait(30) for j in jobs)
     assert [j.state for j in jobs] == ["done", "done"]  # a barrier of two passes only if both ran at once
+
+
+def test_a_search_finished_while_the_page_was_not_shown_is_found_and_its_job_dropped():
+    from kanon_core.risk.minucs import find_minucs
+
+    from .helpers import metric, open_page
+
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED"]
+    at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    at.number_input(key="w_minuc_k").set_value(2).run()
+    hist = at.session_state["history"]
+    ds = hist.current.dataset
+    key = (hist.uid, hist.current_id, "minucs", (tuple(qis), 2, None, ds.missing))
+    view = at.session_state["memo"]
+    job = background.start(key, "MINUC search", lambda progress: find_minucs(
+        ds.qi_matrix(qis), k=2, missing=ds.missing, progress=progress), store=lambda v: view.put(key, v))
+    at.session_state["jobs"] = {"minucs": job}
+    assert job.wait(60) and job.state == "done"
+    at.run()
+    assert not at.exception
+    assert metric(at, "MINUCs") == f"{job.result.total:,}"
+    assert "minucs" not in at.session_state["jobs"]
