@@ -64,3 +64,23 @@ def test_against_transportation_lp(data, missing, distance):
     table = _table(codes, svals)
     got = table.per_record(t_closeness_classes(table, "s", missing, distance))
     np.testing.assert_allclose(got, brute_t_closeness(codes, svals, missing, distance), atol=1e-9)
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_ordered_equals_cumulative_definition_on_larger_tables(missing):
+    rng = np.random.default_rng(8)
+    n = 400
+    codes = rng.integers(-1, 4, size=(n, 3))
+    svals = [None if rng.random() < 0.05 else int(v) for v in rng.integers(0, 25, n)]
+    table = _table(codes, svals)
+    got = table.per_record(t_closeness_classes(table, "s", missing, "ordered"))
+    domain = sorted({v for v in svals if v is not None})
+    q = np.array([sum(v == d for v in svals) for d in domain], dtype=float)
+    q /= q.sum()
+    for i in range(0, n, 37):
+        a = codes[i]
+        members = [j for j in range(n) if (np.all(codes[j] == a) if missing == "category"
+                                           else np.all((codes[j] == a) | (codes[j] < 0) | (a < 0)))]
+        p = np.array([sum(svals[j] == d for j in members) for d in domain], dtype=float)
+        want = 0.0 if p.sum() == 0 else np.abs(np.cumsum(p / p.sum() - q)).sum() / (len(domain) - 1)
+        assert got[i] == pytest.approx(want, abs=1e-12)
