@@ -158,7 +158,10 @@ def test_steps_and_suppression_equal_kanon_core(demo):
     history, report, _, page = demo
     lineage = history.lineage()
     steps = page.frame("steps")
-    assert steps["description"].tolist() == [v.label for v in lineage]
+    # each step's own description, a recode's codes followed by their labels: "into 1 (1 = 'None')"
+    assert len(steps) == len(lineage)
+    for d, v in zip(steps["description"], lineage, strict=True):
+        assert d == v.label or (d.startswith(v.label + " (") and "= '" in d), (d, v.label)
     original, treated = history.original.dataset, history.current.dataset
     qis = list(treated.roles.qis)
     # recounted here cell by cell: observed (by the file's missing rules) before, missing after
@@ -501,3 +504,25 @@ def test_numbers_for_humans_and_print_css(demo):
     assert "nav{display:none}" in html
     assert not re.search(r"seed\s*0\d\d", html, re.IGNORECASE)  # authors are cited, not internal names
     assert "Wilson et al., RTI" in html
+
+
+def test_step_descriptions_show_value_labels_not_bare_codes(demo):
+    _, report, _, page = demo
+    steps = page.frame("steps")
+    recodes = [d for d in steps["description"] if d.startswith("Recode BYOCCUM: merge")]
+    assert recodes and all(" = '" in d for d in recodes)  # "into 1 (1 = 'No job for pay / Homemaker')"
+    assert "'Original data'" not in " ".join(steps["description"])
+
+
+def test_labels_of_merged_small_categories_are_not_named():
+    from kanon_core.dataset import VariableMeta
+    from kanon_core.treat.recode import RecodeStep
+
+    frame = pd.DataFrame({"occ": [1] * 20 + [2] * 20 + [3] * 1, "q": [1, 2] * 20 + [1]})
+    meta = {"occ": VariableMeta(value_labels={1: "Clerk", 2: "Farmer", 3: "Astronaut"})}
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("occ", "q")), meta=meta, name="s"))
+    h.apply(RecodeStep(column="occ", merge=(2, 3), into=2))  # "Astronaut" has 1 record
+    h.apply(RecodeStep(column="q", merge=(1, 2), into=1))
+    html = render_html(build_report(h, options=ReportOptions(k=3, minucs=False, utility=False,
+                                                             created="2026-01-01")))
+    assert "Astronaut" not in html

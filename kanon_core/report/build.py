@@ -341,6 +341,25 @@ VALUE_FIELDS = ("merge", "into", "top", "bottom", "top_value", "bottom_value")
 """Fields of a recode step that hold values of its variable (its description may show them)."""
 
 
+def _value_labels_note(step: Any, released: Dataset, column: str) -> str:
+    """The value labels of the codes a recode's description shows (its target, top and bottom codes), so a
+    steward reads "into 1 = 'None'" rather than a bare code: ``" (1 = 'None')"``, or "" without labels.
+    The labels are those of the step's output, so a merged category reads as its new label."""
+    labels = released.meta_of(column).value_labels
+    if not labels:
+        return ""
+    from ..treat.hierarchy import value_key
+
+    by_key = {value_key(c): str(lab) for c, lab in labels.items()}
+    parts = []
+    for f in ("into", "top", "bottom"):
+        x = getattr(step, f, None)
+        lab = by_key.get(value_key(x)) if x is not None else None
+        if lab and lab != str(x) and f"{x} = '{lab}'" not in parts:
+            parts.append(f"{x} = '{lab}'")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _safe_description(v: Version, original: Dataset, k: int, log: MaskLog) -> str:
     """The step's description, unless it would show a value of a category with fewer than k records (a merge
     target, a top- or bottom-coding bound): then the variable and the kind of rule only."""
@@ -353,7 +372,11 @@ def _safe_description(v: Version, original: Dataset, k: int, log: MaskLog) -> st
         x = getattr(v.step, f, None)
         values.extend(x if isinstance(x, (tuple, list)) else [x])
     if not any(x is not None and small.label_is_small(column, x) for x in values):
-        return v.label
+        merged = getattr(v.step, "merge", None) or ()
+        # a merged category's new label names its parts: shown only when none of them is a small category
+        if any(x is not None and small.label_is_small(column, x) for x in merged):
+            return v.label
+        return v.label + _value_labels_note(v.step, v.dataset, column)
     log.add("steps (description)", {column: 1})
     return (f"Recode {column} (the rule names a category with fewer than {k} records: see the recipe file, "
             "which is confidential)")
