@@ -351,6 +351,12 @@ class NodeEvaluator:
             if cand[i] < _NONE:
                 src_levels = tuple(int(x) for x in self._lv[i])
                 src = self._cache[src_levels]
+        if src is self.base:
+            # Nothing evaluated below: go through the node with every QI at level 1 at most (a hub that the
+            # other nodes with the same QIs generalized share), so the input's table is read once per hub.
+            hub = tuple(min(lv, 1) for lv in levels)
+            if hub != levels:
+                src, src_levels = self.table(hub), hub
         out = self._rollup(src, src_levels, levels)
         self._store(levels, out)
         return out
