@@ -86,3 +86,24 @@ def test_against_brute_force(data, missing, kind, c):
     table = _table(codes, svals)
     got = table.per_record(l_diversity_classes(table, "s", missing, kind, c if kind == "recursive" else None))
     np.testing.assert_allclose(got, brute_l_diversity(codes, svals, missing, kind, c), rtol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_data())
+def test_pattern_join_equals_compiled_scan(data):
+    from kanon_core.risk.diversity import matching_sum, value_count_matrix
+
+    codes, svals = data
+    table = _table(codes, svals)
+    counts = value_count_matrix(table.sensitive["s"], table.n_classes)
+    a = matching_sum(table, counts, "wildcard", method="patterns").toarray()
+    b = matching_sum(table, counts, "wildcard", method="scan").toarray()
+    np.testing.assert_array_equal(a, b)
+    # and both equal the brute-force count of matching records' values
+    from tests.reference.diversity import matching_records
+
+    members = matching_records(codes, "wildcard")
+    values = sorted({v for v in svals if v is not None})
+    for i, ms in enumerate(members):
+        want = [sum(svals[j] == v for j in ms) for v in values] + [sum(svals[j] is None for j in ms)]
+        np.testing.assert_array_equal(a[table.record_class[i]], want)

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from ..classtable import ClassTable, SensitiveCounts
 from ..dataset import MissingSemantics, check_semantics
 from ..errors import InputError
+from .keys import group_ids
 
 
 def sensitive_of(table: ClassTable, sensitive: str) -> SensitiveCounts:
@@ -60,22 +61,36 @@ def value_count_matrix(sens: SensitiveCounts, n_classes: int) -> sp.csr_matrix:
     return mat.tocsr()
 
 
-def matching_sum(table: ClassTable, per_class: sp.csr_matrix, missing: MissingSemantics) -> sp.csr_matrix:
+def matching_sum(table: ClassTable, per_class: sp.csr_matrix, missing: MissingSemantics,
+                 method: str = "auto") -> sp.csr_matrix:
     """For every class, the sum of ``per_class`` rows over the classes it matches (itself included).
 
     Under ``category`` semantics a class matches only itself. Under ``wildcard`` semantics two classes
     match when their codes agree on every QI observed in both; distinct complete classes never match, so
-    only pairs with at least one incomplete class are looked for. A compiled scan (numba) lists, for a
+    only pairs with at least one incomplete class are looked for. With few missing patterns, one join per
+    pair of patterns (:func:`_matching_sum_by_patterns`); otherwise a compiled scan (numba) lists, for a
     block of incomplete classes at a time, the classes each one matches (each unordered pair once); the
     block's pairs become a sparse matrix M and the sums are ``M @ per_class`` and ``M.T @ per_class``.
     Memory stays bounded by the block, time is about (incomplete classes) × (classes) × (QIs).
+    ``method`` forces ``patterns`` or ``scan`` (``auto`` chooses by estimated cost); both give the same sums.
     """
+    if method not in ("auto", "patterns", "scan"):
+        raise InputError("The matching method must be auto, patterns or scan.")
     check_semantics(missing)
     per_class = sp.csr_matrix(per_class, dtype=np.float64)
     codes = table.codes
     if missing == "category" or not (codes < 0).any():
         return per_class
     n = table.n_classes
+    miss = codes < 0
+    pat_id, _ = group_ids(miss.astype(np.int32))
+    n_patterns = int(pat_id.max()) + 1
+    n_incomplete = int(miss.any(axis=1).sum())
+    # rough seconds: a sparse join per pattern pair, against the compiled scan's comparisons
+    cost_pairs = n_patterns * (n_patterns - 1) / 2 * 2e-3 + n_patterns * n * codes.shape[1] * 5e-8
+    cost_scan = n_incomplete * n * codes.shape[1] * 1e-9
+    if method == "patterns" or (method == "auto" and cost_pairs < cost_scan):
+        return _matching_sum_by_patterns(codes, per_class, pat_id, n_patterns)
     code_type = np.int16 if int(codes.max(initial=0)) < np.iinfo(np.int16).max else np.int32
     cols = np.ascontiguousarray(codes.T, dtype=code_type)
     has_miss = (codes < 0).any(axis=1)
@@ -89,6 +104,37 @@ def matching_sum(table: ClassTable, per_class: sp.csr_matrix, missing: MissingSe
             continue
         m = sp.csr_matrix((np.ones(len(pa)), (pa, pb)), shape=(n, n))
         out = out + m @ per_class + m.T @ per_class
+    out = sp.csr_matrix(out)
+    out.eliminate_zeros()
+    return out
+
+
+def _matching_sum_by_patterns(codes: np.ndarray, per_class: sp.csr_matrix, pat_id: np.ndarray,
+                              n_patterns: int) -> sp.csr_matrix:
+    """The same sums by a join per pair of missing patterns (best when patterns are few).
+
+    Classes of patterns A and B match when they agree on the QIs observed in both, so each pair of
+    patterns is a join on those QIs, done as a product of sparse indicator matrices (A's classes × keys,
+    keys × B's classes): the matching pairs themselves are never listed. Classes of one pattern match only
+    themselves (distinct classes differ on an observed QI).
+    """
+    miss = codes < 0
+    patterns = [np.flatnonzero(pat_id == p) for p in range(n_patterns)]
+    observed = [~miss[rows[0]] for rows in patterns]
+    out = per_class.copy()
+    for a in range(n_patterns):
+        for b in range(a + 1, n_patterns):
+            rows_a, rows_b = patterns[a], patterns[b]
+            common = observed[a] & observed[b]
+            if common.any():
+                kid, _ = group_ids(np.vstack([codes[rows_a][:, common], codes[rows_b][:, common]]))
+            else:  # nothing observed in common: every class of A matches every class of B
+                kid = np.zeros(len(rows_a) + len(rows_b), dtype=np.int64)
+            n_keys = int(kid.max()) + 1
+            ka, kb = kid[: len(rows_a)], kid[len(rows_a):]
+            ga = sp.csr_matrix((np.ones(len(rows_a)), (rows_a, ka)), shape=(codes.shape[0], n_keys))
+            gb = sp.csr_matrix((np.ones(len(rows_b)), (rows_b, kb)), shape=(codes.shape[0], n_keys))
+            out = out + ga @ (gb.T @ per_class) + gb @ (ga.T @ per_class)
     out = sp.csr_matrix(out)
     out.eliminate_zeros()
     return out
