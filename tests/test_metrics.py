@@ -171,3 +171,18 @@ def test_recode_and_compare_give_the_same_prec_on_a_file_with_missing_cells():
             loss = information_loss(ds, h.current.dataset, ["A", "B"], {"A": HA, "B": HB})
             assert 1 - s.loss == pytest.approx(loss.prec), (missing, levels)
             assert loss.table["cells"].tolist() == [7, 8]  # 9 records; A has 2 missing cells, B 1
+
+
+def test_losses_with_the_suppression_of_another_criterion():
+    """distinct 2-diversity of S at node (0, 0): S = x y | x | x | z z, so only class a1·b1 = {1, 2} keeps
+    its records; 4 records suppressed. Prec = 8 suppressed cells / 12 = 2/3; DM = 2 * 2 + 4 * 6 = 28."""
+    frame = pd.DataFrame({"A": A, "B": B, "S": ["x", "y", "x", "x", "z", "z"]})
+    ds = Dataset(frame, roles=Roles(qis=("A", "B")), missing="category")
+    p = build_problem(ds, {"A": HA, "B": HB}, sensitive=["S"])
+    prec = evaluate_node(p, (0, 0), None, 1.0, "prec", criteria=["l=2:S"])
+    assert prec.n_small == 4 and prec.loss == pytest.approx(8 / 12)
+    assert evaluate_node(p, (0, 0), None, 1.0, "dm", criteria=["l=2:S"]).loss == 28
+    # with k = 2 added, record 3 and 4 fail both; nothing changes
+    assert evaluate_node(p, (0, 0), 2, 1.0, "prec", criteria=["l=2:S"]).n_small == 4
+    # at (1, 0): g1·b1 = {1, 2, 3} has x, y; g1·b2 = {4} x; g2·b2 = {5, 6} z z -> 3 records suppressed
+    assert evaluate_node(p, (1, 0), None, 1.0, "prec", criteria=["l=2:S"]).n_small == 3
