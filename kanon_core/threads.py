@@ -162,7 +162,8 @@ def map_workers(fn: Callable[[T], R], items: Iterable[T], requested: int | None 
     """``[fn(item) for item in items]`` on :func:`workers` threads, each task in a compute slot, in order."""
     items = list(items)
     n = workers(requested)
-    if n == 1 or len(items) <= 1:
+    if n == 1 or len(items) <= 1 or _count():
+        # in this thread (a thread that already holds slots must not wait for more: no deadlock)
         return [_in_slot(fn, item) for item in items]
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="kanon") as pool:
         return [f.result() for f in submit_all(pool, fn, items)]

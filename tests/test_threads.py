@@ -92,3 +92,8 @@ def test_sections_nest_within_a_thread_and_map_keeps_order():
     with threads.worker_slot(), threads.parallel_section(), threads.worker_slot():
         pass  # re-entrant: no deadlock
     assert threads.map_workers(lambda x: x * x, range(50)) == [x * x for x in range(50)]
+
+
+def test_map_inside_a_parallel_section_runs_in_the_calling_thread():
+    with threads.parallel_section():  # every slot is held here: a pool would wait for ever
+        assert threads.map_workers(lambda x: x + 1, range(10)) == list(range(1, 11))
