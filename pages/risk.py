@@ -95,6 +95,7 @@ if n_dep:
         st.dataframe(dep, hide_index=True, width="stretch")
 
 st.page_link("pages/minucs.py", label="Which combinations make records unsafe? Explore the MINUCs", icon="🔎")
+st.caption(READINGS["suda"])
 
 st.subheader("Quasi-identifiers")
 st.dataframe(summary.per_qi, hide_index=True, width="stretch")

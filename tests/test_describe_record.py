@@ -66,7 +66,7 @@ def test_chance_in_words_and_readings():
     s = risk_summary(ds.qi_matrix(), 3, "wildcard", ds.weights())
     m = risk_measures(ds, s.sizes)
     assert set(readings_for(m)) == {"individual_risk", "expected_reidentifications", "global_risk",
-                                    "records_above_max_risk"}
+                                    "records_above_max_risk", "suda"}
 
 
 def test_failing_criteria_and_distributions():

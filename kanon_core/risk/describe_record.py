@@ -60,7 +60,8 @@ READINGS: dict[str, str] = {
         "SUDA score (Elliot et al., as sdcMicro's suda2): the sum, over the smallest sets of a record's values "
         "that are unique in the file, of a weight that grows the smaller the set. High means the record stands "
         "out on few variables; 0 means no combination of its values is unique. Scores rank records within one "
-        "file and are not probabilities; DIS-SUDA turns them into an estimated probability of a correct match."),
+        "file and are not probabilities; DIS-SUDA turns them into an estimated probability of a correct match. "
+        "Computed by kanon minucs at k = 2 and on the MINUCs page."),
 }
 
 
@@ -71,6 +72,7 @@ def readings_for(measures: RiskMeasures) -> dict[str, str]:
         keys.append("household_risk")
     if measures.sensitive:
         keys += ["l_distinct", "l_entropy", "l_recursive", "t_closeness"]
+    keys.append("suda")  # not computed here, but read next to these figures (sdcMicro's issue #227)
     return {k: READINGS[k] for k in keys}
 
 
