@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import write_json
+from .scale import add_engine_options, require_in_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true",
                    help="fail on warnings too (e.g. a recoded category absent from the file)")
     p.add_argument("--json", dest="json_out", default=None, help="write a JSON summary to this file ('-' = stdout)")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..recipe import Recipe
     from ..risk.timeline import version_risk
 
+    require_in_memory(args, "apply")
     recipe = Recipe.load(args.recipe)
     data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
     format_of(args.output)

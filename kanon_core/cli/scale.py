@@ -237,3 +237,18 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, args):
     for q in qis:
         frame[f"suppress_{q}"] = True
     return recodes, frame.reset_index(drop=True)
+
+
+IN_MEMORY_ONLY = {
+    "suppress": "local suppression optimises over the cells of individual records",
+    "apply": "a recipe replays its steps on the records (and checks each against its fingerprint)",
+}
+"""Commands that accept the engine options but run in memory, and why (``auto`` picks pandas for them)."""
+
+
+def require_in_memory(args: argparse.Namespace, command: str) -> None:
+    """Refuse an explicit out-of-core engine for a command that needs the records in memory (one line)."""
+    name = getattr(args, "engine", "auto") or "auto"
+    if name not in ("auto", "pandas"):
+        raise InputError(f"kanon {command} runs in memory ({IN_MEMORY_ONLY[command]}); use --engine pandas or "
+                         "auto. Risk and generalize run out of core.")

@@ -10,6 +10,7 @@ from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
 from .common import add_input_options, load_from_args, split_list, stderr_progress, write_json
+from .scale import add_engine_options, require_in_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suppressed-code", type=int, default=None,
                    help="code written for suppressed cells in CSV and SPSS (default -99; Stata uses .a)")
     p.add_argument("--json", dest="json_out", default="-", help="write the summary as JSON here (default stdout)")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from ..treat.protection import get_model
     from ..treat.suppress import SuppressStep, apply_mask
 
+    require_in_memory(args, "suppress")
     if args.max_risk is not None:
         return _run_max_risk(args)
     if args.k is None or args.k < 2:
