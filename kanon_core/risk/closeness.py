@@ -107,15 +107,17 @@ def resolve_distance(table: ClassTable, sensitive: str, distance: str) -> str:
 
 
 def t_closeness_classes(table: ClassTable, sensitive: str, missing: MissingSemantics,
-                        distance: str = "auto") -> np.ndarray:
+                        distance: str = "auto", counts: sp.csr_matrix | None = None) -> np.ndarray:
     """EMD per class of ``table`` between its distribution of ``sensitive`` and the file's (0..1).
 
     See the module docstring for the distances, missing sensitive values and the wildcard classes.
+    ``counts`` may pass :func:`~kanon_core.risk.diversity.matched_value_counts` computed once.
     """
     check_semantics(missing)
     distance = resolve_distance(table, sensitive, distance)
     sens = sensitive_of(table, sensitive)
-    counts = matched_value_counts(table, sensitive, missing)
+    if counts is None:
+        counts = matched_value_counts(table, sensitive, missing)
     obs = sp.csr_matrix(counts[:, :-1])
     # the file's distribution over the values it holds (values seen only in other versions drop out)
     keep = sens.value_code >= 0

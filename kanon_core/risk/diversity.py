@@ -249,16 +249,18 @@ L_DIVERSITY_KINDS: dict[str, Callable[[sp.csr_matrix, float | None], np.ndarray]
 
 
 def l_diversity_classes(table: ClassTable, sensitive: str, missing: MissingSemantics, kind: str = "distinct",
-                        c: float | None = None) -> np.ndarray:
+                        c: float | None = None, counts: sp.csr_matrix | None = None) -> np.ndarray:
     """l per class of ``table`` for sensitive variable ``sensitive`` (float64, one value per class).
 
     ``kind`` is ``distinct``, ``entropy`` or ``recursive`` (then ``c`` is the constant of recursive (c,l),
     default 2 as in sdcMicro). Under ``wildcard`` semantics the counts are those of every record matching
-    the class; see the module docstring for how missing sensitive values count.
+    the class; see the module docstring for how missing sensitive values count. ``counts`` may pass
+    :func:`matched_value_counts` of the same table, variable and semantics, computed once for several kinds.
     """
     if kind not in L_DIVERSITY_KINDS:
         raise InputError(f"The l-diversity kind must be one of {', '.join(L_DIVERSITY_KINDS)}.")
     if c is not None and kind != "recursive":
         raise InputError("The constant c applies to recursive (c,l)-diversity only.")
-    counts = matched_value_counts(table, sensitive, check_semantics(missing))
+    if counts is None:
+        counts = matched_value_counts(table, sensitive, check_semantics(missing))
     return L_DIVERSITY_KINDS[kind](counts, c)

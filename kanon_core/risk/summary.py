@@ -21,7 +21,7 @@ from ..dataset import MISSING_CODE, Dataset, MissingSemantics, QIMatrix
 from ..errors import InputError
 from .classes import ClassSizes, compute_class_sizes, wildcard_dependent
 from .closeness import resolve_distance, t_closeness_classes
-from .diversity import l_diversity_classes
+from .diversity import l_diversity_classes, matched_value_counts
 from .household import HouseholdRisk, household_summary
 from .individual import DEFAULT_MAX_RISK, GlobalRisk, check_max_risk, global_risk, individual_risk
 from .keys import group_ids
@@ -297,12 +297,13 @@ def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = No
     if names:
         table = ClassTable.from_dataset(ds, qis, weighted=False, sensitive=names)
         for s in names:
+            counts = matched_value_counts(table, s, sizes.missing)  # once for all four measures
             sens.append(SensitiveMeasures(
                 name=s,
-                l_distinct=l_diversity_classes(table, s, sizes.missing, "distinct"),
-                l_entropy=l_diversity_classes(table, s, sizes.missing, "entropy"),
-                l_recursive=l_diversity_classes(table, s, sizes.missing, "recursive", c=c),
-                c=float(c), t=t_closeness_classes(table, s, sizes.missing, distance),
+                l_distinct=l_diversity_classes(table, s, sizes.missing, "distinct", counts=counts),
+                l_entropy=l_diversity_classes(table, s, sizes.missing, "entropy", counts=counts),
+                l_recursive=l_diversity_classes(table, s, sizes.missing, "recursive", c=c, counts=counts),
+                c=float(c), t=t_closeness_classes(table, s, sizes.missing, distance, counts=counts),
                 distance=resolve_distance(table, s, distance)))
     return RiskMeasures(individual=rk, method=method, weighted=sizes.Fk is not None,
                         glob=global_risk(rk, threshold=max_risk), household=hh, table=table,
