@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kanon_app import guide, labels_ui, roles_ui, state
+from kanon_app import big_file, guide, labels_ui, roles_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
@@ -127,6 +127,7 @@ st.title("Data")
 with st.container():  # one element whatever the number of messages, so the blocks below keep their place
     state.show_flash()
 guide.render()
+big_file.data_panel()  # a CSV or Parquet file read out of core (preview, summary, QIs for Risk)
 
 with st.expander("Load data", key=LOAD_OPEN, on_change="rerun", icon=":material/upload_file:"):
     c_up, c_sample = st.columns([3, 2])

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import state
+from kanon_app import big_file, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.describe_record import READINGS, chance_in_words, describe_record, describe_records
@@ -30,6 +30,8 @@ ensure_app_navigation()
 
 st.title("Risk")
 state.show_flash()
+if big_file.risk_panel(state.session_k()):  # a large file opened on the Data page: its class table
+    st.stop()
 ds = state.dataset()
 settings = state.settings()
 
