@@ -11,7 +11,7 @@ from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
-from kanon_core.utility import compare_distributions, compare_models
+from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
 from kanon_core.utility.info_loss import hierarchies_fingerprint, information_loss, version_hierarchies
@@ -163,6 +163,8 @@ def _tab_reg() -> None:
     elif models is None:
         if st.button("Fit the three models", key="btn_cmp_fit", type="primary"):
             try:
+                from kanon_core.utility import compare_models  # here: its scipy.stats import takes seconds
+
                 with st.spinner("Fitting"):
                     models = compare_models(before, after, formula, family=family, alpha=alpha)
             except KanonError as exc:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special  # not scipy.stats: its import takes seconds, the quantiles are special's
 
 from ..dataset import Dataset, _label_for, encode_column, missing_mask
 from ..errors import InputError
@@ -191,15 +191,15 @@ def mean(
     m = float(w @ y / total)
     scores = w * (y - m) / total
     se = float(np.sqrt(max(design.vcov(scores, domain)[0, 0], 0.0)))
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = special.ndtri(0.5 + level / 2)  # = scipy.stats.norm.ppf, bit for bit
     return MeanEstimate(variable, m, se, m - z * se, m + z * se, int(domain.sum()), design.degf(domain))
 
 
 def _intervals(p: np.ndarray, se: np.ndarray, method: CIMethod, level: float, df: int) -> tuple[np.ndarray, np.ndarray]:
     if method == "wald":
-        z = stats.norm.ppf(0.5 + level / 2)
+        z = special.ndtri(0.5 + level / 2)
         return p - z * se, p + z * se
-    t = stats.t.ppf(0.5 + level / 2, df) if df > 0 else np.nan
+    t = special.stdtrit(df, 0.5 + level / 2) if df > 0 else np.nan  # = scipy.stats.t.ppf
     inner = (p > 0) & (p < 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         logit = np.log(p / (1 - p))
