@@ -56,7 +56,8 @@ def metric_value(page, label: str) -> str:
 
 
 def no_exception(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
+    errors = page.locator("[data-testid='stException']")
+    assert errors.count() == 0, errors.first.inner_text()[:2000]
 
 
 def violating_k3() -> int:
@@ -167,7 +168,9 @@ def test_a_value_label_typed_in_the_grid_is_saved_as_a_step(page, app_url, tmp_p
     page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # code 1
     for key in ["ArrowRight", "ArrowRight", "Enter"]:  # its label cell, open the editor
         page.keyboard.press(key)
-    page.keyboard.type("Male")
+    editor = page.locator("#portal textarea").first  # the grid's cell editor
+    editor.wait_for()
+    editor.fill("Male")
     page.keyboard.press("Enter")
     wait_idle(page)
     panel.get_by_role("button", name="Save these labels").click()
