@@ -19,7 +19,7 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # pragma: no cover - compiled
+def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known):  # pragma: no cover - compiled
     """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
     and whether the scan stopped.
 
@@ -29,6 +29,8 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # p
     with it or are missing on a single QI (the least such count over its observed QIs); below k it fails
     without a scan ("surely failing", its counts then left partial). With ``limit`` >= 0 (only at alpha =
     1) the scan stops as soon as the records of classes not reaching k exceed it (``stopped`` True).
+    ``known`` marks classes already known to reach k (a class containing one that reached k at a less
+    general node: its matches only grew), which are not scanned.
     """
     n, q = codes.shape
     reached = np.zeros(n, dtype=np.bool_)
@@ -56,7 +58,7 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit):  # p
     for r in range(n):
         own = count[r]
         full[r] = own
-        if own >= k:
+        if own >= k or known[r]:
             reached[r] = True
             continue
         ub = -1

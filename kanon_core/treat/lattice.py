@@ -336,6 +336,10 @@ class NodeEvaluator:
         self._slot_gid = np.empty(size, dtype=np.int64)
         self._slot_stamp = np.zeros(size, dtype=np.int64)
         self._stamp = 0
+        # Per k criterion and node: the classes known to reach k (scanned there, or holding a class that reached
+        # it at the node the table was rolled up from: matches only grow), not scanned again.
+        self._reached: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+        self._fact_specs: set[str] = set()
 
     # -- class tables ----------------------------------------------------------------------------------------
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -357,11 +361,18 @@ class NodeEvaluator:
             hub = tuple(min(lv, 1) for lv in levels)
             if hub != levels:
                 src, src_levels = self.table(hub), hub
-        out = self._rollup(src, src_levels, levels)
+        out, gid = self._rollup(src, src_levels, levels)
+        for spec in self._fact_specs:  # classes holding a class known to reach k are known to reach it
+            prev = self._reached.get((spec, src_levels))
+            if prev is not None:
+                known = np.zeros(out.n_classes, dtype=np.bool_)
+                known[gid[prev]] = True
+                self._reached[(spec, levels)] = known
         self._store(levels, out)
         return out
 
-    def _rollup(self, src: ClassTable, src_levels: tuple[int, ...], levels: tuple[int, ...]) -> ClassTable:
+    def _rollup(self, src: ClassTable, src_levels: tuple[int, ...], levels: tuple[int, ...]
+                ) -> tuple[ClassTable, np.ndarray]:
         """``src`` (at ``src_levels``) mapped to ``levels``, equal rows merged (a compiled hash join)."""
         from ._lattice_kernel import rollup
 
@@ -381,7 +392,7 @@ class NodeEvaluator:
             count = np.bincount(gid, weights=src.count, minlength=len(first)).astype(np.int64)
         weight = None if src.weight is None else np.bincount(gid, weights=src.weight, minlength=len(count))
         sens = {k: s.regroup(gid) for k, s in src.sensitive.items()}
-        return ClassTable(self.problem.qis, codes, count, weight, sensitive=sens)
+        return ClassTable(self.problem.qis, codes, count, weight, sensitive=sens), gid
 
     @staticmethod
     def _table_bytes(t: ClassTable) -> int:
@@ -415,6 +426,8 @@ class NodeEvaluator:
                 break
             self._bytes -= self._table_bytes(self._cache.pop(lv))
             self._nc[self._slot.pop(lv)] = _NONE
+            for key in [key for key in self._reached if key[1] == lv]:
+                del self._reached[key]
 
     def _compact(self) -> None:
         keys = list(self._slot)
@@ -430,9 +443,11 @@ class NodeEvaluator:
     def _sizes(self, table: ClassTable):
         return table.class_sizes(self.semantics, 1.0, wildcard_split=self.split)
 
-    def _size_small(self, table: ClassTable, c: KAnonymity, limit: int) -> np.ndarray | None:
+    def _size_small(self, table: ClassTable, c: KAnonymity, limit: int,
+                    levels: tuple[int, ...] | None = None) -> np.ndarray | None:
         """Classes failing k-anonymity, fast; None when the scan stopped because more than ``limit`` >= 0
-        records fail (under wildcard semantics at alpha = 1)."""
+        records fail (under wildcard semantics at alpha = 1). The classes that reached k at the node this
+        one was rolled up from are not scanned again (monotonicity: their matches only grew)."""
         count = table.count
         if not self.wildcard:
             return count < c.k
@@ -441,7 +456,14 @@ class NodeEvaluator:
         codes = table.codes
         order, has_miss, n_miss = missing_order(codes, count)
         lim = limit if c.alpha == 1.0 else -1
-        reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim)
+        known = self._reached.get((c.spec, levels)) if levels is not None else None
+        if known is None:
+            known = np.zeros(table.n_classes, dtype=np.bool_)
+        reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim,
+                                                            known)
+        if levels is not None and levels in self._cache:
+            self._reached[(c.spec, levels)] = reached  # facts even when the scan stopped early
+            self._fact_specs.add(c.spec)
         if stopped:
             return None
         if c.alpha == 1.0:
@@ -459,7 +481,7 @@ class NodeEvaluator:
         ev = NodeEval(levels, table, np.zeros(table.n_classes, dtype=bool))
         for pos, c in enumerate(self.mono):
             if isinstance(c, KAnonymity) and not (self.need_fk and self.wildcard):
-                fail = self._size_small(table, c, self.limit if early else -1)
+                fail = self._size_small(table, c, self.limit if early else -1, levels)
                 if fail is None:  # the scan stopped: more than the limit fail, the counts are partial
                     ev.mono_small = None
                     return ev
