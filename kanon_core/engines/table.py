@@ -135,8 +135,14 @@ def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
 
 def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Mapping[str, VariableMeta] | None,
                 missing_codes: Mapping[str, Sequence[str]] | None):
-    """Codes (rows x columns, -1 missing) of the aggregate's key columns, with values, labels and meta."""
+    """Codes (rows x columns, -1 missing) of the aggregate's key columns, with values, labels and meta.
+
+    ``injective`` is True when distinct raw values got distinct codes in every column (no declared missing
+    code, no NaN beside null, no two raw values typed alike): the aggregate's rows are then distinct
+    classes already and need no merging.
+    """
     idxs, typed = [], {}
+    injective = True
     for i, c in enumerate(columns):
         idx, dictionary = _dictionary(agg.column(f"k{i}"))
         idxs.append(idx)
@@ -150,9 +156,10 @@ def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Map
         dict_codes, v, lab = encode_column(typed[c].series(), m.missing_codes, m.value_labels)
         lookup = np.append(dict_codes.astype(np.int32), np.int32(-1))  # index -1 -> the appended -1
         codes[:, j] = lookup[idx]
+        injective &= bool((dict_codes >= 0).all()) and len(np.unique(dict_codes)) == len(dict_codes)
         values.append(v)
         labels.append(lab)
-    return codes, tuple(values), tuple(labels), meta, typed
+    return codes, tuple(values), tuple(labels), meta, injective
 
 
 def check_weights(agg: pa.Table, weight: str) -> None:
@@ -186,12 +193,12 @@ def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: 
     agg = engine.aggregate(source, qis, weight, settings)
     if weight is not None:
         check_weights(agg, weight)
-    codes, values, labels, meta, _ = encode_keys(source, agg, qis, None, missing_codes)
+    codes, values, labels, meta, injective = encode_keys(source, agg, qis, None, missing_codes)
     count = agg.column("n").to_numpy().astype(np.int64)
     w = None if weight is None else agg.column("w").to_numpy().astype(np.float64)
     table = ClassTable(tuple(qis), codes, count, w, values, labels, {}, None)
     class_of_row = np.arange(table.n_classes, dtype=np.int64)
-    if table.n_classes:
+    if table.n_classes and not injective:
         gid, _ = group_ids(table.codes)
         if int(gid.max()) + 1 < table.n_classes:  # declared codes made some rows equal
             table = table._merge(gid, table.codes)
