@@ -249,3 +249,15 @@ def test_duckdb_spills_under_a_small_memory_limit(tmp_path):
     got = get_engine("duckdb").class_table(path, ["a", "b"], settings=settings)
     settings.close()
     assert_same_table(reference(path, ["a", "b"]), got)
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 6)), min_size=1, max_size=40),
+       st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]), st.booleans())
+def test_weighted_quantile_equals_numpy_on_the_repeated_records(pairs, q, fractional):
+    """The medians of the risk JSON (per class, weighted by records) equal numpy's on the records."""
+    from kanon_core.engines.risk import _weighted_quantile
+
+    values = np.array([v for v, _ in pairs], dtype=np.float64) + (0.25 if fractional else 0.0)
+    weights = np.array([w for _, w in pairs], dtype=np.int64)
+    expected = np.quantile(np.repeat(values, weights), q, method="lower")
+    assert _weighted_quantile(values, weights, q) == expected
