@@ -249,8 +249,8 @@ with tab_single:
 # -- suggestions -----------------------------------------------------------------------------------------------
 with tab_suggest:
     st.caption("Candidates that remove the most MINUCs per category lost. *MINUCs touched* contain a recoded "
-               "value: only those can go, so it bounds the effect; *Compute effect* searches the MINUCs again "
-               "on the recoded data.")
+               "value: only those can go, so it bounds the effect; selecting a row searches the MINUCs again "
+               "on the recoded data and counts the records below k.")
     mparams = (tuple(qis), k, None, ds.missing)
     minucs = state.memo_peek("minucs", mparams)
     if minucs is None:
