@@ -116,12 +116,13 @@ def _candidate_sizes(rel: np.ndarray, i: int, blanks: Sequence[int | None], w: n
     """
     row = rel[i]
     eq = rel == row[None, :]
-    not_same = (~eq).sum(axis=1)
+    q = rel.shape[1]
+    not_same = q - np.count_nonzero(eq, axis=1)
     if missing == "category":
         agree = eq
     else:
         agree = eq | (rel < 0) | (row < 0)[None, :]
-    clash = (~agree).sum(axis=1)
+    clash = q - np.count_nonzero(agree, axis=1)
     complete = (rel >= 0).all(axis=1)
     fks, Fks = [], []
     for j in blanks:
@@ -135,7 +136,7 @@ def _candidate_sizes(rel: np.ndarray, i: int, blanks: Sequence[int | None], w: n
         share[i] = 1.0
         fks.append(np.round(share.sum(), 9))
         if w is not None:
-            Fks.append(float(share @ w))
+            Fks.append(float((share * w).sum()))  # not BLAS: its threads stall on a busy machine
     fk = np.asarray(fks, dtype=np.float64)
     return fk, (None if w is None else np.asarray(Fks))
 
