@@ -147,6 +147,8 @@ weights_note = ("from the sampling weights" if measures.weighted
 st.markdown(f"An intruder who tried every record would identify about **{g.expected_reidentifications:,.1f}** "
             f"people correctly ({g.global_risk:.3%} of the records); the riskiest record has "
             f"{chance_in_words(g.max_risk)} of being identified. Individual risk is estimated {weights_note}.")
+if g.n_undefined:
+    st.warning(g.undefined_note, icon="⚠️")
 if alpha < 1 and bool(((summary.sizes.fk > 1) & (summary.sizes.fk < 2)).any()):
     st.caption("With alpha below 1 some class sizes fall between 1 and 2: sdcMicro's formula gives these records "
                "risk 0 (none of its cases applies), and kanon reports the same to agree with it.")

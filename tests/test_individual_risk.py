@@ -128,6 +128,8 @@ def test_global_risk_by_hand():
     assert g.global_risk == pytest.approx(0.53 / 4)  # but counted in the mean's denominator
     assert g.n_above == 2  # strictly above the threshold
     assert g.max_risk == 0.5
+    assert g.n_undefined == 1 and "exact method" in g.undefined_note
+    assert global_risk(np.array([0.5])).undefined_note == ""
     assert global_risk(np.array([0.5, 0.1]), np.array([3, 1]), 0.2).n_above == 3
 
 
@@ -142,3 +144,11 @@ def test_bad_method_and_shapes():
         individual_risk(np.array([1.0]), np.array([2.0]), "nope")
     with pytest.raises(InputError):
         individual_risk(np.array([1.0, 2.0]), np.array([2.0]))
+
+
+def test_exact_overflows_for_large_classes_as_sdcmicro():
+    # pk^(1 - fk) overflows for fk in the hundreds: sdcMicro's series gives NaN there, and so does kanon
+    r = individual_risk(np.array([500.0, 3.0]), np.array([100000.0, 30.0]), "exact")
+    assert np.isnan(r[0]) and np.isfinite(r[1])
+    g = global_risk(r)
+    assert g.n_undefined == 1 and g.expected_reidentifications == pytest.approx(r[1])

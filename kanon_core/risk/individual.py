@@ -143,8 +143,9 @@ class GlobalRisk:
     ``expected_reidentifications`` is the sum of the individual risks over the records (sdcMicro's
     ``global_risk_ER``): how many people an intruder who tried every record would be expected to
     identify correctly. ``global_risk`` is its mean (``global_risk``), ``n_above`` the records whose risk
-    exceeds ``threshold``. Records whose risk is undefined (NaN, which sdcMicro's exact method can give)
-    are left out of the sum, as sdcMicro's ``na.rm = TRUE`` does, but kept in the mean's denominator.
+    exceeds ``threshold``. Records whose risk is undefined (NaN, which sdcMicro's exact method gives for
+    large classes) are left out of the sum, as sdcMicro's ``na.rm = TRUE`` does, but kept in the mean's
+    denominator; ``n_undefined`` counts them, so a sum over nothing is never read as "no risk".
     """
 
     expected_reidentifications: float
@@ -153,11 +154,22 @@ class GlobalRisk:
     threshold: float
     n_records: int
     max_risk: float
+    n_undefined: int = 0
 
     def to_json(self) -> dict:
         return {"expected_reidentifications": self.expected_reidentifications, "global_risk": self.global_risk,
                 "records_above_max_risk": self.n_above, "max_risk": self.threshold,
-                "highest_individual_risk": self.max_risk}
+                "highest_individual_risk": self.max_risk, "records_risk_undefined": self.n_undefined}
+
+    @property
+    def undefined_note(self) -> str:
+        """Why some risks are missing, for the page and the CLI (empty when all are defined)."""
+        if not self.n_undefined:
+            return ""
+        return (f"{self.n_undefined:,} records have no defined individual risk: sdcMicro's exact method overflows "
+                "for large classes (its alternating series), so they are left out of the expected "
+                "re-identifications as sdcMicro leaves them out. Use the approximation (the default) for a "
+                "figure for every record.")
 
 
 def check_max_risk(threshold: float) -> float:
@@ -193,4 +205,5 @@ def global_risk(risk: np.ndarray, count: np.ndarray | None = None,
         threshold=threshold,
         n_records=n,
         max_risk=float(np.nanmax(risk)) if finite.any() else 0.0,
+        n_undefined=int(count[~finite].sum()),
     )

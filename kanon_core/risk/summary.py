@@ -255,7 +255,10 @@ class RiskMeasures:
                "expected_reidentifications": self.glob.expected_reidentifications,
                "global_risk": self.glob.global_risk, "max_risk": self.glob.threshold,
                "records_above_max_risk": self.glob.n_above,
-               "highest_individual_risk": self.glob.max_risk}
+               "highest_individual_risk": self.glob.max_risk,
+               "records_risk_undefined": self.glob.n_undefined}
+        if self.glob.n_undefined:
+            out["risk_undefined_note"] = self.glob.undefined_note
         if self.household is not None:
             out["household"] = self.household.to_json()
         if self.sensitive and self.table is not None:
