@@ -32,6 +32,9 @@ def test_open_sample_change_k_and_undo(page, app_url, tmp_path):
     v2 = int(metric_value(page, "Records violating k=2").replace(",", ""))
     assert v2 < v3
     assert v2 == int(metric_value(page, "Sample uniques").replace(",", ""))
+    # the sidebar, drawn before the page, shows the same count for the same k on the same run
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert f"{v2:,} < k=2" in sidebar and "k=3" not in sidebar
     page.screenshot(path=str(tmp_path / "risk.png"), full_page=True)
 
 
