@@ -145,7 +145,7 @@ def test_criteria_are_searched_together_and_reported(adult_problem, tmp_path):
     assert [c["monotonic"] for c in res["criteria"]] == [True, True, False]
     assert all(c["records_failing"] <= res["n_suppressed_records"] for c in res["criteria"])
     # the optimum equals the exhaustive evaluation under the same criteria
-    problem = build_problem(ds, load_hierarchies(ADULT, QIS), QIS, sensitive=["salary-class"])
+    problem = build_problem(ds, load_hierarchies(ADULT, QIS), QIS, sensitive=["salary-class"], weighted=True)
     crit = ["k=5", "l=2:salary-class", "risk=0.3"]
     ex = exhaustive_search(problem, None, 0.01, "prec", criteria=crit)
     assert res["loss"] == pytest.approx(ex.loc[ex.anonymous, "loss"].min(), rel=1e-12)

@@ -96,7 +96,7 @@ def _dataset(frame, rows, missing):
 
 def _inputs(frame, rows, missing):
     ds = _dataset(frame, rows, missing)
-    problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()}, sensitive=["s"])
+    problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()}, sensitive=["s"], weighted=True)
     scodes, svalues, _ = ds._encoded("s")
     return ds, problem, ds.weights(), {"s": (scodes, tuple(svalues))}
 
@@ -247,6 +247,8 @@ def test_missing_sensitive_variable_is_refused():
         search_optimal(problem, None, 0.0, criteria=["l=2:s"])
     with pytest.raises(InputError, match="not a variable"):
         build_problem(ds, {"q0": Hierarchy(rows["q0"], "q0")}, sensitive=["nope"])
+    with pytest.raises(InputError, match="weighted=True"):
+        search_optimal(problem, None, 0.0, criteria=["risk=0.2"])
 
 
 @settings(max_examples=40)

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     qis = ds.roles.qis
     hierarchies = load_hierarchies(args.hierarchies, qis)
     sensitive = sorted({v for c in criteria for v in c.sensitive})
-    problem = build_problem(ds, hierarchies, qis, alpha=alpha, sensitive=sensitive)
+    weighted = any(getattr(c, "weighted", False) for c in criteria)
+    problem = build_problem(ds, hierarchies, qis, alpha=alpha, sensitive=sensitive, weighted=weighted)
     if args.algorithm == "datafly":
         result = datafly(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
     else:

@@ -21,7 +21,8 @@ def failing_record_mask(ds: Dataset, qis: Sequence[str], criteria: Sequence[Crit
     """Per record, whether its class on ``qis`` fails any of ``criteria`` (specs or objects)."""
     crit = [parse_criterion(c) if isinstance(c, str) else c for c in criteria]
     sensitive = sorted({s for c in crit for s in c.sensitive})
-    table = ClassTable.from_dataset(ds, qis, weighted=True, sensitive=sensitive)
+    weighted = any(getattr(c, "weighted", False) for c in crit)
+    table = ClassTable.from_dataset(ds, qis, weighted=weighted, sensitive=sensitive)
     semantics = "wildcard" if ds.missing == "wildcard" and bool((table.codes < 0).any()) else "category"
     split = any(getattr(c, "alpha", 1.0) < 1.0 for c in crit)
     ev = Evaluation(table, semantics, table.class_sizes(semantics, 1.0, wildcard_split=split))

@@ -53,6 +53,11 @@ class MaxIndividualRisk:
     def sensitive(self) -> tuple[str, ...]:
         return ()
 
+    @property
+    def weighted(self) -> bool:
+        """It reads the sampling weights (Fk); a search must carry them."""
+        return True
+
     def monotonic_at(self, suppression_limit: int, missing: MissingSemantics = "category") -> bool:
         return False
 

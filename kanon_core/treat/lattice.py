@@ -104,6 +104,7 @@ class LatticeProblem:
     alpha: float = 1.0
     weights: np.ndarray | None = None
     sensitive: Mapping[str, tuple[np.ndarray, tuple[Any, ...]]] = field(default_factory=dict)
+    weighted: bool = False  # the file's sampling weights were asked for (None in ``weights``: it has none)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -186,10 +187,11 @@ class LatticeProblem:
 
 
 def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequence[str] | None = None,
-                  alpha: float = 1.0, sensitive: Sequence[str] = ()) -> LatticeProblem:
+                  alpha: float = 1.0, sensitive: Sequence[str] = (), weighted: bool = False) -> LatticeProblem:
     """The lattice problem of ``ds`` on ``qis`` (default: the QI role), with the dataset's missing semantics,
-    its sampling weights, sdcMicro's ``alpha`` for k-anonymity and the ``sensitive`` variables the
-    criteria need (l-diversity, t-closeness)."""
+    sdcMicro's ``alpha`` for k-anonymity, the ``sensitive`` variables the criteria need (l-diversity,
+    t-closeness) and, with ``weighted``, the sampling weights (individual risk): read only when asked, so a
+    search that does not use them never depends on them."""
     qis = tuple(ds.roles.qis if qis is None else qis)
     if not qis:
         raise InputError("Choose at least one quasi-identifier.")
@@ -219,8 +221,9 @@ def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequen
         level_labels=tuple(t.labels for t in tabs),
         hierarchies=tuple(hs),
         alpha=alpha,
-        weights=ds.weights(),
+        weights=ds.weights() if weighted else None,
         sensitive=sens,
+        weighted=weighted,
     )
 
 
@@ -240,6 +243,8 @@ def resolve_criteria(problem: LatticeProblem, k: int | None, criteria: Sequence[
         out.insert(0, KAnonymity(_check_k(k), problem.alpha))
     if not out:
         raise InputError("Give at least one privacy criterion (for example k=5).")
+    if any(getattr(c, "weighted", False) for c in out) and not problem.weighted:
+        raise InputError("Individual risk needs the sampling weights: build the problem with weighted=True.")
     missing_s = sorted({s for c in out for s in c.sensitive} - set(problem.sensitive))
     if missing_s:
         raise InputError(f"The problem was built without the sensitive variable(s) {', '.join(missing_s)}; "
@@ -829,7 +834,8 @@ def search_optimal(
         for start in order:
             if lat.status[start] != lat.UNKNOWN:
                 continue
-            report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
+            if progress is not None:
+                report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
             path = _path_up(lat, int(start))
             lo, hi = 0, len(path) - 1
             while lo <= hi:
@@ -876,7 +882,8 @@ def search_optimal(
         s = full(i)
         if s.anonymous and (not math.isfinite(best) or s.loss < best - tol):
             best, best_id = s.loss, i
-        report(progress, 0.75 + 0.25 * (1 - int(open_mask.sum()) / n_open0), "Searching for the optimum")
+        if progress is not None:
+            report(progress, 0.75 + 0.25 * (1 - int(open_mask.sum()) / n_open0), "Searching for the optimum")
     report(progress, 1.0, "Done")
     if best_id < 0:
         raise InfeasibleError(
