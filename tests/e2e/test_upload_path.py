@@ -131,9 +131,11 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # the first row's first cell (below the header)
+    page.wait_for_timeout(300)  # the grid has the focus before the keys
     row = list(make_survey(10).columns).index("sex")
     for key in ["ArrowRight"] * 4 + ["ArrowDown"] * row + ["Enter"]:  # to the Role column of sex, open it
         page.keyboard.press(key)
+        page.wait_for_timeout(50)
     page.get_by_role("option", name="other", exact=True).click()
     page.keyboard.press("Escape")
     wait_idle(page)
@@ -149,7 +151,15 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
 
 
 def test_a_value_label_typed_in_the_grid_is_saved_as_a_step(page, app_url, tmp_path):
-    """Value labels for a CSV file: a label typed in the editor's grid reaches the variable summary."""
+    """Value labels for a CSV file: a label typed in the editor's grid is saved as a step."""
+    try:
+        _type_a_label(page, app_url, tmp_path)
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+        raise
+
+
+def _type_a_label(page, app_url, tmp_path):
     path = write_survey(tmp_path / "household_survey.csv", 300)
     page.goto(app_url)
     wait_idle(page)
@@ -165,9 +175,7 @@ def test_a_value_label_typed_in_the_grid_is_saved_as_a_step(page, app_url, tmp_p
     grid = panel.locator("[data-testid='stDataFrame']").first
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # code 1
-    for key in ["ArrowRight", "ArrowRight", "Enter"]:  # its label cell, open the editor
-        page.keyboard.press(key)
+    page.mouse.dblclick(box["x"] + box["width"] - 40, box["y"] + 35 + 17)  # the label (last column) of code 1
     editor = page.locator("#portal textarea").first  # the grid's cell editor
     editor.wait_for()
     editor.fill("Male")
