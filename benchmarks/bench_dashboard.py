@@ -128,8 +128,12 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = ()) -> list[Row]:
                 context = browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = context.new_page()
                 page.set_default_timeout(TIMEOUT_MS)
-                for row in _session(page, url, first=i == 0, skip=skip):
-                    keep(row)
+                try:
+                    for row in _session(page, url, first=i == 0, skip=skip):
+                        keep(row)
+                except Exception:
+                    page.screenshot(path=os.environ.get("KANON_BENCH_SHOT", "bench_failure.png"), full_page=True)
+                    raise
                 context.close()
             browser.close()
         finally:
@@ -178,11 +182,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...]) -> list[Row]:
                              ("Violating QI sets", "minimal sets of quasi-identifiers"),
                              ("Values to recode", "Which values of which variables")]:
             tab = _is_tab(page, name)
-            try:
-                switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab)))
-            except Exception:
-                page.screenshot(path=os.environ.get("KANON_BENCH_SHOT", "bench_failure.png"), full_page=True)
-                raise
+            switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab)))
         worst = max(switches, key=lambda t: t[1])
         rows.append(Row("switching MINUC sections (slowest of 4)", worst[1], 0.2,
                         ", ".join(f"{n} {s:.2f}" for n, s in switches)))
