@@ -1,6 +1,8 @@
 """Risk at a glance: k achieved, violations for k = 2..10, class-size distribution, sample uniques,
-per-QI distinct and singleton values, and the records that reach k only through wildcard matches.
-Everything the Risk page and ``kanon risk`` show comes from here.
+per-QI distinct and singleton values, and the records that reach k only through wildcard matches; and
+beyond k (:func:`risk_measures`): Benedetti & Franconi's individual risk and its totals, household risk,
+and per sensitive variable l-diversity and t-closeness, with their distributions and the records failing
+each criterion. Everything the Risk page and ``kanon risk`` show comes from here.
 
 With sdcMicro's ``alpha`` below 1 the class sizes fk can be fractional (see
 :mod:`kanon_core.risk.classes`): k achieved is then the largest integer k with every fk >= k, and class
