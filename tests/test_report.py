@@ -526,3 +526,18 @@ def test_labels_of_merged_small_categories_are_not_named():
     html = render_html(build_report(h, options=ReportOptions(k=3, minucs=False, utility=False,
                                                              created="2026-01-01")))
     assert "Astronaut" not in html
+
+
+def test_risk_beyond_k_section_before_and_after(demo):
+    from kanon_core.risk.classes import compute_class_sizes
+    from kanon_core.risk.summary import risk_measures
+
+    history, report, html, page = demo
+    assert "risk-beyond" in page.sections
+    table = page.frame("risk-beyond-table").set_index("measure")
+    treated = history.current.dataset
+    qis = treated.roles.qis
+    ref = risk_measures(treated, compute_class_sizes(treated.qi_matrix(qis).codes, treated.missing,
+                                                     treated.weights()), qis)
+    assert table.loc["Expected re-identifications", "after"] == f"{ref.glob.expected_reidentifications:,.2f}"
+    assert "Benedetti &amp; Franconi" in html  # author-year citation, escaped

@@ -166,6 +166,9 @@ class Report:
     """What the threshold rule withheld: table, variable, categories pooled (or recipe values withheld)."""
     identifiers: tuple[IdentifierFlag, ...] = ()
     """Variables released unchanged that look like identifiers (:func:`identifier_like`)."""
+    risk_beyond: tuple[Any, Any] | None = None
+    """Risk measures beyond k (:func:`kanon_core.risk.summary.risk_measures`) before and after."""
+    risk_beyond_note: str = ""
 
     @property
     def n_suppressed(self) -> int:
@@ -225,6 +228,24 @@ def identifier_like(original: Dataset, treated: Dataset) -> tuple[IdentifierFlag
     return tuple(out)
 
 
+def _risk_beyond_k(original: Dataset, treated: Dataset, qis: tuple[str, ...]) -> tuple[tuple[Any, Any] | None, str]:
+    """Individual and global risk (Benedetti & Franconi, as sdcMicro) before and after, on the release's
+    QIs and weight: aggregates only. None with the reason when the measures cannot be computed."""
+    try:
+        from ..risk.classes import compute_class_sizes
+        from ..risk.summary import risk_measures
+    except ImportError:
+        return None, "The risk measures beyond k are not available in this installation."
+    try:
+        out = []
+        for ds in (original, treated):
+            sizes = compute_class_sizes(ds.qi_matrix(qis).codes, treated.missing, ds.weights())
+            out.append(risk_measures(ds, sizes, qis))
+    except KanonError as exc:
+        return None, f"Risk measures beyond k not computed: {exc}"
+    return (out[0], out[1]), ""
+
+
 def _changed_conclusions(utility: UtilitySection | None) -> list[str]:
     """Per model, the covariates whose significance differs between the original and a treated model."""
     out = []
@@ -278,7 +299,7 @@ def conclusions(report: Report) -> list[str]:
         out.append("Regression conclusions: no model was compared.")
     for formula, changed in models:
         out.append(f"Regression conclusions ({formula}): "
-                   + (f"the significance of {', '.join(changed)} changes after treatment (section 7)."
+                   + (f"the significance of {', '.join(changed)} changes after treatment (see the utility section)."
                       if changed else "every covariate keeps its significance after treatment."))
     if report.identifiers:
         out.append("Released unchanged but looking like identifiers (check before release): "
@@ -707,6 +728,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
                                     small_categories(original, treated, qis, k), "most_suppressed",
                                     "most_suppressed_n", log, "suppression per variable: value suppressed most")
     minuc_section, minuc_note = _minuc_section(original, treated, qis, options, minucs)
+    beyond, beyond_note = _risk_beyond_k(original, treated, qis)
     hierarchies = version_hierarchies(history, version.id, options.hierarchies)
     utility = _utility(original, treated, qis, options, hierarchies, log) if options.utility else None
     if recipe_json is None:
@@ -740,4 +762,6 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         recipe_json=recipe_json,
         masking=log.frame(),
         identifiers=identifier_like(raw_original, treated),
+        risk_beyond=beyond,
+        risk_beyond_note=beyond_note,
     )

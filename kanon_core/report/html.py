@@ -297,6 +297,7 @@ SECTIONS = (
     ("summary", "Summary"),
     ("data", "Data and roles"),
     ("risk", "Risk before and after"),
+    ("risk-beyond", "Risk beyond k"),
     ("steps", "Steps"),
     ("suppression", "Suppression"),
     ("minucs", "MINUCs"),
@@ -304,6 +305,16 @@ SECTIONS = (
     ("recipe", "Recipe"),
     ("withheld", "What this report withholds"),
 )
+
+
+def _risk_beyond(r: Report) -> list[str]:
+    """The risk measures' own section (kanon_core.risk.report_section), numbered like the others."""
+    if r.risk_beyond is None:
+        return [_p(r.risk_beyond_note or "The risk measures beyond k were not computed.", "small")]
+    from ..risk.report_section import risk_measures_section
+
+    inner = risk_measures_section(*r.risk_beyond, section_id="risk-beyond")
+    return [inner[inner.index("</h2>") + len("</h2>"):inner.rindex("</section>")]]
 
 
 def _withheld(r: Report) -> list[str]:
@@ -323,7 +334,8 @@ def _withheld(r: Report) -> list[str]:
 
 def render_html(report: Report) -> str:
     """The report as one HTML document (a few MB: plotly.js is inlined once)."""
-    builders = {"summary": _summary, "data": _data, "risk": _risk, "steps": _steps, "suppression": _suppression,
+    builders = {"summary": _summary, "data": _data, "risk": _risk, "risk-beyond": _risk_beyond, "steps": _steps,
+                "suppression": _suppression,
                 "minucs": _minucs, "utility": _utility, "withheld": _withheld,
                 "recipe": lambda r: [_p("The steps as data: `kanon apply` replays this recipe on the same file "
                                         "(or the next wave of the survey) and reproduces the release.", "small"),
