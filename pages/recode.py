@@ -138,7 +138,26 @@ with tab_search:
     if too_big:
         st.warning(f"The lattice has more than {lattice.MAX_NODES:,} nodes: use fewer quasi-identifiers, shorter "
                    "hierarchies, or Datafly.")
-    params = (tuple(qis), stored_key, k, max_sup, metric, algorithm)
+    extra = st.text_input(
+        "More privacy criteria (optional, all must hold with k)", key="w_gen_criteria",
+        placeholder="l=3:occupation; t=0.2:income; risk=0.05",
+        help="Separated by ';'. l=L:S distinct l-diversity of S (l=entropy:L:S, l=recursive:C,L:S), t=T:S "
+             "t-closeness of S, risk=R the highest individual risk (Benedetti & Franconi). Records of classes "
+             "failing any of them count against the suppression limit (Machanavajjhala et al.; Li et al.).")
+    try:
+        from kanon_core.criteria import parse_criteria
+
+        criteria = parse_criteria([c for c in extra.split(";") if c.strip()])
+        sensitive = sorted({v for c in criteria for v in c.sensitive})
+        weighted = any(getattr(c, "weighted", False) for c in criteria)
+        if sensitive or weighted:
+            problem = state.memo("lattice_problem", (tuple(qis), stored_key, tuple(sensitive), weighted),
+                                 lambda: lattice.build_problem(ds, hierarchies, qis, sensitive=sensitive,
+                                                               weighted=weighted))
+    except KanonError as exc:
+        st.error(str(exc))
+        st.stop()
+    params = (tuple(qis), stored_key, k, max_sup, metric, algorithm, tuple(c.spec for c in criteria))
     result = state.memo_peek("generalize_search", params)
     if result is None and not too_big:  # off the script thread (kanon_app.background), with Cancel
         offer = st.empty()
@@ -147,7 +166,7 @@ with tab_search:
         run = lattice.search_optimal if algorithm == "optimal" else lattice.datafly
         result = state.run_in_background(
             "generalize_search", params, "Generalization search",
-            lambda progress: run(problem, k, max_sup / 100, metric, progress), start_now=clicked)
+            lambda progress: run(problem, k, max_sup / 100, metric, progress, criteria=criteria), start_now=clicked)
         if result is not None:
             offer.empty()
     if result is not None:
