@@ -10,7 +10,7 @@ from kanon_app import hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
-from kanon_core.fmt import readable_table
+from kanon_core.fmt import number, readable_table
 from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
@@ -100,11 +100,12 @@ def _tab_pct() -> None:
             comp = None
         if comp is not None:
             s = comp.summary
-            m = st.columns(5)
+            m = st.columns(3) + st.columns(2)  # two rows: the labels are not cut off
             m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_categories}")
-            m[1].metric("Mean difference (pp)", f"{s.mean_difference:.2f}")
-            m[2].metric("Median difference (pp)", f"{s.median_difference:.2f}")
-            m[3].metric("Largest |difference| (pp)", f"{max(abs(s.min_difference), abs(s.max_difference)):.2f}")
+            m[1].metric("Mean difference (pp)", number(s.mean_difference, why="no category compared"))
+            m[2].metric("Median difference (pp)", number(s.median_difference, why="no category compared"))
+            m[3].metric("Largest |difference| (pp)", number(max(abs(s.min_difference), abs(s.max_difference)),
+                                                            why="no category compared"))
             m[4].metric("Categories completely suppressed", f"{s.n_completely_suppressed}")
             st.caption(s.sentence() + f" Design: {comp.design}.")
             left, right = st.columns([3, 2])
