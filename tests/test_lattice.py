@@ -328,3 +328,32 @@ def test_adult_datafly_is_k_anonymous(adult):
     assert int(suppressed.sum()) == res.n_suppressed_records <= 301
     assert out.loc[~suppressed, ADULT_QIS].astype(str).groupby(ADULT_QIS).size().min() >= 5
     assert np.isfinite(res.loss) and res.loss >= search_optimal(problem, 5, 0.01, "prec").loss - 1e-12
+
+
+@given(cases(max_nodes=64), st.data())
+def test_a_small_table_cache_changes_nothing(case, data):
+    """With a cache of a few hundred bytes, tables are evicted, slots compacted and roll-ups start from the
+    input's table or a hub again: the search must give the same node, loss and evaluations' results."""
+    import kanon_core.treat.lattice as lattice_module
+
+    n = len(case.frame)
+    frac = data.draw(st.integers(0, n)) / n
+    metric = data.draw(st.sampled_from(METRICS))
+    try:
+        big = search_optimal(case.problem(), case.k, frac, metric)
+    except InfeasibleError:
+        big = None
+    old, old_slots = lattice_module.CACHE_BYTES, lattice_module.NodeEvaluator.INITIAL_SLOTS
+    lattice_module.CACHE_BYTES = data.draw(st.sampled_from([64, 400, 2000]))
+    lattice_module.NodeEvaluator.INITIAL_SLOTS = 2
+    try:
+        if big is None:
+            with pytest.raises(InfeasibleError):
+                search_optimal(case.problem(), case.k, frac, metric)
+            return
+        small = search_optimal(case.problem(), case.k, frac, metric)
+    finally:
+        lattice_module.CACHE_BYTES, lattice_module.NodeEvaluator.INITIAL_SLOTS = old, old_slots
+    assert (small.level_tuple, small.n_suppressed_records, small.n_anonymous) == (
+        big.level_tuple, big.n_suppressed_records, big.n_anonymous)
+    assert close(small.loss, big.loss)

@@ -311,8 +311,10 @@ class NodeEvaluator:
     ``mono``: the criteria monotonic at this limit and semantics; ``other``: the rest.
     """
 
+    INITIAL_SLOTS = 64  # rows of the cached-levels matrix, doubled (or compacted) when full
+
     def __init__(self, problem: LatticeProblem, criteria: Sequence[Criterion], limit: int,
-                 need_fk: bool = False, cache_bytes: int = CACHE_BYTES):
+                 need_fk: bool = False, cache_bytes: int | None = None):
         self.problem = problem
         self.criteria = list(criteria)
         self.limit = int(limit)
@@ -325,10 +327,10 @@ class NodeEvaluator:
         self.other = [c for c in self.criteria if c not in self.mono]
         self.split = any(getattr(c, "alpha", 1.0) < 1.0 for c in self.criteria)
         self.evaluations = 0
-        self.cache_bytes = cache_bytes
+        self.cache_bytes = CACHE_BYTES if cache_bytes is None else int(cache_bytes)
         self._cache: dict[tuple[int, ...], ClassTable] = {}
         self._bytes = 0
-        self._cap = 64
+        self._cap = self.INITIAL_SLOTS
         self._next = 0
         self._lv = np.zeros((self._cap, self.q), dtype=np.int16)
         self._nc = np.full(self._cap, _NONE, dtype=np.int64)
