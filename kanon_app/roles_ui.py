@@ -46,9 +46,14 @@ def table_key() -> str:
     return f"w_role_table_{h.uid}_{h.current_id}"
 
 
+def no_roles(ds: Dataset) -> bool:
+    """No role set at all (compared by content: a server that reloads edited modules holds older classes)."""
+    return not any(ds.roles.to_dict().values())
+
+
 def role_table(ds: Dataset, g: RoleGuidance) -> pd.DataFrame:
     """The rows shown: the version's own roles, or the suggestions when no role is set yet."""
-    use_suggestions = ds.roles == Roles()
+    use_suggestions = no_roles(ds)
     rows = []
     for s in g.suggestions:
         rows.append({
@@ -91,7 +96,7 @@ def apply_roles(new: Roles, confirm_many: bool) -> bool:
     except KanonError as exc:
         state.flash(str(exc), "error")
         return False
-    if new == ds.roles:
+    if new.to_dict() == ds.roles.to_dict():
         state.flash("These are already the roles of this version.", "info")
         return False
     state.run_step(SetRoles.from_roles(new), roles_message(new))
@@ -121,7 +126,7 @@ def render(ds: Dataset) -> None:
     g = guidance(ds)
     base = role_table(ds, g)
     key = table_key()
-    if ds.roles == Roles():
+    if no_roles(ds):
         n_qi = sum(s.role == QI for s in g.suggestions)
         weight = next((s.variable for s in g.suggestions if s.role == WEIGHT), None)
         n_direct = sum(s.role == DIRECT for s in g.suggestions)

@@ -416,7 +416,9 @@ def suggest_roles(data: Dataset | pd.DataFrame, labels: Mapping[str, str] | None
     ``labels`` (variable -> label) adds to or overrides a Dataset's own variable labels; a bare frame has
     no missing codes, so only empty cells are missing.
     """
-    if isinstance(data, Dataset):
+    # read by its attributes, not isinstance: a dashboard server that reloads edited modules holds datasets of
+    # the class as first imported
+    if not isinstance(data, pd.DataFrame) and hasattr(data, "frame") and hasattr(data, "meta_of"):
         frame = data.frame
         label_of = {c: data.meta_of(c).label or "" for c in data.columns}
         masks = {c: data.missing_mask(c) for c in data.columns}
