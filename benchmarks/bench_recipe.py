@@ -49,6 +49,11 @@ def main() -> None:
     rows = []
     s, _ = timed(lambda: load_dataset(data), args.repeat)
     rows.append(("load CSV + labels", s, ""))
+    from kanon_core.steps import version_fingerprint
+
+    s, _ = timed(lambda: version_fingerprint(load_dataset(data)) and None, args.repeat)
+    s_load, _ = timed(lambda: load_dataset(data), args.repeat)
+    rows.append(("version fingerprint (recipe check, per version)", max(s - s_load, 0.0), ""))
     s, history = timed(lambda: recipe.replay(load_dataset(data)), args.repeat)
     rows.append((f"load + replay {len(recipe.steps)} steps", s, ""))
     original, treated = history.original.dataset, history.current.dataset

@@ -345,17 +345,6 @@ def test_suppressed_integer_column_keeps_the_other_integers(tmp_path):
     assert lines[5].endswith(",a") and not lines[5].startswith("61000000")
 
 
-def test_loading_the_samples_is_fast():
-    import time
-
-    from kanon_app.samples import SAMPLES
-
-    for key in ("els", "adult"):
-        start = time.perf_counter()
-        load_dataset(SAMPLES[key].path)
-        assert time.perf_counter() - start < 1.5, key  # about 0.1 s on 2 cores; margin for a busy machine
-
-
 def test_samples_round_trip_byte_for_byte():
     from kanon_app.samples import SAMPLES
 

@@ -8,7 +8,6 @@ import time
 import pandas as pd
 
 from ..outputs import OutputBatch, check_outputs, data_inputs
-from ..risk.summary import risk_summary
 from .common import add_input_options, load_from_args, write_json
 from .scale import add_engine_options, risk_at_scale
 
@@ -32,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..risk.classes import check_alpha
+    from ..risk.summary import risk_summary
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
