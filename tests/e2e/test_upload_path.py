@@ -50,6 +50,32 @@ def load_block(page):
     return page.locator("[data-testid='stExpander'] summary").filter(has_text="Load data").first
 
 
+def click_single(page, locator) -> None:
+    """Click an element once a rerun has removed its stale copy (Streamlit keeps it until the run ends)."""
+    wait_idle(page)
+    for _ in range(100):
+        if locator.count() == 1:
+            locator.click()
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{locator} did not settle to one element")
+
+
+def settled_box(page, locator) -> dict:
+    """The bounding box of a grid in view, once the reruns after the last action have redrawn it."""
+    wait_idle(page)
+    for _ in range(20):
+        try:
+            locator.scroll_into_view_if_needed(timeout=5_000)
+            page.wait_for_timeout(300)
+            box = locator.bounding_box(timeout=5_000)
+            if box is not None:
+                return box
+        except Exception:  # detached by a rerun: locate it again  # noqa: BLE001
+            page.wait_for_timeout(300)
+    raise AssertionError("the grid did not settle")
+
+
 def metric_value(page, label: str) -> str:
     m = page.locator("[data-testid='stMetric']", has_text=label).first
     return m.locator("[data-testid='stMetricValue']").inner_text().strip()
@@ -127,9 +153,8 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
     wait_idle(page)
     page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
     wait_idle(page)
-    grid = page.locator("[data-testid='stDataFrame']").first
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
+    page.get_by_text("No roles are set yet").wait_for()
+    box = settled_box(page, page.locator("[data-testid='stDataFrame']").first)
     page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # the first row's first cell (below the header)
     page.wait_for_timeout(300)  # the grid has the focus before the keys
     row = list(make_survey(10).columns).index("sex")
@@ -167,14 +192,13 @@ def _type_a_label(page, app_url, tmp_path):
     wait_idle(page)
     page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
     wait_idle(page)
-    page.get_by_role("tab", name="Value labels").click()
+    page.get_by_text("No roles are set yet").wait_for()
+    click_single(page, page.get_by_role("tab", name="Value labels"))
     panel = page.get_by_role("tabpanel", name="Value labels")
     panel.locator("[data-testid='stSelectbox']").first.click()
     page.get_by_role("option", name="sex", exact=True).click()
     wait_idle(page)
-    grid = panel.locator("[data-testid='stDataFrame']").first
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
+    box = settled_box(page, panel.locator("[data-testid='stDataFrame']").first)
     page.mouse.dblclick(box["x"] + box["width"] - 40, box["y"] + 35 + 17)  # the label (last column) of code 1
     editor = page.locator("#portal textarea").first  # the grid's cell editor
     editor.wait_for()
