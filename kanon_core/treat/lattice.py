@@ -324,6 +324,7 @@ class NodeEvaluator:
         self.wildcard = problem.missing == "wildcard" and bool((self.base.codes < 0).any())
         self.semantics: MissingSemantics = "wildcard" if self.wildcard else "category"
         self.mono = [c for c in self.criteria if c.monotonic_at(self.limit, self.semantics)]
+        self._mono_specs = [c.spec for c in self.mono]
         self.other = [c for c in self.criteria if c not in self.mono]
         self.split = any(getattr(c, "alpha", 1.0) < 1.0 for c in self.criteria)
         self.evaluations = 0
@@ -497,7 +498,7 @@ class NodeEvaluator:
                     ev.sizes = self._sizes(table)
                     ev.fk = ev.sizes.fk_all
                 fail = np.asarray(c.failing_classes(Evaluation(table, self.semantics, ev.sizes)), dtype=bool)
-            ev.per_criterion[c.spec] = int(table.count[fail].sum())
+            ev.per_criterion[self._mono_specs[pos]] = int(table.count[fail].sum())
             ev.mono_small |= fail
             if early and pos < len(self.mono) - 1 and int(table.count[ev.mono_small].sum()) > self.limit:
                 ev.mono_small = None  # failing already; the remaining criteria are not counted
@@ -697,6 +698,11 @@ class _Lattice:
         self.level_sum = self.nodes.sum(axis=1, dtype=np.int64)
         self.status = np.zeros(self.n, dtype=np.int8)
         self.frac = (self.nodes / np.maximum(heights - 1, 1)).sum(axis=1)
+        # plain Python copies for the per-node loops (numpy scalars are slow one at a time)
+        self.levels = [tuple(r) for r in self.nodes.tolist()]
+        self._frac = self.frac.tolist()
+        self._strides = [int(x) for x in self.strides]
+        self._tops = [int(h) - 1 for h in heights]
 
     def node_id(self, levels: Sequence[int]) -> int:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
@@ -726,8 +732,8 @@ class _Lattice:
         self.status[m] = self.NOT
 
     def successors(self, i: int) -> list[int]:
-        v = self.nodes[i]
-        return [i + int(self.strides[j]) for j in range(self.q) if v[j] < self.heights[j] - 1]
+        v = self.levels[i]
+        return [i + st for st, x, top in zip(self._strides, v, self._tops, strict=True) if x < top]
 
     def k_minimal(self) -> np.ndarray:
         """Passing nodes none of whose direct specializations passes."""
@@ -787,6 +793,7 @@ def search_optimal(
         evals[i] = e
         if e.mono_small.any() and metric_name != "aecs":
             down = lat.down(i)
+            down &= lat.status != lat.NOT  # failing nodes are never candidates: their bounds are not needed
             mono = NodeStats(e.levels, e.table.codes, e.table.count, e.mono_small, e.fk)
             if sup_cells is not None:
                 sup_cells[down] = np.maximum(sup_cells[down], suppressed_observed(mono))
@@ -808,11 +815,11 @@ def search_optimal(
 
     def full(i: int) -> NodeSummary:
         ev.evaluations += 1
-        levels = tuple(int(x) for x in lat.nodes[i])
+        levels = lat.levels[i]
         return finish(i, ev._mono(levels, ev.table(levels), early=False))
 
     def classify(i: int) -> bool:
-        e = ev.classify(tuple(int(x) for x in lat.nodes[i]))
+        e = ev.classify(lat.levels[i])
         if e.mono_small is None:
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= limit
@@ -935,7 +942,7 @@ def _path_up(lat: _Lattice, start: int) -> list[int]:
         succ = [s for s in lat.successors(cur) if lat.status[s] == lat.UNKNOWN]
         if not succ:
             return path
-        cur = min(succ, key=lambda s: (lat.frac[s], s))
+        cur = min(succ, key=lambda s: (lat._frac[s], s))
         path.append(cur)
 
 
