@@ -30,7 +30,8 @@ from kanon_core.progress import Progress
 
 T = TypeVar("T")
 
-HEAVY_JOBS = max(1, int(os.environ.get("KANON_HEAVY_JOBS", "2")))
+_jobs_setting = os.environ.get("KANON_HEAVY_JOBS", "").strip()
+HEAVY_JOBS = max(1, int(_jobs_setting)) if _jobs_setting.isdigit() else 2
 HEAVY_SLOTS = threading.BoundedSemaphore(HEAVY_JOBS)
 POLL_SECONDS = 0.1
 

@@ -21,7 +21,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-DEFAULT_MAX_BYTES = int(float(os.environ.get("KANON_CACHE_MB", "1024")) * 2**20)
+
+def _max_bytes_from_env() -> int:
+    """``KANON_CACHE_MB`` (a positive number of megabytes) or 1024; anything else is ignored."""
+    try:
+        mb = float(os.environ.get("KANON_CACHE_MB", "1024"))
+    except ValueError:
+        mb = 1024.0
+    return int((mb if mb > 0 else 1024.0) * 2**20)
+
+
+DEFAULT_MAX_BYTES = _max_bytes_from_env()
 
 
 def size_of(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
