@@ -116,7 +116,10 @@ def _tab_records() -> None:
         ranking = ranking[counts[ranking.record.to_numpy()] > 0].assign(
             matching=lambda t: counts[t.record.to_numpy()])
     st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs (first 500 shown).")
-    st.dataframe(ranking.head(500), hide_index=True, width="stretch")
+    shown = ranking.head(500)
+    st.dataframe(readable_table(shown, rename={"smallest": "smallest MINUC", **{
+        c: f"MINUCs of size {c[4:]}" for c in shown.columns if c.startswith("size") and c[4:].isdigit()}}),
+        hide_index=True, width="stretch")
     if len(ranking):
         state.widget_value("w_minuc_record", int(ranking.record.iloc[0]))
         rec = int(st.number_input("Record (row number) to inspect", min_value=0, max_value=ds.n_records - 1,
