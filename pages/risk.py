@@ -89,14 +89,14 @@ with right:
 
 n_dep = summary.n_wildcard_dependent
 if n_dep:
-    st.warning(wildcard_dependent_statement(n_dep, k), icon="⚠️")
+    st.warning(wildcard_dependent_statement(n_dep, k), icon=":material/warning:")
     with st.expander(f"The {n_dep:,} records resting on missing values"):
         dep = wildcard_dependent_records(qm, summary.sizes, k)
         st.caption("fk_alpha1: class size counting every match; fk_alpha0: counting only records with the same "
                    f"values and complete records. Showing {len(dep):,} of {n_dep:,}, fewest firm matches first.")
         st.dataframe(dep, hide_index=True, width="stretch")
 
-st.page_link("pages/minucs.py", label="Which combinations make records unsafe? Explore the MINUCs", icon="🔎")
+st.page_link("pages/minucs.py", label="Which combinations make records unsafe? Explore the MINUCs", icon=":material/search:")
 st.caption(READINGS["suda"])
 
 st.subheader("Quasi-identifiers")
@@ -148,7 +148,7 @@ st.markdown(f"An intruder who tried every record would identify about **{g.expec
             f"people correctly ({g.global_risk:.3%} of the records); the riskiest record has "
             f"{chance_in_words(g.max_risk)} of being identified. Individual risk is estimated {weights_note}.")
 if g.n_undefined:
-    st.warning(g.undefined_note, icon="⚠️")
+    st.warning(g.undefined_note, icon=":material/warning:")
 if alpha < 1 and bool(((summary.sizes.fk > 1) & (summary.sizes.fk < 2)).any()):
     st.caption("With alpha below 1 some class sizes fall between 1 and 2: sdcMicro's formula gives these records "
                "risk 0 (none of its cases applies), and kanon reports the same to agree with it.")
@@ -164,7 +164,7 @@ if measures.household is not None:
         fig4 = px.bar(risk_distribution(h.per_record), x="risk", y="records", title="Records by household risk")
         fig4.update_layout(height=320, margin=dict(l=10, r=10, t=40, b=10))
         st.plotly_chart(fig4, width="stretch", key="chart_hh_risk")
-    st.warning(HOUSEHOLD_ID_WARNING.format(name=h.variable), icon="⚠️")
+    st.warning(HOUSEHOLD_ID_WARNING.format(name=h.variable), icon=":material/warning:")
     st.markdown(f"Household level: **{h.expected_reidentifications:,.1f}** expected re-identifications counted over "
                 f"records ({h.global_risk:.3%}); {h.n_households:,} households, the largest with "
                 f"{h.largest_household:,} members; {h.n_above:,} records in households above {max_risk:g}.")

@@ -8,8 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u21B6\u21B7\u25B6\u25C0\uFE0F]")
-FILES = sorted(ROOT.glob("kanon_app/*.py")) + [ROOT / "pages" / f for f in (
-    "compare.py", "minucs.py", "suppress.py", "recode.py", "export.py")] + [ROOT / "app.py"]
+FILES = sorted(ROOT.glob("kanon_app/*.py")) + sorted(ROOT.glob("pages/*.py")) + [ROOT / "app.py"]
 
 
 def test_no_emoji_icons_in_the_dashboard():
