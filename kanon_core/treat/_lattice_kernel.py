@@ -2,7 +2,9 @@
 
 Only classes with fewer than k records of their own can fail, and each needs only enough matches to
 reach k, so the scan per class stops as soon as the count is reached; a complete class can only be
-matched by classes with a missing value, so it scans those alone. The candidate rows are ordered with
+matched by classes with a missing value, so it scans those alone. Every match of a class agrees with it,
+or is missing, on each QI it has observed, so the class scans only the shortest such posting list (the
+rows missing that QI or holding its value there) instead of every row. The candidate rows are ordered with
 the classes most likely to match first (most missing values, then most records). When only the
 question "within the suppression limit or not?" is asked, the whole scan stops at the first class that
 takes the failing records over the limit.
@@ -75,6 +77,47 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             bound[r] = ub
     if limit >= 0 and failed > limit:
         return reached, sure, full, wild, True
+    # Posting lists per QI j: rows missing j, and per code c the rows with a missing value (and the complete
+    # rows) having c at j, each in ``order`` (most missing values first). Every match of a class observed at j
+    # lies in its lists at j, so a class scans only the shortest of them (a complete class: no complete rows).
+    n_m = np.zeros(q, dtype=np.int64)
+    cnt_m = np.zeros((q, width + 1), dtype=np.int64)
+    cnt_c = np.zeros((q, width + 1), dtype=np.int64)
+    for i in range(n):
+        for j in range(q):
+            c = codes[i, j]
+            if c < 0:
+                n_m[j] += 1
+            elif has_miss[i]:
+                cnt_m[j, c + 1] += 1
+            else:
+                cnt_c[j, c + 1] += 1
+    for j in range(q):
+        for c in range(width):
+            cnt_m[j, c + 1] += cnt_m[j, c]
+            cnt_c[j, c + 1] += cnt_c[j, c]
+    off_w = np.zeros(q + 1, dtype=np.int64)
+    for j in range(q):
+        off_w[j + 1] = off_w[j] + n_m[j]
+    list_w = np.empty(max(off_w[q], 1), dtype=np.int64)
+    list_m = np.empty((q, max(n_miss, 1)), dtype=np.int64)
+    list_c = np.empty((q, max(n - n_miss, 1)), dtype=np.int64)
+    pos_w = off_w[:q].copy()
+    pos_m = cnt_m[:, :width].copy()
+    pos_c = cnt_c[:, :width].copy()
+    for t in range(n):
+        i = order[t]
+        for j in range(q):
+            c = codes[i, j]
+            if c < 0:
+                list_w[pos_w[j]] = i
+                pos_w[j] += 1
+            elif has_miss[i]:
+                list_m[j, pos_m[j, c]] = i
+                pos_m[j, c] += 1
+            else:
+                list_c[j, pos_c[j, c]] = i
+                pos_c[j, c] += 1
     # the classes with the fewest possible matches first: a failing node is found failing sooner
     for r in np.argsort(bound):
         if reached[r] or sure[r]:
@@ -82,10 +125,38 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
         own = count[r]
         f = own
         w = 0
-        m = n if has_miss[r] else n_miss
         ok = False
+        best = -1
+        best_len = 0
+        for j in range(q):
+            c = codes[r, j]
+            if c >= 0:
+                ln = n_m[j] + cnt_m[j, c + 1] - cnt_m[j, c]
+                if has_miss[r]:
+                    ln += cnt_c[j, c + 1] - cnt_c[j, c]
+                if best < 0 or ln < best_len:
+                    best = j
+                    best_len = ln
+        cb = 0
+        a_m = 0
+        a_mm = 0
+        if best < 0:  # missing on every QI: every row matches it
+            m = n
+        else:
+            cb = codes[r, best]
+            a_m = n_m[best]
+            a_mm = cnt_m[best, cb + 1] - cnt_m[best, cb]
+            a_c = (cnt_c[best, cb + 1] - cnt_c[best, cb]) if has_miss[r] else 0
+            m = a_m + a_mm + a_c
         for t in range(m):
-            s = order[t]
+            if best < 0:
+                s = order[t]
+            elif t < a_m:
+                s = list_w[off_w[best] + t]
+            elif t < a_m + a_mm:
+                s = list_m[best, cnt_m[best, cb] + t - a_m]
+            else:
+                s = list_c[best, cnt_c[best, cb] + t - a_m - a_mm]
             if s == r:
                 continue
             match = True
