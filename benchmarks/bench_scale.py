@@ -81,7 +81,7 @@ problem = LatticeProblem(qis=tuple(qis), codes=codes, tables=tuple(t.table for t
 t2 = time.perf_counter()
 res = search_optimal(problem, 3, 0.01, "prec")
 t3 = time.perf_counter()
-print(json.dumps({"classes": table.n_classes, "nodes": int(problem.n_nodes), "levels": list(res.levels),
+print(json.dumps({"classes": table.n_classes, "nodes": int(problem.n_nodes), "levels": dict(res.levels) if isinstance(res.levels, dict) else list(res.levels),
                   "table_s": round(t1 - t0, 1), "problem_s": round(t2 - t1, 1), "search_s": round(t3 - t2, 1)}))
 """.replace("__QIS__", QI_ARG)
 
