@@ -541,3 +541,16 @@ def test_risk_beyond_k_section_before_and_after(demo):
                                                      treated.weights()), qis)
     assert table.loc["Expected re-identifications", "after"] == f"{ref.glob.expected_reidentifications:,.2f}"
     assert "Benedetti &amp; Franconi" in html  # author-year citation, escaped
+
+
+def test_variable_labels_set_as_a_step_after_loading_reach_the_report():
+    from kanon_core.value_labels import SetValueLabels
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 60), "b": rng.integers(0, 3, 60)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b")), name="labelled"))
+    h.apply(SetValueLabels(labels=(("a", ((1, "one"),)),), variable_labels=(("a", "Region of residence"),)))
+    h.apply(SuppressStep(qis=("a", "b"), k=2))
+    report = build_report(h, options=ReportOptions(k=2, utility=False, minuc_budget_seconds=0.0))
+    assert report.roles.set_index("variable").loc["a", "label"] == "Region of residence"
+    assert "Region of residence" in render_html(report)

@@ -310,13 +310,20 @@ def conclusions(report: Report) -> list[str]:
     return out
 
 
+def _variable_label(column: str, original: Dataset, treated: Dataset) -> str:
+    """The release's label of a variable (labels may be set as a step after loading), else the original's."""
+    if column in treated.frame.columns and treated.meta_of(column).label:
+        return str(treated.meta_of(column).label)
+    return original.meta_of(column).label or ""
+
+
 def _roles_table(original: Dataset, treated: Dataset) -> pd.DataFrame:
     released = set(treated.release_frame().columns)
     rows = []
     for c in original.columns:
         role = treated.roles.role_of(c) if c in treated.frame.columns else original.roles.role_of(c)
         rows.append({
-            "variable": c, "label": original.meta_of(c).label or "", "role": role,
+            "variable": c, "label": _variable_label(c, original, treated), "role": role,
             "why": ROLE_WHY.get(role, ""),
             "released": "yes" if c in released else ("no (dropped)" if c not in treated.frame.columns else "no"),
         })
@@ -349,7 +356,7 @@ def _per_qi(original: Dataset, treated: Dataset, before: RiskSummary, after: Ris
     rows = []
     for v in a.index:
         rows.append({
-            "variable": v, "label": treated.meta_of(v).label or original.meta_of(v).label or "",
+            "variable": v, "label": _variable_label(v, original, treated),
             "categories_before": int(b.loc[v, "distinct"]), "categories_after": int(a.loc[v, "distinct"]),
             "smallest_category_before": int(b.loc[v, "smallest_category"]),
             "smallest_category_after": int(a.loc[v, "smallest_category"]),

@@ -201,7 +201,7 @@ def suppressed_cells(original: Dataset, treated: Dataset, variables: Sequence[st
         top_label = top.loc[v, "value"] if v in top.index else None
         top_n = int(top.loc[v, "suppressed"]) if v in top.index else 0
         rows.append({
-            "variable": v, "label": original.meta_of(v).label or v, "n_suppressed": k,
+            "variable": v, "label": treated.meta_of(v).label or original.meta_of(v).label or v, "n_suppressed": k,
             "pct_records": 100 * k / n, "n_missing_original": int(mo.sum()), "n_missing_treated": int(mt.sum()),
             "most_suppressed": top_label, "most_suppressed_n": top_n,
             "most_suppressed_share": top_n / k if k else float("nan"),
