@@ -122,8 +122,8 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
 def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) -> int | None:
     """``kanon generalize`` on the class table when an out-of-core engine is chosen (None: in memory).
 
-    The search needs one row of QI codes per record (4 bytes per QI and record, never the file's text);
-    the release (``-o``) is written by the engine: each QI recoded through its hierarchy at the chosen
+    The search runs on the engine's class table (distinct QI rows with counts: the records are never
+    expanded in memory); the release (``-o``) is written by the engine: each QI recoded through its hierarchy at the chosen
     level (a mapping table), the records of classes still smaller than k blanked on every QI (a list of
     classes), as the in-memory step does.
     """
@@ -132,8 +132,6 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
         return None
     import json
     from pathlib import Path
-
-    import numpy as np
 
     from ..engines.source import open_source
     from ..engines.table import aggregate_table
@@ -164,13 +162,10 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
             hs.append(h)
             tabs.append(h.tables(table.values[j], table.labels[j]))
         settings.say(f"lattice search on {table.n_classes:,} classes ({table.n_records:,} records)")
-        # classes expanded to records in class order; sensitive codes follow the same order (sorted by class)
-        codes = np.repeat(table.codes, table.count, axis=0)
-        weights = None if table.weight is None else np.repeat(table.weight / table.count, table.count)
-        sens = {s: (np.repeat(sc.value_code, sc.count), sc.values) for s, sc in table.sensitive.items()}
-        problem = LatticeProblem(qis=tuple(qis), codes=codes, tables=tuple(t.table for t in tabs),
-                                 missing=args.missing, level_labels=tuple(t.labels for t in tabs),
-                                 hierarchies=tuple(hs), alpha=alpha, weights=weights, sensitive=sens)
+        # the search reads only the class table: the records are never expanded
+        problem = LatticeProblem.from_table(table, tuple(t.table for t in tabs), missing=args.missing,
+                                            level_labels=tuple(t.labels for t in tabs), hierarchies=tuple(hs),
+                                            alpha=alpha)
         search = datafly if args.algorithm == "datafly" else search_optimal
         result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
         payload = result.to_json()

@@ -124,7 +124,29 @@ class LatticeProblem:
 
     @property
     def n_records(self) -> int:
-        return int(self.codes.shape[0])
+        return int(self._derived.get("n_records", self.codes.shape[0]))
+
+    @property
+    def sensitive_names(self) -> tuple[str, ...]:
+        """The sensitive variables whose value counts the class table carries."""
+        if "n_records" in self._derived:  # built from an aggregated table
+            return tuple(self._derived["table"].sensitive)
+        return tuple(self.sensitive)
+
+    @classmethod
+    def from_table(cls, table: ClassTable, tables: Sequence[np.ndarray], missing: MissingSemantics = "wildcard",
+                   level_labels: tuple = (), hierarchies: tuple = (), alpha: float = 1.0) -> LatticeProblem:
+        """A problem on an already aggregated class table (an out-of-core engine's GROUP BY).
+
+        The search only ever reads the class table, so the records are never expanded: ``codes`` holds one
+        row per class, and the record count, weights and sensitive counts come from the table.
+        """
+        problem = cls(qis=tuple(table.qis), codes=table.codes, tables=tuple(tables), missing=missing,
+                      level_labels=level_labels, hierarchies=hierarchies, alpha=alpha,
+                      weighted=table.weight is not None)
+        problem._derived["table"] = table
+        problem._derived["n_records"] = table.n_records
+        return problem
 
     @property
     def heights(self) -> np.ndarray:
@@ -245,7 +267,7 @@ def resolve_criteria(problem: LatticeProblem, k: int | None, criteria: Sequence[
         raise InputError("Give at least one privacy criterion (for example k=5).")
     if any(getattr(c, "weighted", False) for c in out) and not problem.weighted:
         raise InputError("Individual risk needs the sampling weights: build the problem with weighted=True.")
-    missing_s = sorted({s for c in out for s in c.sensitive} - set(problem.sensitive))
+    missing_s = sorted({s for c in out for s in c.sensitive} - set(problem.sensitive_names))
     if missing_s:
         raise InputError(f"The problem was built without the sensitive variable(s) {', '.join(missing_s)}; "
                          "pass them to build_problem(sensitive=...).")
