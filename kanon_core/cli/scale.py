@@ -86,6 +86,10 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     from .common import split_list, write_json
 
     alpha = check_alpha(args.alpha)
+    if args.household:
+        from ..errors import InputError
+
+        raise InputError("--household needs the records in memory: use --engine pandas for household risk.")
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record}, data_inputs(args.file))
     t0 = time.perf_counter()
     settings = engine_settings(args, "risk")
@@ -98,6 +102,8 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
         settings.say(f"class sizes on {table.n_classes:,} classes ({args.missing})")
         risk = risk_of_table(table, args.k, args.missing, alpha)
         payload = dict(risk.payload)
+        measures, l_class = _measures_at_scale(args, engine, table, risk.sizes, qis, settings)
+        payload.update(measures.to_json())
         payload["qis"] = qis
         payload["engine"] = engine.name
         with OutputBatch() as batch:
@@ -107,6 +113,9 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
                 if risk.sizes.Fk is not None:
                     cols["Fk"] = risk.sizes.Fk[class_of_row]
                 cols["wildcard_dependent"] = risk.dependent[class_of_row].astype(np.int8)
+                cols["individual_risk"] = measures.individual[class_of_row]
+                for name, per_class_l in l_class.items():
+                    cols[name] = per_class_l[class_of_row]
                 per_class = keys
                 for name, arr in cols.items():
                     per_class = per_class.append_column(name, pa.array(arr))
@@ -117,6 +126,52 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     finally:
         settings.close()
     return 0
+
+
+def _measures_at_scale(args: argparse.Namespace, engine, table, sizes, qis: list[str], settings):
+    """Risk beyond k on the class table: individual risk per class, l-diversity and t-closeness per
+    sensitive variable (a second GROUP BY carrying their value counts), and per-class distinct l in the
+    class order of ``table`` for the per-record file. Household risk needs each record's household."""
+    from ..errors import InputError
+    from ..risk.summary import risk_measures_of_table
+
+    names = list(dict.fromkeys(args.sensitive))
+    for s in names:
+        if s in qis:
+            raise InputError(f"Sensitive variable '{s}' is also a quasi-identifier; a variable is one or the other.")
+    sens_table = table
+    if names:
+        settings.say(f"{engine.name}: counting the values of {len(names)} sensitive variable(s) per class")
+        counted = engine.class_table(args.file, qis, None, names, _missing_codes(args), settings)
+        sens_table = _with_sensitive_of(table, counted)
+    measures = risk_measures_of_table(sens_table, sizes, max_risk=args.max_risk, method=args.risk_method,
+                                      sensitive=names, c=args.recursive_c, distance=args.t_distance)
+    per_class_l = {}
+    if len(measures.sensitive) == 1:
+        per_class_l["l_distinct"] = measures.sensitive[0].l_distinct
+    else:
+        per_class_l = {f"l_distinct_{m.name}": m.l_distinct for m in measures.sensitive}
+    return measures, per_class_l
+
+
+def _with_sensitive_of(table, counted):
+    """``table`` with the sensitive value counts of ``counted``, an aggregation of the same classes that an
+    engine may return in another order (matched on the class codes)."""
+    import numpy as np
+
+    from ..classtable import ClassTable
+    from ..errors import InputError
+    from ..risk.keys import group_ids
+
+    both = np.vstack([table.codes, counted.codes])
+    gid, _ = group_ids(both)
+    mine = np.full(int(gid.max()) + 1 if len(gid) else 0, -1, dtype=np.int64)
+    mine[gid[:table.n_classes]] = np.arange(table.n_classes)
+    new_of_counted = mine[gid[table.n_classes:]]  # class of ``counted`` -> class of ``table``
+    if counted.n_classes != table.n_classes or (new_of_counted < 0).any():
+        raise InputError("The engine's two aggregations of the file disagree; run again with --engine pandas.")
+    return ClassTable(table.qis, table.codes, table.count, table.weight, table.values, table.labels,
+                      {k: sc.regroup(new_of_counted) for k, sc in counted.sensitive.items()}, None)
 
 
 def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) -> int | None:

@@ -292,27 +292,54 @@ def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = No
         if household not in ds.frame.columns:
             raise InputError(f"Household identifier '{household}' is not a variable of the data.")
         hh = household_summary(rk, ds._encoded(household)[0], household, max_risk)
-    table, sens = None, []
     names = tuple(dict.fromkeys(sensitive))
     for s in names:
         if s in qis:
             raise InputError(f"Sensitive variable '{s}' is also a quasi-identifier; a variable is one or the other.")
         if s not in ds.frame.columns:
             raise InputError(f"Sensitive variable '{s}' is not a variable of the data.")
-    if names:
-        table = ClassTable.from_dataset(ds, qis, weighted=False, sensitive=names)
-        for s in names:
-            counts = matched_value_counts(table, s, sizes.missing)  # once for all four measures
-            sens.append(SensitiveMeasures(
-                name=s,
-                l_distinct=l_diversity_classes(table, s, sizes.missing, "distinct", counts=counts),
-                l_entropy=l_diversity_classes(table, s, sizes.missing, "entropy", counts=counts),
-                l_recursive=l_diversity_classes(table, s, sizes.missing, "recursive", c=c, counts=counts),
-                c=float(c), t=t_closeness_classes(table, s, sizes.missing, distance, counts=counts),
-                distance=resolve_distance(table, s, distance)))
+    table = ClassTable.from_dataset(ds, qis, weighted=False, sensitive=names) if names else None
     return RiskMeasures(individual=rk, method=method, weighted=sizes.Fk is not None,
                         glob=global_risk(rk, threshold=max_risk), household=hh, table=table,
-                        sensitive=tuple(sens))
+                        sensitive=_sensitive_measures(table, names, sizes.missing, c, distance))
+
+
+def _sensitive_measures(table: ClassTable | None, names: Sequence[str], missing: MissingSemantics, c: float,
+                        distance: str) -> tuple[SensitiveMeasures, ...]:
+    """l-diversity (distinct, entropy, recursive) and t-closeness per class, for each sensitive variable."""
+    out = []
+    for s in names:
+        counts = matched_value_counts(table, s, missing)  # once for all four measures
+        out.append(SensitiveMeasures(
+            name=s,
+            l_distinct=l_diversity_classes(table, s, missing, "distinct", counts=counts),
+            l_entropy=l_diversity_classes(table, s, missing, "entropy", counts=counts),
+            l_recursive=l_diversity_classes(table, s, missing, "recursive", c=c, counts=counts),
+            c=float(c), t=t_closeness_classes(table, s, missing, distance, counts=counts),
+            distance=resolve_distance(table, s, distance)))
+    return tuple(out)
+
+
+def risk_measures_of_table(table: ClassTable, sizes: ClassSizes, *, max_risk: float = DEFAULT_MAX_RISK,
+                           method: str = "approx", sensitive: Sequence[str] = (), c: float = 2.0,
+                           distance: str = "auto") -> RiskMeasures:
+    """The measures of :func:`risk_measures` on an aggregated class table (an out-of-core engine's).
+
+    ``sizes`` are per *class* (:meth:`ClassTable.class_sizes`), so ``individual`` is per class and the
+    totals weigh each class by its records: the same figures as on the records, since records of one class
+    share fk and Fk. ``table`` must carry the value counts of the ``sensitive`` variables. Household risk
+    needs each record's household and is computed in memory only.
+    """
+    max_risk = check_max_risk(max_risk)
+    names = tuple(dict.fromkeys(sensitive))
+    lacking = [s for s in names if s not in table.sensitive]
+    if lacking:
+        raise InputError(f"The class table carries no value counts of {', '.join(lacking)}.")
+    rk = individual_risk(sizes.fk, sizes.Fk, method)
+    return RiskMeasures(individual=rk, method=method, weighted=sizes.Fk is not None,
+                        glob=global_risk(rk, table.count, threshold=max_risk), household=None,
+                        table=table if names else None,
+                        sensitive=_sensitive_measures(table, names, sizes.missing, c, distance))
 
 
 # -- what the Risk page shows of the measures beyond k ------------------------------------------------------
