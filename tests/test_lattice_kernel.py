@@ -61,3 +61,25 @@ def test_wildcard_scan_matches_brute_force(table, k, alpha, limit, data):
         assert (wild[scanned] == wild_b[scanned]).all()
         fails = ~reached & (sure | (alpha_count(full + wild, wild, alpha) < k))
         assert (fails == ~truly).all()
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=5), st.data())
+def test_up_and_down_sets_are_the_boxes_of_the_grid(heights, data):
+    """The box enumeration gives exactly the nodes at least (at most) as general on every QI, and tagging
+    changes exactly the unknown ones among them."""
+    from kanon_core.treat._lattice_kernel import box_ids, tag_box
+    from kanon_core.treat.lattice import _Lattice
+
+    lat = _Lattice(np.array(heights, dtype=np.int64))
+    i = data.draw(st.integers(0, lat.n - 1))
+    status = np.array(data.draw(st.lists(st.integers(0, 2), min_size=lat.n, max_size=lat.n)), dtype=np.int8)
+    skip = data.draw(st.integers(-1, 2))
+    v = lat.nodes[i]
+    for upward, mask in ((True, (lat.nodes >= v).all(axis=1)), (False, (lat.nodes <= v).all(axis=1))):
+        got = box_ids(v, lat._heights, lat.strides, upward, status, skip)
+        assert got.tolist() == np.flatnonzero(mask & (status != skip)).tolist()
+        tagged = status.copy()
+        tag_box(v, lat._heights, lat.strides, upward, tagged, 0, 2)
+        expect = status.copy()
+        expect[mask & (status == 0)] = 2
+        assert (tagged == expect).all()

@@ -725,33 +725,32 @@ class _Lattice:
         self._frac = self.frac.tolist()
         self._strides = [int(x) for x in self.strides]
         self._tops = [int(h) - 1 for h in heights]
+        self._heights = np.asarray(heights, dtype=np.int64)
 
     def node_id(self, levels: Sequence[int]) -> int:
         return int(np.dot(np.asarray(levels, dtype=np.int64), self.strides))
 
-    def up(self, i: int) -> np.ndarray:
-        v = self.nodes[i]
-        out = self.cols[0] >= v[0]
-        for j in range(1, self.q):
-            out &= self.cols[j] >= v[j]
-        return out
+    def up(self, i: int, skip: int = -1) -> np.ndarray:
+        """Ids of the up-set of node i (itself included), increasing, without the nodes of status ``skip``."""
+        from ._lattice_kernel import box_ids
 
-    def down(self, i: int) -> np.ndarray:
-        v = self.nodes[i]
-        out = self.cols[0] <= v[0]
-        for j in range(1, self.q):
-            out &= self.cols[j] <= v[j]
-        return out
+        return box_ids(self.nodes[i], self._heights, self.strides, True, self.status, skip)
+
+    def down(self, i: int, skip: int = -1) -> np.ndarray:
+        """Ids of the down-set of node i (itself included), increasing, without the nodes of status ``skip``."""
+        from ._lattice_kernel import box_ids
+
+        return box_ids(self.nodes[i], self._heights, self.strides, False, self.status, skip)
 
     def tag_up(self, i: int) -> None:
-        m = self.up(i)
-        m &= self.status == self.UNKNOWN
-        self.status[m] = self.ANON
+        from ._lattice_kernel import tag_box
+
+        tag_box(self.nodes[i], self._heights, self.strides, True, self.status, self.UNKNOWN, self.ANON)
 
     def tag_down(self, i: int) -> None:
-        m = self.down(i)
-        m &= self.status == self.UNKNOWN
-        self.status[m] = self.NOT
+        from ._lattice_kernel import tag_box
+
+        tag_box(self.nodes[i], self._heights, self.strides, False, self.status, self.UNKNOWN, self.NOT)
 
     def successors(self, i: int) -> list[int]:
         v = self.levels[i]
@@ -814,8 +813,7 @@ def search_optimal(
         known[i] = s
         evals[i] = e
         if e.mono_small.any() and metric_name != "aecs":
-            down = lat.down(i)
-            down &= lat.status != lat.NOT  # failing nodes are never candidates: their bounds are not needed
+            down = lat.down(i, skip=lat.NOT)  # failing nodes are never candidates: their bounds are not needed
             mono = NodeStats(e.levels, e.table.codes, e.table.count, e.mono_small, e.fk)
             if sup_cells is not None:
                 sup_cells[down] = np.maximum(sup_cells[down], suppressed_observed(mono))
