@@ -7,6 +7,7 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.risk_suppress_ui import risk_target_section
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.treat.protection import MODEL_NAMES, MODELS
@@ -65,6 +66,8 @@ with st.expander("Solver", expanded=False):
     node_limit = int(st.number_input("Search nodes per integer programme (a work limit, so a replay gives the "
                                      "same cells)", min_value=1, max_value=10_000_000, step=10_000,
                                      key="w_sup_nodes"))
+
+risk_target_section(ds, qis, importance, protected, alpha)
 
 
 def _step(model_name: str, method: str) -> SuppressStep:

@@ -67,3 +67,23 @@ def test_model_comparison_and_new_version(page):
     n_missing_added = int(sum(treated.frame[q].isna().sum() - original.frame[q].isna().sum() for q in QIS))
     assert n_missing_added == exact_cells
     assert np.array_equal(treated.frame["F2BYWT"].to_numpy(), original.frame["F2BYWT"].to_numpy())
+
+
+def test_risk_target_run_equals_the_core_and_becomes_a_version(page):
+    from kanon_core.treat.suppress_risk import suppress_to_risk
+
+    small = QIS  # 5 QIs: 19 records of the sample are above a risk of 0.01
+    page.number_input(key="w_sup_maxrisk").set_value(0.01).run()
+    page.button(key="btn_run_risk_sup").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    ref = suppress_to_risk(ds, 0.01, qis=small).summary()
+    assert metric(page, "Cells suppressed to the risk target") == f"{ref['n_suppressed']:,}"
+    assert metric(page, "Records above the threshold") == (
+        f"{ref['records_above_before']:,} → {ref['records_above_after']:,}")
+    assert ref["records_above_after"] == 0 < ref["records_above_before"]
+    page.button(key="btn_apply_risk_sup").click().run()
+    hist = page.session_state["history"]
+    assert hist.current.step.kind == "risk_suppression"
+    added = sum(int(hist.current.dataset.frame[q].isna().sum() - ds.frame[q].isna().sum()) for q in small)
+    assert added == ref["n_suppressed"]
