@@ -7,7 +7,12 @@ times Wilson et al.'s method (every frequency table of every QI subset, level by
 the totals and as a yardstick. Goals (2 cores): 13 QIs <= 0.79 s (0.3 x sdcMicro's SUDA2 core), 19 QIs <= 4 s,
 peak <= 4 GB.
 
-Run: python benchmarks/bench_minucs.py [--k 2] [--qis 10,13,16,19] [--missing wildcard]
+With ``--phases`` it instead times the MINUCs page's search on the bundled sample (all its QIs, its
+declared missing semantics, ``--k``, default 3 as on the page) in CPU seconds of the process, twice, and
+splits one single-threaded pass into the kernel's phases (disagreement masks, distinct masks, reduced
+edge family, enumeration), so a change to one phase can be judged on a shared machine.
+
+Run: python benchmarks/bench_minucs.py [--k 2] [--qis 10,13,16,19] [--missing wildcard] [--phases]
 """
 
 from __future__ import annotations
@@ -70,14 +75,88 @@ def one(q: int, k: int, missing: str) -> dict:
     return out
 
 
+def phases(k: int) -> None:
+    """CPU seconds of the page's search on the sample, and of each kernel phase (cumulative passes)."""
+    import numba
+
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.risk import _minuc_kernel as kern
+    from kanon_core.risk.minucs import _check, _row_class_sizes, collapse, kernel_inputs
+
+    ds = load_sample("els")
+    qm = ds.qi_matrix(list(ELS_QIS))
+    find_minucs(qm.codes[:200, :4], k=2)  # load the compiled kernels
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
+          f"Python {platform.python_version()}")
+    print(f"input: bundled sample, {qm.codes.shape[0]:,} records x {qm.codes.shape[1]} QIs, k = {k}, {ds.missing}")
+    for run in (1, 2):
+        cpu = time.process_time()
+        wall = time.perf_counter()
+        res = find_minucs(qm, k=k, missing=ds.missing)
+        print(f"find_minucs run {run}: {time.process_time() - cpu:.2f} CPU s, "
+              f"{time.perf_counter() - wall:.2f} s wall, {res.total:,} MINUCs")
+
+    @numba.njit
+    def upto(cols, mult, fk, k, category, stage, bitvals):  # pragma: no cover - compiled
+        q, n = cols.shape
+        seen = np.zeros(1 << q, dtype=np.int64)
+        d = np.empty(n, dtype=bitvals.dtype)
+        dmask = np.empty(n, dtype=np.uint64)
+        dweight = np.empty(n, dtype=np.int64)
+        emask = np.empty(n, dtype=np.uint64)
+        eweight = np.empty(n, dtype=np.int64)
+        buf = np.empty(1 << 12, dtype=bitvals.dtype)
+        sizes = np.zeros(3, dtype=np.int64)  # distinct masks, edges, MINUCs (over distinct rows)
+        for u in range(n):
+            if fk[u] >= k:
+                continue
+            kern._disagreements(u, cols, category, d, bitvals)
+            if stage < 2:
+                continue
+            nd, m0 = kern._distinct_masks(d, mult, u + 1, seen, dmask, dweight)
+            sizes[0] += nd
+            if m0 >= k or stage < 3:
+                continue
+            ne = kern._reduce_family(dmask, dweight, nd, q, k - 1 - m0, emask, eweight)
+            sizes[1] += ne
+            if stage < 4:
+                continue
+            buf, nbuf, _ = kern._enumerate_minimal(emask, eweight, ne, q, k - 1 - m0, q, buf, 0)
+            sizes[2] += nbuf
+        return sizes
+
+    codes, _ = _check(qm.codes, k, ds.missing, None)
+    col = collapse(codes)
+    cols, bitvals = kernel_inputs(col.rows)
+    fk = _row_class_sizes(codes, col, ds.missing)
+    category = ds.missing == "category"
+    upto(cols[:, :50].copy(), col.mult[:50], fk[:50], k, category, 4, bitvals)  # compile
+    print(f"one thread, {len(col.mult):,} distinct rows, {int((fk < k).sum()):,} of them below k:")
+    labels = ["disagreement masks", "distinct masks", "reduced edge family", "enumeration"]
+    before = 0.0
+    for stage in range(1, 5):
+        cpu = time.process_time()
+        sizes = upto(cols, col.mult, fk, k, category, stage, bitvals)
+        total = time.process_time() - cpu
+        extra = ["", f"{sizes[0]:,} masks", f"{sizes[1]:,} edges", f"{sizes[2]:,} MINUCs (distinct rows)"][stage - 1]
+        print(f"  {labels[stage - 1]:<20} {total - before:6.2f} CPU s  {extra}")
+        before = total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--k", type=int, default=None, help="threshold (default 2; with --phases 3, the page's default)")
     ap.add_argument("--qis", default="10,13,16,19")
     ap.add_argument("--missing", default="category", choices=["category", "wildcard"],
                     help="the synthetic table has no missing values, so both give the same MINUCs")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--phases", action="store_true",
+                    help="time the MINUCs page's search on the bundled sample and each kernel phase")
     args = ap.parse_args()
+    if args.phases:
+        phases(args.k or 3)
+        return
+    args.k = args.k or 2
     if args.one:
         print(json.dumps(one(args.one, args.k, args.missing)))
         return
