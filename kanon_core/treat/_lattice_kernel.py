@@ -118,10 +118,30 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             else:
                 list_c[j, pos_c[j, c]] = i
                 pos_c[j, c] += 1
-    # the classes with the fewest possible matches first: a failing node is found failing sooner
-    for r in np.argsort(bound):
-        if reached[r] or sure[r]:
-            continue
+    # the classes with the fewest possible matches first: a failing node is found failing sooner (a counting
+    # sort of the classes still to scan by their bound: linear, where a comparison sort of every class was
+    # a large part of the work)
+    top = 0
+    n_todo = 0
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            n_todo += 1
+            if bound[r] < np.iinfo(np.int64).max and bound[r] > top:
+                top = bound[r]
+    slots = np.zeros(top + 3, dtype=np.int64)
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            b = bound[r] if bound[r] <= top else top + 1
+            slots[b + 1] += 1
+    for b in range(top + 2):
+        slots[b + 1] += slots[b]
+    todo = np.empty(n_todo, dtype=np.int64)
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            b = bound[r] if bound[r] <= top else top + 1
+            todo[slots[b]] = r
+            slots[b] += 1
+    for r in todo:
         own = count[r]
         f = own
         w = 0
