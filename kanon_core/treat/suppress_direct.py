@@ -68,6 +68,63 @@ def _insert_sorted(buf, nb, cap, c, times):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _pair_mask(uniq, u, w, q, protected, costs, thr):  # pragma: no cover - compiled
+    """(usable, D(u, w), its cost): positions of ``u``'s observed values where row w is observed and
+    differs, costs added in position order; not usable when it holds a protected position or its cost
+    passes ``thr`` (then it can be part of no optimal union)."""
+    d = np.uint64(0)
+    c = 0.0
+    for v in range(q):
+        x = uniq[u, v]
+        if x < 0:
+            continue
+        y = uniq[w, v]
+        if y < 0 or y == x:
+            continue
+        bit = np.uint64(1) << np.uint64(v)
+        if protected & bit:
+            return False, d, c
+        d |= bit
+        c += costs[v]
+        if c > thr + EPS:
+            return False, d, c
+    return True, d, c
+
+
+@numba.njit(cache=True)
+def _add_candidate(d, c, times, k, m0, cd, cc, cm, nc, buf, nb, cap, thr):  # pragma: no cover - compiled
+    """Record mask ``d`` (cost ``c``, ``times`` records) as a candidate, or count it in m0 when empty, and
+    tighten the bound: the summed cost of the k - m0 cheapest masks seen is a valid solution."""
+    if d == 0:
+        return m0 + times, nc, nb, thr
+    cd[nc] = d
+    cc[nc] = c
+    cm[nc] = times
+    nc += 1
+    nb = _insert_sorted(buf, nb, cap, c, min(times, cap))
+    need_now = k - m0
+    if need_now >= 1 and nb >= need_now:
+        s = 0.0
+        for i in range(need_now):
+            s += buf[i]
+        thr = s
+    return m0, nc, nb, thr
+
+
+@numba.njit(cache=True)
+def _keep_within(nc, thr, cd, cc, cm):  # pragma: no cover - compiled
+    """Drop the candidates the final bound rules out; returns how many are kept (compacted in place)."""
+    j = 0
+    for i in range(nc):
+        if cc[i] <= thr + EPS:
+            cd[j] = cd[i]
+            cc[j] = cc[i]
+            cm[j] = cm[i]
+            j += 1
+    return j
+
+
+@numba.njit(cache=True)
 def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cover - compiled
     """Collect the disagreement masks of row ``u`` that may be part of an optimal solution.
 
@@ -89,51 +146,11 @@ def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cove
             w = u + dist if side == 0 else u - dist
             if w < 0 or w >= n:
                 continue
-            d = np.uint64(0)
-            c = 0.0
-            ok = True
-            for v in range(q):
-                x = uniq[u, v]
-                if x < 0:
-                    continue
-                y = uniq[w, v]
-                if y < 0 or y == x:
-                    continue
-                bit = np.uint64(1) << np.uint64(v)
-                if protected & bit:
-                    ok = False
-                    break
-                d |= bit
-                c += costs[v]
-                if c > thr + EPS:
-                    ok = False
-                    break
+            ok, d, c = _pair_mask(uniq, u, w, q, protected, costs, thr)
             if not ok:
                 continue
-            if d == 0:
-                m0 += mult[w]
-                continue
-            cd[nc] = d
-            cc[nc] = c
-            cm[nc] = mult[w]
-            nc += 1
-            nb = _insert_sorted(buf, nb, cap, c, min(mult[w], cap))
-            need_now = k - m0
-            if need_now >= 1 and nb >= need_now:
-                s = 0.0
-                for i in range(need_now):
-                    s += buf[i]
-                thr = s
-    need = k - m0
-    # drop the masks the final bound rules out
-    j = 0
-    for i in range(nc):
-        if cc[i] <= thr + EPS:
-            cd[j] = cd[i]
-            cc[j] = cc[i]
-            cm[j] = cm[i]
-            j += 1
-    return j, m0, need
+            m0, nc, nb, thr = _add_candidate(d, c, mult[w], k, m0, cd, cc, cm, nc, buf, nb, cap, thr)
+    return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
 
 
 SCAN_NEAR = 16
@@ -212,50 +229,11 @@ def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bi
                 if over:
                     continue
             else:
-                d = np.uint64(0)
-                c = 0.0
-                ok = True
-                for v in range(q):
-                    x = uniq[u, v]
-                    if x < 0:
-                        continue
-                    y = uniq[w, v]
-                    if y < 0 or y == x:
-                        continue
-                    bit = np.uint64(1) << np.uint64(v)
-                    if protected & bit:
-                        ok = False
-                        break
-                    d |= bit
-                    c += costs[v]
-                    if c > thr + EPS:
-                        ok = False
-                        break
+                ok, d, c = _pair_mask(uniq, u, w, q, protected, costs, thr)
                 if not ok:
                     continue
-            if d == 0:
-                m0 += mult[w]
-                continue
-            cd[nc] = d
-            cc[nc] = c
-            cm[nc] = mult[w]
-            nc += 1
-            nb = _insert_sorted(buf, nb, cap, c, min(mult[w], cap))
-            need_now = k - m0
-            if need_now >= 1 and nb >= need_now:
-                s = 0.0
-                for i in range(need_now):
-                    s += buf[i]
-                thr = s
-    need = k - m0
-    j = 0
-    for i in range(nc):
-        if cc[i] <= thr + EPS:
-            cd[j] = cd[i]
-            cc[j] = cc[i]
-            cm[j] = cm[i]
-            j += 1
-    return j, m0, need
+            m0, nc, nb, thr = _add_candidate(d, c, mult[w], k, m0, cd, cc, cm, nc, buf, nb, cap, thr)
+    return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
 
 
 @numba.njit(cache=True)
