@@ -46,6 +46,13 @@ class OutOfCore:
     """The high-level operations on top of an engine's primitives (mixed into each engine class)."""
 
     name: str
+    package: str = ""
+    """The Python package the engine runs on; the engine is available when it is installed."""
+
+    def available(self) -> bool:
+        import importlib.util
+
+        return importlib.util.find_spec(self.package) is not None
 
     def class_table(self, path: str | os.PathLike, qis: Sequence[str], weight: str | None = None,
                     sensitive: Sequence[str] = (), missing_codes: Mapping[str, Sequence[str]] | None = None,

@@ -43,13 +43,7 @@ class DuckDBEngine(OutOfCore):
     name = "duckdb"
     description = "DuckDB, embedded, out of core (spills to disk under --memory-limit)"
     in_memory = False
-
-    def available(self) -> bool:
-        try:
-            import duckdb  # noqa: F401
-        except ImportError:
-            return False
-        return True
+    package = "duckdb"
 
     def connect(self, settings: EngineSettings):
         import duckdb

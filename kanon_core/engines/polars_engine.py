@@ -37,13 +37,7 @@ class PolarsEngine(OutOfCore):
     name = "polars"
     description = "Polars, embedded, streaming (no memory limit of its own)"
     in_memory = False
-
-    def available(self) -> bool:
-        try:
-            import polars  # noqa: F401
-        except ImportError:
-            return False
-        return True
+    package = "polars"
 
     def scan(self, source: Source):
         import polars as pl

@@ -68,13 +68,7 @@ class SparkEngine(OutOfCore):
     name = "spark"
     description = "Apache Spark (PySpark): local[N] or a cluster's master URL (--spark-master)"
     in_memory = False
-
-    def available(self) -> bool:
-        try:
-            import pyspark  # noqa: F401
-        except ImportError:
-            return False
-        return True
+    package = "pyspark"
 
     def _view(self, spark, source: Source) -> str:
         if source.format == "parquet":
