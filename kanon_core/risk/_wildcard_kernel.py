@@ -35,7 +35,7 @@ def wildcard_scan_block(cols, has_miss, mult, wsum, lo, hi):  # pragma: no cover
     for a in range(lo, hi):
         if not has_miss[a]:
             continue
-        _clashes(cols, a, clash)
+        clashes(cols, a, clash)
         for b in range(n):
             if clash[b] or b == a or (has_miss[b] and b < a):
                 continue
@@ -62,7 +62,7 @@ def wildcard_scan_block_split(cols, has_miss, mult, wsum, lo, hi):  # pragma: no
     for a in range(lo, hi):
         if not has_miss[a]:
             continue
-        _clashes(cols, a, clash)
+        clashes(cols, a, clash)
         for b in range(n):
             if clash[b] or b == a or (has_miss[b] and b < a):
                 continue
@@ -79,7 +79,7 @@ def wildcard_scan_block_split(cols, has_miss, mult, wsum, lo, hi):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _clashes(cols, a, clash):  # pragma: no cover - compiled
+def clashes(cols, a, clash):  # pragma: no cover - compiled
     """clash[b] = 1 when rows a and b differ on a QI observed in both (column by column, vectorised)."""
     q, n = cols.shape
     for b in range(n):

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from ..classtable import ClassTable, SensitiveCounts
 from ..dataset import MissingSemantics, check_semantics
 from ..errors import InputError
+from ._wildcard_kernel import clashes
 from .keys import group_ids
 
 
@@ -154,16 +155,7 @@ def _match_pairs(cols, has_miss, rows):  # pragma: no cover - compiled
     k = 0
     clash = np.empty(n, dtype=np.uint8)
     for a in rows:
-        for b in range(n):
-            clash[b] = 0
-        for v in range(q):
-            x = cols[v, a]
-            if x < 0:
-                continue
-            col = cols[v]
-            for b in range(n):
-                y = col[b]
-                clash[b] |= np.uint8((y >= 0) & (y != x))
+        clashes(cols, a, clash)
         for b in range(n):
             if clash[b] or b == a or (has_miss[b] and b < a):
                 continue
