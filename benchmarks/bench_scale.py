@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -30,8 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
 from benchmarks.gen_scale import QIS, generate, label  # noqa: E402
+from benchmarks.machine import describe as describe_machine  # noqa: E402
 
 PY = sys.executable
 KANON = [PY, "-m", "kanon_core"]
@@ -75,28 +73,14 @@ for j, q in enumerate(qis):
         h = interval_hierarchy(vals, widths, origin=0, name=q)
     hs.append(h)
     tabs.append(h.tables(vals, table.labels[j]))
-codes = np.repeat(table.codes, table.count, axis=0)  # the search's input: one row of codes per record
-problem = LatticeProblem(qis=tuple(qis), codes=codes, tables=tuple(t.table for t in tabs),
-                         missing="category", level_labels=tuple(t.labels for t in tabs), hierarchies=tuple(hs))
+problem = LatticeProblem.from_table(table, tuple(t.table for t in tabs), missing="category",
+                                    level_labels=tuple(t.labels for t in tabs), hierarchies=tuple(hs))
 t2 = time.perf_counter()
 res = search_optimal(problem, 3, 0.01, "prec")
 t3 = time.perf_counter()
 print(json.dumps({"classes": table.n_classes, "nodes": int(problem.n_nodes), "levels": dict(res.levels) if isinstance(res.levels, dict) else list(res.levels),
                   "table_s": round(t1 - t0, 1), "problem_s": round(t2 - t1, 1), "search_s": round(t3 - t2, 1)}))
 """.replace("__QIS__", QI_ARG)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{cpu}, {os.cpu_count()} cores, {ram:.0f} GiB RAM, Python {platform.python_version()}, {platform.system()}"
 
 
 def timed(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float, str, int]:
@@ -129,7 +113,7 @@ def main() -> None:
     tmp = tempfile.TemporaryDirectory(prefix="kanon-scale-")
     data = Path(args.data) if args.data else Path(tmp.name)
     work = Path(tmp.name)
-    print(f"Machine: {machine()}")
+    print(f"Machine: {describe_machine()}")
     print("Workload: risk at k = 3 on 10 QIs (Zipf-skewed, 3 with missing cells) + a weight; each contender a "
           "whole process; n_violating = records in classes of fewer than 3 (missing as a category)\n")
     print("| rows | format | file MiB | contender | wall s | peak RSS GiB | n_violating | equal |")

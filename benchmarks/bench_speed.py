@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -40,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.machine import describe as describe_machine  # noqa: E402
 
 ADULT_QIS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
 SAMPLE_QIS_8 = ("BYSEX", "BYRACE", "BYDOB_P", "BYREGION", "BYGPARED", "BYINCOME", "BYOCCUM", "BYOCCUF")
@@ -196,29 +195,6 @@ def one(key: str, repeat: int) -> dict:
     return {"min": min(seconds), "max": max(seconds), "cpu": min(cpu), "note": note(result)}
 
 
-# -- the machine ------------------------------------------------------------------------------------------
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = ""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                ram = f", {int(line.split()[1]) / 1024 ** 2:.0f} GiB RAM"
-    except OSError:
-        pass
-    load = ""
-    if hasattr(os, "getloadavg"):
-        load = ", load average {:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg())
-    return f"{cpu}, {os.cpu_count()} cores{ram}; {platform.system()}, Python {platform.python_version()}{load}"
-
-
 def _fmt(lo: float, hi: float) -> str:
     return f"{lo:.2f}" if abs(hi - lo) < 0.005 or hi < lo * 1.05 else f"{lo:.2f}–{hi:.2f}"
 
@@ -255,7 +231,7 @@ def main() -> None:
         print(json.dumps(one(args.one, args.repeat)))
         return
     keys = [k for k in args.only.split(",") if k] or list(SETUPS)
-    print(f"machine: {machine()}")
+    print(f"machine: {describe_machine()}")
     lines = ["| work | input | ours (s) | CPU s | anchor | goal | note |", "|---|---|---:|---:|---|---:|---|"]
     for case in CASES:
         if case.key not in keys:
