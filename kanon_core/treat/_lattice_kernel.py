@@ -39,21 +39,27 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     sure = np.zeros(n, dtype=np.bool_)
     full = np.zeros(n, dtype=np.int64)
     wild = np.zeros(n, dtype=np.int64)
-    # per QI: records with each value, and records missing it
-    width = 1
-    for i in range(n):
-        for j in range(q):
-            if codes[i, j] + 1 > width:
-                width = codes[i, j] + 1
+    # per QI: records with each value, and records missing it; rows per value among the rows with a missing
+    # value and among the complete rows, and rows missing it (the sizes of the posting lists below)
+    width = max(1, codes.max() + 1) if n > 0 else 1
     hist = np.zeros((q, width), dtype=np.int64)
     miss = np.zeros(q, dtype=np.int64)
+    n_m = np.zeros(q, dtype=np.int64)
+    cnt_m = np.zeros((q, width + 1), dtype=np.int64)
+    cnt_c = np.zeros((q, width + 1), dtype=np.int64)
     for i in range(n):
+        hm = has_miss[i]
         for j in range(q):
             c = codes[i, j]
             if c < 0:
                 miss[j] += count[i]
+                n_m[j] += 1
             else:
                 hist[j, c] += count[i]
+                if hm:
+                    cnt_m[j, c + 1] += 1
+                else:
+                    cnt_c[j, c + 1] += 1
     failed = 0
     target = k if alpha == 1.0 else k + 1e-7
     bound = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
@@ -77,21 +83,34 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             bound[r] = ub
     if limit >= 0 and failed > limit:
         return reached, sure, full, wild, True
+    # the classes with the fewest possible matches first: a failing node is found failing sooner (a counting
+    # sort of the classes still to scan by their bound: linear, where a comparison sort of every class was
+    # a large part of the work)
+    top = 0
+    n_todo = 0
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            n_todo += 1
+            if bound[r] < np.iinfo(np.int64).max and bound[r] > top:
+                top = bound[r]
+    slots = np.zeros(top + 3, dtype=np.int64)
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            b = bound[r] if bound[r] <= top else top + 1
+            slots[b + 1] += 1
+    for b in range(top + 2):
+        slots[b + 1] += slots[b]
+    todo = np.empty(n_todo, dtype=np.int64)
+    for r in range(n):
+        if not (reached[r] or sure[r]):
+            b = bound[r] if bound[r] <= top else top + 1
+            todo[slots[b]] = r
+            slots[b] += 1
+    if n_todo == 0:
+        return reached, sure, full, wild, False
     # Posting lists per QI j: rows missing j, and per code c the rows with a missing value (and the complete
     # rows) having c at j, each in ``order`` (most missing values first). Every match of a class observed at j
     # lies in its lists at j, so a class scans only the shortest of them (a complete class: no complete rows).
-    n_m = np.zeros(q, dtype=np.int64)
-    cnt_m = np.zeros((q, width + 1), dtype=np.int64)
-    cnt_c = np.zeros((q, width + 1), dtype=np.int64)
-    for i in range(n):
-        for j in range(q):
-            c = codes[i, j]
-            if c < 0:
-                n_m[j] += 1
-            elif has_miss[i]:
-                cnt_m[j, c + 1] += 1
-            else:
-                cnt_c[j, c + 1] += 1
     for j in range(q):
         for c in range(width):
             cnt_m[j, c + 1] += cnt_m[j, c]
@@ -118,29 +137,6 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             else:
                 list_c[j, pos_c[j, c]] = i
                 pos_c[j, c] += 1
-    # the classes with the fewest possible matches first: a failing node is found failing sooner (a counting
-    # sort of the classes still to scan by their bound: linear, where a comparison sort of every class was
-    # a large part of the work)
-    top = 0
-    n_todo = 0
-    for r in range(n):
-        if not (reached[r] or sure[r]):
-            n_todo += 1
-            if bound[r] < np.iinfo(np.int64).max and bound[r] > top:
-                top = bound[r]
-    slots = np.zeros(top + 3, dtype=np.int64)
-    for r in range(n):
-        if not (reached[r] or sure[r]):
-            b = bound[r] if bound[r] <= top else top + 1
-            slots[b + 1] += 1
-    for b in range(top + 2):
-        slots[b + 1] += slots[b]
-    todo = np.empty(n_todo, dtype=np.int64)
-    for r in range(n):
-        if not (reached[r] or sure[r]):
-            b = bound[r] if bound[r] <= top else top + 1
-            todo[slots[b]] = r
-            slots[b] += 1
     for r in todo:
         own = count[r]
         f = own
