@@ -11,17 +11,48 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 STAMP_MAX_BITS = 22
 """Up to this many QIs, distinct disagreement masks are found with a direct-address table (2^q slots)."""
 
 
+@intrinsic
+def _ctpop64(typingctx, x):
+    """The CPU's population count on a 64-bit word (LLVM ctpop): one instruction on x86-64 and ARM."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def _cttz64(typingctx, x):
+    """The CPU's trailing-zero count on a non-zero 64-bit word (LLVM cttz; zero input is undefined)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.int64(types.uint64), codegen
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _popcount(x):  # pragma: no cover - compiled
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    """Bits set in a mask."""
+    return _ctpop64(np.uint64(x))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bit_index(low):  # pragma: no cover - compiled
+    """Position of the lowest set bit of a non-zero mask (of its only bit when it has one)."""
+    return _cttz64(np.uint64(low))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -178,7 +209,7 @@ def _bits_weight(words, eweight, limit):  # pragma: no cover - compiled
         x = words[wi]
         while x:
             low = x & (~x + np.uint64(1))
-            e = wi * 64 + _popcount(low - np.uint64(1))
+            e = wi * 64 + _bit_index(low)
             total += eweight[e]
             if total > limit:
                 return total
@@ -237,7 +268,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                     s = S[d]
                     while s:
                         low = s & (~s + np.uint64(1))
-                        v = _popcount(low - np.uint64(1))
+                        v = _bit_index(low)
                         if U[d] + _bits_weight(crit[d, v], eweight, b - U[d]) <= b:
                             ok = False
                             break
@@ -264,7 +295,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                 x = uncov[d, wi]
                 while x:
                     low = x & (~x + np.uint64(1))
-                    e = wi * 64 + _popcount(low - np.uint64(1))
+                    e = wi * 64 + _bit_index(low)
                     x ^= low
                     c = _popcount(emask[e] & cand)
                     if c == 0:
@@ -287,7 +318,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
             x = C
             while x:
                 low = x & (~x + np.uint64(1))
-                branch[d, nb] = _popcount(low - np.uint64(1))
+                branch[d, nb] = _bit_index(low)
                 nb += 1
                 x ^= low
             if forced + eweight[best] <= b:
@@ -310,7 +341,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
             s = S[d]
             while s:
                 low = s & (~s + np.uint64(1))
-                w = _popcount(low - np.uint64(1))
+                w = _bit_index(low)
                 for wi in range(nw):
                     crit[c1, w, wi] = crit[d, w, wi]
                 s ^= low
@@ -325,7 +356,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
         s = S[d]
         while s:
             low = s & (~s + np.uint64(1))
-            w = _popcount(low - np.uint64(1))
+            w = _bit_index(low)
             anyc = np.uint64(0)
             for wi in range(nw):
                 cw = crit[d, w, wi] & ~pos_edges[v, wi]
