@@ -220,3 +220,23 @@ def test_filter_and_record_view():
     assert view.to_dict(orient="records") == [{"a": "1", "b": "0", "c": "", "size": 2},
                                               {"a": "1", "b": "", "c": "0", "size": 2}]
     assert res.record_view(3).empty
+
+
+
+def _bit_counts():
+    """The kernel's popcount and lowest-bit index, compiled once for the test below."""
+    import numba
+
+    from kanon_core.risk._minuc_kernel import _bit_index, _popcount
+
+    if "f" not in _bit_counts.__dict__:
+        _bit_counts.f = numba.njit(lambda v: (_popcount(v), _bit_index(v) if v else -1))
+    return _bit_counts.f
+
+
+@given(st.integers(0, 2**64 - 1))
+def test_kernel_bit_counts_match_python(x):
+    """The kernel's popcount and lowest-bit index (CPU instructions) agree with Python's integers."""
+    count, low = _bit_counts()(np.uint64(x))
+    assert count == bin(x).count("1")
+    assert low == ((x & -x).bit_length() - 1 if x else -1)
