@@ -22,8 +22,6 @@ from ..classtable import ClassTable
 from ..dataset import MISSING_CODE, Dataset, MissingSemantics, QIMatrix
 from ..errors import InputError
 from .classes import ClassSizes, compute_class_sizes, wildcard_dependent
-from .closeness import resolve_distance, t_closeness_classes
-from .diversity import l_diversity_classes, matched_value_counts
 from .household import HouseholdRisk, household_summary
 from .individual import DEFAULT_MAX_RISK, GlobalRisk, check_max_risk, global_risk, individual_risk
 from .keys import group_ids
@@ -307,6 +305,11 @@ def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = No
 def _sensitive_measures(table: ClassTable | None, names: Sequence[str], missing: MissingSemantics, c: float,
                         distance: str) -> tuple[SensitiveMeasures, ...]:
     """l-diversity (distinct, entropy, recursive) and t-closeness per class, for each sensitive variable."""
+    if not names:
+        return ()
+    from .closeness import resolve_distance, t_closeness_classes  # compiled kernels: loaded when needed
+    from .diversity import l_diversity_classes, matched_value_counts
+
     out = []
     for s in names:
         counts = matched_value_counts(table, s, missing)  # once for all four measures
