@@ -39,14 +39,27 @@ def _stamp(path: str) -> tuple[str, float, int]:
     return str(p.resolve()), st_.st_mtime, st_.st_size
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+def _cached(name: str, params: tuple, compute):
+    """Memoised in the session's view of the server's byte-bounded cache (kanon_app.cache): no copy on a
+    hit (a class table of millions of classes is not pickled on every rerun), evicted by bytes."""
+    from . import state
+
+    return state.memo(name, params, compute, version=state.history().original)
+
+
 def _summary(stamp: tuple[str, float, int], engine: str) -> FileSummary:
-    return get_engine(engine).summary(stamp[0])
+    return _cached("big_summary", (stamp, engine), lambda: get_engine(engine).summary(stamp[0]))
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def _table(stamp: tuple[str, float, int], engine: str, qis: tuple[str, ...], weight: str | None) -> ClassTable:
-    return get_engine(engine).class_table(stamp[0], list(qis), weight)
+    return _cached("big_table", (stamp, engine, qis, weight),
+                   lambda: get_engine(engine).class_table(stamp[0], list(qis), weight))
+
+
+def _risk(stamp: tuple[str, float, int], engine: str, qis: tuple[str, ...], weight: str | None, k: int,
+          missing: str):
+    table = _table(stamp, engine, qis, weight)
+    return _cached("big_risk", (stamp, engine, qis, weight, k, missing), lambda: risk_of_table(table, k, missing))
 
 
 def active() -> dict[str, Any] | None:
@@ -109,8 +122,7 @@ def risk_panel(k: int = 3) -> bool:
     missing = c2.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_missing")
     try:
         with st.spinner("Counting classes ..."):
-            table = _table(current["stamp"], current["engine"], tuple(current["qis"]), current["weight"])
-            risk = risk_of_table(table, k, missing)
+            risk = _risk(current["stamp"], current["engine"], tuple(current["qis"]), current["weight"], k, missing)
     except KanonError as exc:
         st.error(str(exc))
         return True
