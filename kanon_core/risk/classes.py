@@ -43,7 +43,7 @@ import numpy as np
 
 from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InputError
-from .keys import group_ids
+from .keys import group_ids, pack_rows
 
 WildcardMethod = Literal["auto", "pairs", "scan"]
 
@@ -225,8 +225,7 @@ def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, metho
     miss = uniq < 0
     has_miss = miss.any(axis=1)
     if method == "auto":
-        pattern_keys = np.unique(np.packbits(miss, axis=1), axis=0)
-        n_patterns = len(pattern_keys)
+        n_patterns = len(np.unique(pack_rows(miss.astype(np.int8))))  # 1-D keys: no row-wise sort
         # seconds on 2 cores, calibrated on survey-like tables (16k rows x 10-19 QIs, 1M rows x 10 QIs)
         cost_pairs = n_patterns**2 * 1e-6 + n_patterns * n_u * q * 6e-9
         cost_scan = int(has_miss.sum()) * n_u * q * 1.2e-10
