@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 _LIMIT = np.int64(2**62)
+_DENSE_KEYS = 1 << 22
+"""Keys below this are grouped by counting (a bincount of 32 MiB at most) rather than by sorting."""
 
 
 def pack_rows(codes: np.ndarray) -> np.ndarray:
@@ -38,5 +40,11 @@ def pack_rows(codes: np.ndarray) -> np.ndarray:
 def group_ids(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dense group id per row and the size of each group (identical rows form a group)."""
     key = pack_rows(codes)
+    if len(key) and int(key.max()) < _DENSE_KEYS:  # small key range: count, no sort (same ids: sorted keys)
+        counts = np.bincount(key)
+        present = np.flatnonzero(counts)
+        dense = np.zeros(len(counts), dtype=np.int64)
+        dense[present] = np.arange(len(present))
+        return dense[key], counts[present].astype(np.int64)
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     return inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
