@@ -287,6 +287,41 @@ def missing_order(codes, count):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _box(v, heights, strides, upward):  # pragma: no cover - compiled
+    """The box of the up-set (``upward``) or down-set of ``v``: per-QI level bounds, its size, and the id of
+    its first node."""
+    q = v.shape[0]
+    lo = np.empty(q, dtype=np.int64)
+    hi = np.empty(q, dtype=np.int64)
+    size = 1
+    node = 0
+    for j in range(q):
+        if upward:
+            lo[j] = v[j]
+            hi[j] = heights[j] - 1
+        else:
+            lo[j] = 0
+            hi[j] = v[j]
+        size *= hi[j] - lo[j] + 1
+        node += lo[j] * strides[j]
+    return lo, hi, size, node
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_in_box(cur, lo, hi, strides, node):  # pragma: no cover - compiled
+    """Advance the odometer ``cur`` (last QI fastest, so ids increase); returns the next node's id."""
+    j = cur.shape[0] - 1
+    while j >= 0:
+        if cur[j] < hi[j]:
+            cur[j] += 1
+            return node + strides[j]
+        node -= (cur[j] - lo[j]) * strides[j]
+        cur[j] = lo[j]
+        j -= 1
+    return node
+
+
+@numba.njit(cache=True, nogil=True)
 def box_ids(v, heights, strides, upward, status, skip):  # pragma: no cover - compiled
     """Ids of the nodes in the up-set (``upward``) or down-set of level vector ``v``, in increasing order,
     leaving out those whose ``status`` is ``skip`` (-1: none).
@@ -294,37 +329,15 @@ def box_ids(v, heights, strides, upward, status, skip):  # pragma: no cover - co
     The set is a box of the lattice grid (levels from v to the top, or from 0 to v, per QI), enumerated
     with an odometer, so the cost is the size of the set, not of the lattice.
     """
-    q = v.shape[0]
-    lo = np.empty(q, dtype=np.int64)
-    hi = np.empty(q, dtype=np.int64)
-    size = 1
-    for j in range(q):
-        if upward:
-            lo[j] = v[j]
-            hi[j] = heights[j] - 1
-        else:
-            lo[j] = 0
-            hi[j] = v[j]
-        size *= hi[j] - lo[j] + 1
+    lo, hi, size, node = _box(v, heights, strides, upward)
     out = np.empty(size, dtype=np.int64)
     cur = lo.copy()
-    node = 0
-    for j in range(q):
-        node += lo[j] * strides[j]
     n_out = 0
     for _ in range(size):
         if status[node] != skip:
             out[n_out] = node
             n_out += 1
-        j = q - 1  # advance the odometer (last QI fastest: ids increase)
-        while j >= 0:
-            if cur[j] < hi[j]:
-                cur[j] += 1
-                node += strides[j]
-                break
-            node -= (cur[j] - lo[j]) * strides[j]
-            cur[j] = lo[j]
-            j -= 1
+        node = _next_in_box(cur, lo, hi, strides, node)
     return out[:n_out]
 
 
@@ -332,31 +345,9 @@ def box_ids(v, heights, strides, upward, status, skip):  # pragma: no cover - co
 def tag_box(v, heights, strides, upward, status, unknown, new):  # pragma: no cover - compiled
     """Set the status of the nodes of the up-set (``upward``) or down-set of ``v`` that are ``unknown`` to
     ``new`` (Flash's tagging), visiting only that box of the grid."""
-    q = v.shape[0]
-    lo = np.empty(q, dtype=np.int64)
-    hi = np.empty(q, dtype=np.int64)
-    size = 1
-    for j in range(q):
-        if upward:
-            lo[j] = v[j]
-            hi[j] = heights[j] - 1
-        else:
-            lo[j] = 0
-            hi[j] = v[j]
-        size *= hi[j] - lo[j] + 1
+    lo, hi, size, node = _box(v, heights, strides, upward)
     cur = lo.copy()
-    node = 0
-    for j in range(q):
-        node += lo[j] * strides[j]
     for _ in range(size):
         if status[node] == unknown:
             status[node] = new
-        j = q - 1
-        while j >= 0:
-            if cur[j] < hi[j]:
-                cur[j] += 1
-                node += strides[j]
-                break
-            node -= (cur[j] - lo[j]) * strides[j]
-            cur[j] = lo[j]
-            j -= 1
+        node = _next_in_box(cur, lo, hi, strides, node)
