@@ -34,14 +34,13 @@ applies to it like to any other record, so a fully blank record is a wildcard at
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
-from ..dataset import Dataset, MissingSemantics, check_semantics
+from ..dataset import MissingSemantics, check_semantics
 from ..errors import InputError
 from .keys import group_ids, pack_rows
 
@@ -281,24 +280,3 @@ def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum, split):
                                          order.astype(np.int64), np.ascontiguousarray(observed),
                                          mult.astype(np.int64), wsum.astype(np.float64), split)
     return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk, dfkw, dFkw
-
-
-# -- a small counting interface, so an out-of-core backend can serve the same questions ------------------
-class ClassCounter(Protocol):
-    """Answers "how large is each record's class on these QIs?" (in-memory today, pluggable later)."""
-
-    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False,
-                    alpha: float = 1.0) -> ClassSizes: ...
-
-
-@dataclass(frozen=True)
-class InMemoryCounter:
-    """Counts on the integer codes of an in-memory :class:`Dataset`."""
-
-    dataset: Dataset
-
-    def class_sizes(self, qis: Sequence[str], missing: MissingSemantics, weighted: bool = False,
-                    alpha: float = 1.0) -> ClassSizes:
-        qm = self.dataset.qi_matrix(qis)
-        w = self.dataset.weights() if weighted else None
-        return compute_class_sizes(qm.codes, missing, w, alpha=alpha)
