@@ -102,7 +102,7 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
         settings.say(f"class sizes on {table.n_classes:,} classes ({args.missing})")
         risk = risk_of_table(table, args.k, args.missing, alpha)
         payload = dict(risk.payload)
-        measures, l_class = _measures_at_scale(args, engine, table, risk.sizes, qis, settings)
+        measures, l_class = _measures_at_scale(args, engine, source, table, risk.sizes, qis, settings)
         payload.update(measures.to_json())
         payload["qis"] = qis
         payload["engine"] = engine.name
@@ -128,10 +128,11 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     return 0
 
 
-def _measures_at_scale(args: argparse.Namespace, engine, table, sizes, qis: list[str], settings):
+def _measures_at_scale(args: argparse.Namespace, engine, source, table, sizes, qis: list[str], settings):
     """Risk beyond k on the class table: individual risk per class, l-diversity and t-closeness per
-    sensitive variable (a second GROUP BY carrying their value counts), and per-class distinct l in the
+    sensitive variable (one GROUP BY per variable counting its values per class), and per-class distinct l in the
     class order of ``table`` for the per-record file. Household risk needs each record's household."""
+    from ..engines.table import with_sensitive
     from ..errors import InputError
     from ..risk.summary import risk_measures_of_table
 
@@ -142,8 +143,7 @@ def _measures_at_scale(args: argparse.Namespace, engine, table, sizes, qis: list
     sens_table = table
     if names:
         settings.say(f"{engine.name}: counting the values of {len(names)} sensitive variable(s) per class")
-        counted = engine.class_table(args.file, qis, None, names, _missing_codes(args), settings)
-        sens_table = _with_sensitive_of(table, counted)
+        sens_table = with_sensitive(engine, source, table, names, _missing_codes(args), settings)
     measures = risk_measures_of_table(sens_table, sizes, max_risk=args.max_risk, method=args.risk_method,
                                       sensitive=names, c=args.recursive_c, distance=args.t_distance)
     per_class_l = {}
@@ -152,26 +152,6 @@ def _measures_at_scale(args: argparse.Namespace, engine, table, sizes, qis: list
     else:
         per_class_l = {f"l_distinct_{m.name}": m.l_distinct for m in measures.sensitive}
     return measures, per_class_l
-
-
-def _with_sensitive_of(table, counted):
-    """``table`` with the sensitive value counts of ``counted``, an aggregation of the same classes that an
-    engine may return in another order (matched on the class codes)."""
-    import numpy as np
-
-    from ..classtable import ClassTable
-    from ..errors import InputError
-    from ..risk.keys import group_ids
-
-    both = np.vstack([table.codes, counted.codes])
-    gid, _ = group_ids(both)
-    mine = np.full(int(gid.max()) + 1 if len(gid) else 0, -1, dtype=np.int64)
-    mine[gid[:table.n_classes]] = np.arange(table.n_classes)
-    new_of_counted = mine[gid[table.n_classes:]]  # class of ``counted`` -> class of ``table``
-    if counted.n_classes != table.n_classes or (new_of_counted < 0).any():
-        raise InputError("The engine's two aggregations of the file disagree; run again with --engine pandas.")
-    return ClassTable(table.qis, table.codes, table.count, table.weight, table.values, table.labels,
-                      {k: sc.regroup(new_of_counted) for k, sc in counted.sensitive.items()}, None)
 
 
 def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) -> int | None:
@@ -189,7 +169,7 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     from pathlib import Path
 
     from ..engines.source import open_source
-    from ..engines.table import aggregate_table
+    from ..engines.table import aggregate_table, with_sensitive
     from ..outputs import OutputBatch
     from ..treat.hierarchy import load_hierarchies
     from ..treat.lattice import LatticeProblem, datafly, search_optimal
@@ -207,8 +187,7 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
         source = open_source(args.file)
         sensitive = sorted({v for c in criteria for v in c.sensitive})
         table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
-        if sensitive:
-            table = engine.class_table(args.file, qis, args.weight, sensitive, _missing_codes(args), settings)
+        table = with_sensitive(engine, source, table, sensitive, _missing_codes(args), settings)
         _notice_missing_like("generalize", table)
         hierarchies = load_hierarchies(args.hierarchies, qis)
         hs, tabs = [], []

@@ -215,10 +215,23 @@ def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str 
     for c in sensitive:
         if c not in source.columns:
             raise InputError(f"'{c}' is not a variable of the data.")
-    table, _, _, meta = aggregate_table(engine, source, qis, weight, missing_codes, settings)
-    qis = list(qis)
+    table, _, _, _ = aggregate_table(engine, source, qis, weight, missing_codes, settings)
+    table = with_sensitive(engine, source, table, sensitive, missing_codes, settings)
+    settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
+    return table
+
+
+def with_sensitive(engine: Engine, source: Source, table: ClassTable, sensitive: Sequence[str],
+                   missing_codes: Mapping[str, Sequence[str]] | None = None,
+                   settings: EngineSettings | None = None) -> ClassTable:
+    """``table`` (aggregated on its QIs) with the per-class value counts of each sensitive variable: one
+    GROUP BY on the QIs and the variable, its rows matched to the table's classes by their codes."""
+    settings = settings or EngineSettings()
+    qis = list(table.qis)
+    for c in sensitive:
+        if c not in source.columns:
+            raise InputError(f"'{c}' is not a variable of the data.")
     if not sensitive:
-        settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
         return table
     sens = {}
     for s in sensitive:
@@ -228,7 +241,6 @@ def class_table(engine: Engine, source: Source, qis: Sequence[str], weight: str 
         class_index = _class_index(table.codes, scodes_all[:, : len(qis)])
         sens[s] = _sparse_counts(s, tuple(svalues[-1]), class_index, scodes_all[:, -1],
                                  sagg.column("n").to_numpy().astype(np.int64), _numeric(tuple(svalues[-1])))
-    settings.say(f"{engine.name}: {table.n_classes:,} classes of {table.n_records:,} records")
     return replace(table, sensitive=sens)
 
 
