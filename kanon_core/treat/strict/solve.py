@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -85,12 +85,13 @@ def missing_as_value(codes: np.ndarray) -> np.ndarray:
 
 
 def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int,
-                           missing_matches: bool = False) -> np.ndarray:
+                           missing_matches: bool = False, mult: np.ndarray | None = None) -> np.ndarray:
     """Rows that cannot reach k: fewer than k records share their protected values and missing cells.
 
     With every free observed QI suppressed, a record can only share a class with records that have the
     same protected values and the same input-missing QIs (those cannot be suppressed), so such a group
-    below k cannot be fixed by suppression.
+    below k cannot be fixed by suppression. With ``mult``, the rows are distinct rows standing for
+    ``mult`` records each.
     """
     from ...risk.keys import group_ids
 
@@ -99,6 +100,8 @@ def strict_infeasible_rows(codes: np.ndarray, protected: np.ndarray, k: int,
     else:
         key = np.where(protected[None, :], codes, (codes < 0).astype(np.int32))
     gid, size = group_ids(key)
+    if mult is not None:
+        size = np.bincount(gid, weights=np.asarray(mult, dtype=np.float64), minlength=len(size))
     return size[gid] < k
 
 
@@ -111,6 +114,31 @@ def infeasible(n_records: int, k: int) -> InfeasibleError:
 
 GreedyClasses = Callable[..., tuple[np.ndarray, float]]
 """The greedy class builder's signature (:func:`~kanon_core.treat.suppress_category.category_suppress`)."""
+
+
+class _Solutions(Protocol):
+    """How one caller holds a solution: a mask over records (in memory) or an assignment per class.
+
+    The search (:func:`_search`) works on distinct rows only; it asks its caller for the greedy classes,
+    for the solution an assignment of the class programme stands for, and for the cost of a solution.
+    """
+
+    def empty(self) -> Any: ...
+
+    def greedy(self) -> Any: ...
+
+    def from_assignment(self, assign: Assignment) -> Any: ...
+
+    def cost(self, solution: Any) -> float: ...
+
+
+@dataclass(frozen=True)
+class _Found:
+    solution: Any
+    cost: float
+    lower_bound: float
+    optimal: bool
+    stats: dict[str, Any]
 
 
 def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
@@ -137,16 +165,159 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     uniq = np.ascontiguousarray(uniq)
     first = np.zeros(len(uniq), dtype=np.int64)
     first[inv[::-1]] = np.arange(n)[::-1]
-    observed = codes[first] >= 0
     unsafe = mult < k if force is None else np.asarray(force, dtype=bool)[first]
+
+    class Records:
+        """Solutions as masks over the records (the records' own greedy classes)."""
+
+        def empty(self) -> np.ndarray:
+            return np.zeros((n, q), dtype=bool)
+
+        def greedy(self) -> np.ndarray:
+            g_out, _ = greedy(X, costs, protected, k, None if missing_matches else codes >= 0, force)
+            return (g_out < 0) & (codes >= 0)
+
+        def from_assignment(self, assign: Assignment) -> np.ndarray:
+            return _to_mask(assign, inv, n, q) & (codes >= 0)
+
+        def cost(self, mask: np.ndarray) -> float:
+            return float((mask * costs[None, :]).sum())
+
+    found = _search(uniq, codes[first], mult, unsafe, costs, protected, k, node_limit, progress,
+                    missing_matches, Records(), t0)
+    return StrictSolution(found.solution, found.cost, found.lower_bound, found.optimal, found.stats)
+
+
+@dataclass(frozen=True)
+class StrictClasses:
+    """Strict suppression of a class table: the copies of each class released under each pattern.
+
+    ``assignment`` lists (class row, pattern bit mask, copies); copies of a class not listed stay as they
+    are. Patterns hold only cells observed in the input (cells missing in the input stay missing).
+    ``cost``, ``lower_bound`` and ``optimal`` are for the full file (every class with all its records).
+    """
+
+    assignment: Assignment
+    cost: float
+    lower_bound: float
+    optimal: bool
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+GREEDY_CAP_FACTOR = 2
+"""The greedy classes of a class table are built on at most ``CAP = 2k`` copies of a large class (see
+:func:`solve_strict_classes`)."""
+
+
+def solve_strict_classes(codes: np.ndarray, mult: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+                         node_limit: int = 200_000, progress: Progress | None = None,
+                         missing_matches: bool = False, force: np.ndarray | None = None,
+                         greedy: GreedyClasses = category_suppress) -> StrictClasses:
+    """Strict suppression of a class table: distinct rows ``codes`` (missing = -1) with ``mult`` records.
+
+    The same search as :func:`solve_strict` (charge bound, pruning, class programme: all of it works on
+    distinct rows with their multiplicities), without ever expanding the records. ``force`` (per row)
+    overrides which rows must move, as in :func:`solve_strict`.
+
+    The greedy upper bound needs records: it is built on a *reduced* file holding ``c_r`` copies of row
+    r, where ``c_r = mult_r`` when ``mult_r < CAP + k`` or row r must move, and ``c_r = CAP`` otherwise
+    (``CAP = 2k >= k``). Any release of the reduced file is a release of the full file with the same cost,
+    the extra ``mult_r - c_r`` copies of each row left as they are:
+
+    * a row is below k (must move) in the reduced file exactly when it is in the full file, since
+      ``c_r = mult_r`` whenever ``mult_r < k`` and ``c_r = CAP >= k`` otherwise;
+    * classes of suppressed copies are the same in both files (the extra copies are not suppressed);
+    * the untouched copies of row r form a class of their own (two distinct rows differ somewhere, and
+      a suppressed copy differs from an untouched one), of size ``u_r`` in the reduced file, which is 0 or
+      >= k since that release is valid; in the full file it holds ``u_r + mult_r - c_r`` copies, where
+      ``mult_r - c_r`` is 0 or ``>= k`` (``c_r = CAP`` only when ``mult_r >= CAP + k``): 0 or >= k again.
+
+    The charge bound and the class programme use the full multiplicities, so ``lower_bound`` bounds the
+    cost of every release of the full file and ``optimal`` means optimal for the full file.
+    """
+    t0 = time.perf_counter()
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    mult = np.asarray(mult, dtype=np.int64)
+    n_u, q = codes.shape
+    if len(mult) != n_u or (mult < 1).any():
+        raise ValueError("one multiplicity (>= 1) per distinct row is needed")
+    missing_matches = bool(missing_matches and (codes < 0).any())
+    X = missing_as_value(codes)
+    if n_u and len(np.unique(X, axis=0)) != n_u:
+        raise ValueError("the rows of a class table must be distinct")
+    observed = codes >= 0
+    unsafe = mult < k if force is None else np.asarray(force, dtype=bool)
+    obs_bits = _row_bits(observed)
+
+    class Classes:
+        """Solutions as assignments of each class's copies to patterns."""
+
+        def empty(self) -> Assignment:
+            e = np.zeros(0, dtype=np.int64)
+            return Assignment(e, e.copy(), e.copy())
+
+        def greedy(self) -> Assignment:
+            cap = GREEDY_CAP_FACTOR * k
+            copies = np.where((mult < cap + k) | unsafe, mult, cap)
+            rec_row = np.repeat(np.arange(n_u), copies)
+            obs_r = observed[rec_row]
+            g_out, _ = greedy(X[rec_row], costs, protected, k, None if missing_matches else obs_r,
+                              None if force is None else unsafe[rec_row])
+            return _records_to_assignment(rec_row, _row_bits((g_out < 0) & obs_r))
+
+        def from_assignment(self, assign: Assignment) -> Assignment:
+            return Assignment(assign.row, assign.pattern & obs_bits[assign.row], assign.copies)
+
+        def cost(self, assign: Assignment) -> float:
+            return assignment_cost(assign, costs, q)
+
+    found = _search(X, codes, mult, unsafe, costs, protected, k, node_limit, progress, missing_matches,
+                    Classes(), t0)
+    found.stats["greedy_copies"] = int(np.where((mult < GREEDY_CAP_FACTOR * k + k) | unsafe, mult,
+                                                GREEDY_CAP_FACTOR * k).sum())
+    return StrictClasses(found.solution, found.cost, found.lower_bound, found.optimal, found.stats)
+
+
+def _row_bits(cells: np.ndarray) -> np.ndarray:
+    """Per row, the bit mask of its true cells (QI j is bit j)."""
+    q = cells.shape[1]
+    return (np.asarray(cells, dtype=np.int64) << np.arange(q, dtype=np.int64)[None, :]).sum(axis=1,
+                                                                                          dtype=np.int64)
+
+
+def _records_to_assignment(rec_row: np.ndarray, rec_pattern: np.ndarray) -> Assignment:
+    """Records (their row and pattern) as (row, pattern, copies), in order of first appearance."""
+    touched = np.flatnonzero(rec_pattern != 0)
+    if len(touched) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return Assignment(e, e.copy(), e.copy())
+    pairs = np.stack([rec_row[touched], rec_pattern[touched]], axis=1)
+    uniq, first, counts = np.unique(pairs, axis=0, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return Assignment(uniq[order, 0].astype(np.int64), uniq[order, 1].astype(np.int64),
+                      counts[order].astype(np.int64))
+
+
+def assignment_cost(assign: Assignment, costs: np.ndarray, q: int) -> float:
+    """The cost of an assignment: per entry, its copies times the costs of its pattern's QIs."""
+    bits = (np.asarray(assign.pattern, dtype=np.int64)[:, None] >> np.arange(q)[None, :]) & 1
+    return float((assign.copies * (bits * np.asarray(costs, dtype=np.float64)[None, :]).sum(axis=1)).sum())
+
+
+def _search(uniq: np.ndarray, row_codes: np.ndarray, mult: np.ndarray, unsafe: np.ndarray, costs: np.ndarray,
+            protected: np.ndarray, k: int, node_limit: int, progress: Progress | None, missing_matches: bool,
+            way: _Solutions, t0: float) -> _Found:
+    """Steps 2-5 of the module docstring on distinct rows ``uniq`` (missing as a value; ``row_codes``:
+    the same rows with -1 where missing in the input) with multiplicities ``mult``."""
+    q = uniq.shape[1]
+    observed = row_codes >= 0
     able_cells = np.ones_like(observed) if missing_matches else observed
     cell_costs = costs[None, :] * observed
     stats: dict[str, Any] = {"distinct_rows": len(uniq), "unsafe_rows": int(unsafe.sum()),
                              "unsafe_records": int(mult[unsafe].sum())}
-    empty = np.zeros((n, q), dtype=bool)
     if not unsafe.any():
-        return StrictSolution(empty, 0.0, 0.0, True, stats)
-    bad = strict_infeasible_rows(codes, protected, k, missing_matches)[first] & unsafe
+        return _Found(way.empty(), 0.0, 0.0, True, stats)
+    bad = strict_infeasible_rows(row_codes, protected, k, missing_matches, mult) & unsafe
     if bad.any():
         raise infeasible(int(mult[bad].sum()), k)
     free = [v for v in range(q) if not protected[v]]
@@ -161,8 +332,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     if missing_matches and len(free) > FIRST_MAX_FREE:
         # Nothing below would use the candidate classes: the first programme needs few free QIs and
         # the full programme is not run when missing values match anything. Skip listing them.
-        return _greedy_only(codes, X, costs, protected, k, force, greedy, cell_costs, able_cells, mult,
-                            unsafe, free, stats, t0, progress)
+        return _greedy_only(way, costs, cell_costs, able_cells, mult, unsafe, free, stats, t0, progress)
     report(progress, 0.1, f"Evaluating {len(patterns):,} suppression patterns")
     share = not missing_matches
     pairs = evaluate(uniq, able_cells, cell_costs, mult, unsafe, patterns, k, share)
@@ -173,16 +343,15 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
 
     stats["seconds_bound"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.2, "Greedy classes")
-    g_out, _ = greedy(X, costs, protected, k, None if missing_matches else codes >= 0, force)
-    best_mask = (g_out < 0) & (codes >= 0)
-    ub = float((best_mask * costs[None, :]).sum())
+    best_sol = way.greedy()
+    ub = way.cost(best_sol)
     stats["greedy_cost"] = ub
     if len(free) <= FIRST_MAX_FREE:
         report(progress, 0.3, "First solution")
         first = _first_solution(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k)
         stats["first_variables"] = first.n_variables
         if first.assignment is not None and first.objective < ub - EPS:
-            best_mask, ub = _to_mask(first.assignment, inv, n, q) & (codes >= 0), first.objective
+            best_sol, ub = way.from_assignment(first.assignment), first.objective
     stats["first_cost"] = ub
     stats["seconds_first"] = round(time.perf_counter() - t0, 3)
     proven_list = complete_list
@@ -226,33 +395,30 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
         if res.nodes < 0:
             stats["unproven"] = f"programme of {res.n_variables:,} variables not attempted: gap reported"
         if res.assignment is not None and res.objective < best - EPS:
-            best_mask, best = _to_mask(res.assignment, inv, n, q) & (codes >= 0), res.objective
+            best_sol, best = way.from_assignment(res.assignment), res.objective
         lower = max(lower, min(best, res.dual_bound))
     elif lower < ub - EPS:
         stats["unproven"] = "too many candidate patterns to list"
     if _integral(costs):
         lower = float(np.ceil(lower - 1e-6))
     lower = min(lower, best)
-    mask = best_mask
-    cost = float((mask * costs[None, :]).sum())
+    cost = way.cost(best_sol)
     stats["seconds_total"] = round(time.perf_counter() - t0, 3)
     report(progress, 0.95, "Strict suppression done")
-    return StrictSolution(mask, cost, float(lower), bool(lower >= cost - 1e-6), stats)
+    return _Found(best_sol, cost, float(lower), bool(lower >= cost - 1e-6), stats)
 
 
-def _greedy_only(codes: np.ndarray, X: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
-                 force: np.ndarray | None, greedy: GreedyClasses, cell_costs: np.ndarray,
-                 able_cells: np.ndarray, mult: np.ndarray, unsafe: np.ndarray, free: list[int],
-                 stats: dict[str, Any], t0: float, progress: Progress | None) -> StrictSolution:
+def _greedy_only(way: _Solutions, costs: np.ndarray, cell_costs: np.ndarray, able_cells: np.ndarray,
+                 mult: np.ndarray, unsafe: np.ndarray, free: list[int], stats: dict[str, Any], t0: float,
+                 progress: Progress | None) -> _Found:
     """The greedy classes with the bound that needs no candidate classes.
 
     Every unsafe row must take a non-empty pattern of its able free cells, which costs at least its
     cheapest such cell (0 for a cell missing in the input, which is only marked).
     """
     report(progress, 0.2, "Greedy classes")
-    g_out, _ = greedy(X, costs, protected, k, None, force)
-    mask = (g_out < 0) & (codes >= 0)
-    cost = float((mask * costs[None, :]).sum())
+    sol = way.greedy()
+    cost = way.cost(sol)
     if free:
         cheapest = np.where(able_cells[:, free], cell_costs[:, free], np.inf).min(axis=1)
     else:
@@ -266,7 +432,7 @@ def _greedy_only(codes: np.ndarray, X: np.ndarray, costs: np.ndarray, protected:
                               "would not hold)",
                   "seconds_total": round(time.perf_counter() - t0, 3)})
     report(progress, 0.95, "Strict suppression done")
-    return StrictSolution(mask, cost, lower, bool(lower >= cost - 1e-6), stats)
+    return _Found(sol, cost, lower, bool(lower >= cost - 1e-6), stats)
 
 
 def _integral(costs: np.ndarray) -> bool:
