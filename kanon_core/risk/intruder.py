@@ -62,19 +62,23 @@ def _count_consistent(qu, tu, tmult, query_is_release, original_wild):  # pragma
 
 
 def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
-            missing: MissingSemantics) -> np.ndarray:
+            missing: MissingSemantics, target_mult: np.ndarray | None = None) -> np.ndarray:
     queries = np.ascontiguousarray(queries, dtype=np.int32)
     targets = np.ascontiguousarray(targets, dtype=np.int32)
     if queries.ndim != 2 or targets.ndim != 2 or queries.shape[1] != targets.shape[1]:
         raise ValueError("the original and the released codes need the same columns")
+    if target_mult is not None and len(target_mult) != len(targets):
+        raise ValueError("one multiplicity per row is needed")
     if len(queries) == 0:
         return np.zeros(0, dtype=np.int64)
     if len(targets) == 0:
         return np.zeros(len(queries), dtype=np.int64)
     qu, qinv = np.unique(queries, axis=0, return_inverse=True)
-    tu, tmult = np.unique(targets, axis=0, return_counts=True)
+    tu, tinv = np.unique(targets, axis=0, return_inverse=True)
+    weights = np.ones(len(targets), np.int64) if target_mult is None else np.asarray(target_mult, np.int64)
+    tmult = np.bincount(tinv.reshape(-1), weights=weights, minlength=len(tu)).astype(np.int64)
     counts = run_parallel(_count_consistent, np.ascontiguousarray(qu), np.ascontiguousarray(tu),
-                          tmult.astype(np.int64), query_is_release, check_semantics(missing) == "wildcard")
+                          tmult, query_is_release, check_semantics(missing) == "wildcard")
     return counts[qinv.reshape(-1)]
 
 
@@ -90,9 +94,14 @@ def released_codes(original: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def candidates_per_person(original: np.ndarray, released: np.ndarray,
-                          missing: MissingSemantics = "wildcard") -> np.ndarray:
-    """For each person (row of the original file), the number of released records consistent with them."""
-    return _counts(original, released, False, missing)
+                          missing: MissingSemantics = "wildcard",
+                          released_mult: np.ndarray | None = None) -> np.ndarray:
+    """For each person (row of the original file), the number of released records consistent with them.
+
+    With ``released_mult`` each released row stands for that many identical released records (a
+    released class table).
+    """
+    return _counts(original, released, False, missing, released_mult)
 
 
 def released_consistent_with(original: np.ndarray, released: np.ndarray,
@@ -102,7 +111,8 @@ def released_consistent_with(original: np.ndarray, released: np.ndarray,
 
 
 def findable_below_k(original: np.ndarray, released: np.ndarray, k: int,
-                     missing: MissingSemantics = "wildcard") -> int:
+                     missing: MissingSemantics = "wildcard", original_mult: np.ndarray | None = None,
+                     released_mult: np.ndarray | None = None) -> int:
     """People of the original file with fewer than ``k`` consistent released records.
 
     A release only blanks cells, so a person's own released record is always consistent with them and
