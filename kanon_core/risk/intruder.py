@@ -117,8 +117,15 @@ def findable_below_k(original: np.ndarray, released: np.ndarray, k: int,
 
     A release only blanks cells, so a person's own released record is always consistent with them and
     every person has at least one candidate; fewer than k means the intruder narrows them down to fewer
-    than k records.
+    than k records. With multiplicities, each row of ``original`` stands for ``original_mult`` people
+    and each row of ``released`` for ``released_mult`` released records (class tables of both sides: the
+    count never expands the records).
     """
     if len(original) == 0:
         return 0
-    return int((candidates_per_person(original, released, missing) < int(k)).sum())
+    if original_mult is not None and len(original_mult) != len(original):
+        raise ValueError("one multiplicity per row is needed")
+    below = candidates_per_person(original, released, missing, released_mult) < int(k)
+    if original_mult is None:
+        return int(below.sum())
+    return int(np.asarray(original_mult, dtype=np.int64)[below].sum())
