@@ -4,11 +4,26 @@ An upload is read in memory, so a census file is opened by path instead (the das
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
 Risk page its figures from the class table; neither ever holds the file. Pages call :func:`data_panel`
 and :func:`risk_panel`; everything else stays on the in-memory data set.
+
+The long steps (the file's summary, its class table, the wildcard class sizes) run off the script thread
+(:mod:`kanon_app.background`) with a progress bar and a Cancel button: the engine's progress messages and,
+for DuckDB, the running query's share done reach the bar's text. DuckDB stops a running query on Cancel
+(``connection.interrupt()``); Polars cannot stop a collect mid-way, so there Cancel takes effect after the
+current query, and the page says so. A cancelled step changes nothing (the open file, its QIs and every
+cached result stay as they were) and is not restarted by itself: the page offers to run it again.
+
+Results are memoised in the server's byte-bounded cache (:mod:`kanon_app.cache`) under the file's identity
+(resolved path, modification time, size), the engine, the QIs and the weight; the class sizes also under
+the missing-value semantics, and the figures under k. A new k is then a pass over the cached sizes, a
+rerun nothing, and choosing the QIs on the Data page already starts counting the classes for the Risk page.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +32,19 @@ import streamlit as st
 from kanon_core.classtable import ClassTable
 from kanon_core.engines import get_engine
 from kanon_core.engines.api import FileSummary
-from kanon_core.engines.risk import risk_of_table
-from kanon_core.errors import KanonError
+from kanon_core.engines.base import EngineSettings
+from kanon_core.engines.risk import TableRisk, per_qi_of, risk_of_table
+from kanon_core.errors import Cancelled, KanonError
+from kanon_core.progress import Progress
+from kanon_core.risk.classes import ClassSizes
+
+from . import background, state
 
 KEY = "big_file"
+PENDING = "big_file_pending"
+"""A file being opened, (stamp, engine), until its summary is ready; the open file stays until then."""
+STOPPED = "big_file_stopped"
+"""Job keys the user cancelled (or that failed), with what to say: not restarted without a click."""
 ENGINES = ("duckdb", "polars")
 
 AT_SCALE = (
@@ -32,34 +56,179 @@ AT_SCALE = (
     "(kanon generalize --engine duckdb writes a generalized release of any size)."
 )
 
+STAMP = tuple[str, float, int]
 
-def _stamp(path: str) -> tuple[str, float, int]:
+
+def _stamp(path: str) -> STAMP:
+    """The file's identity in cache keys: a file changed on disk is a new file."""
     p = Path(path)
     st_ = p.stat()
     return str(p.resolve()), st_.st_mtime, st_.st_size
 
 
-def _cached(name: str, params: tuple, compute):
+# -- engine progress and cancel ------------------------------------------------------------------------
+
+
+@dataclass
+class EngineProgress:
+    """Bridges an engine's progress to a job's :class:`Progress`: the engine's messages (its ``say``, in
+    the worker thread, a checkpoint where Cancel stops) and the running query's share done (from the
+    engine's watcher thread, which must never raise) move the bar between ``lo`` and ``hi``."""
+
+    progress: Progress
+    lo: float = 0.0
+    hi: float = 1.0
+    message: str = ""
+
+    def say(self, message: str) -> None:
+        self.message = message
+        self.progress.update(self.lo, message)
+
+    def query(self, share: float) -> None:
+        if self.progress.cancelled:
+            return
+        with contextlib.suppress(Cancelled):  # cancelled in between: the engine's own poll stops the query
+            self.progress.update(self.lo + (self.hi - self.lo) * share, f"{self.message} ({share:.0%})")
+
+    def settings(self) -> EngineSettings:
+        """Engine settings whose messages, query progress and cancel flag are this job's."""
+        return EngineSettings(progress=self.say, cancelled=lambda: self.progress.cancelled,
+                              query_progress=self.query)
+
+
+def stops_mid_query(engine: str) -> bool:
+    """Whether Cancel stops the engine's running query (DuckDB) or only takes effect after it (Polars)."""
+    return bool(getattr(get_engine(engine), "stops_mid_query", False))
+
+
+def summary_work(stamp: STAMP, engine: str) -> Callable[[Progress], FileSummary]:
+    """The Data page's summary of the file (column types, distinct and missing counts, first rows)."""
+    def work(progress: Progress) -> FileSummary:
+        bridge = EngineProgress(progress, 0.0, 0.95)
+        settings = bridge.settings()
+        try:
+            summary = get_engine(engine).summary(stamp[0], settings)
+        finally:
+            settings.close()
+        progress.update(1.0, f"{summary.n_records:,} records")  # a Cancel that came too late still counts
+        return summary
+    return work
+
+
+def table_work(stamp: STAMP, engine: str, qis: tuple[str, ...],
+               weight: str | None) -> Callable[[Progress], ClassTable]:
+    """The class table of the file on ``qis`` (one GROUP BY by the engine, then its values typed)."""
+    def work(progress: Progress) -> ClassTable:
+        bridge = EngineProgress(progress, 0.0, 0.8)
+        settings = bridge.settings()
+        try:
+            table = get_engine(engine).class_table(stamp[0], list(qis), weight, settings=settings)
+        finally:
+            settings.close()
+        progress.update(1.0, f"{table.n_classes:,} classes")
+        return table
+    return work
+
+
+def sizes_work(table: ClassTable, missing: str) -> Callable[[Progress], ClassSizes]:
+    """Class sizes of the table under ``missing`` (the wildcard kernel at scale; it cannot stop mid-way)."""
+    def work(progress: Progress) -> ClassSizes:
+        progress.update(0.05, f"matching the missing patterns of {table.n_classes:,} classes")
+        sizes = table.class_sizes(missing, 1.0, wildcard_split=True)
+        progress.update(1.0, "done")
+        return sizes
+    return work
+
+
+# -- jobs ----------------------------------------------------------------------------------------------------
+
+
+def job_key(name: str, params: Hashable) -> tuple:
+    """The key of a big-file job and of its memoised result (the session's original version: a large file
+    does not depend on the in-memory data set's versions)."""
+    hist = state.history()
+    return (hist.uid, hist.original.id, name, params)
+
+
+def _stopped() -> dict:
+    return st.session_state.setdefault(STOPPED, {})
+
+
+def _peek(name: str, params: Hashable) -> Any | None:
+    return state.memo_peek(name, params, version=state.history().original)
+
+
+def _cached(name: str, params: Hashable, compute: Callable[[], Any]) -> Any:
     """Memoised in the session's view of the server's byte-bounded cache (kanon_app.cache): no copy on a
     hit (a class table of millions of classes is not pickled on every rerun), evicted by bytes."""
-    from . import state
-
     return state.memo(name, params, compute, version=state.history().original)
 
 
-def _summary(stamp: tuple[str, float, int], engine: str) -> FileSummary:
-    return _cached("big_summary", (stamp, engine), lambda: get_engine(engine).summary(stamp[0]))
+def _job(name: str, key: tuple) -> background.Job | None:
+    """This session's job ``name`` for ``key``, running or finished but not yet reported, else None."""
+    job = st.session_state.get("jobs", {}).get(name)
+    return job if job is not None and job.key == key else None
 
 
-def _table(stamp: tuple[str, float, int], engine: str, qis: tuple[str, ...], weight: str | None) -> ClassTable:
-    return _cached("big_table", (stamp, engine, qis, weight),
-                   lambda: get_engine(engine).class_table(stamp[0], list(qis), weight))
+def start(name: str, params: Hashable, label: str, work: Callable[[Progress], Any],
+          again: bool = False) -> background.Job | None:
+    """Start job ``name`` for ``params`` unless its result is cached, it has a job already, or the user
+    stopped it (``again``: the user asked for it, so a stopped job starts anew). A job of the same name for
+    other parameters is cancelled (its result is no longer wanted). Returns the job for ``params``, if any."""
+    key = job_key(name, params)
+    if _peek(name, params) is not None:
+        return None
+    job = _job(name, key)
+    if job is not None:
+        return job
+    if key in _stopped():
+        if not again:
+            return None
+        del _stopped()[key]
+    jobs = st.session_state.setdefault("jobs", {})  # kanon_app.background's per-session jobs
+    old = jobs.get(name)
+    if old is not None and not old.done:
+        old.cancel()
+    view = st.session_state["memo"]
+    job = background.start(key, label, work, store=lambda v: view.put(key, v))
+    jobs[name] = job
+    return job
 
 
-def _risk(stamp: tuple[str, float, int], engine: str, qis: tuple[str, ...], weight: str | None, k: int,
-          missing: str):
-    table = _table(stamp, engine, qis, weight)
-    return _cached("big_risk", (stamp, engine, qis, weight, k, missing), lambda: risk_of_table(table, k, missing))
+def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], Any], engine: str | None = None,
+          again_label: str | None = None) -> Any | None:
+    """The result of job ``name`` for ``params``: from the cache, or started (unless stopped by the user)
+    and waited for with a progress bar and Cancel. None while not available, said on the page: cancelled
+    or failed (with ``again_label``, a button to run it again)."""
+    found = _peek(name, params)
+    if found is not None:
+        return found
+    key = job_key(name, params)
+    job = _job(name, key)
+    if job is None:
+        said = _stopped().get(key)
+        clicked = False
+        if said is not None:
+            (st.info if said == "cancelled" else st.error)(
+                f"{label} cancelled: nothing was changed." if said == "cancelled" else said)
+            clicked = again_label is not None and st.button(again_label, key=f"btn_big_again_{name}")
+            if not clicked:
+                return None
+        job = start(name, params, label, work, again=clicked)
+        if job is None:
+            return _peek(name, params)
+    if not job.done:
+        if engine is None:
+            st.caption("This step cannot stop mid-way: Cancel takes effect when it ends.")
+        elif not stops_mid_query(engine):
+            st.caption(f"{engine} cannot stop a query mid-way: Cancel takes effect when the current query ends.")
+    result = background.run(name, key, label, work, start_now=False)
+    if result is None and job.done:
+        _stopped()[key] = "cancelled" if job.state == "cancelled" else (job.error or f"{label} failed.")
+    return result
+
+
+# -- Data page -----------------------------------------------------------------------------------------------
 
 
 def active() -> dict[str, Any] | None:
@@ -67,30 +236,46 @@ def active() -> dict[str, Any] | None:
     return st.session_state.get(KEY)
 
 
+def _open_clicked(path: str, engine: str) -> None:
+    try:
+        stamp = _stamp(os.path.expanduser(path))
+    except OSError as exc:
+        st.error(f"Cannot open the file ({type(exc).__name__}).")
+        return
+    st.session_state[PENDING] = (stamp, engine)
+    _stopped().pop(job_key("big_summary", (stamp, engine)), None)  # Open is the user asking again
+
+
 def data_panel() -> None:
     """The Data page's "large file" block: open by path, preview, column summary, QIs and weight."""
     current = active()
-    with st.expander("Open a large file (CSV or Parquet, out of core)", expanded=current is not None,
-                     icon=":material/database:"):
+    with st.expander("Open a large file (CSV or Parquet, out of core)",
+                     expanded=current is not None or PENDING in st.session_state, icon=":material/database:"):
         st.caption(AT_SCALE)
         c1, c2, c3 = st.columns([5, 1, 1])
         path = c1.text_input("Path of the file on this machine", key="w_big_path")
         engine = c2.selectbox("Engine", ENGINES, key="w_big_engine")
         if c3.button("Open", key="w_big_open", disabled=not path):
+            _open_clicked(path, engine)
+        pending = st.session_state.get(PENDING)
+        if pending is not None:
+            stamp, eng = pending
             try:
-                stamp = _stamp(os.path.expanduser(path))
-                with st.spinner("Summarising the file ..."):
-                    _summary(stamp, engine)
-                st.session_state[KEY] = {"stamp": stamp, "engine": engine, "qis": (), "weight": None}
+                summary = drive("big_summary", pending, "Summarising the file", summary_work(stamp, eng), eng)
+            except KanonError as exc:
+                summary = None
+                st.error(str(exc))
+            if summary is not None:
+                st.session_state[KEY] = {"stamp": stamp, "engine": eng, "qis": (), "weight": None}
                 current = active()
-            except (KanonError, OSError) as exc:
-                st.error(str(exc) if isinstance(exc, KanonError) else f"Cannot open the file ({type(exc).__name__}).")
+            if background.running("big_summary", job_key("big_summary", pending)) is None:
+                st.session_state.pop(PENDING, None)  # opened, cancelled or failed: nothing is pending
         if current is None:
             return
-        try:
-            summary = _summary(current["stamp"], current["engine"])
-        except KanonError as exc:
-            st.error(str(exc))
+        params = (current["stamp"], current["engine"])
+        summary = drive("big_summary", params, "Summarising the file", summary_work(*params), current["engine"],
+                        again_label="Summarise again")
+        if summary is None:
             return
         st.markdown(f"**{Path(current['stamp'][0]).name}** — {summary.n_records:,} records, "
                     f"{len(summary.columns)} variables ({summary.engine})")
@@ -104,28 +289,33 @@ def data_panel() -> None:
         weight = q2.selectbox("Weight", [None, *names], index=0 if current["weight"] is None else
                               [None, *names].index(current["weight"]), key="w_big_weight")
         current.update(qis=tuple(qis), weight=weight)
+        if qis and stops_mid_query(current["engine"]):  # counting starts now; a new choice interrupts it
+            params = _table_params(current)
+            if start("big_table", params, "Counting classes", table_work(*params)) is not None:
+                st.caption("Counting the classes for the Risk page in the background ...")
         if q3.button("Close", key="w_big_close"):
             del st.session_state[KEY]
             st.rerun()
 
 
-def risk_panel(k: int = 3) -> bool:
-    """The Risk page for the open large file; False (nothing shown) when none is open with QIs chosen."""
-    current = active()
-    if not current or not current.get("qis"):
-        return False
-    name = Path(current["stamp"][0]).name
-    st.info(f"Risk of the large file **{name}** on its class table ({current['engine']}, out of core). "
-            "Close it on the Data page to return to the data set in memory.")
-    c1, c2 = st.columns([1, 2])
-    k = int(c1.number_input("k", min_value=1, value=int(k), step=1, key="w_big_k"))
-    missing = c2.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_missing")
-    try:
-        with st.spinner("Counting classes ..."):
-            risk = _risk(current["stamp"], current["engine"], tuple(current["qis"]), current["weight"], k, missing)
-    except KanonError as exc:
-        st.error(str(exc))
-        return True
+# -- Risk page -----------------------------------------------------------------------------------------------
+
+
+def _table_params(current: dict[str, Any]) -> tuple:
+    return (current["stamp"], current["engine"], tuple(current["qis"]), current["weight"])
+
+
+def _has_missing(params: tuple, table: ClassTable) -> bool:
+    return bool(_cached("big_has_missing", params, lambda: bool((table.codes < 0).any())))
+
+
+def _risk(params: tuple, table: ClassTable, sizes: ClassSizes, k: int, missing: str) -> TableRisk:
+    per_qi = _cached("big_per_qi", params, lambda: per_qi_of(table))
+    return _cached("big_risk", (params, k, missing),
+                   lambda: risk_of_table(table, k, missing, sizes=sizes, per_qi=per_qi))
+
+
+def _show(risk: TableRisk, k: int) -> None:
     p = risk.payload
     m = st.columns(4)
     m[0].metric("Records", f"{p['n_records']:,}")
@@ -140,5 +330,53 @@ def risk_panel(k: int = 3) -> bool:
     st.dataframe(p["size_distribution"], hide_index=True)
     st.subheader("Per variable")
     st.dataframe(p["per_qi"], hide_index=True)
+
+
+def risk_panel(k: int = 3) -> bool:
+    """The Risk page for the open large file; False (nothing shown) when none is open with QIs chosen."""
+    current = active()
+    if not current or not current.get("qis"):
+        return False
+    name = Path(current["stamp"][0]).name
+    st.info(f"Risk of the large file **{name}** on its class table ({current['engine']}, out of core). "
+            "Close it on the Data page to return to the data set in memory.")
+    c1, c2 = st.columns([1, 2])
+    k = int(c1.number_input("k", min_value=1, value=int(k), step=1, key="w_big_k"))
+    missing = c2.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_missing")
+    params = _table_params(current)
+    try:
+        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
+                      again_label="Count the classes again")
+        if table is None:
+            st.caption(AT_SCALE)
+            return True
+        if missing == "category" or not _has_missing(params, table):
+            sizes = _cached("big_sizes", (params, missing), lambda: sizes_work(table, missing)(Progress()))
+            _show(_risk(params, table, sizes, k, missing), k)
+        else:
+            sizes = _peek("big_sizes", (params, missing))
+            if sizes is None:  # the category figures now; the wildcard sizes computed meanwhile
+                top = st.container()
+                label = "Wildcard class sizes"
+                work = sizes_work(table, missing)
+                start("big_sizes", (params, missing), label, work)
+                st.warning("Shown first: missing values counted as a **category** (a record with a missing value "
+                           "matches only the same missing pattern). The wildcard figures, where a missing value "
+                           "matches any value, replace them when their class sizes are ready.",
+                           icon=":material/hourglass_top:")
+                cat = _cached("big_sizes", (params, "category"), lambda: sizes_work(table, "category")(Progress()))
+                _show(_risk(params, table, cat, k, "category"), k)
+                with top:
+                    sizes = drive("big_sizes", (params, missing), label, work,
+                                  again_label="Compute the wildcard sizes again")
+                if sizes is None:
+                    st.caption(AT_SCALE)
+                    return True
+                st.rerun()
+            _show(_risk(params, table, sizes, k, missing), k)
+    except KanonError as exc:
+        st.error(str(exc))
+        return True
     st.caption(AT_SCALE)
     return True
+

@@ -86,6 +86,12 @@ class EngineSettings:
     threads: int | None = None
     spark_master: str = "local[2]"
     progress: ProgressFn | None = None
+    cancelled: Callable[[], bool] | None = None
+    """Polled while a query runs: an engine that can stop a query mid-way (DuckDB's interrupt) stops it
+    when this turns True and raises :class:`~kanon_core.errors.Cancelled`; the others stop at the next
+    :meth:`say` (after the current query), where the progress sink raises it."""
+    query_progress: Callable[[float], None] | None = None
+    """Receives the running query's share done (0..1) where the engine knows it (DuckDB)."""
     _temp: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
 
     @property

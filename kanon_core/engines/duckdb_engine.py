@@ -13,12 +13,14 @@ stops the read instead of being skipped. Invalid UTF-8 stops the read too; kanon
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
 
-from ..errors import InputError
+from ..errors import Cancelled, InputError
 from . import sql
 from .api import OutOfCore
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
@@ -39,11 +41,52 @@ def relation(source: Source) -> str:
     return _csv_relation(source)
 
 
+POLL_SECONDS = 0.05
+"""How often a running query's cancel flag and progress are polled."""
+
+
+@contextmanager
+def interruptible(con, settings: EngineSettings) -> Iterator[None]:
+    """While the block runs a query on ``con``, a watcher thread interrupts it once ``settings.cancelled()``
+    turns True (``connection.interrupt()``: the query stops within moments, not at its end) and reports
+    ``con.query_progress()`` to ``settings.query_progress``. A flag already set stops before the query."""
+    cancelled, report = settings.cancelled, settings.query_progress
+    if cancelled is None and report is None:
+        yield
+        return
+    if cancelled is not None and cancelled():
+        raise Cancelled("The computation was cancelled.")
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(POLL_SECONDS):
+            if cancelled is not None and cancelled():
+                con.interrupt()
+                return
+            if report is not None:
+                try:
+                    share = float(con.query_progress())
+                except Exception:  # noqa: BLE001 - no query running yet, or it just ended
+                    continue
+                if share >= 0:
+                    report(min(share, 100.0) / 100.0)
+
+    watcher = threading.Thread(target=watch, name="kanon-duckdb-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+
+
 class DuckDBEngine(OutOfCore):
     name = "duckdb"
     description = "DuckDB, embedded, out of core (spills to disk under --memory-limit)"
     in_memory = False
     package = "duckdb"
+    stops_mid_query = True
+    """A running query stops on Cancel (see :func:`interruptible`)."""
 
     def connect(self, settings: EngineSettings):
         import duckdb
@@ -52,7 +95,9 @@ class DuckDBEngine(OutOfCore):
         con.execute(f"SET memory_limit = '{max(64, settings.memory_limit >> 20)}MiB'")
         con.execute(f"SET temp_directory = {sql.DUCKDB.lit(settings.temp_dir)}")
         con.execute("SET preserve_insertion_order = true")
-        con.execute("SET enable_progress_bar = false")
+        # the progress bar's counter feeds query_progress(); it is never printed
+        con.execute(f"SET enable_progress_bar = {'true' if settings.query_progress else 'false'}")
+        con.execute("SET enable_progress_bar_print = false")
         if settings.threads:
             con.execute(f"SET threads = {int(settings.threads)}")
         return con
@@ -62,8 +107,11 @@ class DuckDBEngine(OutOfCore):
 
         con = self.connect(settings)
         try:
-            return con.sql(query).to_arrow_table()
+            with interruptible(con, settings):
+                return con.sql(query).to_arrow_table()
         except duckdb.Error as exc:
+            if settings.cancelled is not None and settings.cancelled():
+                raise Cancelled("The computation was cancelled.") from None
             raise InputError(_message(exc, what)) from None
         finally:
             con.close()
