@@ -5,6 +5,9 @@ The output is byte-identical to the dashboard's export of the same version and t
 recipe's folder (a file elsewhere must be named on the command line). On the recipe's own file every step's
 output is checked against the fingerprint the recipe records for it, and the first that differs stops the
 replay (exit 2, nothing written); on another file (the next wave) a notice says the checks are skipped.
+
+With ``--engine duckdb|polars|spark`` (or ``auto`` on a large CSV/Parquet file) the recipe is replayed on
+the class table and the engine writes the release (:mod:`kanon_core.cli.apply_scale`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 
 from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import write_json
-from .scale import add_engine_options, require_in_memory
+from .scale import add_engine_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,8 +46,11 @@ def run(args: argparse.Namespace) -> int:
     from ..io import load_dataset
     from ..recipe import Recipe
     from ..risk.timeline import version_risk
+    from .apply_scale import apply_at_scale
 
-    require_in_memory(args, "apply")
+    at_scale = apply_at_scale(args)
+    if at_scale is not None:
+        return at_scale
     recipe = Recipe.load(args.recipe)
     data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
     format_of(args.output)

@@ -270,7 +270,6 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, args):
 
 IN_MEMORY_ONLY = {
     "suppress": "local suppression optimises over the cells of individual records",
-    "apply": "a recipe replays its steps on the records (and checks each against its fingerprint)",
 }
 """Commands that accept the engine options but run in memory, and why (``auto`` picks pandas for them)."""
 

@@ -1,0 +1,756 @@
+"""``kanon apply --engine duckdb|polars|spark``: a recipe replayed on the class table, the release written
+by the engine.
+
+An officer builds the recipe in the dashboard on a survey-sized file (or a sample of the census) and
+applies it to the full file. The records are never loaded into pandas: the engine aggregates the file
+once on the *value columns* (those a step recodes or generalizes, the QIs whose small classes a
+generalization blanks, and the final QIs), giving one row per distinct combination of raw values with its
+record count. Every step is then replayed on that small table exactly as it runs on the records, because
+recodes, generalizations, labels and missing declarations are functions of a cell's value (and of which
+values occur), and small-class blanking is a function of the class sizes, which the counts give. What the
+replay produced becomes what the engine applies while streaming the file:
+
+* per value column, a mapping table (original value -> released value), the composition of every step
+  that touched the variable;
+* the classes to blank: keyed by the released values of the blanked QIs, a flag per QI (the rule of
+  :func:`kanon_core.treat.recode.suppress_small_classes`, computed on the counts);
+* the variables to leave out (dropped ones and direct identifiers) and the labels sidecar from the
+  replayed metadata.
+
+Columns no step changes are copied through by the engine as they are read. Step kinds are handled by
+registered objects (:data:`SCALE_STEPS`), one per kind; kinds that optimise over individual records
+(local and risk-based suppression) are refused in one line naming the step.
+
+The per-step checks of the in-memory replay (each step's output against the fingerprint the recipe
+records) need the records in memory, so they are skipped with a notice; instead, after writing, the
+engine aggregates the release itself on its QIs and k is counted on that table (``records_below_k``,
+``k_achieved``), and a release whose count differs from the replay's is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset, Roles, VariableMeta
+from ..errors import InputError, KanonError
+from ..steps import DropVariables, Step
+
+DISTINCT_LIMIT = 1_000_000
+"""A labelled variable that is not a value column is typed from its distinct values (at most this many)."""
+
+SCALE_OUTPUTS = (".csv", ".parquet")
+
+
+# -- the replay's state ----------------------------------------------------------------------------------
+@dataclass
+class ScaleState:
+    """What a replay at scale holds instead of the records.
+
+    ``variables`` is a one-row dataset with every variable of the file (typed where known): it carries the
+    roles, the missing semantics, the labels and missing codes, and checks steps as a dataset of records
+    would. ``classes`` has one row per distinct combination of the value columns' raw values (``count``
+    records each), replayed as records are; ``original`` is its first version and ``blanked[c]`` marks the
+    rows whose cell of c a small-class blanking emptied. ``changed`` names the value columns a recode or a
+    generalization touched (they become mapping tables).
+    """
+
+    variables: Dataset
+    classes: Dataset | None
+    original: Dataset | None
+    count: np.ndarray
+    blanked: dict[str, np.ndarray] = field(default_factory=dict)
+    changed: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def value_columns(self) -> list[str]:
+        return [] if self.classes is None else self.classes.columns
+
+    def meta(self, column: str) -> VariableMeta:
+        """The variable's metadata: from the class rows for a value column (recodes change labels there)."""
+        if self.classes is not None and column in self.classes.frame.columns:
+            return self.classes.meta_of(column)
+        return self.variables.meta_of(column)
+
+    def set_classes(self, ds: Dataset) -> None:
+        self.classes = ds
+
+
+# -- step kinds at scale (a registry, one object per kind) ---------------------------------------------------
+class ScaleStep:
+    """How one step kind runs at scale: which value columns it needs and how it changes the state."""
+
+    kind: ClassVar[str] = ""
+    refused: ClassVar[str | None] = None
+    """Why the kind cannot run at scale (None: it can)."""
+
+    def value_columns(self, step: Step, roles: Roles) -> set[str]:
+        """Variables whose values the step reads or changes record by record (aggregated on)."""
+        return set()
+
+    def typed_columns(self, step: Step) -> set[str]:
+        """Variables whose type the step needs (codes given as text are matched to it)."""
+        return set()
+
+    def roles_after(self, step: Step, roles: Roles, columns: set[str]) -> Roles:
+        return roles
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        raise NotImplementedError
+
+    def refuse(self, step: Step, where: str) -> None:
+        """Raise the one-line refusal when the kind has no version at scale."""
+        if self.refused:
+            raise InputError(f"{where} ({step.kind}) has no version at scale yet: {self.refused}; "
+                             "use --engine pandas for this recipe.")
+
+
+SCALE_STEPS: dict[str, ScaleStep] = {}
+
+
+def register_scale_step(cls: type[ScaleStep]) -> type[ScaleStep]:
+    """Class decorator: one instance of the class handles its step kind at scale."""
+    SCALE_STEPS[cls.kind] = cls()
+    return cls
+
+
+def _named(step: Step, where: str) -> str:
+    return f"{where} ({step.describe()})"
+
+
+def _check_on_variables(state: ScaleState, step: Step, where: str) -> None:
+    """The in-memory checks that need only the variables (names, roles): problems stop the replay. A
+    recode's categories are checked on the class rows instead (:class:`_Recode`)."""
+    from ..recipe import check_step, step_columns
+
+    if getattr(step, "merge", ()):
+        absent = [c for c in step_columns(step) if c not in state.variables.frame.columns]
+        problems = [f"it uses unknown variable(s), not in the data: {', '.join(absent)}."] if absent else []
+    else:
+        problems, _ = check_step(step, state.variables)
+    if problems:
+        raise InputError(f"{_named(step, where)} cannot be applied: {' '.join(problems)}")
+
+
+def _run(step: Step, ds: Dataset, where: str) -> Dataset:
+    """``step.apply`` with the in-memory replay's error wording."""
+    try:
+        return step.apply(ds)
+    except KanonError as exc:
+        raise InputError(f"{_named(step, where)} cannot be applied: {exc}") from None
+    except (KeyError, ValueError, TypeError) as exc:
+        raise InputError(f"{_named(step, where)} cannot be applied: {type(exc).__name__}") from None
+
+
+class _MetaStep(ScaleStep):
+    """Steps that change only settings or metadata: applied to the variables, and to the class rows for the
+    value columns they name (``part`` gives the step restricted to some columns, or None)."""
+
+    def part(self, step: Step, columns: set[str]) -> Step | None:
+        return None
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        _check_on_variables(state, step, where)
+        state.variables = _run(step, state.variables, where)
+        if state.classes is not None:
+            sub = self.part(step, set(state.value_columns))
+            if sub is not None:
+                state.set_classes(_run(sub, state.classes, where))
+
+
+@register_scale_step
+class _Roles(_MetaStep):
+    kind = "set_roles"
+
+    def roles_after(self, step: Step, roles: Roles, columns: set[str]) -> Roles:
+        return step.roles()  # type: ignore[attr-defined]
+
+
+@register_scale_step
+class _Missing(_MetaStep):
+    kind = "set_missing"
+
+    def part(self, step: Step, columns: set[str]) -> Step | None:
+        return step  # the class rows are counted under the same semantics
+
+
+@register_scale_step
+class _Drop(_MetaStep):
+    """Dropped variables leave the release (the engine does not write them); the class rows keep them, as no
+    later step can name a dropped variable."""
+
+    kind = "drop_variables"
+
+    def roles_after(self, step: Step, roles: Roles, columns: set[str]) -> Roles:
+        gone = set(step.columns)  # type: ignore[attr-defined]
+        keep = columns - gone
+        return Roles(tuple(q for q in roles.qis if q in keep), roles.weight if roles.weight in keep else None,
+                     roles.strata if roles.strata in keep else None, roles.psu if roles.psu in keep else None,
+                     tuple(q for q in roles.outcomes if q in keep), tuple(q for q in roles.direct_ids if q in keep),
+                     roles.fpc if roles.fpc in keep else None)
+
+
+@register_scale_step
+class _MissingCodes(_MetaStep):
+    kind = "declare_missing_codes"
+
+    def typed_columns(self, step: Step) -> set[str]:
+        return {step.column}  # type: ignore[attr-defined]
+
+    def part(self, step: Step, columns: set[str]) -> Step | None:
+        return step if step.column in columns else None  # type: ignore[attr-defined]
+
+
+@register_scale_step
+class _MissingValues(_MetaStep):
+    kind = "declare_missing_values"
+
+    def typed_columns(self, step: Step) -> set[str]:
+        return set(step.columns)  # type: ignore[attr-defined]
+
+    def part(self, step: Step, columns: set[str]) -> Step | None:
+        values = tuple(p for p in step.values if p[0] in columns)  # type: ignore[attr-defined]
+        return dataclasses.replace(step, values=values) if values else None
+
+
+@register_scale_step
+class _Labels(_MetaStep):
+    kind = "set_value_labels"
+
+    def typed_columns(self, step: Step) -> set[str]:
+        return set(step.columns)  # type: ignore[attr-defined]
+
+    def part(self, step: Step, columns: set[str]) -> Step | None:
+        labels = tuple(p for p in step.labels if p[0] in columns)  # type: ignore[attr-defined]
+        names = tuple(p for p in step.variable_labels if p[0] in columns)  # type: ignore[attr-defined]
+        return dataclasses.replace(step, labels=labels, variable_labels=names) if labels or names else None
+
+
+@register_scale_step
+class _Recode(ScaleStep):
+    """A recode runs on the class rows: each distinct value is recoded as every record holding it is."""
+
+    kind = "recode"
+
+    def value_columns(self, step: Step, roles: Roles) -> set[str]:
+        return {step.column}  # type: ignore[attr-defined]
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        from ..recipe import check_step
+
+        _check_on_variables(state, step, where)
+        assert state.classes is not None  # the recoded column is a value column
+        problems, cautions = check_step(step, state.classes)
+        if problems:
+            raise InputError(f"{_named(step, where)} cannot be applied: {' '.join(problems)}")
+        if cautions and strict:
+            raise InputError(f"{_named(step, where)}: {' '.join(cautions)} (strict replay)")
+        _refuse_order_dependent_merge(state.classes, step, where)
+        state.set_classes(_run(step, state.classes, where))
+        state.changed.add(step.column)  # type: ignore[attr-defined]
+        state.warnings.extend(f"{_named(step, where)}: {c}" for c in cautions)
+
+
+def _refuse_order_dependent_merge(ds: Dataset, step: Any, where: str) -> None:
+    """A merge without ``into`` takes, for each category, the first cell in record order that matches it
+    (``"07"`` or ``"7"`` in a text column); when a category is written in several ways, that cell depends on
+    the order of the records, which the class rows do not have."""
+    if not step.merge or step.into is not None:
+        return
+    from ..treat.hierarchy import value_key
+
+    col = ds.frame[step.column]
+    seen: dict[str | None, Any] = {}
+    keys = {value_key(v) for v in step.merge}
+    for v in pd.unique(col[~ds.missing_mask(step.column)].to_numpy(dtype=object)):
+        key = value_key(v)
+        if key in keys and seen.setdefault(key, v) != v:
+            raise InputError(f"{_named(step, where)} cannot be applied at scale: a category to merge is written "
+                             f"in more than one way in {step.column}, so the merged value depends on the order "
+                             "of the records; give the value to merge into in the recipe, or use --engine pandas.")
+
+
+@register_scale_step
+class _Generalize(ScaleStep):
+    """Generalization maps each value through its hierarchy on the class rows; the records of classes still
+    smaller than ``suppress_k`` are blanked on the QIs, with class sizes summed from the counts (the rule of
+    :func:`kanon_core.treat.recode.suppress_small_classes`, wildcard semantics included)."""
+
+    kind = "generalize"
+
+    def blank_qis(self, step: Any, roles: Roles) -> tuple[str, ...]:
+        return tuple(step.qis or roles.qis or tuple(step.levels))
+
+    def value_columns(self, step: Step, roles: Roles) -> set[str]:
+        cols = set(step.levels)  # type: ignore[attr-defined]  (the step names every variable it levels)
+        if step.suppress_k > 1 or step.criteria:  # type: ignore[attr-defined]
+            cols |= set(self.blank_qis(step, roles))
+        return cols
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        from ..treat.recode import GeneralizeStep
+
+        assert isinstance(step, GeneralizeStep)
+        if step.criteria:
+            raise InputError(f"{where} ({step.kind} with criteria {', '.join(step.criteria)}) has no version at "
+                             "scale yet (its suppression needs sensitive values per class); use --engine pandas.")
+        _check_on_variables(state, step, where)
+        mapped = dataclasses.replace(step, suppress_k=0)
+        assert state.classes is not None
+        ds = _run(mapped, state.classes, where)
+        state.changed.update(v for v, lv in step.levels.items() if lv > 0)
+        if step.suppress_k > 1:
+            qis = self.blank_qis(step, state.variables.roles)
+            absent = [q for q in qis if q not in state.variables.frame.columns]
+            if absent:
+                raise InputError(f"{_named(step, where)} cannot be applied: Quasi-identifier '{absent[0]}' is not "
+                                 "a variable of the data.")
+            small = small_classes(ds, qis, state.count, state.variables.missing, step.suppress_k)
+            if small.any():
+                frame = ds.frame.copy()
+                for q in qis:
+                    frame[q] = frame[q].mask(small)
+                    state.blanked[q] = state.blanked.get(q, np.zeros(len(small), bool)) | small
+                ds = ds.with_frame(frame, ds.meta)
+        state.set_classes(ds)
+
+
+class _Refused(ScaleStep):
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        self.refuse(step, where)
+
+
+@register_scale_step
+class _LocalSuppression(_Refused):
+    kind = "local_suppression"
+    refused = "local suppression chooses cells record by record"
+
+
+@register_scale_step
+class _RiskSuppression(_Refused):
+    kind = "risk_suppression"
+    refused = "risk-based suppression chooses cells record by record"
+
+
+def small_classes(ds: Dataset, qis: Iterable[str], count: np.ndarray, missing: str, k: int) -> np.ndarray:
+    """Per class row, whether its class on ``qis`` holds fewer than ``k`` records (counts summed over the
+    rows of each class; under wildcard semantics a class also counts the records it matches)."""
+    from ..classtable import ClassTable
+    from ..risk.keys import group_ids
+
+    qis = tuple(qis)
+    codes = ds.qi_matrix(qis).codes
+    gid, _ = group_ids(codes)
+    n = int(gid.max()) + 1 if len(gid) else 0
+    first = np.zeros(n, dtype=np.int64)
+    first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
+    table = ClassTable(qis, codes[first], np.bincount(gid, weights=count, minlength=n).astype(np.int64))
+    fk = table.class_sizes(missing).fk  # type: ignore[arg-type]
+    return np.asarray(fk)[gid] < k
+
+
+# -- planning and reading ----------------------------------------------------------------------------------
+def _handler(step: Step, where: str) -> ScaleStep:
+    h = SCALE_STEPS.get(step.kind)
+    if h is None:
+        raise InputError(f"{where} ({step.kind}) has no version at scale yet; use --engine pandas for this recipe.")
+    return h
+
+
+def plan_columns(recipe: Any, columns: Iterable[str]) -> tuple[list[str], set[str]]:
+    """The value columns to aggregate on (file order) and the variables whose type the steps need.
+
+    Roles are followed through the steps, so a generalization that blanks on "the QIs" aggregates the QIs
+    of that moment; the final QIs are value columns too (k is counted on them). Unknown variables are left
+    to the replay, which names the step.
+    """
+    cols = list(columns)
+    present = set(cols)
+    roles = recipe.roles
+    value: set[str] = set()
+    typed: set[str] = set()
+    for i, step in enumerate(recipe.steps, start=1):
+        h = _handler(step, f"Step {i}")
+        h.refuse(step, f"Step {i}")
+        value |= h.value_columns(step, roles)
+        typed |= h.typed_columns(step)
+        roles = h.roles_after(step, roles, present)
+        present -= set(getattr(step, "columns", ())) if isinstance(step, DropVariables) else set()
+    value |= set(roles.qis)
+    return [c for c in cols if c in value], {c for c in typed if c in set(cols)}
+
+
+def _labelled_columns(source: Any) -> set[str]:
+    """Variables the file's labels (its sidecar, or the labels a Parquet file embeds) say something about."""
+    from ..io import PARQUET_LABELS_KEY, sidecar_path
+
+    names: set[str] = set()
+    side = sidecar_path(source.path)
+    specs = []
+    if side.exists():
+        try:
+            specs.append(json.loads(side.read_text(encoding="utf-8")))
+        except (ValueError, UnicodeDecodeError):
+            raise InputError(f"The labels file {side.name} is not valid JSON.") from None
+    if source.format == "parquet":
+        import pyarrow.parquet as pq
+
+        raw = (pq.read_schema(source.path).metadata or {}).get(PARQUET_LABELS_KEY)
+        if raw:
+            try:
+                specs.append(json.loads(raw.decode("utf-8")))
+            except (ValueError, UnicodeDecodeError):
+                raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
+    for spec in specs:
+        if isinstance(spec, Mapping):
+            names |= {str(k) for k in spec}
+    return names & set(source.columns)
+
+
+def _series(t: Any, idx: np.ndarray) -> pd.Series:
+    """A value column over the class rows with the dtype the in-memory reader gives the whole column."""
+    vals = np.array([*t.values, None], dtype=object)[idx]  # index -1 takes the appended None
+    missing = bool((idx < 0).any())
+    if t.dtype == "int":
+        return pd.Series(vals, dtype="Int64" if missing else "int64")
+    if t.dtype == "float":
+        return pd.Series([np.nan if v is None else v for v in vals], dtype="float64")
+    if t.dtype == "bool" and not missing:
+        return pd.Series(vals, dtype=bool)
+    return pd.Series([np.nan if v is None else v for v in vals], dtype=object)
+
+
+def _encode(arr: Any) -> tuple[np.ndarray, Any]:
+    import pyarrow.compute as pc
+
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.combine_chunks()
+    enc = pc.dictionary_encode(arr)
+    idx = enc.indices
+    if idx.null_count:
+        idx = pc.fill_null(idx, -1)
+    return idx.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+
+
+@dataclass(frozen=True)
+class ClassRows:
+    """The file aggregated on the value columns: raw index per row and column, typing, counts."""
+
+    columns: list[str]
+    idx: dict[str, np.ndarray]
+    typed: dict[str, Any]
+    count: np.ndarray
+
+
+def read_classes(engine: Any, source: Any, columns: list[str], settings: Any) -> ClassRows:
+    from ..engines.table import type_distinct
+
+    source.require(columns)
+    settings.say(f"{engine.name}: aggregating on {len(columns)} variable(s)")
+    agg = engine.aggregate(source, columns, None, settings)
+    idx, typed = {}, {}
+    for i, c in enumerate(columns):
+        ix, dictionary = _encode(agg.column(f"k{i}"))
+        idx[c] = ix
+        typed[c] = type_distinct(source, c, dictionary, bool((ix < 0).any()))
+    return ClassRows(columns, idx, typed, agg.column("n").to_numpy().astype(np.int64))
+
+
+def start_state(recipe: Any, engine: Any, source: Any, settings: Any) -> tuple[ScaleState, ClassRows]:
+    """Version 0 of the replay: the variables with the recipe's initial roles, the class rows, the labels."""
+    from ..engines.table import declared_meta, type_distinct
+
+    value, typed_needed = plan_columns(recipe, source.columns)
+    rows = read_classes(engine, source, value, settings)
+    typed = dict(rows.typed)
+    for c in sorted((typed_needed | _labelled_columns(source)) - set(value), key=list(source.columns).index):
+        raw = engine.distinct(source, c, DISTINCT_LIMIT, settings)
+        if raw is None:
+            raise InputError(f"Variable '{c}' has more than {DISTINCT_LIMIT:,} distinct values; its labels cannot "
+                             "be typed at scale (use --engine pandas).")
+        typed[c] = type_distinct(source, c, raw, False)
+    meta = declared_meta(source, typed)
+    for c, t in typed.items():  # numbers keep the text they were read with
+        meta[c] = dataclasses.replace(meta.get(c, VariableMeta()), float_style=t.float_style)
+    one = {c: (typed[c].series().iloc[:1].reset_index(drop=True) if c in typed and typed[c].values
+               else pd.Series([np.nan], dtype=object if c not in typed else "float64"))
+           for c in source.columns}
+    skeleton = Dataset(frame=pd.DataFrame(one), meta=meta, name=source.path.stem)
+    variables = recipe.start(skeleton)
+    classes = None
+    if value:
+        frame = pd.DataFrame({c: _series(rows.typed[c], rows.idx[c]) for c in value})
+        classes = Dataset(frame=frame, meta={c: meta[c] for c in value if c in meta}, missing=recipe.missing,
+                          name=source.path.stem)
+    return ScaleState(variables, classes, classes, rows.count), rows
+
+
+def replay_at_scale(recipe: Any, state: ScaleState, strict: bool) -> ScaleState:
+    for i, step in enumerate(recipe.steps, start=1):
+        where = f"Step {i}"
+        _handler(step, where).apply(state, step, where, strict)
+    return state
+
+
+# -- from the replay to the engine's plan ----------------------------------------------------------------------
+def _written(s: pd.Series, style: str, as_text: bool) -> list[Any]:
+    """The values of a replayed column as the release holds them: the text the in-memory CSV writer writes
+    (floats in the variable's style) for a CSV file, the typed value for Parquet; None when missing."""
+    from ..io import cell_text, float_text
+
+    is_float = pd.api.types.is_float_dtype(s.dtype)
+    out: list[Any] = []
+    for v, m in zip(s.tolist(), s.isna().to_numpy().tolist(), strict=True):
+        if m:
+            out.append(None)
+        elif as_text:
+            out.append(float_text(v, style) if is_float else cell_text(v))
+        else:
+            out.append(v.item() if hasattr(v, "item") else v)
+    return out
+
+
+@dataclass(frozen=True)
+class ScalePlan:
+    """What the engine applies: mapping tables, the classes to blank (keyed on ``keys``) and the variables
+    left out, with the release's variables and labels."""
+
+    recodes: dict[str, dict[Any, Any]]
+    keys: tuple[str, ...]
+    suppress: pd.DataFrame | None
+    drop: tuple[str, ...]
+    columns: tuple[str, ...]
+    meta: dict[str, VariableMeta]
+
+
+def release_plan(state: ScaleState, rows: ClassRows, source: Any) -> ScalePlan:
+    as_text = source.format == "csv"
+    variables = state.variables
+    columns = tuple(c for c in variables.release_frame().columns)
+    drop = tuple(c for c in source.columns if c not in columns)
+    meta = {c: state.meta(c) for c in columns}
+    recodes: dict[str, dict[Any, Any]] = {}
+    engine_view: dict[str, list[Any]] = {}  # per value column in the release: what the engine sees before blanking
+    if state.classes is not None:
+        n = len(state.count)
+        for c in state.value_columns:
+            if c not in columns:
+                continue
+            idx = rows.idx[c]
+            values = rows.typed[c].values
+            if c in state.changed:
+                final = _written(state.classes.frame[c], meta[c].float_style, as_text)
+                blanked = state.blanked.get(c, np.zeros(n, bool))
+                mapping: dict[Any, Any] = {}
+                for r in np.flatnonzero((idx >= 0) & ~blanked):
+                    key = values[idx[r]]
+                    if mapping.setdefault(key, final[r]) != final[r]:
+                        raise InputError(f"The replay of {c} at scale did not give one value per original value; "
+                                         "use --engine pandas for this recipe.")
+                for v in values:  # values held only by blanked cells are missing in the release anyway
+                    mapping.setdefault(v, None)
+                recodes[c] = mapping
+                engine_view[c] = [None if i < 0 else mapping[values[i]] for i in idx]
+            else:
+                raw = rows.typed[c].raw.to_pylist()
+                engine_view[c] = [None if i < 0 else raw[i] for i in idx]
+    keys, suppress = _blank_table(state, columns, engine_view)
+    return ScalePlan(recodes, keys, suppress, drop, columns, meta)
+
+
+def _blank_table(state: ScaleState, columns: tuple[str, ...],
+                 view: dict[str, list[Any]]) -> tuple[tuple[str, ...], pd.DataFrame | None]:
+    """The classes to blank, keyed on the values the engine sees after the mapping tables.
+
+    Keyed first on the blanked QIs only; if two class rows agree there but were blanked differently (a
+    later recode merged values that were blanked apart), on every value column in the release; if they
+    still agree, the blanking cannot be written as a table of classes and the recipe is refused.
+    """
+    blanked = [c for c in state.value_columns if c in columns and c in state.blanked and state.blanked[c].any()]
+    if not blanked:
+        return (), None
+    for keys in (blanked, [c for c in state.value_columns if c in view]):
+        flags = pd.DataFrame({f"suppress_{c}": state.blanked.get(c, np.zeros(len(state.count), bool))
+                              for c in keys})
+        frame = pd.DataFrame({c: pd.Series(view[c], dtype=object) for c in keys})
+        marker = frame.map(lambda v: ("missing",) if v is None else (type(v).__name__, v))
+        both = pd.concat([marker, flags], axis=1).drop_duplicates()
+        if not both[list(keys)].duplicated().any():
+            chosen = pd.concat([frame, flags], axis=1)[flags.any(axis=1).to_numpy()]
+            return tuple(keys), chosen.drop_duplicates(subset=list(keys)).reset_index(drop=True)
+    raise InputError("The recipe blanks small classes and then recodes their values, so the blanking cannot be "
+                     "applied by the engine as a list of classes; use --engine pandas for this recipe.")
+
+
+# -- checks ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KCount:
+    records_below_k: int
+    k_achieved: int
+
+
+def k_of_table(table: Any, missing: str, k: int) -> KCount:
+    fk = np.asarray(table.class_sizes(missing).fk)
+    below = int(table.count[fk < k].sum())
+    return KCount(below, int(math.floor(float(fk.min()))) if len(fk) else 0)
+
+
+def replay_k(state: ScaleState, k: int) -> KCount | None:
+    """k on the replayed class rows (what the release should show)."""
+    qis = state.variables.roles.qis
+    if not qis or state.classes is None:
+        return None
+    small_table = _table_of(state.classes, qis, state.count)
+    return k_of_table(small_table, state.variables.missing, k)
+
+
+def _table_of(ds: Dataset, qis: tuple[str, ...], count: np.ndarray) -> Any:
+    from ..classtable import ClassTable
+    from ..risk.keys import group_ids
+
+    codes = ds.qi_matrix(qis).codes
+    gid, _ = group_ids(codes)
+    n = int(gid.max()) + 1 if len(gid) else 0
+    first = np.zeros(n, dtype=np.int64)
+    first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
+    return ClassTable(tuple(qis), codes[first], np.bincount(gid, weights=count, minlength=n).astype(np.int64))
+
+
+def recount_k(engine: Any, path: Path, plan: ScalePlan, qis: tuple[str, ...], missing: str, k: int,
+              settings: Any) -> KCount | None:
+    """k counted on the written release, aggregated again by the engine (its declared missing codes given
+    as the sidecar declares them)."""
+    from ..engines.source import open_source
+    from ..engines.table import aggregate_table
+    from ..io import labels_spec
+
+    if not qis:
+        return None
+    spec = labels_spec(plan.meta, list(qis))
+    codes = {q: [str(c) for c in spec.get(q, {}).get("missing_codes", [])] for q in qis}
+    settings.say(f"{engine.name}: counting k on the release")
+    table, _, _, _ = aggregate_table(engine, open_source(path), qis, None, {q: c for q, c in codes.items() if c},
+                                     settings)
+    return k_of_table(table, missing, k)
+
+
+def suppressed_cells(state: ScaleState, columns: tuple[str, ...]) -> int:
+    """Cells missing in the release that were observed in the file (as :func:`kanon_core.export.release`
+    counts them), summed over the class rows' counts; only value columns can lose a value."""
+    from ..utility.suppressed import suppressed_mask
+
+    if state.classes is None or state.original is None:
+        return 0
+    cols = [c for c in state.value_columns if c in columns]
+    if not cols:
+        return 0
+    mask = suppressed_mask(state.original, state.classes, cols).mask
+    return int((mask.sum(axis=1) * state.count).sum())
+
+
+# -- the command ----------------------------------------------------------------------------------------------
+def apply_at_scale(args: argparse.Namespace) -> int | None:
+    """``kanon apply`` through an out-of-core engine; None when the in-memory path runs (pandas, or ``auto``
+    on a small file or for what only the in-memory path writes: SPSS/Stata, the HTML report, CSV codes
+    for suppressed cells)."""
+    from ..engines.source import is_scale_format
+    from ..recipe import Recipe
+    from .scale import out_of_core_engine
+
+    recipe = Recipe.load(args.recipe)
+    data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
+    explicit = (getattr(args, "engine", "auto") or "auto") != "auto"
+    in_memory_only = _in_memory_reason(args)
+    if not explicit and (in_memory_only or not is_scale_format(data_path)):
+        return None
+    engine = out_of_core_engine(args, data_path)
+    if engine is None:
+        return None
+    if in_memory_only:
+        raise InputError(f"kanon apply at scale cannot {in_memory_only}; use --engine pandas.")
+    return _run_at_scale(args, recipe, data_path, engine)
+
+
+def _in_memory_reason(args: argparse.Namespace) -> str | None:
+    if args.report:
+        return "write --report (the report needs the records in memory)"
+    if Path(args.output).suffix.lower() not in SCALE_OUTPUTS:
+        return "write this format (a release at scale is .csv or .parquet)"
+    if args.csv_code:
+        return "write --csv-code (suppressed cells are written empty)"
+    return None
+
+
+def _run_at_scale(args: argparse.Namespace, recipe: Any, data_path: Path, engine: Any) -> int:
+    from ..engines.source import open_source
+    from ..io import labels_json, labels_spec, sidecar_path
+    from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
+    from .common import write_json
+    from .scale import engine_settings
+
+    check_outputs([*release_outputs(args.output, sidecar=not args.no_labels),
+                   NamedPath("--json", Path(args.json_out or STDOUT))],
+                  [NamedPath("the recipe", Path(args.recipe)), *data_inputs(data_path)])
+    k = int(args.k if args.k is not None else recipe.extra.get("k", 3))
+    settings = engine_settings(args, "apply")
+    try:
+        source = open_source(data_path)
+        print("kanon apply: notice: at scale the steps are not checked against the results the recipe records "
+              "(that needs the records in memory); k is counted on the written release instead.", file=sys.stderr)
+        state, rows = start_state(recipe, engine, source, settings)
+        missing_cols = [c for c in recipe.input_columns if c not in source.columns]
+        if missing_cols:
+            state.warnings.append(f"Variables of the original file not in this one: {', '.join(missing_cols)}.")
+        settings.say(f"replaying {len(recipe.steps)} step(s) on {len(state.count):,} class rows")
+        replay_at_scale(recipe, state, args.strict)
+        plan = release_plan(state, rows, source)
+        expected = replay_k(state, k)
+        qis = tuple(state.variables.roles.qis)
+        out = Path(args.output)
+        written = [out]
+        with OutputBatch() as batch:
+            target = batch.temp_path(out) if engine.name != "spark" else out
+            engine.release(data_path, target, qis=plan.keys, recodes=plan.recodes, suppress=plan.suppress,
+                           drop=plan.drop, settings=settings, sidecar=False)
+            got = expected if engine.name == "spark" else recount_k(engine, target, plan, qis,
+                                                                    state.variables.missing, k, settings)
+            if got != expected:
+                state.warnings.append("The release's own count of records below k differs from the replay's; "
+                                      "the release's count is reported.")
+            if not args.no_labels:
+                spec = labels_spec(plan.meta, list(plan.columns))
+                side = sidecar_path(out)
+                if spec or side.exists():
+                    batch.write_bytes(side, labels_json(spec))
+                    written.append(side)
+            for w in state.warnings:
+                print(f"kanon apply: note: {w}", file=sys.stderr)
+            n_sup = suppressed_cells(state, plan.columns)
+            summary = {
+                "input": data_path.name, "same_input": None, "steps": len(recipe.steps), "steps_verified": 0,
+                "records": int(state.count.sum()), "variables_released": len(plan.columns),
+                "suppressed_cells": n_sup, "k": k,
+                "records_below_k": None if got is None else got.records_below_k,
+                "k_achieved": None if got is None else got.k_achieved,
+                "warnings": list(state.warnings), "written": [p.name for p in written], "engine": engine.name,
+            }
+            if args.json_out:
+                write_json(args.json_out, summary, batch)
+    finally:
+        settings.close()
+    below = "" if got is None else f"; {got.records_below_k:,} records below k={k}"
+    print(f"kanon apply: {len(recipe.steps)} step(s) replayed at scale ({engine.name}); {int(state.count.sum()):,} "
+          f"records, {len(plan.columns)} variables, {n_sup:,} suppressed cells{below}; wrote "
+          f"{', '.join(p.name for p in written)}", file=sys.stderr)
+    return 0
