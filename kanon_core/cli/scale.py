@@ -268,10 +268,10 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, args):
     return recodes, frame.reset_index(drop=True)
 
 
-IN_MEMORY_ONLY = {
-    "suppress": "local suppression optimises over the cells of individual records",
-}
-"""Commands that accept the engine options but run in memory, and why (``auto`` picks pandas for them)."""
+IN_MEMORY_ONLY: dict[str, str] = {}
+"""Commands that accept the engine options but run in memory, and why (``auto`` picks pandas for them).
+None at present: ``kanon suppress`` solves its strict model on the class table and refuses, one by one,
+the options that need the records in memory (:mod:`kanon_core.cli.suppress_scale`)."""
 
 
 def require_in_memory(args: argparse.Namespace, command: str) -> None:

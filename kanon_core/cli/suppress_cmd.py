@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
 from .common import add_input_options, load_from_args, split_list, stderr_progress, write_json
-from .scale import add_engine_options, require_in_memory
+from .scale import add_engine_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,8 +86,11 @@ def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
     from ..treat.protection import get_model
     from ..treat.suppress import SuppressStep, apply_mask
+    from .suppress_scale import suppress_at_scale
 
-    require_in_memory(args, "suppress")
+    done = suppress_at_scale(args)  # None: the file is read in memory
+    if done is not None:
+        return done
     if args.max_risk is not None:
         return _run_max_risk(args)
     if args.k is None or args.k < 2:

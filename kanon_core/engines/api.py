@@ -22,7 +22,7 @@ from ..classtable import ClassTable
 from ..dataset import Roles, VariableMeta
 from ..errors import InputError
 from ..io import cell_text, labels_json, labels_spec
-from .base import ENGINES, EngineSettings, ReleasePlan, choose_engine, get_engine, register
+from .base import ENGINES, EngineSettings, RankedSuppression, ReleasePlan, choose_engine, get_engine, register
 from .source import Source, open_source
 from .table import class_table as _class_table
 from .table import declared_meta, type_distinct
@@ -92,12 +92,15 @@ class OutOfCore:
                 recodes: Mapping[str, Mapping[Any, Any]] | None = None,
                 suppress: pd.DataFrame | None = None, drop: Sequence[str] = (),
                 missing_codes: Mapping[str, Sequence[str]] | None = None,
-                settings: EngineSettings | None = None, sidecar: bool = True) -> Path:
+                settings: EngineSettings | None = None, sidecar: bool = True,
+                ranked: RankedSuppression | None = None) -> Path:
         """Write the records of ``path`` to ``out`` (.csv or .parquet) with recodes and suppressions.
 
         ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value;
         ``suppress`` has one row per class to treat: the QIs' values (after recodes; None = missing) and
-        a boolean column ``suppress_<qi>`` per QI. The labels sidecar (``<out>.labels.json``) keeps the
+        a boolean column ``suppress_<qi>`` per QI; ``ranked`` blanks cells of some records of a class
+        only (keyed by the raw values the engine's aggregate returned, see
+        :class:`~kanon_core.engines.base.RankedSuppression`). The labels sidecar (``<out>.labels.json``) keeps the
         labels and declared missing codes of the input.
         """
         settings = settings or EngineSettings()
@@ -133,16 +136,27 @@ class OutOfCore:
             for j, q in enumerate(qis):
                 cols[f"s{j}"] = pa.array(suppress[f"suppress_{q}"].astype(bool).tolist(), pa.bool_())
             sup_table = pa.table(cols)
-        plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop))
+        if ranked is not None and recodes:
+            raise InputError("Suppressions by rank are keyed by the raw values: they cannot be combined with recodes.")
+        plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop), ranked)
         settings.say(f"{self.name}: writing {out.name}")
         self.write_release(source, plan, out, settings)  # type: ignore[attr-defined]
         if sidecar:
-            meta = declared_meta(source, typed, missing_codes)
-            keep = [c for c in source.columns if c not in drop]
-            spec = labels_spec({c: m for c, m in meta.items() if c not in (recodes or {})}, keep)
-            if spec:
-                out.with_name(out.stem + ".labels.json").write_bytes(labels_json(spec))
+            data = self.release_labels(source, drop, missing_codes, typed, tuple(recodes or {}))
+            if data is not None:
+                out.with_name(out.stem + ".labels.json").write_bytes(data)
         return out
+
+    def release_labels(self, source: Source, drop: Sequence[str] = (),
+                       missing_codes: Mapping[str, Sequence[str]] | None = None,
+                       typed: Mapping[str, Any] | None = None, recoded: Sequence[str] = ()) -> bytes | None:
+        """The labels sidecar of a release (the input's labels and declared missing codes of the columns
+        kept and not recoded), or None when there is nothing to declare; callers that write the release
+        to a temporary name write it themselves."""
+        meta = declared_meta(source, dict(typed or {}), missing_codes)
+        keep = [c for c in source.columns if c not in drop]
+        spec = labels_spec({c: m for c, m in meta.items() if c not in recoded}, keep)
+        return labels_json(spec) if spec else None
 
 
 def _isna(v: Any) -> bool:

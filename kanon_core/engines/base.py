@@ -127,13 +127,30 @@ class ReleasePlan:
     ``recodes[c]`` is a two-column table (``key``: the raw value as the engine reads it, ``value``: the
     new value) covering every observed value of column c. ``suppress`` is a table whose first columns are
     ``qis`` (values after the recodes; null matches missing) and whose further boolean columns
-    ``s0, s1, ...`` say which QI to blank in every record of that class. ``drop`` columns are left out.
+    ``s0, s1, ...`` say which QI to blank in every record of that class. ``ranked`` blanks cells of some
+    records of a class only (:class:`RankedSuppression`). ``drop`` columns are left out.
     """
 
     recodes: dict[str, pa.Table] = field(default_factory=dict)
     qis: tuple[str, ...] = ()
     suppress: pa.Table | None = None
     drop: tuple[str, ...] = ()
+    ranked: RankedSuppression | None = None
+
+
+@dataclass(frozen=True)
+class RankedSuppression:
+    """Suppressions by class and by rank within the class (local suppression at scale).
+
+    ``classes`` maps raw QI values (``k0, k1, ...``, after recodes, null matching missing) to a class
+    number ``kanon_cls``; several raw rows may share one class (declared missing codes merge them).
+    The records of a class are ranked 0, 1, ... in input order; ``ranges`` gives, per class, rank
+    ranges ``[lo, hi)`` (``kanon_cls``, ``lo``, ``hi``) and flags ``s0, s1, ...`` saying which QI to
+    blank in those records. Records outside every range are written as they are.
+    """
+
+    classes: pa.Table
+    ranges: pa.Table
 
 
 class Engine(Protocol):

@@ -151,7 +151,13 @@ class DuckDBEngine(OutOfCore):
             if plan.suppress is not None and plan.suppress.num_rows:
                 con.register("kanon_suppress", plan.suppress)
                 sup = "kanon_suppress"
-            query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep)
+            ranked = None
+            if plan.ranked is not None and plan.ranked.ranges.num_rows:
+                con.register("kanon_classes", plan.ranked.classes)
+                con.register("kanon_ranges", plan.ranked.ranges)
+                ranked = ("kanon_classes", "kanon_ranges")
+            query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
+                                    ranked=ranked)
             fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
             con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
         except duckdb.Error as exc:

@@ -117,6 +117,8 @@ class PolarsEngine(OutOfCore):
             lf = lf.join(sup, on=list(plan.qis), how="left", nulls_equal=True, maintain_order="left")
             lf = lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(None).otherwise(pl.col(q)).alias(q)
                                   for j, q in enumerate(plan.qis)]).select(keep)
+        if plan.ranked is not None and plan.ranked.ranges.num_rows:
+            lf = _apply_ranked(pl, lf, plan, keep)
         try:
             if out.suffix.lower() == ".parquet":
                 lf.sink_parquet(out)
@@ -137,6 +139,24 @@ class PolarsEngine(OutOfCore):
             lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the per-record results")) from None
+
+
+def _apply_ranked(pl, lf, plan: ReleasePlan, keep: list[str]):
+    """Blank cells by class and rank (:class:`~kanon_core.engines.base.RankedSuppression`): each record's
+    class by a null-safe join on the QIs, its rank in the class in input order, and the flags of the
+    range holding that rank (the ranges listed one row per rank: only suppressed records are listed)."""
+    ranked = plan.ranked
+    assert ranked is not None
+    classes = pl.from_arrow(ranked.classes).lazy().rename({f"k{j}": q for j, q in enumerate(plan.qis)})
+    flags = [f"s{j}" for j in range(len(plan.qis))]
+    ranks = (pl.from_arrow(ranked.ranges).lazy()
+             .with_columns(pl.int_ranges("lo", "hi", dtype=pl.Int64).alias("kanon_rank"))
+             .explode("kanon_rank").select(["kanon_cls", "kanon_rank", *flags]))
+    lf = (lf.join(classes, on=list(plan.qis), how="left", nulls_equal=True, maintain_order="left")
+          .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("kanon_cls").alias("kanon_rank"))
+          .join(ranks, on=["kanon_cls", "kanon_rank"], how="left", maintain_order="left"))
+    return lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(None).otherwise(pl.col(q)).alias(q)
+                            for j, q in enumerate(plan.qis)]).select(keep)
 
 
 def _message(exc: Exception, what: str) -> str:

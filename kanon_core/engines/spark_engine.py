@@ -133,7 +133,16 @@ class SparkEngine(OutOfCore):
             if plan.suppress is not None and plan.suppress.num_rows:
                 spark.createDataFrame(plan.suppress.to_pandas()).createOrReplaceTempView("kanon_suppress")
                 sup = "kanon_suppress"
-            df = spark.sql(sql.release_sql(sql.SPARK, source, view, names, plan.qis, sup, keep, ordered=False))
+            ranked = None
+            if plan.ranked is not None and plan.ranked.ranges.num_rows:
+                spark.createDataFrame(plan.ranked.classes.to_pandas()).createOrReplaceTempView("kanon_classes")
+                spark.createDataFrame(plan.ranked.ranges.to_pandas()).createOrReplaceTempView("kanon_ranges")
+                ranked = ("kanon_classes", "kanon_ranges")
+            # ranks need the input order: a number taken while reading (increasing along the file's parts),
+            # and the release is then written in that order
+            df = spark.sql(sql.release_sql(sql.SPARK, source, view, names, plan.qis, sup, keep,
+                                           ordered=ranked is not None, ranked=ranked,
+                                           row_id="monotonically_increasing_id()"))
             writer = df.write.mode("errorifexists")
             if out.suffix.lower() == ".parquet":
                 writer.parquet(str(out))

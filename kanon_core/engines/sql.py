@@ -92,19 +92,24 @@ def stats_sql(d: Dialect, source: Source, relation: str) -> str:
 
 
 def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, str],
-                qis: Sequence[str], suppress_table: str | None, keep: Sequence[str], ordered: bool = True) -> str:
+                qis: Sequence[str], suppress_table: str | None, keep: Sequence[str], ordered: bool = True,
+                ranked: tuple[str, str] | None = None, row_id: str = "row_number() OVER ()") -> str:
     """The records with recodes and suppressions applied.
 
     ``recoded[c]`` names a registered mapping table (``key``, ``value``) for column c, joined on the
     normalised value (a missing value stays missing). ``suppress_table`` has the QIs (named k0, k1, ...,
-    after recodes) and flags s0, s1, ...; it is joined null-safely on every QI. With ``ordered`` the
-    records keep the input's order (a row number taken while reading, sorted on at the end: joins do not
-    keep order by themselves).
+    after recodes) and flags s0, s1, ...; it is joined null-safely on every QI. ``ranked`` names the two
+    tables of a :class:`~kanon_core.engines.base.RankedSuppression` (classes, ranges): each record gets
+    its class (a null-safe join on the QIs) and its rank in the class in input order (``row_number()``
+    over the class, ordered by the record's number), and the range holding that rank says which QIs to
+    blank. With ``ordered`` the records keep the input's order (a row number ``row_id`` taken while
+    reading, sorted on at the end: joins do not keep order by themselves); ranks need that number too.
     """
     norm = ", ".join(value_expr(d, source, c, c) for c in keep)
-    ordered = ordered and bool(recoded or suppress_table)
-    if ordered:
-        norm += ", row_number() OVER () AS kanon_row"
+    ordered = ordered and bool(recoded or suppress_table or ranked)
+    numbered = ordered or ranked is not None
+    if numbered:
+        norm += f", {row_id} AS kanon_row"
     joins, cols = [], []
     for i, c in enumerate(keep):
         if c in recoded:
@@ -113,24 +118,36 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
             cols.append(f"{m}.{d.q('value')} AS {d.q(c)}")
         else:
             cols.append(f"src.{d.q(c)} AS {d.q(c)}")
-    if ordered:
+    if numbered:
         cols.append("src.kanon_row AS kanon_row")
-    recoded_rel = f"SELECT {', '.join(cols)} FROM (SELECT {norm} FROM {relation}) src {' '.join(joins)}"
+    rel = f"SELECT {', '.join(cols)} FROM (SELECT {norm} FROM {relation}) src {' '.join(joins)}"
     names = ", ".join(d.q(c) for c in keep)
-    if not suppress_table:
-        return f"SELECT {names} FROM ({recoded_rel}) r ORDER BY kanon_row" if ordered else recoded_rel
-    on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(q)}", b=f"s.{d.q(f'k{j}')}") for j, q in enumerate(qis))
-    out = []
-    for c in keep:
-        if c in qis:
-            j = list(qis).index(c)
-            out.append(f"CASE WHEN s.{d.q(f's{j}')} THEN NULL ELSE r.{d.q(c)} END AS {d.q(c)}")
-        else:
-            out.append(f"r.{d.q(c)} AS {d.q(c)}")
-    if ordered:
-        out.append("r.kanon_row AS kanon_row")
-    body = f"SELECT {', '.join(out)} FROM ({recoded_rel}) r LEFT JOIN {suppress_table} s ON {on}"
-    return f"SELECT {names} FROM ({body}) x ORDER BY kanon_row" if ordered else body
+    if not suppress_table and not ranked:
+        return f"SELECT {names} FROM ({rel}) r ORDER BY kanon_row" if ordered else rel
+    row_col = ["r.kanon_row AS kanon_row"] if numbered else []
+    if suppress_table:
+        on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(q)}", b=f"s.{d.q(f'k{j}')}") for j, q in enumerate(qis))
+        out = [_blank(d, c, qis, "s", "r") for c in keep] + row_col
+        rel = f"SELECT {', '.join(out)} FROM ({rel}) r LEFT JOIN {suppress_table} s ON {on}"
+    if ranked:
+        classes, ranges = ranked
+        on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(q)}", b=f"c.{d.q(f'k{j}')}") for j, q in enumerate(qis))
+        tagged = f"SELECT r.*, c.kanon_cls AS kanon_cls FROM ({rel}) r LEFT JOIN {classes} c ON {on}"
+        # records of no listed class are each a partition of their own: no single huge partition to sort
+        part = "t.kanon_cls, CASE WHEN t.kanon_cls IS NULL THEN t.kanon_row END"
+        rank = f"SELECT t.*, row_number() OVER (PARTITION BY {part} ORDER BY t.kanon_row) - 1 AS kanon_rank FROM ({tagged}) t"
+        out = [_blank(d, c, qis, "g", "r") for c in keep] + row_col
+        rel = (f"SELECT {', '.join(out)} FROM ({rank}) r LEFT JOIN {ranges} g ON r.kanon_cls = g.kanon_cls "
+               "AND r.kanon_rank >= g.lo AND r.kanon_rank < g.hi")
+    return f"SELECT {names} FROM ({rel}) x ORDER BY kanon_row" if ordered else f"SELECT {names} FROM ({rel}) x"
+
+
+def _blank(d: Dialect, column: str, qis: Sequence[str], flags: str, rows: str) -> str:
+    """The column of ``rows``, null where the joined table ``flags`` says to blank it (a QI's flag)."""
+    if column not in qis:
+        return f"{rows}.{d.q(column)} AS {d.q(column)}"
+    j = list(qis).index(column)
+    return f"CASE WHEN {flags}.{d.q(f's{j}')} THEN NULL ELSE {rows}.{d.q(column)} END AS {d.q(column)}"
 
 
 def per_record_sql(d: Dialect, source: Source, relation: str, qis: Sequence[str], per_class: str,
