@@ -61,8 +61,10 @@ class ScaleState:
     roles, the missing semantics, the labels and missing codes, and checks steps as a dataset of records
     would. ``classes`` has one row per distinct combination of the value columns' raw values (``count``
     records each), replayed as records are; ``original`` is its first version and ``blanked[c]`` marks the
-    rows whose cell of c a small-class blanking emptied. ``changed`` names the value columns a recode or a
-    generalization touched (they become mapping tables).
+    rows whose cell of c a small-class blanking emptied. ``unblanked`` is the same replay without the
+    blankings: it gives the value a blanked cell would have had, so that every original value has a
+    mapped value and blanked classes keep their own keys (None when a step fails there). ``changed`` names
+    the value columns a recode or a generalization touched (they become mapping tables).
     """
 
     variables: Dataset
@@ -70,6 +72,7 @@ class ScaleState:
     original: Dataset | None
     count: np.ndarray
     blanked: dict[str, np.ndarray] = field(default_factory=dict)
+    unblanked: Dataset | None = None
     changed: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -83,8 +86,17 @@ class ScaleState:
             return self.classes.meta_of(column)
         return self.variables.meta_of(column)
 
-    def set_classes(self, ds: Dataset) -> None:
-        self.classes = ds
+    def run_on_classes(self, step: Step, where: str) -> Dataset:
+        """Apply ``step`` to the class rows (errors worded as in memory) and to the replay without
+        blankings; returns the new class rows, which the caller stores (after any blanking)."""
+        assert self.classes is not None
+        out = _run(step, self.classes, where)
+        if self.unblanked is not None:
+            try:
+                self.unblanked = step.apply(self.unblanked)
+            except (KanonError, KeyError, ValueError, TypeError):
+                self.unblanked = None
+        return out
 
 
 # -- step kinds at scale (a registry, one object per kind) ---------------------------------------------------
@@ -166,7 +178,7 @@ class _MetaStep(ScaleStep):
         if state.classes is not None:
             sub = self.part(step, set(state.value_columns))
             if sub is not None:
-                state.set_classes(_run(sub, state.classes, where))
+                state.classes = state.run_on_classes(sub, where)
 
 
 @register_scale_step
@@ -257,7 +269,7 @@ class _Recode(ScaleStep):
         if cautions and strict:
             raise InputError(f"{_named(step, where)}: {' '.join(cautions)} (strict replay)")
         _refuse_order_dependent_merge(state.classes, step, where)
-        state.set_classes(_run(step, state.classes, where))
+        state.classes = state.run_on_classes(step, where)
         state.changed.add(step.column)  # type: ignore[attr-defined]
         state.warnings.extend(f"{_named(step, where)}: {c}" for c in cautions)
 
@@ -308,7 +320,7 @@ class _Generalize(ScaleStep):
         _check_on_variables(state, step, where)
         mapped = dataclasses.replace(step, suppress_k=0)
         assert state.classes is not None
-        ds = _run(mapped, state.classes, where)
+        ds = state.run_on_classes(mapped, where)
         state.changed.update(v for v, lv in step.levels.items() if lv > 0)
         if step.suppress_k > 1:
             qis = self.blank_qis(step, state.variables.roles)
@@ -319,11 +331,12 @@ class _Generalize(ScaleStep):
             small = small_classes(ds, qis, state.count, state.variables.missing, step.suppress_k)
             if small.any():
                 frame = ds.frame.copy()
-                for q in qis:
+                for q in qis:  # as in memory, where blanking a whole-number column without gaps makes it float
                     frame[q] = frame[q].mask(small)
                     state.blanked[q] = state.blanked.get(q, np.zeros(len(small), bool)) | small
+                state.changed.update(qis)  # written through a mapping table, in the column's new type
                 ds = ds.with_frame(frame, ds.meta)
-        state.set_classes(ds)
+        state.classes = ds
 
 
 class _Refused(ScaleStep):
@@ -493,7 +506,7 @@ def start_state(recipe: Any, engine: Any, source: Any, settings: Any) -> tuple[S
         frame = pd.DataFrame({c: _series(rows.typed[c], rows.idx[c]) for c in value})
         classes = Dataset(frame=frame, meta={c: meta[c] for c in value if c in meta}, missing=recipe.missing,
                           name=source.path.stem)
-    return ScaleState(variables, classes, classes, rows.count), rows
+    return ScaleState(variables, classes, classes, rows.count, unblanked=classes), rows
 
 
 def replay_at_scale(recipe: Any, state: ScaleState, strict: bool) -> ScaleState:
@@ -558,7 +571,13 @@ def release_plan(state: ScaleState, rows: ClassRows, source: Any) -> ScalePlan:
                     if mapping.setdefault(key, final[r]) != final[r]:
                         raise InputError(f"The replay of {c} at scale did not give one value per original value; "
                                          "use --engine pandas for this recipe.")
-                for v in values:  # values held only by blanked cells are missing in the release anyway
+                # values held only by blanked cells never reach the release; they map to the value they would
+                # have had, so that their classes keep keys of their own in the list of classes to blank
+                if state.unblanked is not None and len(mapping) < len(values):
+                    shadow = _written(state.unblanked.frame[c], meta[c].float_style, as_text)
+                    for r in np.flatnonzero((idx >= 0) & blanked):
+                        mapping.setdefault(values[idx[r]], shadow[r])
+                for v in values:
                     mapping.setdefault(v, None)
                 recodes[c] = mapping
                 engine_view[c] = [None if i < 0 else mapping[values[i]] for i in idx]
@@ -706,9 +725,9 @@ def _run_at_scale(args: argparse.Namespace, recipe: Any, data_path: Path, engine
     settings = engine_settings(args, "apply")
     try:
         source = open_source(data_path)
+        state, rows = start_state(recipe, engine, source, settings)
         print("kanon apply: notice: at scale the steps are not checked against the results the recipe records "
               "(that needs the records in memory); k is counted on the written release instead.", file=sys.stderr)
-        state, rows = start_state(recipe, engine, source, settings)
         missing_cols = [c for c in recipe.input_columns if c not in source.columns]
         if missing_cols:
             state.warnings.append(f"Variables of the original file not in this one: {', '.join(missing_cols)}.")
