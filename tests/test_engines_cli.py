@@ -101,12 +101,12 @@ def test_generalize_at_scale_equals_in_memory(tmp_path, engine):
     pd.testing.assert_frame_equal(got[1], ref[1])
 
 
-@pytest.mark.parametrize("command", [["suppress", "{f}", "--qi", "a", "--k", "2", "-o", "{o}"]])
-def test_in_memory_commands_refuse_an_out_of_core_engine(data, tmp_path, capsys, command):
+@pytest.mark.parametrize("command", [["suppress", "{f}", "--qi", "a", "--k", "2", "-o", "{o}", "--model", "record"]])
+def test_options_that_need_the_records_refuse_an_out_of_core_engine(data, tmp_path, capsys, command):
     argv = [a.format(f=data, o=tmp_path / "o.csv", r=tmp_path / "r.json") for a in command]
     assert main([*argv, "--engine", "duckdb"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "runs in memory" in err and len(err.splitlines()) == 1
+    assert "--engine pandas" in err and len(err.splitlines()) == 1
 
 
 @pytest.mark.parametrize("missing", ["wildcard", "category"])

@@ -96,7 +96,7 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
             target = batch.temp_path(args.output) if engine.name != "spark" else Path(args.output)
             engine.release(args.file, target, qis=qis, missing_codes=_missing_codes(args), settings=settings,
                            sidecar=False, ranked=ranked)
-            labels = engine.release_labels(source, (), _missing_codes(args))
+            labels = engine.release_labels(source, (), _missing_codes(args), settings=settings)
             written = [Path(args.output).name]
             if labels is not None:
                 batch.write_bytes(sidecar_of(args.output), labels)

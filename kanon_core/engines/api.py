@@ -142,21 +142,61 @@ class OutOfCore:
         settings.say(f"{self.name}: writing {out.name}")
         self.write_release(source, plan, out, settings)  # type: ignore[attr-defined]
         if sidecar:
-            data = self.release_labels(source, drop, missing_codes, typed, tuple(recodes or {}))
+            data = self.release_labels(source, drop, missing_codes, typed, tuple(recodes or {}), settings)
             if data is not None:
                 out.with_name(out.stem + ".labels.json").write_bytes(data)
         return out
 
     def release_labels(self, source: Source, drop: Sequence[str] = (),
                        missing_codes: Mapping[str, Sequence[str]] | None = None,
-                       typed: Mapping[str, Any] | None = None, recoded: Sequence[str] = ()) -> bytes | None:
+                       typed: Mapping[str, Any] | None = None, recoded: Sequence[str] = (),
+                       settings: EngineSettings | None = None) -> bytes | None:
         """The labels sidecar of a release (the input's labels and declared missing codes of the columns
         kept and not recoded), or None when there is nothing to declare; callers that write the release
-        to a temporary name write it themselves."""
-        meta = declared_meta(source, dict(typed or {}), missing_codes)
+        to a temporary name write it themselves. Declared codes are matched to values typed as the
+        in-memory reader types them, so the columns the labels name are typed first (their distinct
+        values, one query each)."""
+        typed = dict(typed or {})
+        for c in _labelled_columns(source, missing_codes):
+            if c in typed or c in drop or c in recoded:
+                continue
+            raw = self.distinct(source, c, 10_000_000, settings or EngineSettings())  # type: ignore[attr-defined]
+            if raw is not None:
+                typed[c] = type_distinct(source, c, raw, True)
+        meta = declared_meta(source, typed, missing_codes)
         keep = [c for c in source.columns if c not in drop]
         spec = labels_spec({c: m for c, m in meta.items() if c not in recoded}, keep)
         return labels_json(spec) if spec else None
+
+
+def _labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] | None) -> list[str]:
+    """Columns the input's labels name: the ``.labels.json`` sidecar, labels a Parquet file embeds, and
+    missing codes given on the command line (the file's own columns only)."""
+    import json
+
+    from ..io import PARQUET_LABELS_KEY, sidecar_path
+
+    names: list[str] = list(missing_codes or {})
+    side = sidecar_path(source.path)
+    specs = []
+    if side.exists():
+        try:
+            specs.append(json.loads(side.read_text(encoding="utf-8")))
+        except (ValueError, UnicodeDecodeError):
+            raise InputError(f"The labels file {side.name} is not valid JSON.") from None
+    if source.format == "parquet":
+        import pyarrow.parquet as pq
+
+        raw = (pq.read_schema(source.path).metadata or {}).get(PARQUET_LABELS_KEY)
+        if raw:
+            try:
+                specs.append(json.loads(raw.decode("utf-8")))
+            except (ValueError, UnicodeDecodeError):
+                raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
+    for spec in specs:
+        if isinstance(spec, Mapping):
+            names += [str(c) for c in spec]
+    return [c for c in dict.fromkeys(names) if c in source.columns]
 
 
 def _isna(v: Any) -> bool:

@@ -1,0 +1,354 @@
+"""``kanon suppress`` at scale: the strict model on a class table, written by the engines.
+
+* the class-level solve against brute force (tiny files), against the in-memory solve (equal costs when
+  both are proven optimal), with a valid bound, and recounted record by record by pure-python code;
+* the greedy classes built on a reduced copy file are valid for the full file;
+* the intruder's count with multiplicities equals the count on the expanded records;
+* the releases DuckDB and Polars write (CSV and Parquet), read back by the in-memory reader, equal the
+  in-memory release of the same assignment, cell for cell and in order, and meet k when recounted;
+* the command line: JSON keys of the in-memory command, refused options in one line, inputs never
+  overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from kanon_core.classtable import ClassTable
+from kanon_core.cli import main
+from kanon_core.cli.suppress_scale import ranked_plan
+from kanon_core.dataset import Roles
+from kanon_core.engines import get_engine
+from kanon_core.engines.source import open_source
+from kanon_core.engines.table import aggregate_table
+from kanon_core.errors import InfeasibleError
+from kanon_core.io import load_dataset
+from kanon_core.risk.intruder import findable_below_k, released_codes
+from kanon_core.risk.keys import group_ids
+from kanon_core.treat.strict import solve_strict
+from kanon_core.treat.strict.classes import check_release, rank_ranges, suppress_classes
+from kanon_core.treat.strict.mip import Assignment
+from kanon_core.treat.strict.solve import _to_mask, solve_strict_classes
+from kanon_core.treat.suppress import apply_mask
+from tests.reference.protection import COUNTS, brute_force_optimum, findable
+
+ENGINES = ["duckdb", "polars"]
+
+
+def record_mask(table: ClassTable, assign: Assignment, codes: np.ndarray) -> np.ndarray:
+    """The per-record mask of a class-level assignment: each class's records in input order."""
+    n, q = codes.shape
+    return _to_mask(assign, table.record_class, n, q) & (codes >= 0)
+
+
+def check_valid(codes, table, res, k, missing, costs):
+    """Recount record by record with the pure-python reference (shares nothing with the solver)."""
+    mask = record_mask(table, res.assignment, codes)
+    assert not (mask & (codes < 0)).any()
+    assert min(COUNTS["strict"](codes, mask, missing, 1.0)) >= k
+    assert findable(codes, mask, k, missing) == 0 == res.check.findable_below_k
+    assert res.check.violations == 0
+    assert res.cost == pytest.approx(float((mask * costs[None, :]).sum()))
+    assert res.lower_bound <= res.cost + 1e-9
+    assert res.optimal == (res.lower_bound >= res.cost - 1e-9)
+    return mask
+
+
+@st.composite
+def tiny(draw):
+    """Tables small enough to try every subset of cells (at most 12 suppressible cells)."""
+    q = draw(st.integers(1, 3))
+    n = draw(st.integers(2, 12 // q))
+    codes = draw(arrays(np.int32, (n, q), elements=st.integers(-1, 2)))
+    costs = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=q, max_size=q)))
+    protected = np.array(draw(st.lists(st.booleans(), min_size=q, max_size=q)))
+    k = draw(st.integers(2, min(4, n)))
+    return codes, costs, protected, k
+
+
+def solve(codes, costs, protected, k, missing):
+    table = ClassTable.from_codes(codes)
+    return table, suppress_classes(table.codes, table.count, k, costs, protected, missing)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tiny(), st.sampled_from(["category", "wildcard"]))
+def test_class_level_solve_against_every_cell_subset(problem, missing):
+    codes, costs, protected, k = problem
+    best = brute_force_optimum("strict", codes, costs, protected, k, missing)
+    try:
+        table, res = solve(codes, costs, protected, k, missing)
+    except InfeasibleError:
+        # under category semantics exactly when nothing is feasible; under wildcard semantics the class
+        # search also refuses rows that only the in-memory placing step can place
+        assert best is None or missing == "wildcard"
+        return
+    assert best is not None
+    check_valid(codes, table, res, k, missing, costs)
+    assert res.lower_bound <= best + 1e-9 <= res.cost + 1e-9
+    if res.optimal:
+        assert res.cost == pytest.approx(best)
+    if missing == "category" or not (codes < 0).any():
+        assert res.optimal and res.cost == pytest.approx(best)  # exact where the model is a partition
+
+
+@st.composite
+def files(draw):
+    """Larger random files: a few QIs, skewed values, missing cells, sometimes a protected QI."""
+    q = draw(st.integers(2, 4))
+    n = draw(st.integers(10, 80))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    levels = [int(rng.integers(2, 5)) for _ in range(q)]
+    codes = np.column_stack([rng.choice(lv, n, p=np.sort(rng.dirichlet(np.ones(lv)))[::-1]) for lv in levels])
+    miss = rng.random((n, q)) < draw(st.sampled_from([0.0, 0.05, 0.15]))
+    codes = np.where(miss, -1, codes).astype(np.int32)
+    costs = rng.choice([1.0, 2.0], q)
+    protected = np.zeros(q, dtype=bool)
+    if draw(st.booleans()):
+        protected[int(rng.integers(q))] = True
+    k = draw(st.integers(2, 4))
+    return codes, costs, protected, k
+
+
+@settings(max_examples=40, deadline=None)
+@given(files(), st.sampled_from(["category", "wildcard"]))
+def test_class_level_solve_is_valid_and_agrees_with_the_in_memory_solve(problem, missing):
+    codes, costs, protected, k = problem
+    try:
+        table, res = solve(codes, costs, protected, k, missing)
+    except InfeasibleError:
+        return
+    check_valid(codes, table, res, k, missing, costs)
+    if missing == "category" or not (codes < 0).any():
+        mem = solve_strict(codes, costs, protected, k)
+        assert res.lower_bound <= mem.cost + 1e-9 and mem.lower_bound <= res.cost + 1e-9
+        if mem.optimal and res.optimal:
+            assert res.cost == pytest.approx(mem.cost)
+
+
+@pytest.mark.parametrize("missing", ["category", "wildcard"])
+def test_greedy_on_reduced_copies_is_valid_for_the_full_file_and_bounds_use_full_counts(monkeypatch, missing):
+    """Classes far larger than k are handed to the greedy as 2k copies; its classes stay valid on the
+    full file. The programmes are switched off so that the greedy classes are the result."""
+    from kanon_core.treat.strict import solve as solve_mod
+
+    monkeypatch.setattr(solve_mod, "FIRST_MAX_FREE", 0)
+    monkeypatch.setattr(solve_mod, "MIP_MAX_VARIABLES", 0)
+    rng = np.random.default_rng(5)
+    q, k = 4, 3
+    codes = np.unique(rng.integers(0, 3, (60, q)).astype(np.int32), axis=0)
+    if missing == "wildcard":
+        codes = np.unique(np.where(rng.random(codes.shape) < 0.1, -1, codes), axis=0).astype(np.int32)
+    mult = np.where(rng.random(len(codes)) < 0.3, rng.integers(3 * k, 400, len(codes)), rng.integers(1, 3, len(codes)))
+    costs = np.array([1.0, 2.0, 1.0, 3.0])
+    protected = np.zeros(q, dtype=bool)
+    wild = missing == "wildcard"
+    sol = solve_strict_classes(codes, mult, costs, protected, k, missing_matches=wild,
+                               force=(mult < k) if wild else None)
+    assert sol.stats["greedy_copies"] < mult.sum()  # the greedy did not see every record
+    assert sol.cost == pytest.approx(sol.stats["greedy_cost"])  # the greedy classes are the result
+    assert sol.lower_bound <= sol.cost + 1e-9
+    chk = check_release(codes, mult, sol.assignment, k, missing)
+    assert chk.violations == 0 and chk.findable_below_k == 0
+    # and on the expanded records, by the reference count of the intruder
+    rec = np.repeat(codes, mult, axis=0)
+    inv = np.repeat(np.arange(len(codes)), mult)
+    mask = _to_mask(sol.assignment, inv, len(rec), q) & (rec >= 0)
+    assert sol.cost == pytest.approx(float((mask * costs[None, :]).sum()))
+    assert findable_below_k(rec, released_codes(rec, mask), k, missing) == 0
+    # the bound is that of the full file: the in-memory search on the records has the same charge bound
+    mem = solve_strict(rec, costs, protected, k, missing_matches=wild, force=np.repeat(mult < k, mult) if wild else None)
+    assert sol.stats["charge_bound"] == pytest.approx(mem.stats["charge_bound"])
+
+
+def test_class_level_optimum_equals_the_in_memory_optimum_with_large_classes():
+    """Full multiplicities in the bound and the programme: the optimum of the whole file, proven."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, (40, 3)).astype(np.int32)
+    codes = np.vstack([codes, np.repeat(codes[:3], 300, axis=0)])
+    table = ClassTable.from_codes(codes)
+    costs = np.array([1.0, 2.0, 1.0])
+    protected = np.zeros(3, dtype=bool)
+    res = suppress_classes(table.codes, table.count, 3, costs, protected, "category")
+    mem = solve_strict(codes, costs, protected, 3)
+    assert res.optimal and mem.optimal and res.cost == pytest.approx(mem.cost)
+    assert res.stats["greedy_copies"] < len(codes)
+
+
+@settings(max_examples=50, deadline=None)
+@given(arrays(np.int32, st.tuples(st.integers(1, 12), st.just(3)), elements=st.integers(-1, 2)),
+       st.data(), st.sampled_from(["category", "wildcard"]))
+def test_findable_with_multiplicities_equals_the_expanded_count(codes, data, missing):
+    mask = data.draw(arrays(np.bool_, codes.shape)) & (codes >= 0)
+    released = released_codes(codes, mask)
+    k = data.draw(st.integers(1, 5))
+    om = np.array(data.draw(st.lists(st.integers(1, 4), min_size=len(codes), max_size=len(codes))))
+    rm = np.array(data.draw(st.lists(st.integers(1, 4), min_size=len(codes), max_size=len(codes))))
+    # people: row i of the original stands for om[i] people; released row i for rm[i] released records
+    expanded = findable_below_k(np.repeat(codes, om, axis=0), np.repeat(released, rm, axis=0), k, missing)
+    assert findable_below_k(codes, released, k, missing, original_mult=om, released_mult=rm) == expanded
+    assert findable_below_k(codes, released, k, missing) == findable(codes, mask, k, missing)
+
+
+def test_rank_ranges_follow_the_assignment_order():
+    a = Assignment(np.array([2, 0, 2, 2]), np.array([1, 2, 3, 0]), np.array([2, 1, 1, 3]))
+    row, lo, hi, pat = rank_ranges(a, 3)
+    assert lo.tolist() == [0, 0, 2, 3] and hi.tolist() == [2, 1, 3, 6] and pat.tolist() == [1, 2, 3, 0]
+
+
+# -- releases written by the engines -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def survey(tmp_path_factory):
+    """A file with text, integer and float QIs, missing cells, a declared missing code, and classes
+    below k, as CSV and Parquet."""
+    d = tmp_path_factory.mktemp("scale")
+    rng = np.random.default_rng(21)
+    n = 1500
+    df = pd.DataFrame({
+        "id": np.arange(n),
+        "region": rng.choice(["north", "south", "east", "west", "centre"], n, p=[.3, .3, .2, .12, .08]),
+        "age": rng.choice([20, 30, 40, 50, 60, 70], n, p=[.2, .2, .2, .15, .15, .1]),
+        "sex": rng.choice(["f", "m"], n),
+        "edu": rng.choice([1.5, 2.5, 3.5], n, p=[.5, .3, .2]),
+        "income": np.round(rng.uniform(0, 100, n), 1),
+    })
+    # at most one missing QI per record (empty, NaN or the declared code 99), so that every missing
+    # pattern has records enough to reach k under category semantics
+    which = rng.choice(["", "region", "age", "edu"], n, p=[.85, .05, .05, .05])
+    df.loc[which == "region", "region"] = ""
+    df.loc[which == "age", "age"] = 99
+    df.loc[which == "edu", "edu"] = np.nan
+    csv, parquet = d / "survey.csv", d / "survey.parquet"
+    df.to_csv(csv, index=False)
+    df.assign(region=df["region"].replace("", None)).to_parquet(parquet, index=False)
+    return {"csv": csv, "parquet": parquet}
+
+
+QIS = ["region", "age", "sex", "edu"]
+
+
+def class_of_records(ds_codes: np.ndarray, table_codes: np.ndarray) -> np.ndarray:
+    gid, _ = group_ids(np.vstack([table_codes, ds_codes]))
+    of = np.full(int(gid.max()) + 1, -1, np.int64)
+    of[gid[: len(table_codes)]] = np.arange(len(table_codes))
+    out = of[gid[len(table_codes):]]
+    assert (out >= 0).all()
+    return out
+
+
+def comparable(frame: pd.DataFrame) -> list[list]:
+    """Cells as python values (missing as None, whole floats as ints), for a type-blind comparison."""
+    def norm(v):
+        if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+            return None
+        if isinstance(v, (np.integer,)):
+            return int(v)
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            return int(v)
+        return v.item() if hasattr(v, "item") else v
+    return [[norm(v) for v in row] for row in frame.astype(object).itertuples(index=False)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("missing", ["category", "wildcard"])
+def test_release_at_scale_equals_the_in_memory_release_of_the_same_assignment(survey, tmp_path, engine, fmt,
+                                                                                missing):
+    path = survey[fmt]
+    eng = get_engine(engine)
+    codes_arg = {"age": ("99",)}
+    table, keys, class_of_row, _ = aggregate_table(eng, open_source(path), QIS, None, codes_arg)
+    costs, protected = np.array([1.0, 2.0, 1.0, 1.0]), np.array([False, False, True, False])
+    res = suppress_classes(table.codes, table.count, 3, costs, protected, missing)
+    assert res.n_suppressed > 0
+    out = tmp_path / f"release.{fmt}"
+    eng.release(path, out, qis=QIS, missing_codes=codes_arg, ranked=ranked_plan(keys, class_of_row,
+                                                                               table.n_classes, res.assignment,
+                                                                               len(QIS)))
+    ds = load_dataset(path, roles=Roles(qis=tuple(QIS)), missing_codes=codes_arg)
+    qm = ds.qi_matrix(QIS)
+    rec_class = class_of_records(qm.codes, table.codes)
+    mask = _to_mask(res.assignment, rec_class, len(rec_class), len(QIS)) & (qm.codes >= 0)
+    expected = apply_mask(ds.frame, QIS, mask)
+    back = load_dataset(out, missing_codes=codes_arg)
+    assert list(back.frame.columns) == list(expected.columns)
+    assert comparable(back.frame) == comparable(expected)  # same cells blanked, same order
+    # recounted on the file read back: the blanked cells are those missing now and not before
+    back_codes = back.qi_matrix(QIS)
+    blank = (back_codes.codes < 0) & (qm.codes >= 0)
+    np.testing.assert_array_equal(blank, mask)
+    small = pd.Series(qm.codes.tolist()).map(tuple).value_counts()
+    assert (small < 3).any()  # the input had classes below k
+    counts = ClassTable.from_codes(np.where(blank, 99, qm.codes)).class_sizes(missing).fk
+    assert counts.min() >= 3
+    assert findable_below_k(qm.codes, released_codes(qm.codes, blank), 3, missing) == 0
+
+
+def test_release_at_scale_keeps_the_labels_sidecar(survey, tmp_path):
+    src = tmp_path / "lab.csv"
+    src.write_bytes(survey["csv"].read_bytes())
+    (tmp_path / "lab.labels.json").write_text(json.dumps({"sex": {"label": "Sex", "value_labels": {"f": "female", "m": "male"}},
+                                                                 "age": {"missing_codes": ["99"]}}))
+    out = tmp_path / "o.csv"
+    assert main(["suppress", str(src), "--qi", ",".join(QIS), "--k", "3", "--engine", "duckdb", "-o", str(out),
+                 "--json", str(tmp_path / "o.json")]) == 0
+    assert (tmp_path / "o.labels.json").exists()
+    back, ref = load_dataset(out), load_dataset(src)
+    assert back.meta["sex"] == ref.meta["sex"] and back.meta["sex"].value_labels
+    assert back.meta["age"].missing_codes == ref.meta["age"].missing_codes == (99,)
+
+
+# -- command line --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cli_at_scale_reports_the_in_memory_keys_and_a_valid_release(survey, tmp_path, engine, capsys):
+    path = survey["csv"]
+    common = ["suppress", str(path), "--qi", ",".join(QIS), "--k", "3", "--importance", "age=2",
+              "--protect", "sex", "--missing", "category"]
+    assert main([*common, "--engine", "pandas", "-o", str(tmp_path / "m.csv"), "--json", str(tmp_path / "m.json")]) == 0
+    assert main([*common, "--engine", engine, "-o", str(tmp_path / "s.parquet"),
+                 "--json", str(tmp_path / "s.json")]) == 0
+    ref = json.loads((tmp_path / "m.json").read_text())
+    got = json.loads((tmp_path / "s.json").read_text())
+    assert set(ref) <= set(got)
+    assert got["engine"] == engine and got["findable_below_k"] == 0 and got["violations_after"] == 0
+    for key in ("n_records", "qis", "k", "missing", "model", "protected"):
+        assert got[key] == ref[key], key
+    assert got["lower_bound"] <= got["cost"] + 1e-9 and ref["lower_bound"] <= got["cost"] + 1e-9
+    assert got["lower_bound"] <= ref["cost"] + 1e-9
+    if got["optimal"] and ref["optimal"]:
+        assert got["cost"] == pytest.approx(ref["cost"])
+    err = capsys.readouterr().err
+    assert f"kanon suppress: {engine}: counting classes" in err
+
+
+@pytest.mark.parametrize("extra", [["--model", "record"], ["--model", "release"], ["--max-risk", "0.1"],
+                                   ["--by", "sex"], ["--link", "region=income"], ["--method", "greedy"],
+                                   ["--alpha", "0.5"], ["--suppressed-code", "-7"]])
+def test_cli_refuses_options_that_need_the_records_in_one_line(survey, tmp_path, capsys, extra):
+    out = tmp_path / "o.csv"
+    assert main(["suppress", str(survey["csv"]), "--qi", ",".join(QIS), "--k", "3", "--engine", "duckdb",
+                 "-o", str(out), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--engine pandas" in err
+    assert not out.exists()
+
+
+def test_cli_at_scale_never_overwrites_its_input(survey, tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_bytes(survey["csv"].read_bytes())
+    before = src.read_bytes()
+    assert main(["suppress", str(src), "--qi", ",".join(QIS), "--k", "3", "--engine", "polars", "-o", str(src)]) == 2
+    assert src.read_bytes() == before
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert main(["suppress", str(src), "--qi", ",".join(QIS), "--k", "3", "--engine", "duckdb",
+                 "-o", str(tmp_path / "in.txt")]) == 2  # a release at scale is CSV or Parquet
