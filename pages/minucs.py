@@ -7,6 +7,7 @@ import streamlit as st
 
 from kanon_app import state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
@@ -115,8 +116,8 @@ def _tab_records() -> None:
         counts = result.count_containing(only)
         ranking = ranking[counts[ranking.record.to_numpy()] > 0].assign(
             matching=lambda t: counts[t.record.to_numpy()])
-    st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs (first 500 shown).")
-    shown = ranking.head(500)
+    st.caption(f"{len(ranking):,} records, smallest MINUC first, then most MINUCs.")
+    shown = paged(ranking, "w_minuc_rank_page", noun="records")  # a page of rows: 500 took a second to draw
     st.dataframe(readable_table(shown, rename={"smallest": "smallest MINUC", **{
         c: f"MINUCs of size {c[4:]}" for c in shown.columns if c.startswith("size") and c[4:].isdigit()}}),
         hide_index=True, width="stretch")
@@ -129,6 +130,7 @@ def _tab_records() -> None:
             view = view[[all(view.at[i, v] != "" for v in only) for i in view.index]]
         st.caption(f"Record {rec}: {int(result.per_record_counts[rec]):,} MINUC(s); each row is one, "
                    "showing the record's values on its variables.")
+        view = paged(view, f"w_minuc_view_page_{rec}", noun="MINUCs")  # styled a page at a time
         st.dataframe(view.style.map(lambda v: "background-color: #ffe08a" if v not in ("", None) else ""),
                      hide_index=True, width="stretch")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from kanon_app.pager import PAGE_ROWS
 from kanon_app.samples import load_sample
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.suda import suda_scores
@@ -53,14 +54,14 @@ def test_filter_by_variable_and_record_view(page):
     ranking = next(df.value for df in page.dataframe if "matching" in df.value.columns)
     counts = ref.count_containing(["BYINCOME"])
     n_match = int((counts > 0).sum())
-    assert len(ranking) == min(500, n_match)
+    assert len(ranking) == min(PAGE_ROWS, n_match)  # a page of rows; the pager reaches the others
     assert any(c.value.startswith(f"{n_match:,} records") for c in page.caption)
     assert (counts[ranking.record.to_numpy()] == ranking.matching.to_numpy()).all()
     first = int(ranking.record.iloc[0])
     page.number_input(key="w_minuc_record").set_value(first).run()
     views = [df.value for df in page.dataframe if "size" in df.value.columns and "BYINCOME" in df.value.columns]
     view = views[-1].data if hasattr(views[-1], "data") else views[-1]
-    assert len(view) == int(counts[first])
+    assert len(view) == min(int(counts[first]), PAGE_ROWS)
     assert (view["BYINCOME"] != "").all()
 
 
@@ -108,3 +109,27 @@ def test_variable_chart_names_all_19_quasi_identifiers():
     assert sorted(chart["layout"]["yaxis"]["ticktext"]) == sorted(qis)  # every label, none skipped
     assert chart["layout"]["yaxis"]["tickmode"] == "array"
     assert "<br>" in chart["layout"]["title"]["text"]  # wrapped, not cut off in a half-width column
+
+
+def test_records_pager_shows_every_record_a_page_at_a_time(page):
+    """The ranking is shown a page of rows at a time; page 2 holds exactly the ranking's next rows, and the
+    last page its last ones (nothing is cut off, as the former first-500 cut did)."""
+    page.button(key="btn_find_minucs").click().run()
+    ds = load_sample("els")
+    ref = find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing)
+    full = ref.record_ranking()
+    assert len(full) > 2 * PAGE_ROWS  # the sample has many pages of records with a MINUC
+    page.session_state["w_minuc_section"] = "Records"
+    page.run()
+    first = next(df.value for df in page.dataframe if "smallest MINUC" in df.value.columns)
+    assert first["record"].tolist() == full["record"].head(PAGE_ROWS).tolist()
+    assert any(c.value == f"records 1–{PAGE_ROWS} of {len(full):,}" for c in page.caption)
+    page.number_input(key="w_minuc_rank_page").set_value(2).run()
+    assert not page.exception
+    second = next(df.value for df in page.dataframe if "smallest MINUC" in df.value.columns)
+    assert second["record"].tolist() == full["record"].iloc[PAGE_ROWS:2 * PAGE_ROWS].tolist()
+    assert any(c.value == f"records {PAGE_ROWS + 1}–{2 * PAGE_ROWS} of {len(full):,}" for c in page.caption)
+    last_page = -(-len(full) // PAGE_ROWS)
+    page.number_input(key="w_minuc_rank_page").set_value(last_page).run()
+    last = next(df.value for df in page.dataframe if "smallest MINUC" in df.value.columns)
+    assert last["record"].tolist() == full["record"].iloc[(last_page - 1) * PAGE_ROWS:].tolist()
