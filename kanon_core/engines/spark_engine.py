@@ -135,8 +135,9 @@ class SparkEngine(OutOfCore):
                 sup = "kanon_suppress"
             ranked = None
             if plan.ranked is not None and plan.ranked.ranges.num_rows:
-                spark.createDataFrame(plan.ranked.classes.to_pandas()).createOrReplaceTempView("kanon_classes")
-                spark.createDataFrame(plan.ranked.ranges.to_pandas()).createOrReplaceTempView("kanon_ranges")
+                # from arrow, so a key column that is null in every listed class keeps its type
+                spark.createDataFrame(plan.ranked.classes).createOrReplaceTempView("kanon_classes")
+                spark.createDataFrame(plan.ranked.ranges).createOrReplaceTempView("kanon_ranges")
                 ranked = ("kanon_classes", "kanon_ranges")
             # ranks need the input order: a number taken while reading (increasing along the file's parts),
             # and the release is then written in that order
