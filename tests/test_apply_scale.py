@@ -324,3 +324,21 @@ def test_random_recodes_at_scale_equal_in_memory(tmp_path_factory, case):
             assert_same_release(folder / "ref.csv", folder / f"{engine}.csv")
             for key in SUMMARY_KEYS:
                 assert got[key] == ref[key], key
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_blanked_classes_missing_in_a_key_variable(tmp_path, engine):
+    """Every blanked class is missing in one QI: the list of classes holds only missing values there and
+    still joins the Parquet file's typed column."""
+    frame = pd.DataFrame({"a": pd.array([1] + [2] * 5 + [3] * 5, dtype="Int64"),
+                          "b": pd.array([None] + [5] * 5 + [6] * 5, dtype="Int64"),
+                          "w": [0.5 + i for i in range(11)]})
+    data = tmp_path / "d.parquet"
+    frame.to_parquet(data, index=False)
+    recipe = Recipe(steps=(GeneralizeStep.build({"a": 0}, {}, suppress_k=3, qis=("a", "b")),),
+                    roles=Roles(qis=("a", "b")), missing="category")
+    code, ref = apply(tmp_path, recipe, data, tmp_path / "ref.parquet", "pandas")
+    assert code == 0 and ref["suppressed_cells"] == 1
+    code, got = apply(tmp_path, recipe, data, tmp_path / "got.parquet", engine)
+    assert code == 0 and got["suppressed_cells"] == 1
+    assert_same_release(tmp_path / "ref.parquet", tmp_path / "got.parquet")

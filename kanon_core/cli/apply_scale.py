@@ -548,44 +548,48 @@ class ScalePlan:
 
 
 def release_plan(state: ScaleState, rows: ClassRows, source: Any) -> ScalePlan:
-    as_text = source.format == "csv"
+    """The engine's plan from the replayed class rows (see :class:`ScalePlan`).
+
+    Every value column in the release gets its mapping (original value -> released value); the engine
+    applies those of the columns a step changed and of the columns the classes to blank are keyed on, and
+    copies the others as read (which gives the same text: the reader keeps a value only in its own form).
+    """
     variables = state.variables
     columns = tuple(c for c in variables.release_frame().columns)
     drop = tuple(c for c in source.columns if c not in columns)
     meta = {c: state.meta(c) for c in columns}
-    recodes: dict[str, dict[Any, Any]] = {}
-    engine_view: dict[str, list[Any]] = {}  # per value column in the release: what the engine sees before blanking
-    if state.classes is not None:
-        n = len(state.count)
-        for c in state.value_columns:
-            if c not in columns:
-                continue
-            idx = rows.idx[c]
+    mappings: dict[str, dict[Any, Any]] = {}
+    view: dict[str, list[Any]] = {}  # per value column in the release: what the engine sees before blanking
+    for c in state.value_columns:
+        if c in columns:
+            mappings[c] = _mapping(state, rows, c, meta[c].float_style, source.format == "csv")
             values = rows.typed[c].values
-            if c in state.changed:
-                final = _written(state.classes.frame[c], meta[c].float_style, as_text)
-                blanked = state.blanked.get(c, np.zeros(n, bool))
-                mapping: dict[Any, Any] = {}
-                for r in np.flatnonzero((idx >= 0) & ~blanked):
-                    key = values[idx[r]]
-                    if mapping.setdefault(key, final[r]) != final[r]:
-                        raise InputError(f"The replay of {c} at scale did not give one value per original value; "
-                                         "use --engine pandas for this recipe.")
-                # values held only by blanked cells never reach the release; they map to the value they would
-                # have had, so that their classes keep keys of their own in the list of classes to blank
-                if state.unblanked is not None and len(mapping) < len(values):
-                    shadow = _written(state.unblanked.frame[c], meta[c].float_style, as_text)
-                    for r in np.flatnonzero((idx >= 0) & blanked):
-                        mapping.setdefault(values[idx[r]], shadow[r])
-                for v in values:
-                    mapping.setdefault(v, None)
-                recodes[c] = mapping
-                engine_view[c] = [None if i < 0 else mapping[values[i]] for i in idx]
-            else:
-                raw = rows.typed[c].raw.to_pylist()
-                engine_view[c] = [None if i < 0 else raw[i] for i in idx]
-    keys, suppress = _blank_table(state, columns, engine_view)
+            view[c] = [None if i < 0 else mappings[c][values[i]] for i in rows.idx[c]]
+    keys, suppress = _blank_table(state, columns, view)
+    recodes = {c: m for c, m in mappings.items() if c in state.changed or c in keys}
     return ScalePlan(recodes, keys, suppress, drop, columns, meta)
+
+
+def _mapping(state: ScaleState, rows: ClassRows, column: str, style: str, as_text: bool) -> dict[Any, Any]:
+    """Original value -> released value of one value column, read off the replayed class rows."""
+    assert state.classes is not None
+    idx, values = rows.idx[column], rows.typed[column].values
+    final = _written(state.classes.frame[column], style, as_text)
+    blanked = state.blanked.get(column, np.zeros(len(idx), bool))
+    mapping: dict[Any, Any] = {}
+    for r in np.flatnonzero((idx >= 0) & ~blanked):
+        if mapping.setdefault(values[idx[r]], final[r]) != final[r]:
+            raise InputError(f"The replay of {column} at scale did not give one value per original value; "
+                             "use --engine pandas for this recipe.")
+    # values held only by blanked cells never reach the release; they map to the value they would have had,
+    # so that their classes keep keys of their own in the list of classes to blank
+    if state.unblanked is not None and len(mapping) < len(values):
+        shadow = _written(state.unblanked.frame[column], style, as_text)
+        for r in np.flatnonzero((idx >= 0) & blanked):
+            mapping.setdefault(values[idx[r]], shadow[r])
+    for v in values:
+        mapping.setdefault(v, None)
+    return mapping
 
 
 def _blank_table(state: ScaleState, columns: tuple[str, ...],

@@ -127,8 +127,10 @@ class OutOfCore:
             cols = {}
             for j, q in enumerate(qis):
                 vals = suppress[q].tolist()
-                if q in recodes:  # the values after recoding, written as the recode writes them
-                    cols[f"k{j}"] = _arrow_values(vals, source.format == "csv")
+                if q in recodes:  # the values after recoding, written as the recode writes them, in the
+                    # mapping table's type (a list of only missing values would otherwise have no type to join on)
+                    cols[f"k{j}"] = _arrow_values(vals, source.format == "csv").cast(
+                        plan_recodes[q].column("value").type)
                 elif source.format == "csv":
                     cols[f"k{j}"] = pa.array([None if _isna(v) else cell_text(v) for v in vals], pa.string())
                 else:
