@@ -24,6 +24,9 @@ T = TypeVar("T")
 _MISSING = object()
 DEFAULT_K = 3
 """The session's k until the officer changes it: the same on every page and in the report."""
+BASELINE = -1
+"""The Compare page's default "Before": the original data with the After version's roles, as in the report
+(memo keys of comparisons hold it, so the report finds the Compare page's results)."""
 
 
 def init() -> None:

@@ -46,7 +46,7 @@ ids = sorted(hist.versions)
 NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
     "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
     "ci_low_treated", "ci_high_treated", "difference", "relative_difference")}
-BASELINE = -1  # the original data with the After version's roles: the default "Before", as in the report
+BASELINE = state.BASELINE  # the original data with the After version's roles: the default "Before", as in the report
 
 
 def _label(vid: int) -> str:

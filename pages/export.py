@@ -150,10 +150,13 @@ with tab_report:
         except KanonError:
             pass  # the report says what is wrong
         found = (before_m, after_m) if before_m is not None and after_m is not None else None
+        # the Compare page's weighted percentages of the same two files (its default Before, all QIs, Wald
+        # intervals): the report uses them when they are of the variables it compares, else computes its own
+        compared = state.memo_peek("compare_pct", (state.BASELINE, version.id, (qis, "wald")))
 
         def _build(progress):
             html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
-                               minucs=found).encode("utf-8")
+                               minucs=found, comparison=compared).encode("utf-8")
             progress.update(1.0)  # a Cancel clicked meanwhile drops the report
             return html
 

@@ -593,8 +593,19 @@ def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, 
     return c[~hide].reset_index(drop=True), int(hide.sum())
 
 
+def _reusable(comparison: Any | None, variables: Sequence[str]) -> bool:
+    """Whether ``comparison`` (computed elsewhere, e.g. on the Compare page, for the same original with the
+    release's roles and the same release) is what :func:`compare_distributions` gives the report: the same
+    variables in the same order, Wald intervals at 95 %."""
+    if comparison is None:
+        return False
+    shown = pd.unique(comparison.table["variable"]).tolist()
+    return shown == list(variables) and comparison.ci_method == "wald" and comparison.level == 0.95
+
+
 def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
-             hierarchies: Mapping[str, Any] | None, log: MaskLog) -> UtilitySection:
+             hierarchies: Mapping[str, Any] | None, log: MaskLog,
+             comparison: Any | None = None) -> UtilitySection:
     from ..utility import compare_distributions, compare_models
     from ..utility.formula import parse_formula
     from ..utility.info_loss import information_loss
@@ -603,7 +614,7 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     k = int(options.k)
     notes: list[str] = []
     figures: list[tuple[str, Any]] = []
-    comparison = None
+    known, comparison = comparison, None
     categories = None
     # a variable with every value suppressed has no percentages after; the others are still compared
     empty = [q for q in qis if not (~treated.missing_mask(q)).any()]
@@ -611,7 +622,10 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
         notes.append(f"No value left after treatment (not compared): {', '.join(empty)}.")
     try:
         compared = [q for q in qis if q not in empty]
-        comparison = compare_distributions(original, treated, compared) if compared else None
+        if compared and _reusable(known, compared):
+            comparison = known
+        else:
+            comparison = compare_distributions(original, treated, compared) if compared else None
     except KanonError as exc:
         notes.append(f"Weighted percentages could not be compared: {exc}")
     if comparison is not None:
@@ -694,12 +708,19 @@ def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> s
 
 def build_report(history: History, vid: int | None = None, recipe_json: str | None = None,
                  options: ReportOptions = ReportOptions(),
-                 minucs: tuple[Any, Any] | None = None, version_risks: dict[int, Any] | None = None) -> Report:
+                 minucs: tuple[Any, Any] | None = None, version_risks: dict[int, Any] | None = None,
+                 comparison: Any | None = None) -> Report:
     """Gather the report of version ``vid`` (default: current) of ``history``.
 
     ``minucs`` may pass (before, after) MINUC results already computed (e.g. on the MINUCs page) for
-    the same QIs, k and semantics, and ``version_risks`` the :func:`version_risk` of versions at
-    ``options.k`` (e.g. from the sidebar timeline), to avoid computing them twice.
+    the same QIs, k and semantics, ``version_risks`` the :func:`version_risk` of versions at
+    ``options.k`` (e.g. from the sidebar timeline), and ``comparison`` the weighted percentages of the
+    original (with the release's roles) against the release (e.g. the Compare page's), to avoid computing
+    them twice; a comparison of other variables or intervals is not used.
+
+    A MINUC search the report has to make itself runs in a thread of its own while the other sections are
+    gathered: its compiled kernels release the interpreter, so on a machine of two cores the search and the
+    report's Python work overlap instead of adding up.
     """
     from ..recipe import Recipe
     from ..utility.baseline import original_with_roles
@@ -722,6 +743,13 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     original = original_with_roles(history, version.id)
     k = int(options.k)
     log = MaskLog(k)
+    minuc_job = None
+    if minucs is None and options.minucs:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="kanon-report-minucs")
+        minuc_job = pool.submit(_minuc_section, original, treated, qis, options, None)
+        pool.shutdown(wait=False)  # the thread ends with the search; its result is taken below
     before = risk_summary(original.qi_matrix(qis), k, treated.missing)
     after = risk_summary(treated.qi_matrix(qis), k, treated.missing)
     risk_table, violations = _risk_tables(before, after, k)
@@ -734,10 +762,11 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     overall = _mask_most_suppressed(suppressed_cells(original, treated, list(qis)),
                                     small_categories(original, treated, qis, k), "most_suppressed",
                                     "most_suppressed_n", log, "suppression per variable: value suppressed most")
-    minuc_section, minuc_note = _minuc_section(original, treated, qis, options, minucs)
     beyond, beyond_note = _risk_beyond_k(original, treated, qis)
     hierarchies = version_hierarchies(history, version.id, options.hierarchies)
-    utility = _utility(original, treated, qis, options, hierarchies, log) if options.utility else None
+    utility = _utility(original, treated, qis, options, hierarchies, log, comparison) if options.utility else None
+    minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
+                                 else _minuc_section(original, treated, qis, options, minucs))
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
     recipe_json = _mask_recipe(recipe_json, raw_original, k, log)

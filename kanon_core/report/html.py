@@ -356,8 +356,9 @@ def render_html(report: Report) -> str:
 
 
 def report_html(history: Any, vid: int | None = None, recipe_json: str | None = None, options: Any = None,
-                minucs: Any = None, version_risks: Any = None) -> str:
+                minucs: Any = None, version_risks: Any = None, comparison: Any = None) -> str:
     """Build and render in one call (what the dashboard and ``kanon apply --report`` use)."""
     from .build import ReportOptions, build_report
 
-    return render_html(build_report(history, vid, recipe_json, options or ReportOptions(), minucs, version_risks))
+    return render_html(build_report(history, vid, recipe_json, options or ReportOptions(), minucs, version_risks,
+                                    comparison))

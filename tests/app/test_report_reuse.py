@@ -51,3 +51,28 @@ def test_report_after_the_minucs_page_does_not_search_again(monkeypatch):
     assert len(calls) > searched_on_page  # this one searched itself
     assert b"MINUCs were not computed" not in html_own
     assert html_reused == html_own
+
+
+def test_report_after_the_compare_page_reuses_its_percentages(monkeypatch):
+    """Compare first (its default Before: the original with the release's roles, all QIs, Wald intervals):
+    the report takes those weighted percentages instead of computing them again, and is the same report."""
+    import kanon_core.utility as utility
+
+    calls = []
+    real = utility.compare_distributions
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(utility, "compare_distributions", counted)
+    at = _session(find_first=True)  # the MINUCs found first: this test counts comparisons only
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and len(calls) == 1
+    at.switch_page("pages/export.py").run()
+    html_reused = _build(at)
+    assert len(calls) == 1  # the report took the Compare page's result
+    own = _session(find_first=True)
+    html_own = _build(own)
+    assert len(calls) == 2  # without a visit to Compare the report computes its own
+    assert html_reused == html_own
