@@ -35,6 +35,11 @@ state.init()
 pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES if (PAGE_DIR / f).exists()]
 nav = st.navigation(pages)
 with st.sidebar:
-    sidebar.render_timeline()
+    # versions whose risk is not counted yet are completed after the page (a fresh session's first count
+    # loads the compiled kernels): the page reaches the browser first, even when it stops early
+    finish_timeline = sidebar.render_timeline(defer=True)
     glossary_ui.render_sidebar()
-nav.run()
+try:
+    nav.run()
+finally:
+    finish_timeline()

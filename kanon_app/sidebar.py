@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from kanon_core.errors import KanonError
 from kanon_core.fmt import markdown_literal
+from kanon_core.history import History, Version
 from kanon_core.risk.timeline import version_risk
 
 from . import state
@@ -26,7 +30,15 @@ def _checkout(vid: int) -> None:
     state.history().checkout(vid)
 
 
-def render_timeline() -> None:
+def render_timeline(defer: bool = False) -> Callable[[], None]:
+    """The version timeline, each version with its risk at the session's k (and its MINUCs once found).
+
+    With ``defer``, a version whose risk is not memoised yet is drawn without it and completed by the
+    returned function, which the app calls after the page: on a fresh session the page is sent to the
+    browser (which draws it meanwhile) before the first risk count, which loads the compiled kernels (a
+    second on 2 cores). Without ``defer`` (or once called) every line is complete; the returned function is
+    then a no-op.
+    """
     hist = state.history()
     k = int(state.settings()["k"])
     alpha = float(state.settings().get("alpha", 1.0))
@@ -38,27 +50,50 @@ def render_timeline() -> None:
     st.sidebar.button("Undo", icon=":material/undo:", disabled=not hist.can_undo(), key="btn_undo", on_click=_undo)
     st.sidebar.button("Redo", icon=":material/redo:", disabled=not hist.can_redo(), key="btn_redo", on_click=_redo)
     original = hist.original.dataset
+    pending: list[tuple[Any, int]] = []
+
+    def risk_of(v: Version) -> Any:
+        try:
+            return state.memo("version_risk", memo_key, lambda: version_risk(original, v.dataset, k, alpha),
+                              version=v)
+        except KanonError:
+            return None
+
     for vid in sorted(hist.versions):
         v = hist.versions[vid]
-        try:
-            r = state.memo("version_risk", memo_key, lambda v=v: version_risk(original, v.dataset, k, alpha),
-                           version=v)
-        except KanonError:
-            r = None
-        risk = "" if r is None else f" · {r.n_violating:,} < {k_text}" + (
-            f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
-        runs = [(p, res) for p, res in state.memo_found("minucs", v) if p[0] == v.dataset.roles.qis]
-        if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)
-            params, res = runs[-1]
-            risk += f" · {res.total:,} MINUCs (k={params[1]})"
-        marker = CURRENT_MARK if vid == hist.current_id else ""
-        depth = len(hist.lineage(vid)) - 1
-        indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis
-        body = markdown_literal(f"v{vid}: {v.label}{risk}")  # a step's text shown as written, never as Markdown
-        label = f"{indent}{marker}{body}"
-        if vid == hist.current_id:
-            text = f"{marker}{body}"
-            st.sidebar.markdown(f"{indent}**{text}**")
+        slot = st.sidebar.empty()
+        if defer and state.memo_peek("version_risk", memo_key, version=v) is None:
+            _entry(slot, hist, vid, None, k_text, final=False)
+            pending.append((slot, vid))
         else:
-            st.sidebar.button(label, key=f"btn_goto_{vid}", help="Make this version current (branch from it)",
-                              on_click=_checkout, args=(vid,))
+            _entry(slot, hist, vid, risk_of(v), k_text)
+
+    def finish() -> None:
+        while pending:
+            slot, vid = pending.pop(0)
+            _entry(slot, hist, vid, risk_of(hist.versions[vid]), k_text)
+
+    return finish
+
+
+def _entry(slot: Any, hist: History, vid: int, r: Any, k_text: str, final: bool = True) -> None:
+    """One version's line in ``slot``: the current one in bold, the others as buttons that check them out.
+    A line that is not ``final`` (its risk still to come) is plain text: its button is drawn once, complete."""
+    v = hist.versions[vid]
+    risk = "" if r is None else f" · {r.n_violating:,} < {k_text}" + (
+        f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
+    runs = [(p, res) for p, res in state.memo_found("minucs", v) if p[0] == v.dataset.roles.qis]
+    if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)
+        params, res = runs[-1]
+        risk += f" · {res.total:,} MINUCs (k={params[1]})"
+    marker = CURRENT_MARK if vid == hist.current_id else ""
+    depth = len(hist.lineage(vid)) - 1
+    indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis
+    body = markdown_literal(f"v{vid}: {v.label}{risk}")  # a step's text shown as written, never as Markdown
+    if vid == hist.current_id:
+        slot.markdown(f"{indent}**{marker}{body}**")
+    elif not final:
+        slot.markdown(f"{indent}{body}")
+    else:
+        slot.button(f"{indent}{marker}{body}", key=f"btn_goto_{vid}", help="Make this version current (branch from it)",
+                    on_click=_checkout, args=(vid,))

@@ -11,6 +11,7 @@ import streamlit as st
 
 from kanon_app import big_file, guide, labels_ui, roles_ui, state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.pager import paged
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
 from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles, validate_roles
@@ -164,7 +165,7 @@ if missing_like:
 
 st.subheader("Variables and roles")
 roles_ui.render(ds)
-roles_ui.risk_line()
+risk_slot = st.container()  # filled at the end: the page reaches the browser before the first risk count
 
 summary = state.memo("variable_summary", None, lambda: variable_summary(ds))
 tab_vars, tab_preview, tab_roles, tab_missing, tab_labels = st.tabs(
@@ -172,7 +173,7 @@ tab_vars, tab_preview, tab_roles, tab_missing, tab_labels = st.tabs(
 with tab_vars:
     st.dataframe(summary, hide_index=True, width="stretch")
 with tab_preview:
-    st.dataframe(ds.frame.head(200), width="stretch")
+    st.dataframe(paged(ds.frame, "w_preview_page", noun="records"), width="stretch")  # a page of rows at a time
 
 with tab_roles:
     cols = ds.columns
@@ -209,3 +210,6 @@ with tab_missing:
 
 with tab_labels:
     labels_ui.render(ds)
+
+with risk_slot:  # a fresh session's first count loads the compiled kernels (a second on 2 cores)
+    roles_ui.risk_line()
