@@ -236,12 +236,21 @@ def _released_sizes(rel: np.ndarray, counts: np.ndarray, missing: MissingSemanti
 def check_release(codes: np.ndarray, mult: np.ndarray, assign: Assignment, k: int,
                   missing: MissingSemantics) -> ReleaseCheck:
     """Recount a release given by ``assign`` on the class table (``codes``, ``mult``): records in released
-    classes below k, the smallest released class, and the people findable among fewer than k."""
-    rel, counts, _ = released_table(codes, mult, assign)
+    classes below k, the smallest released class, and the people findable among fewer than k.
+
+    The intruder's count compares people with released rows (quadratic in distinct rows), so it is run
+    for the people of input rows that keep fewer than k untouched copies only: the others have at least
+    k consistent released records already (their own row's untouched copies, identical to them).
+    """
+    rel, counts, rows = released_table(codes, mult, assign)
     size = _released_sizes(rel, counts, missing)
     violations = int(counts[size < k].sum())
-    findable = findable_below_k(np.asarray(codes, dtype=np.int32), rel, k, missing, original_mult=mult,
-                                released_mult=counts)
+    untouched = np.zeros(len(codes), dtype=np.int64)
+    plain = (rel != SUPPRESSED).all(axis=1) & (rel == np.asarray(codes)[rows]).all(axis=1)
+    np.add.at(untouched, rows[plain], counts[plain])
+    ask = untouched < k
+    findable = findable_below_k(np.asarray(codes, dtype=np.int32)[ask], rel, k, missing,
+                                original_mult=np.asarray(mult, dtype=np.int64)[ask], released_mult=counts)
     return ReleaseCheck(violations, float(size.min()) if len(size) else 0.0, findable)
 
 

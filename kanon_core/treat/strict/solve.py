@@ -18,7 +18,10 @@ The method is exact for files whose QIs are complete, or under ``category`` sema
 5. the class programme over the survivors (:mod:`.mip`), whose optimum, or UB, is the optimum.
 
 ``lower_bound`` is max(LB, min(UB, the programme's dual bound)) and the result is ``optimal`` only when
-it equals the cost. Under ``wildcard`` semantics with missing input cells, records with missing values
+it equals the cost. Steps 2-5 see only distinct rows and their multiplicities (:func:`_search`), so the
+same search serves records in memory (:func:`solve_strict`, a mask over the records) and a class table
+out of core (:func:`solve_strict_classes`, copies of each class per pattern; its greedy bound is built
+on a reduced copy file, valid for the full file as proven there). Under ``wildcard`` semantics with missing input cells, records with missing values
 may also match records with other values, so the search above (missing treated as a value) gives a valid
 release but not necessarily the cheapest; the bound is then the record-wise bound of Wilson et al.
 (RTI), which holds for this model too (every record's class is consistent with k input records), and
