@@ -61,10 +61,11 @@ class ScaleState:
     roles, the missing semantics, the labels and missing codes, and checks steps as a dataset of records
     would. ``classes`` has one row per distinct combination of the value columns' raw values (``count``
     records each), replayed as records are; ``original`` is its first version and ``blanked[c]`` marks the
-    rows whose cell of c a small-class blanking emptied. ``unblanked`` is the same replay without the
-    blankings: it gives the value a blanked cell would have had, so that every original value has a
-    mapped value and blanked classes keep their own keys (None when a step fails there). ``changed`` names
-    the value columns a recode or a generalization touched (they become mapping tables).
+    rows whose cell of c a small-class blanking emptied. ``unblanked`` is, from the first blanking on, the
+    same replay without the blankings: it gives the value a blanked cell would have had, so that every
+    original value has a mapped value and blanked classes keep their own keys (None when a step fails
+    there). ``changed`` names the value columns a recode or a generalization touched (they become mapping
+    tables).
     """
 
     variables: Dataset
@@ -73,6 +74,7 @@ class ScaleState:
     count: np.ndarray
     blanked: dict[str, np.ndarray] = field(default_factory=dict)
     unblanked: Dataset | None = None
+    blanking: bool = False  # a blanking happened (``unblanked`` is kept from then on)
     changed: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -91,7 +93,7 @@ class ScaleState:
         blankings; returns the new class rows, which the caller stores (after any blanking)."""
         assert self.classes is not None
         out = _run(step, self.classes, where)
-        if self.unblanked is not None:
+        if self.blanking and self.unblanked is not None:
             try:
                 self.unblanked = step.apply(self.unblanked)
             except (KanonError, KeyError, ValueError, TypeError):
@@ -301,6 +303,12 @@ class _Generalize(ScaleStep):
 
     kind = "generalize"
 
+    def refuse(self, step: Step, where: str) -> None:
+        if step.criteria:  # type: ignore[attr-defined]
+            raise InputError(f"{where} ({step.kind} with criteria {', '.join(step.criteria)}) has no version "  # type: ignore[attr-defined]
+                             "at scale yet: its suppression needs the sensitive values of each class; use "
+                             "--engine pandas for this recipe.")
+
     def blank_qis(self, step: Any, roles: Roles) -> tuple[str, ...]:
         return tuple(step.qis or roles.qis or tuple(step.levels))
 
@@ -314,9 +322,7 @@ class _Generalize(ScaleStep):
         from ..treat.recode import GeneralizeStep
 
         assert isinstance(step, GeneralizeStep)
-        if step.criteria:
-            raise InputError(f"{where} ({step.kind} with criteria {', '.join(step.criteria)}) has no version at "
-                             "scale yet (its suppression needs sensitive values per class); use --engine pandas.")
+        self.refuse(step, where)
         _check_on_variables(state, step, where)
         mapped = dataclasses.replace(step, suppress_k=0)
         assert state.classes is not None
@@ -330,6 +336,8 @@ class _Generalize(ScaleStep):
                                  "a variable of the data.")
             small = small_classes(ds, qis, state.count, state.variables.missing, step.suppress_k)
             if small.any():
+                if not state.blanking:
+                    state.blanking, state.unblanked = True, ds
                 frame = ds.frame.copy()
                 for q in qis:  # as in memory, where blanking a whole-number column without gaps makes it float
                     frame[q] = frame[q].mask(small)
@@ -506,7 +514,7 @@ def start_state(recipe: Any, engine: Any, source: Any, settings: Any) -> tuple[S
         frame = pd.DataFrame({c: _series(rows.typed[c], rows.idx[c]) for c in value})
         classes = Dataset(frame=frame, meta={c: meta[c] for c in value if c in meta}, missing=recipe.missing,
                           name=source.path.stem)
-    return ScaleState(variables, classes, classes, rows.count, unblanked=classes), rows
+    return ScaleState(variables, classes, classes, rows.count), rows
 
 
 def replay_at_scale(recipe: Any, state: ScaleState, strict: bool) -> ScaleState:
@@ -559,59 +567,92 @@ def release_plan(state: ScaleState, rows: ClassRows, source: Any) -> ScalePlan:
     drop = tuple(c for c in source.columns if c not in columns)
     meta = {c: state.meta(c) for c in columns}
     mappings: dict[str, dict[Any, Any]] = {}
-    view: dict[str, list[Any]] = {}  # per value column in the release: what the engine sees before blanking
+    view: dict[str, np.ndarray] = {}  # per value column in the release: what the engine sees, coded per row
     for c in state.value_columns:
         if c in columns:
-            mappings[c] = _mapping(state, rows, c, meta[c].float_style, source.format == "csv")
-            values = rows.typed[c].values
-            view[c] = [None if i < 0 else mappings[c][values[i]] for i in rows.idx[c]]
-    keys, suppress = _blank_table(state, columns, view)
+            mappings[c], view[c] = _mapping(state, rows, c, meta[c].float_style, source.format == "csv")
+    keys, suppress = _blank_table(state, columns, mappings, view, rows)
     recodes = {c: m for c, m in mappings.items() if c in state.changed or c in keys}
     return ScalePlan(recodes, keys, suppress, drop, columns, meta)
 
 
-def _mapping(state: ScaleState, rows: ClassRows, column: str, style: str, as_text: bool) -> dict[Any, Any]:
-    """Original value -> released value of one value column, read off the replayed class rows."""
+def _first_rows(idx: np.ndarray, rows: np.ndarray, n_values: int) -> np.ndarray:
+    """For each original value (index into the column's distinct values), one of ``rows`` holding it (-1: none)."""
+    first = np.full(n_values, -1, np.int64)
+    first[idx[rows[::-1]]] = rows[::-1]
+    return first
+
+
+def _mapping(state: ScaleState, rows: ClassRows, column: str, style: str,
+             as_text: bool) -> tuple[dict[Any, Any], np.ndarray]:
+    """Original value -> released value of one value column, read off the replayed class rows, and per class
+    row a code of the value the engine sees (the mapped value; -1 when missing).
+
+    Each original value is looked up once (on one of its rows); that its other rows agree is checked on
+    codes of the replayed values, so the cost is one pass over the rows in numpy.
+    """
     assert state.classes is not None
     idx, values = rows.idx[column], rows.typed[column].values
-    final = _written(state.classes.frame[column], style, as_text)
+    n = len(values)
     blanked = state.blanked.get(column, np.zeros(len(idx), bool))
-    mapping: dict[Any, Any] = {}
-    for r in np.flatnonzero((idx >= 0) & ~blanked):
-        if mapping.setdefault(values[idx[r]], final[r]) != final[r]:
-            raise InputError(f"The replay of {column} at scale did not give one value per original value; "
-                             "use --engine pandas for this recipe.")
+    final = state.classes.frame[column]
+    kept = np.flatnonzero((idx >= 0) & ~blanked)
+    first = _first_rows(idx, kept, n)
+    codes, _ = pd.factorize(final.astype(object), use_na_sentinel=True)
+    if np.any(codes[kept] != codes[first[idx[kept]]]):
+        raise InputError(f"The replay of {column} at scale did not give one value per original value; "
+                         "use --engine pandas for this recipe.")
+    has = first >= 0
+    written = _written(final.iloc[first[has]], style, as_text)
+    out: list[Any] = [None] * n
+    for j, w in zip(np.flatnonzero(has).tolist(), written, strict=True):
+        out[j] = w
     # values held only by blanked cells never reach the release; they map to the value they would have had,
     # so that their classes keep keys of their own in the list of classes to blank
-    if state.unblanked is not None and len(mapping) < len(values):
-        shadow = _written(state.unblanked.frame[column], style, as_text)
-        for r in np.flatnonzero((idx >= 0) & blanked):
-            mapping.setdefault(values[idx[r]], shadow[r])
-    for v in values:
-        mapping.setdefault(v, None)
-    return mapping
+    only_blanked = _first_rows(idx, np.flatnonzero((idx >= 0) & blanked), n)
+    only_blanked[has] = -1
+    if state.unblanked is not None and (only_blanked >= 0).any():
+        at = only_blanked >= 0
+        shadow = _written(state.unblanked.frame[column].iloc[only_blanked[at]], style, as_text)
+        for j, w in zip(np.flatnonzero(at).tolist(), shadow, strict=True):
+            out[j] = w
+    mapping = dict(zip(values, out, strict=True))
+    keyed = pd.Series([None if v is None else (type(v).__name__, v) for v in out], dtype=object)
+    value_code, _ = pd.factorize(keyed, use_na_sentinel=True)
+    seen = np.append(value_code, -1)[idx]  # a missing original (index -1) stays missing
+    return mapping, seen.astype(np.int64)
 
 
-def _blank_table(state: ScaleState, columns: tuple[str, ...],
-                 view: dict[str, list[Any]]) -> tuple[tuple[str, ...], pd.DataFrame | None]:
+def _blank_table(state: ScaleState, columns: tuple[str, ...], mappings: dict[str, dict[Any, Any]],
+                 view: dict[str, np.ndarray], rows: ClassRows) -> tuple[tuple[str, ...], pd.DataFrame | None]:
     """The classes to blank, keyed on the values the engine sees after the mapping tables.
 
     Keyed first on the blanked QIs only; if two class rows agree there but were blanked differently (a
     later recode merged values that were blanked apart), on every value column in the release; if they
     still agree, the blanking cannot be written as a table of classes and the recipe is refused.
     """
+    from ..risk.keys import group_ids
+
     blanked = [c for c in state.value_columns if c in columns and c in state.blanked and state.blanked[c].any()]
     if not blanked:
         return (), None
+    n = len(state.count)
     for keys in (blanked, [c for c in state.value_columns if c in view]):
-        flags = pd.DataFrame({f"suppress_{c}": state.blanked.get(c, np.zeros(len(state.count), bool))
-                              for c in keys})
-        frame = pd.DataFrame({c: pd.Series(view[c], dtype=object) for c in keys})
-        marker = frame.map(lambda v: ("missing",) if v is None else (type(v).__name__, v))
-        both = pd.concat([marker, flags], axis=1).drop_duplicates()
-        if not both[list(keys)].duplicated().any():
-            chosen = pd.concat([frame, flags], axis=1)[flags.any(axis=1).to_numpy()]
-            return tuple(keys), chosen.drop_duplicates(subset=list(keys)).reset_index(drop=True)
+        codes = np.column_stack([view[c] for c in keys]).astype(np.int32)
+        flags = np.column_stack([state.blanked.get(c, np.zeros(n, bool)) for c in keys])
+        key_id, _ = group_ids(codes)
+        both_id, _ = group_ids(np.column_stack([codes, flags.astype(np.int32)]))
+        if key_id.max() != both_id.max():
+            continue
+        hit = np.flatnonzero(flags.any(axis=1))
+        hit = hit[np.unique(key_id[hit], return_index=True)[1]]  # one row per class to blank
+        table = {}
+        for c in keys:
+            by_index = np.array([*(mappings[c][v] for v in rows.typed[c].values), None], dtype=object)
+            table[c] = by_index[rows.idx[c][hit]]
+        for j, c in enumerate(keys):
+            table[f"suppress_{c}"] = flags[hit, j]
+        return tuple(keys), pd.DataFrame(table)
     raise InputError("The recipe blanks small classes and then recodes their values, so the blanking cannot be "
                      "applied by the engine as a list of classes; use --engine pandas for this recipe.")
 
