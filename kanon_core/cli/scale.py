@@ -279,4 +279,4 @@ def require_in_memory(args: argparse.Namespace, command: str) -> None:
     name = getattr(args, "engine", "auto") or "auto"
     if name not in ("auto", "pandas"):
         raise InputError(f"kanon {command} runs in memory ({IN_MEMORY_ONLY[command]}); use --engine pandas or "
-                         "auto. Risk and generalize run out of core.")
+                         "auto. Risk, generalize and apply run out of core.")
