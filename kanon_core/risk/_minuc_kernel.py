@@ -201,19 +201,19 @@ def _reduce_family(dmask, dweight, nd, q, b, emask, eweight):  # pragma: no cove
     return ne
 
 
-@numba.njit(cache=True, nogil=True)
-def _bits_weight(words, eweight, limit):  # pragma: no cover - compiled
-    """Summed weight of the edges whose bits are set, stopping once it exceeds ``limit``."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _weight_and(x, y, heavy, ecap):  # pragma: no cover - compiled
+    """Weight of the edges in both bitsets ``x`` and ``y``: their number (popcount) plus the extra weight
+    of the heavy ones among them (capped weights, see :func:`_enumerate_minimal`)."""
     total = 0
-    for wi in range(words.shape[0]):
-        x = words[wi]
-        while x:
-            low = x & (~x + np.uint64(1))
-            e = wi * 64 + _bit_index(low)
-            total += eweight[e]
-            if total > limit:
-                return total
-            x ^= low
+    for wi in range(x.shape[0]):
+        z = x[wi] & y[wi]
+        total += _popcount(z)
+        h = z & heavy[wi]
+        while h:
+            low = h & (~h + np.uint64(1))
+            total += ecap[wi * 64 + _bit_index(low)] - 1
+            h ^= low
     return total
 
 
@@ -227,28 +227,45 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     the budget allows, on leaving F unhit (all of F leaves the candidates). A position whose critical
     edges (edges hit by it alone) vanish can never be needed again: the branch is pruned. Returns
     (buffer, new length, complete) where complete is False when ``max_size`` cut the search.
+
+    State per depth, as bitsets over the edges: the unhit edges and the edges hit exactly once. The
+    critical edges of a chosen v are then ``once & pos[v]`` (``pos[v]``: the edges containing v), so a
+    step costs a few word operations per chosen QI instead of copying a critical set per QI. Weights are
+    capped at b + 1 (every comparison is with b, and a sum with a capped term exceeds b exactly when the
+    true sum does), so a set's weight is its popcount plus the extra weight of its few heavy edges; at
+    b = 1 (k = 3, a unique record) every light edge weighs one. A set reached with weight exactly b is
+    minimal as soon as every chosen QI keeps a critical edge (each weighs at least one), which the
+    pruning guarantees: only sets with weight below b are checked QI by QI.
     """
     nw = (ne + 63) // 64
-    pos_edges = np.zeros((q, nw), dtype=np.uint64)
+    pos = np.zeros((q, nw), dtype=np.uint64)
+    heavy = np.zeros(nw, dtype=np.uint64)
+    ecap = np.empty(ne, dtype=np.int64)
     union = np.uint64(0)
     total = 0
     for e in range(ne):
         m = emask[e]
         union |= m
-        total += eweight[e]
-        for v in range(q):
-            if m & (np.uint64(1) << np.uint64(v)):
-                pos_edges[v, e >> 6] |= np.uint64(1) << np.uint64(e & 63)
+        ecap[e] = min(eweight[e], b + 1)
+        total += ecap[e]
+        bit = np.uint64(1) << np.uint64(e & 63)
+        if ecap[e] > 1:
+            heavy[e >> 6] |= bit
+        x = m
+        while x:
+            low = x & (~x + np.uint64(1))
+            pos[_bit_index(low), e >> 6] |= bit
+            x ^= low
     depth_cap = q + 2
     S = np.zeros(depth_cap, dtype=np.uint64)
     CAND = np.zeros(depth_cap, dtype=np.uint64)
     BASE = np.zeros(depth_cap, dtype=np.uint64)
+    BR = np.zeros(depth_cap, dtype=np.uint64)  # the branching edge's candidates
+    REM = np.zeros(depth_cap, dtype=np.uint64)  # those not yet tried
+    SKIP = np.zeros(depth_cap, dtype=np.bool_)  # the leave-unhit branch is still to be tried
     U = np.zeros(depth_cap, dtype=np.int64)
     uncov = np.zeros((depth_cap, nw), dtype=np.uint64)
-    crit = np.zeros((depth_cap, q, nw), dtype=np.uint64)
-    branch = np.zeros((depth_cap, q + 1), dtype=np.int64)
-    nbranch = np.zeros(depth_cap, dtype=np.int64)
-    ibranch = np.zeros(depth_cap, dtype=np.int64)
+    once = np.zeros((depth_cap, nw), dtype=np.uint64)
     complete = True
     for e in range(ne):
         uncov[0, e >> 6] |= np.uint64(1) << np.uint64(e & 63)
@@ -259,17 +276,17 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     while d >= 0:
         if entering:
             entering = False
-            nbranch[d] = 0
-            ibranch[d] = 0
-            size = _popcount(S[d])
+            REM[d] = 0
+            SKIP[d] = False
             if U[d] <= b:
                 ok = True
-                if b > 0:
+                if U[d] < b:  # (at U = b every chosen QI keeps a critical edge of weight >= 1)
                     s = S[d]
                     while s:
                         low = s & (~s + np.uint64(1))
-                        v = _bit_index(low)
-                        if U[d] + _bits_weight(crit[d, v], eweight, b - U[d]) <= b:
+                        w = _bit_index(low)
+                        extra = _weight_and(once[d], pos[w], heavy, ecap)
+                        if U[d] + extra <= b:
                             ok = False
                             break
                         s ^= low
@@ -282,11 +299,10 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                     nbuf += 1
                 d -= 1
                 continue
-            if size >= max_size:
+            if _popcount(S[d]) >= max_size:
                 complete = False
                 d -= 1
                 continue
-            # choose the unhit edge with the fewest candidates; weigh the edges that can no longer be hit
             best = -1
             best_c = q + 1
             forced = 0
@@ -299,9 +315,9 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                     x ^= low
                     c = _popcount(emask[e] & cand)
                     if c == 0:
-                        forced += eweight[e]
+                        forced += ecap[e]
                         if forced > b:
-                            break  # the branch is dead: no need to look further
+                            break
                     elif c < best_c:
                         best_c = c
                         best = e
@@ -313,45 +329,35 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                 d -= 1
                 continue
             C = emask[best] & cand
+            BR[d] = C
+            REM[d] = C
             BASE[d] = cand & ~C
-            nb = 0
-            x = C
-            while x:
-                low = x & (~x + np.uint64(1))
-                branch[d, nb] = _bit_index(low)
-                nb += 1
-                x ^= low
-            if forced + eweight[best] <= b:
-                branch[d, nb] = -1  # leave F unhit
-                nb += 1
-            nbranch[d] = nb
-        if ibranch[d] >= nbranch[d]:
-            d -= 1
-            continue
-        i = ibranch[d]
-        ibranch[d] += 1
-        v = branch[d, i]
+            SKIP[d] = forced + ecap[best] <= b
         c1 = d + 1
-        if v < 0:
+        if REM[d] == 0:
+            if not SKIP[d]:
+                d -= 1
+                continue
+            SKIP[d] = False
             S[c1] = S[d]
             CAND[c1] = BASE[d]
             U[c1] = U[d]
             for wi in range(nw):
                 uncov[c1, wi] = uncov[d, wi]
-            s = S[d]
-            while s:
-                low = s & (~s + np.uint64(1))
-                w = _bit_index(low)
-                for wi in range(nw):
-                    crit[c1, w, wi] = crit[d, w, wi]
-                s ^= low
+                once[c1, wi] = once[d, wi]
             d = c1
             entering = True
             continue
-        # add position v: candidates of F before v stay available (each S is generated once)
-        earlier = np.uint64(0)
-        for t in range(i):
-            earlier |= np.uint64(1) << np.uint64(branch[d, t])
+        rem = REM[d]
+        vbit = rem & (~rem + np.uint64(1))
+        REM[d] = rem ^ vbit
+        v = _bit_index(vbit)
+        # the child's edges hit once: those of S not hit by v, and the newly hit ones
+        for wi in range(nw):
+            p = pos[v, wi]
+            once[c1, wi] = (once[d, wi] & ~p) | (uncov[d, wi] & p)
+            uncov[c1, wi] = uncov[d, wi] & ~p
+        # a chosen QI left with no critical edge can never be needed again: prune
         ok = True
         s = S[d]
         while s:
@@ -359,30 +365,22 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
             w = _bit_index(low)
             anyc = np.uint64(0)
             for wi in range(nw):
-                cw = crit[d, w, wi] & ~pos_edges[v, wi]
-                crit[c1, w, wi] = cw
-                anyc |= cw
+                anyc |= once[c1, wi] & pos[w, wi]
             if anyc == 0:
                 ok = False
                 break
             s ^= low
         if not ok:
             continue
-        hit_new = 0
-        for wi in range(nw):
-            newly = uncov[d, wi] & pos_edges[v, wi]
-            crit[c1, v, wi] = newly
-            uncov[c1, wi] = uncov[d, wi] & ~pos_edges[v, wi]
-        if b > 0:
-            hit_new = _bits_weight(crit[c1, v], eweight, total + 1)
-        S[c1] = S[d] | (np.uint64(1) << np.uint64(v))
-        CAND[c1] = BASE[d] | earlier
-        U[c1] = U[d] - hit_new
+        S[c1] = S[d] | vbit
+        CAND[c1] = BASE[d] | (BR[d] & (vbit - np.uint64(1)))
         if b == 0:
             anyu = np.uint64(0)
             for wi in range(nw):
                 anyu |= uncov[c1, wi]
             U[c1] = 0 if anyu == 0 else 1
+        else:
+            U[c1] = U[d] - _weight_and(once[c1], pos[v], heavy, ecap)
         d = c1
         entering = True
     return buf, nbuf, complete
