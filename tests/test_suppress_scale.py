@@ -226,10 +226,12 @@ def survey(tmp_path_factory):
     which = rng.choice(["", "region", "age", "edu"], n, p=[.85, .05, .05, .05])
     df.loc[which == "region", "region"] = ""
     df.loc[which == "age", "age"] = 99
+    df["age"] = df["age"].astype(object)
+    df.loc[(which == "age") & (rng.random(n) < 0.5), "age"] = None  # empty and the declared 99: one class
     df.loc[which == "edu", "edu"] = np.nan
     csv, parquet = d / "survey.csv", d / "survey.parquet"
     df.to_csv(csv, index=False)
-    df.assign(region=df["region"].replace("", None)).to_parquet(parquet, index=False)
+    df.assign(region=df["region"].replace("", None), age=df["age"].astype("Int64")).to_parquet(parquet, index=False)
     return {"csv": csv, "parquet": parquet}
 
 
@@ -267,6 +269,7 @@ def test_release_at_scale_equals_the_in_memory_release_of_the_same_assignment(su
     eng = get_engine(engine)
     codes_arg = {"age": ("99",)}
     table, keys, class_of_row, _ = aggregate_table(eng, open_source(path), QIS, None, codes_arg)
+    assert len(class_of_row) > table.n_classes  # raw rows merged into classes (empty and 99 in age)
     costs, protected = np.array([1.0, 2.0, 1.0, 1.0]), np.array([False, False, True, False])
     res = suppress_classes(table.codes, table.count, 3, costs, protected, missing)
     assert res.n_suppressed > 0
