@@ -355,3 +355,35 @@ def test_cli_at_scale_never_overwrites_its_input(survey, tmp_path, capsys):
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert main(["suppress", str(src), "--qi", ",".join(QIS), "--k", "3", "--engine", "duckdb",
                  "-o", str(tmp_path / "in.txt")]) == 2  # a release at scale is CSV or Parquet
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(["category", "wildcard"]), st.integers(2, 4),
+       st.sampled_from(ENGINES))
+def test_random_files_release_at_scale_equals_in_memory(tmp_path_factory, seed, missing, k, engine):
+    """Random small CSV files (text and number cells, empty cells): the engine's release of the class-level
+    solution equals the in-memory release of the same solution."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 200))
+    df = pd.DataFrame({
+        "t": rng.choice(["a", "b", "c", "d", ""], n, p=[.4, .3, .15, .1, .05]),
+        "x": rng.choice(["1", "2", "3", "10", ""], n, p=[.4, .3, .15, .1, .05]),
+        "y": rng.choice(["0.5", "1.5", "2.0"], n),
+        "v": rng.integers(0, 1000, n).astype(str),
+    })
+    path = tmp_path_factory.mktemp("rand") / "r.csv"
+    df.to_csv(path, index=False)
+    qis = ["t", "x", "y"]
+    eng = get_engine(engine)
+    table, keys, class_of_row, _ = aggregate_table(eng, open_source(path), qis)
+    try:
+        res = suppress_classes(table.codes, table.count, k, np.ones(3), np.zeros(3, bool), missing)
+    except InfeasibleError:
+        return
+    out = path.with_name("out.csv")
+    eng.release(path, out, qis=qis, ranked=ranked_plan(keys, class_of_row, table.n_classes, res.assignment, 3))
+    ds = load_dataset(path, roles=Roles(qis=tuple(qis)))
+    qm = ds.qi_matrix(qis)
+    mask = _to_mask(res.assignment, class_of_records(qm.codes, table.codes), n, 3) & (qm.codes >= 0)
+    assert comparable(load_dataset(out).frame) == comparable(apply_mask(ds.frame, qis, mask))
+    assert findable(qm.codes, mask, k, missing) == 0
