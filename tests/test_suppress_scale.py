@@ -387,3 +387,49 @@ def test_random_files_release_at_scale_equals_in_memory(tmp_path_factory, seed, 
     mask = _to_mask(res.assignment, class_of_records(qm.codes, table.codes), n, 3) & (qm.codes >= 0)
     assert comparable(load_dataset(out).frame) == comparable(apply_mask(ds.frame, qis, mask))
     assert findable(qm.codes, mask, k, missing) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.int32, st.tuples(st.integers(2, 14), st.integers(1, 3)), elements=st.integers(-1, 2)),
+       st.data(), st.sampled_from(["category", "wildcard"]), st.integers(2, 4))
+def test_the_independent_check_equals_the_reference_on_any_assignment(codes, data, missing, k):
+    """Random assignments, valid or not: the class-level recount gives the records in released classes
+    below k and the people findable below k that the pure-python reference counts on the records."""
+    table = ClassTable.from_codes(codes)
+    q = codes.shape[1]
+    rows, pats, copies = [], [], []
+    left = table.count.copy()
+    for _ in range(data.draw(st.integers(0, 6))):
+        r = data.draw(st.integers(0, table.n_classes - 1))
+        if left[r] == 0:
+            continue
+        c = data.draw(st.integers(1, int(left[r])))
+        left[r] -= c
+        rows.append(r)
+        pats.append(data.draw(st.integers(0, 2**q - 1)))
+        copies.append(c)
+    assign = Assignment(np.array(rows, np.int64), np.array(pats, np.int64), np.array(copies, np.int64))
+    chk = check_release(table.codes, table.count, assign, k, missing)
+    mask = _to_mask(assign, table.record_class, len(codes), q) & (codes >= 0)
+    counts = np.array(COUNTS["strict"](codes, mask, missing, 1.0))
+    assert chk.violations == int((counts < k).sum())
+    assert chk.min_class == counts.min()
+    assert chk.findable_below_k == findable(codes, mask, k, missing)
+
+
+def test_a_failed_check_stops_the_run_and_writes_nothing(survey, tmp_path, monkeypatch, capsys):
+    """A solver that claims a release it did not make (here: nothing suppressed) is caught by the recount."""
+    from kanon_core.treat.strict import classes as classes_mod
+    from kanon_core.treat.strict.solve import StrictClasses
+
+    def nothing(codes, mult, *a, **kw):
+        e = np.zeros(0, np.int64)
+        return StrictClasses(Assignment(e, e.copy(), e.copy()), 0.0, 0.0, True, {})
+
+    monkeypatch.setattr(classes_mod, "solve_strict_classes", nothing)
+    out = tmp_path / "o.csv"
+    assert main(["suppress", str(survey["csv"]), "--qi", ",".join(QIS), "--k", "3", "--engine", "duckdb",
+                 "--missing", "category", "-o", str(out), "--json", str(tmp_path / "o.json")]) == 2
+    assert "unexpected RuntimeError" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "o.json").exists()
+    assert list(tmp_path.iterdir()) == []
