@@ -342,3 +342,24 @@ def test_blanked_classes_missing_in_a_key_variable(tmp_path, engine):
     code, got = apply(tmp_path, recipe, data, tmp_path / "got.parquet", engine)
     assert code == 0 and got["suppressed_cells"] == 1
     assert_same_release(tmp_path / "ref.parquet", tmp_path / "got.parquet")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", [".csv", ".parquet"])
+def test_recipe_without_value_steps_or_qis(tmp_path, engine, fmt):
+    """Only labels, declared codes and a drop, no QIs: nothing to aggregate on but the record count; the
+    labels of variables no step recodes are typed from their distinct values (the sidecar's and the steps')."""
+    data = write_data(tmp_path, n=80).with_suffix(fmt)
+    recipe = Recipe(steps=(
+        SetValueLabels((("score", (("50.5", "middle"),)), ("age", (("20", "twenty"),))), (("job", "Occupation"),)),
+        DeclareMissingValues((("region", ("NA",)),)),
+        DeclareMissingCodes("age", ("99",)),
+        DropVariables(("id",)),
+    ), roles=Roles())
+    code, ref = apply(tmp_path, recipe, data, tmp_path / f"ref{fmt}", "pandas")
+    assert code == 0 and ref["records_below_k"] is None
+    code, got = apply(tmp_path, recipe, data, tmp_path / f"got{fmt}", engine)
+    assert code == 0
+    assert_same_release(tmp_path / f"ref{fmt}", tmp_path / f"got{fmt}")
+    for key in SUMMARY_KEYS:
+        assert got[key] == ref[key], key

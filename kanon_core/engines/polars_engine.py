@@ -76,7 +76,7 @@ class PolarsEngine(OutOfCore):
         if source.format == "csv":  # parsing the last field makes Polars check every record's field count
             cols.append(pl.col(source.columns[-1]).alias("kanon_last"))
             aggs.append(pl.col("kanon_last").null_count().alias("kanon_last"))
-        lf = self.scan(source).select(cols)
+        lf = self.scan(source).select(cols) if cols else self.scan(source)  # no keys: the record count alone
         lf = lf.group_by(names).agg(aggs) if names else lf.select(aggs)
         return self._collect(lf, "aggregating the file").to_arrow()
 

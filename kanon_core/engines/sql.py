@@ -78,6 +78,7 @@ def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str]
             "SUM(CASE WHEN wv <= 0 THEN 1 ELSE 0 END) AS w_nonpositive",
         ]
     group = f" GROUP BY {', '.join(d.q(a) for a in names)}" if names else ""
+    inner = inner or ["1 AS kanon_one"]  # no keys and no weight: the record count alone
     return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) t{group}"
 
 
