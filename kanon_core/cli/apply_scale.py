@@ -37,7 +37,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,13 @@ import pandas as pd
 from ..dataset import Dataset, Roles, VariableMeta
 from ..errors import InputError, KanonError
 from ..steps import DropVariables, Step
+
+if TYPE_CHECKING:
+    from ..classtable import ClassTable
+    from ..engines.base import Engine, EngineSettings
+    from ..engines.source import Source
+    from ..engines.table import TypedColumn
+    from ..recipe import Recipe
 
 DISTINCT_LIMIT = 1_000_000
 """A labelled variable that is not a value column is typed from its distinct values (at most this many)."""
@@ -367,18 +374,22 @@ class _RiskSuppression(_Refused):
 def small_classes(ds: Dataset, qis: Iterable[str], count: np.ndarray, missing: str, k: int) -> np.ndarray:
     """Per class row, whether its class on ``qis`` holds fewer than ``k`` records (counts summed over the
     rows of each class; under wildcard semantics a class also counts the records it matches)."""
+    table, gid = counted_table(ds, tuple(qis), count)
+    return np.asarray(table.class_sizes(missing).fk)[gid] < k  # type: ignore[arg-type]
+
+
+def counted_table(ds: Dataset, qis: tuple[str, ...], count: np.ndarray) -> tuple[ClassTable, np.ndarray]:
+    """The class table on ``qis`` of rows that stand for ``count`` records each, and each row's class."""
     from ..classtable import ClassTable
     from ..risk.keys import group_ids
 
-    qis = tuple(qis)
     codes = ds.qi_matrix(qis).codes
     gid, _ = group_ids(codes)
     n = int(gid.max()) + 1 if len(gid) else 0
     first = np.zeros(n, dtype=np.int64)
     first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
     table = ClassTable(qis, codes[first], np.bincount(gid, weights=count, minlength=n).astype(np.int64))
-    fk = table.class_sizes(missing).fk  # type: ignore[arg-type]
-    return np.asarray(fk)[gid] < k
+    return table, gid
 
 
 # -- planning and reading ----------------------------------------------------------------------------------
@@ -389,7 +400,7 @@ def _handler(step: Step, where: str) -> ScaleStep:
     return h
 
 
-def plan_columns(recipe: Any, columns: Iterable[str]) -> tuple[list[str], set[str]]:
+def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set[str]]:
     """The value columns to aggregate on (file order) and the variables whose type the steps need.
 
     Roles are followed through the steps, so a generalization that blanks on "the QIs" aggregates the QIs
@@ -412,7 +423,7 @@ def plan_columns(recipe: Any, columns: Iterable[str]) -> tuple[list[str], set[st
     return [c for c in cols if c in value], {c for c in typed if c in set(cols)}
 
 
-def _labelled_columns(source: Any) -> set[str]:
+def _labelled_columns(source: Source) -> set[str]:
     """Variables the file's labels (its sidecar, or the labels a Parquet file embeds) say something about."""
     from ..io import PARQUET_LABELS_KEY, sidecar_path
 
@@ -439,7 +450,7 @@ def _labelled_columns(source: Any) -> set[str]:
     return names & set(source.columns)
 
 
-def _series(t: Any, idx: np.ndarray) -> pd.Series:
+def _series(t: TypedColumn, idx: np.ndarray) -> pd.Series:
     """A value column over the class rows with the dtype the in-memory reader gives the whole column."""
     vals = np.array([*t.values, None], dtype=object)[idx]  # index -1 takes the appended None
     missing = bool((idx < 0).any())
@@ -470,11 +481,11 @@ class ClassRows:
 
     columns: list[str]
     idx: dict[str, np.ndarray]
-    typed: dict[str, Any]
+    typed: dict[str, TypedColumn]
     count: np.ndarray
 
 
-def read_classes(engine: Any, source: Any, columns: list[str], settings: Any) -> ClassRows:
+def read_classes(engine: Engine, source: Source, columns: list[str], settings: EngineSettings) -> ClassRows:
     from ..engines.table import type_distinct
 
     source.require(columns)
@@ -488,7 +499,7 @@ def read_classes(engine: Any, source: Any, columns: list[str], settings: Any) ->
     return ClassRows(columns, idx, typed, agg.column("n").to_numpy().astype(np.int64))
 
 
-def start_state(recipe: Any, engine: Any, source: Any, settings: Any) -> tuple[ScaleState, ClassRows]:
+def start_state(recipe: Recipe, engine: Engine, source: Source, settings: EngineSettings) -> tuple[ScaleState, ClassRows]:
     """Version 0 of the replay: the variables with the recipe's initial roles, the class rows, the labels."""
     from ..engines.table import declared_meta, type_distinct
 
@@ -517,7 +528,7 @@ def start_state(recipe: Any, engine: Any, source: Any, settings: Any) -> tuple[S
     return ScaleState(variables, classes, classes, rows.count), rows
 
 
-def replay_at_scale(recipe: Any, state: ScaleState, strict: bool) -> ScaleState:
+def replay_at_scale(recipe: Recipe, state: ScaleState, strict: bool) -> ScaleState:
     for i, step in enumerate(recipe.steps, start=1):
         where = f"Step {i}"
         _handler(step, where).apply(state, step, where, strict)
@@ -555,7 +566,7 @@ class ScalePlan:
     meta: dict[str, VariableMeta]
 
 
-def release_plan(state: ScaleState, rows: ClassRows, source: Any) -> ScalePlan:
+def release_plan(state: ScaleState, rows: ClassRows, source: Source) -> ScalePlan:
     """The engine's plan from the replayed class rows (see :class:`ScalePlan`).
 
     Every value column in the release gets its mapping (original value -> released value); the engine
@@ -664,7 +675,7 @@ class KCount:
     k_achieved: int
 
 
-def k_of_table(table: Any, missing: str, k: int) -> KCount:
+def k_of_table(table: ClassTable, missing: str, k: int) -> KCount:
     fk = np.asarray(table.class_sizes(missing).fk)
     below = int(table.count[fk < k].sum())
     return KCount(below, int(math.floor(float(fk.min()))) if len(fk) else 0)
@@ -675,24 +686,12 @@ def replay_k(state: ScaleState, k: int) -> KCount | None:
     qis = state.variables.roles.qis
     if not qis or state.classes is None:
         return None
-    small_table = _table_of(state.classes, qis, state.count)
-    return k_of_table(small_table, state.variables.missing, k)
+    table, _ = counted_table(state.classes, tuple(qis), state.count)
+    return k_of_table(table, state.variables.missing, k)
 
 
-def _table_of(ds: Dataset, qis: tuple[str, ...], count: np.ndarray) -> Any:
-    from ..classtable import ClassTable
-    from ..risk.keys import group_ids
-
-    codes = ds.qi_matrix(qis).codes
-    gid, _ = group_ids(codes)
-    n = int(gid.max()) + 1 if len(gid) else 0
-    first = np.zeros(n, dtype=np.int64)
-    first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
-    return ClassTable(tuple(qis), codes[first], np.bincount(gid, weights=count, minlength=n).astype(np.int64))
-
-
-def recount_k(engine: Any, path: Path, plan: ScalePlan, qis: tuple[str, ...], missing: str, k: int,
-              settings: Any) -> KCount | None:
+def recount_k(engine: Engine, path: Path, plan: ScalePlan, qis: tuple[str, ...], missing: str, k: int,
+              settings: EngineSettings) -> KCount | None:
     """k counted on the written release, aggregated again by the engine (its declared missing codes given
     as the sidecar declares them)."""
     from ..engines.source import open_source
@@ -756,7 +755,7 @@ def _in_memory_reason(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _run_at_scale(args: argparse.Namespace, recipe: Any, data_path: Path, engine: Any) -> int:
+def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, engine: Any) -> int:
     from ..engines.source import open_source
     from ..io import labels_json, labels_spec, sidecar_path
     from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
