@@ -363,3 +363,19 @@ def test_recipe_without_value_steps_or_qis(tmp_path, engine, fmt):
     assert_same_release(tmp_path / f"ref{fmt}", tmp_path / f"got{fmt}")
     for key in SUMMARY_KEYS:
         assert got[key] == ref[key], key
+
+
+def test_auto_on_a_large_file_runs_at_scale_unless_a_step_has_no_version_there(tmp_path, monkeypatch, capsys):
+    """``auto`` picks the embedded engine for a large file (here: any file); a recipe with a record-level
+    suppression then runs in memory, as it did before apply ran at scale, with a notice."""
+    import kanon_core.cli.scale as scale
+
+    monkeypatch.setattr(scale, "choose_engine", lambda name, path: "duckdb" if name == "auto" else name)
+    data = write_data(tmp_path, n=60)
+    code, summary = apply(tmp_path, full_recipe(), data, tmp_path / "x.csv", "auto")
+    assert code == 0 and summary["engine"] == "duckdb"
+    capsys.readouterr()
+    recipe = Recipe(steps=(SuppressStep(qis=("age", "sex"), k=2),), roles=Roles(qis=("age", "sex")))
+    code, summary = apply(tmp_path, recipe, data, tmp_path / "y.csv", "auto")
+    assert code == 0 and "engine" not in summary
+    assert "notice: running in memory: Step 1 (local_suppression) has no version at scale" in capsys.readouterr().err

@@ -725,9 +725,10 @@ def suppressed_cells(state: ScaleState, columns: tuple[str, ...]) -> int:
 # -- the command ----------------------------------------------------------------------------------------------
 def apply_at_scale(args: argparse.Namespace) -> int | None:
     """``kanon apply`` through an out-of-core engine; None when the in-memory path runs (pandas, or ``auto``
-    on a small file or for what only the in-memory path writes: SPSS/Stata, the HTML report, CSV codes
-    for suppressed cells)."""
-    from ..engines.source import is_scale_format
+    on a small file, for what only the in-memory path writes: SPSS/Stata, the HTML report, CSV codes for
+    suppressed cells, and for a recipe with a step kind that has no version at scale, as ``kanon apply``
+    ran before it had one; a notice says so). An engine named explicitly refuses these in one line."""
+    from ..engines.source import is_scale_format, open_source
     from ..recipe import Recipe
     from .scale import out_of_core_engine
 
@@ -742,6 +743,12 @@ def apply_at_scale(args: argparse.Namespace) -> int | None:
         return None
     if in_memory_only:
         raise InputError(f"kanon apply at scale cannot {in_memory_only}; use --engine pandas.")
+    if not explicit:
+        try:
+            plan_columns(recipe, open_source(data_path).columns)
+        except InputError as exc:
+            print(f"kanon apply: notice: running in memory: {exc}", file=sys.stderr)
+            return None
     return _run_at_scale(args, recipe, data_path, engine)
 
 
