@@ -205,14 +205,24 @@ _GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (unsigned
 
 
 @numba.njit(cache=True, nogil=True)
-def rollup(codes, luts, changed, radix, count, slot_key, slot_gid, slot_stamp, stamp):  # pragma: no cover
+def _hash_slot(key, shift, mask):  # pragma: no cover - compiled
+    h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
+    return (h >> shift) & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def rollup(codes, luts, changed, radix, count, slots, stamp, span):  # pragma: no cover - compiled
     """One node's class table from a less general one: map the codes, merge equal rows (a hash join).
 
     ``luts[j, c]`` is the new code of old code c of QI j (used where ``changed[j]``); ``radix[j]`` bounds
-    the new codes + 2 so that a row packs into one int64 (the caller checks the product fits). Returns the
-    new class of each old row, the new codes, and the new counts; classes are numbered in order of first
-    appearance, so the result does not depend on hashing. ``slot_*`` are a reusable hash table of at
-    least 2 n slots; a slot is in use only when its stamp equals ``stamp`` (no clearing between calls).
+    the new codes + 2 so that a row packs into one int64 key (the caller checks that ``span``, the product
+    of the radixes, fits). Returns the new class of each old row, the new codes, and the new counts;
+    classes are numbered in order of first appearance, so the result does not depend on hashing.
+
+    ``slots`` is a reusable table of at least 2 n entries, two int64 per entry side by side (the key, and
+    ``stamp << 32 | class``), so that a probe touches one cache line. An entry is in use only when its stamp
+    equals ``stamp`` (no clearing between calls); the first power of two >= 2 n entries are used. When
+    every key is below that (``span``) the key itself is the entry: no hashing and no collisions.
     """
     n, q = codes.shape
     size = 16
@@ -220,6 +230,7 @@ def rollup(codes, luts, changed, radix, count, slot_key, slot_gid, slot_stamp, s
     while size < 2 * n:
         size *= 2
         bits += 1
+    direct = span <= size
     mask = size - 1
     shift = 64 - bits
     gid = np.empty(n, dtype=np.int64)
@@ -235,25 +246,119 @@ def rollup(codes, luts, changed, radix, count, slot_key, slot_gid, slot_stamp, s
                 c = luts[j, c]
             row[j] = c
             key = key * radix[j] + (c + 1)
-        h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
-        h = (h >> shift) & mask
+        h = key if direct else _hash_slot(key, shift, mask)
         while True:
-            if slot_stamp[h] != stamp:
-                slot_stamp[h] = stamp
-                slot_gid[h] = n_new
-                slot_key[h] = key
+            tag = slots[2 * h + 1]
+            if (tag >> 32) != stamp:
+                slots[2 * h] = key
+                slots[2 * h + 1] = (stamp << 32) | n_new
                 g = n_new
                 for j in range(q):
                     new_codes[g, j] = row[j]
                 n_new += 1
                 break
-            g = slot_gid[h]
-            if slot_key[h] == key:
+            g = tag & 0xFFFFFFFF
+            if slots[2 * h] == key:
                 break
             h = (h + 1) & mask
         gid[i] = g
         new_count[g] += count[i]
     return gid, new_codes[:n_new].copy(), new_count[:n_new].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def _hash_slot(key, shift, mask):  # pragma: no cover - compiled
+    h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
+    return (h >> shift) & mask
+
+
+PARTITION_ROWS = 1 << 17
+"""From this many rows :func:`rollup_partitioned` replaces :func:`rollup`."""
+
+
+@numba.njit(cache=True, nogil=True)
+def rollup_partitioned(codes, luts, changed, radix, count, slots):  # pragma: no cover - compiled
+    """:func:`rollup` for millions of rows: the same classes, numbered by hash partition, then first appearance.
+
+    A hash join over millions of rows misses the processor's cache on every row (the table is hundreds of
+    megabytes). Here the rows are first split by the high bits of their key's hash into partitions of
+    about 16,000 rows (a counting sort of row numbers), and each partition is joined with a table that
+    fits in cache; a partition holds every row of each of its keys, so the classes are exact. The new
+    codes are unpacked from the keys once per class. ``slots`` needs at least 2 n entries.
+    """
+    n, q = codes.shape
+    pbits = 0
+    while (n >> pbits) > 16384 and pbits < 16:
+        pbits += 1
+    n_part = 1 << pbits
+    keys = np.empty(n, dtype=np.int64)
+    part = np.empty(n, dtype=np.int32)
+    start = np.zeros(n_part + 1, dtype=np.int64)
+    for i in range(n):
+        key = 0
+        for j in range(q):
+            c = codes[i, j]
+            if changed[j] and c >= 0:
+                c = luts[j, c]
+            key = key * radix[j] + (c + 1)
+        keys[i] = key
+        p = _hash_slot(key, 64 - pbits, n_part - 1) if pbits > 0 else 0
+        part[i] = p
+        start[p + 1] += 1
+    for p in range(n_part):
+        start[p + 1] += start[p]
+    fill = start[:n_part].copy()
+    order = np.empty(n, dtype=np.int64)
+    pkeys = np.empty(n, dtype=np.int64)  # keys and counts in partition order: the joins below read them in turn
+    pcount = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        p = part[i]
+        t = fill[p]
+        order[t] = i
+        pkeys[t] = keys[i]
+        pcount[t] = count[i]
+        fill[p] = t + 1
+    gid = np.empty(n, dtype=np.int64)
+    new_keys = np.empty(n, dtype=np.int64)
+    new_count = np.zeros(n, dtype=np.int64)
+    n_new = 0
+    for p in range(n_part):
+        lo, hi = start[p], start[p + 1]
+        m = hi - lo
+        size = 16
+        bits = 4
+        while size < 2 * m:
+            size *= 2
+            bits += 1
+        mask = size - 1
+        shift = 64 - bits
+        slots[:2 * size] = -1
+        for t in range(lo, hi):
+            key = pkeys[t]
+            # the low bits of the hash (the high ones chose the partition): rotate before the shift
+            h = _hash_slot((key << 17) ^ key, shift, mask)
+            while True:
+                k0 = slots[2 * h]
+                if k0 == -1:
+                    slots[2 * h] = key
+                    slots[2 * h + 1] = n_new
+                    g = n_new
+                    new_keys[g] = key
+                    n_new += 1
+                    break
+                if k0 == key:
+                    g = slots[2 * h + 1]
+                    break
+                h = (h + 1) & mask
+            gid[order[t]] = g
+            new_count[g] += pcount[t]
+    new_codes = np.empty((n_new, q), dtype=np.int32)
+    for g in range(n_new):
+        key = new_keys[g]
+        for j in range(q - 1, -1, -1):
+            new_codes[g, j] = key % radix[j] - 1
+            key //= radix[j]
+    return gid, new_codes, new_count[:n_new].copy()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -351,3 +456,53 @@ def tag_box(v, heights, strides, upward, status, unknown, new):  # pragma: no co
         if status[node] == unknown:
             status[node] = new
         node = _next_in_box(cur, lo, hi, strides, node)
+
+
+@numba.njit(cache=True, nogil=True)
+def union_above(lv, cnt, m, levels, offsets, flat, base_count, max_sets, limit, mark, out):  # pragma: no cover
+    """The union of the failing input classes of the passing nodes at or above ``levels`` (see
+    ``lattice._FailingUnion``): their records in all, and the classes in ``out[:n]``.
+
+    ``lv[:m]`` are the passing nodes' levels, ``cnt`` their failing records, set i is
+    ``flat[offsets[i]:offsets[i + 1]]``. At most ``max_sets`` sets are merged, largest first; with
+    ``limit`` >= 0 the merge stops as soon as the records exceed it. ``mark`` (one flag per input class,
+    all False) is left all False.
+    """
+    q = lv.shape[1]
+    idx = np.empty(m, dtype=np.int64)
+    n_above = 0
+    for i in range(m):
+        ok = True
+        for j in range(q):
+            if lv[i, j] < levels[j]:
+                ok = False
+                break
+        if ok:
+            idx[n_above] = i
+            n_above += 1
+    # the largest sets first (a selection of at most max_sets: m is small)
+    take = min(n_above, max_sets)
+    for a in range(take):
+        best = a
+        for b in range(a + 1, n_above):
+            if cnt[idx[b]] > cnt[idx[best]]:
+                best = b
+        t = idx[a]
+        idx[a] = idx[best]
+        idx[best] = t
+    total = 0
+    n_out = 0
+    for a in range(take):
+        s = idx[a]
+        for p in range(offsets[s], offsets[s + 1]):
+            c = flat[p]
+            if not mark[c]:
+                mark[c] = True
+                out[n_out] = c
+                n_out += 1
+                total += base_count[c]
+        if limit >= 0 and total > limit:
+            break
+    for p in range(n_out):
+        mark[out[p]] = False
+    return total, n_out

@@ -80,6 +80,10 @@ MAX_NODES = 2_000_000
 CACHE_BYTES = 256 * 2**20
 """Class tables of evaluated nodes kept for roll-ups (the largest are dropped first beyond this)."""
 
+TRACK_CLASSES = 100_000
+"""Input classes from which a category-semantics search tells failing nodes by the union of passing nodes'
+failing records (:class:`_FailingUnion`); below it a node's roll-up is cheaper than the bookkeeping."""
+
 _KEY_LIMIT = 2**62
 _NONE = np.iinfo(np.int64).max
 
@@ -291,6 +295,7 @@ class NodeEval:
     fk: np.ndarray | None = None  # matching records per class (only when a metric or criterion needed it)
     sizes: Any = None  # the ClassSizes of the table, once counted
     per_criterion: dict[str, int] = field(default_factory=dict)  # failing records per criterion spec
+    link: tuple | None = None  # (levels, how the table was rolled up), to map input classes to its classes
 
     def stats(self) -> NodeStats:
         assert self.small is not None
@@ -322,7 +327,7 @@ class _Lookups:
                 lut = self.problem.lookup(j, a, b)[:-1]
                 luts[j, :len(lut)] = lut
                 changed[j] = True
-        return luts, changed, radix, span < _KEY_LIMIT
+        return luts, changed, radix, span
 
 
 class NodeEvaluator:
@@ -358,13 +363,21 @@ class NodeEvaluator:
         self._lv = np.zeros((self._cap, self.q), dtype=np.int16)
         self._nc = np.full(self._cap, _NONE, dtype=np.int64)
         self._slot: dict[tuple[int, ...], int] = {}
+        self._uncached: set[tuple[int, ...]] = set()  # hubs whose tables were too large to keep
+        # Record-level facts (see :meth:`failing_base`) hold only with the record-by-record promise of the
+        # monotonic criteria, which :mod:`kanon_core.criteria.base` makes at a positive limit. Mapping input
+        # classes to a node's classes costs a pass over the input's classes per passing node: it pays where
+        # a node is dear (the wildcard scan, or millions of classes), not where a roll-up of a few
+        # thousand classes is all a node costs.
+        self.track_base = self.limit > 0 and bool(self.mono) and (self.wildcard or self.base.n_classes >= TRACK_CLASSES)
+        self._links: dict[tuple[int, ...], tuple] = {}  # per cached table: (source levels or None, its gid)
+        self._base_of: dict[tuple[int, ...], np.ndarray] = {}  # per cached table, once asked: input class -> class
+        self.last_link: tuple | None = None  # (levels, link) of the table last returned
         self._luts = _Lookups(problem)
         size = 16
         while size < 2 * self.base.n_classes:
             size *= 2
-        self._slot_key = np.empty(size, dtype=np.int64)  # the roll-up's hash table, reused across nodes
-        self._slot_gid = np.empty(size, dtype=np.int64)
-        self._slot_stamp = np.zeros(size, dtype=np.int64)
+        self._slots = np.zeros(2 * size, dtype=np.int64)  # the roll-up's hash table (key, stamp | class), reused
         self._stamp = 0
         # Per k criterion and node: the classes known to reach k (scanned there, or holding a class that reached
         # it at the node the table was rolled up from: matches only grow), not scanned again.
@@ -373,8 +386,11 @@ class NodeEvaluator:
 
     # -- class tables ----------------------------------------------------------------------------------------
     def table(self, levels: tuple[int, ...]) -> ClassTable:
+        """The node's class table (cached, or rolled up); with ``track_base`` its base map is left in
+        :attr:`last_base_of` (the node's class of every input class)."""
         got = self._cache.get(levels)
         if got is not None:
+            self.last_link = (levels, None)
             return got
         src, src_levels = self.base, (-1,) * self.q
         if self._slot:
@@ -388,29 +404,40 @@ class NodeEvaluator:
         if src is self.base:
             # Nothing evaluated below: go through the node with every QI at level 1 at most (a hub that the
             # other nodes with the same QIs generalized share), so the input's table is read once per hub.
+            # A hub too large for the cache would be recomputed for every such node: those go straight.
             hub = tuple(min(lv, 1) for lv in levels)
-            if hub != levels:
+            if hub != levels and hub not in self._uncached:
                 src, src_levels = self.table(hub), hub
+                if hub not in self._cache:
+                    self._uncached.add(hub)
         out, gid = self._rollup(src, src_levels, levels)
+        link = None
+        if self.track_base:  # how to map input classes to this node's classes, computed when asked
+            link = (None if src is self.base else src_levels, gid)
+        self.last_link = (levels, link)
         for spec in self._fact_specs:  # classes holding a class known to reach k are known to reach it
             prev = self._reached.get((spec, src_levels))
             if prev is not None:
                 known = np.zeros(out.n_classes, dtype=np.bool_)
                 known[gid[prev]] = True
                 self._reached[(spec, levels)] = known
-        self._store(levels, out)
+        self._store(levels, out, link)
         return out
 
     def _rollup(self, src: ClassTable, src_levels: tuple[int, ...], levels: tuple[int, ...]
                 ) -> tuple[ClassTable, np.ndarray]:
         """``src`` (at ``src_levels``) mapped to ``levels``, equal rows merged (a compiled hash join)."""
-        from ._lattice_kernel import rollup
+        from ._lattice_kernel import PARTITION_ROWS, rollup, rollup_partitioned
 
-        luts, changed, radix, fits = self._luts.get(src_levels, levels)
-        if fits:
+        luts, changed, radix, span = self._luts.get(src_levels, levels)
+        if span < _KEY_LIMIT and src.n_classes >= PARTITION_ROWS and span > 2 * src.n_classes:
+            gid, codes, count = rollup_partitioned(src.codes, luts, changed, radix, src.count, self._slots)
+        elif span < _KEY_LIMIT:
             self._stamp += 1
-            gid, codes, count = rollup(src.codes, luts, changed, radix, src.count, self._slot_key, self._slot_gid,
-                                       self._slot_stamp, self._stamp)
+            if self._stamp >= 2**31:  # the stamp lives in the upper half of an int64 entry: start afresh
+                self._slots[:] = 0
+                self._stamp = 1
+            gid, codes, count = rollup(src.codes, luts, changed, radix, src.count, self._slots, self._stamp, span)
         else:  # too many values for one packed int64 per row: pack by ranks (slower, same classes)
             mapped = src.codes.copy()
             for j in np.flatnonzero(changed):
@@ -428,8 +455,8 @@ class NodeEvaluator:
     def _table_bytes(t: ClassTable) -> int:
         return t.codes.nbytes + 2 * t.count.nbytes + sum(s.count.nbytes * 3 for s in t.sensitive.values())
 
-    def _store(self, levels: tuple[int, ...], table: ClassTable) -> None:
-        size = self._table_bytes(table)
+    def _store(self, levels: tuple[int, ...], table: ClassTable, link: tuple | None = None) -> None:
+        size = self._table_bytes(table) + (0 if link is None else link[1].nbytes)
         if size > self.cache_bytes // 4:
             return
         if self._next >= self._cap:
@@ -445,6 +472,8 @@ class NodeEvaluator:
         self._lv[slot] = levels
         self._nc[slot] = table.n_classes
         self._cache[levels] = table
+        if link is not None:
+            self._links[levels] = link
         self._bytes += size
         if self._bytes > self.cache_bytes:
             self._evict()
@@ -455,6 +484,10 @@ class NodeEvaluator:
             if self._bytes <= 3 * self.cache_bytes // 4:
                 break
             self._bytes -= self._table_bytes(self._cache.pop(lv))
+            gone = self._links.pop(lv, None)
+            self._bytes -= 0 if gone is None else gone[1].nbytes
+            gone = self._base_of.pop(lv, None)
+            self._bytes -= 0 if gone is None else gone.nbytes
             self._nc[self._slot.pop(lv)] = _NONE
             for spec in self._fact_specs:  # the facts of the dropped table (not a scan of every fact)
                 self._reached.pop((spec, lv), None)
@@ -505,7 +538,10 @@ class NodeEvaluator:
         """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None)."""
         self.evaluations += 1
         table = self.table(levels)
-        return self._mono(levels, table, early=True)
+        link = self.last_link
+        ev = self._mono(levels, table, early=True)
+        ev.link = link
+        return ev
 
     def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool) -> NodeEval:
         ev = NodeEval(levels, table, np.zeros(table.n_classes, dtype=bool))
@@ -550,7 +586,48 @@ class NodeEvaluator:
         self.evaluations += 1
         lv = tuple(int(x) for x in levels)
         table = self.table(lv)
-        return self.complete(self._mono(lv, table, early=False))
+        link = self.last_link
+        ev = self._mono(lv, table, early=False)
+        ev.link = link
+        return self.complete(ev)
+
+    def failing_base(self, ev: NodeEval) -> np.ndarray | None:
+        """The input classes whose records fail the monotonic criteria at an evaluated node (sorted ids), or
+        None when unknown (the scan stopped early, or the evaluator does not track input classes).
+
+        A node's classes are unions of input classes (a roll-up only merges), so the failing records are
+        exactly the records of these input classes.
+        """
+        if ev.mono_small is None or ev.link is None:
+            return None
+        base_of = self._base_map(*ev.link)
+        if base_of is None:
+            return None
+        return np.flatnonzero(ev.mono_small[base_of])
+
+    def _base_map(self, levels: tuple[int, ...], link: tuple | None) -> np.ndarray | None:
+        """Input class -> class of the node at ``levels`` (``link``: how its table was rolled up, None when it
+        came from the cache), by composing the roll-ups down to the input's table; None when a table of
+        the chain was dropped from the cache. Memoised for cached tables."""
+        got = self._base_of.get(levels)
+        if got is not None:
+            return got
+        if link is None:
+            link = self._links.get(levels)
+            if link is None:
+                return None
+        src_levels, gid = link
+        if src_levels is None:
+            out = gid
+        else:
+            below = self._base_map(src_levels, None)
+            if below is None:
+                return None
+            out = gid[below]
+        if levels in self._cache:
+            self._base_of[levels] = out
+            self._bytes += out.nbytes
+        return out
 
 
 # -- results ----------------------------------------------------------------------------------------------------
@@ -603,6 +680,7 @@ class SearchResult:
     n_anonymous: int | None = None
     criteria: tuple[str, ...] = ()
     criteria_report: tuple[dict, ...] = ()
+    nodes_inferred: int = 0  # failing nodes told by the union of passing nodes' failing records, not evaluated
 
     @property
     def level_tuple(self) -> tuple[int, ...]:
@@ -818,7 +896,9 @@ def search_optimal(
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
     known: dict[int, NodeSummary] = {}
-    evals: dict[int, NodeEval] = {}
+    # Only the evaluation of the best node so far is kept (its criteria are reported): keeping every passing
+    # node's class table held gigabytes at millions of classes.
+    best_eval: list = [None, None]  # (loss, level sum, id) of the best passing node so far, its evaluation
     has_other = bool(ev.other)
     # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression;
     # discernibility and AECS inherit it from the evaluated nodes below. The records failing the monotonic
@@ -837,7 +917,10 @@ def search_optimal(
         e = ev.complete(e)
         s = _summary(ctx, metric_name, e, limit)
         known[i] = s
-        evals[i] = e
+        if s.anonymous:
+            key = (s.loss, int(lat.level_sum[i]), i)
+            if best_eval[0] is None or key < best_eval[0]:
+                best_eval[:] = [key, e]
         if e.mono_small.any() and metric_name != "aecs":
             down = lat.down(i, skip=lat.NOT)  # failing nodes are never candidates: their bounds are not needed
             mono = NodeStats(e.levels, e.table.codes, e.table.count, e.mono_small, e.fk)
@@ -864,6 +947,9 @@ def search_optimal(
         levels = lat.levels[i]
         return finish(i, ev._mono(levels, ev.table(levels), early=False))
 
+    # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
+    union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
+
     def classify(i: int) -> bool:
         e = ev.classify(lat.levels[i])
         if e.mono_small is None:
@@ -871,6 +957,9 @@ def search_optimal(
         passed = int(e.table.count[e.mono_small].sum()) <= limit
         if passed:
             finish(i, e)
+            ids = ev.failing_base(e) if union is not None else None
+            if ids is not None:
+                union.add(lat.levels[i], ids)
         return passed
 
     top = lat.n - 1
@@ -898,7 +987,9 @@ def search_optimal(
                 i = path[mid]
                 st = lat.status[i]
                 if st == lat.UNKNOWN:
-                    if classify(i):
+                    if union is not None and union.fails(lat.levels[i]):
+                        lat.tag_down(i)
+                    elif classify(i):
                         lat.tag_up(i)
                     else:
                         lat.tag_down(i)
@@ -948,6 +1039,7 @@ def search_optimal(
     feasible = [i for i, s in known.items() if s.anonymous]
     best_id = min(feasible, key=lambda i: (known[i].loss, lat.level_sum[i], i))
     b = known[best_id]
+    assert best_eval[0][2] == best_id  # the evaluation kept is the chosen node's
     summaries = [known[i] for i in sorted(known)]
     kmin_rows = [known[int(i)] for i in kmin]
     return SearchResult(
@@ -963,13 +1055,86 @@ def search_optimal(
         nodes_evaluated=ev.evaluations,
         n_nodes=lat.n,
         seconds=time.perf_counter() - t0,
+        nodes_inferred=0 if union is None else union.inferred,
         k_minimal=_frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(drop=True),
         evaluated=_frame(problem, summaries, n),
         hierarchies=problem.hierarchies,
         n_anonymous=None if has_other else int(anon_mask.sum()),
         criteria=tuple(c.spec for c in crit),
-        criteria_report=_criteria_report(crit, evals[best_id], limit, ev.semantics),
+        criteria_report=_criteria_report(crit, best_eval[1], limit, ev.semantics),
     )
+
+
+class _FailingUnion:
+    """Failing nodes told without evaluating them: the union of the failing records of passing nodes above.
+
+    **Why it is exact.** At a positive limit every monotonic criterion promises, record by record, that a
+    record failing at a node Z also fails at every node Y below Z (:mod:`kanon_core.criteria.base`; the
+    AND of such criteria keeps the promise, a union of shrinking sets shrinks). So the records failing at
+    Y include the failing records of *every* evaluated node above it, and when the union of those sets
+    exceeds the limit, Y fails: the evaluation would have said so. Flash's tagging uses one node at a
+    time (a node above passing says nothing about Y); the union of two or more passing nodes' failing
+    sets can exceed the limit although each is within it, which is how this tags nodes Flash would
+    evaluate. The sets are the input classes failing at each evaluated passing node (at most the limit's
+    records each), and a node's failing records are exactly the records of its failing input classes,
+    so the count is exact.
+
+    ``max_sets`` bounds the work per question: the sets are merged largest first (the failing sets of
+    nodes nearest to Y are the largest and contain those of the nodes above them), stopping as soon as
+    the limit is exceeded.
+    """
+
+    def __init__(self, q: int, base_count: np.ndarray, limit: int, max_sets: int):
+        self.lv = np.zeros((64, q), dtype=np.int16)
+        self.cnt = np.zeros(64, dtype=np.int64)
+        self.offsets = np.zeros(65, dtype=np.int64)
+        self.flat = np.zeros(1024, dtype=np.int64)
+        self.m = 0
+        self.base_count = np.ascontiguousarray(base_count, dtype=np.int64)
+        self.limit = int(limit)
+        self.max_sets = int(max_sets)
+        self.mark = np.zeros(len(base_count), dtype=np.bool_)
+        self.out = np.empty(len(base_count), dtype=np.int64)
+        self.inferred = 0
+
+    def add(self, levels: tuple[int, ...], ids: np.ndarray) -> None:
+        """The failing input classes ``ids`` of a passing node."""
+        if len(ids) == 0:
+            return
+        m = self.m
+        if m >= len(self.cnt):
+            self.lv = np.vstack([self.lv, np.zeros_like(self.lv)])
+            self.cnt = np.concatenate([self.cnt, np.zeros_like(self.cnt)])
+            self.offsets = np.concatenate([self.offsets, np.zeros(len(self.cnt) - len(self.offsets) + 1, np.int64)])
+        lo = int(self.offsets[m])
+        hi = lo + len(ids)
+        if hi > len(self.flat):
+            self.flat = np.concatenate([self.flat, np.zeros(max(hi, 2 * len(self.flat)) - len(self.flat), np.int64)])
+        self.flat[lo:hi] = ids
+        self.offsets[m + 1] = hi
+        self.lv[m] = levels
+        self.cnt[m] = int(self.base_count[ids].sum())
+        self.m = m + 1
+
+    def union(self, levels: tuple[int, ...], stop_above_limit: bool) -> tuple[int, np.ndarray]:
+        """Records and input classes of the union above ``levels`` (the merge stops once past the limit
+        when ``stop_above_limit``)."""
+        from ._lattice_kernel import union_above
+
+        total, n_out = union_above(self.lv, self.cnt, self.m, np.asarray(levels, dtype=np.int16), self.offsets,
+                                   self.flat, self.base_count, self.max_sets,
+                                   self.limit if stop_above_limit else -1, self.mark, self.out)
+        return int(total), self.out[:n_out]
+
+    def fails(self, levels: tuple[int, ...]) -> bool:
+        """True when the records failing at some passing nodes above ``levels`` are more than the limit."""
+        if self.m < 2:
+            return False
+        total, _ = self.union(levels, True)
+        if total > self.limit:
+            self.inferred += 1
+            return True
+        return False
 
 
 def _names(criteria: Sequence[Criterion]) -> str:
