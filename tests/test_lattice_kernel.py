@@ -83,3 +83,41 @@ def test_up_and_down_sets_are_the_boxes_of_the_grid(heights, data):
         expect = status.copy()
         expect[mask & (status == 0)] = 2
         assert (tagged == expect).all()
+
+
+@given(st.integers(1, 5), st.integers(1, 6), st.lists(st.booleans(), min_size=5, max_size=5), st.data())
+def test_partitioned_rollup_gives_the_same_classes(q, n_values, changed_draw, data):
+    """The partitioned roll-up (millions of classes) and the plain one merge exactly the same rows, with the same
+    codes and counts per class (only the numbering of the classes may differ)."""
+    from kanon_core.treat._lattice_kernel import rollup, rollup_partitioned
+
+    rows = data.draw(st.lists(st.tuples(*[st.integers(-1, n_values - 1)] * q), min_size=1, max_size=60))
+    codes = np.array(rows, dtype=np.int32).reshape(len(rows), q)
+    count = np.array(data.draw(st.lists(st.integers(1, 9), min_size=len(rows), max_size=len(rows))), dtype=np.int64)
+    n_new = data.draw(st.integers(1, n_values))
+    luts = np.zeros((q, n_values + 1), dtype=np.int32)
+    changed = np.array(changed_draw[:q], dtype=np.bool_)
+    radix = np.empty(q, dtype=np.int64)
+    for j in range(q):
+        if changed[j]:
+            luts[j, :n_values] = data.draw(st.lists(st.integers(0, n_new - 1), min_size=n_values, max_size=n_values))
+            radix[j] = n_new + 2
+        else:
+            radix[j] = n_values + 2
+    span = int(np.prod(radix))
+    size = 16
+    while size < 2 * len(rows):
+        size *= 2
+    slots = np.zeros(2 * size, dtype=np.int64)
+    gid_a, codes_a, count_a = rollup(codes, luts, changed, radix, count, slots, 1, span)
+    gid_b, codes_b, count_b = rollup_partitioned(codes, luts, changed, radix, count, slots)
+    assert len(count_a) == len(count_b)
+    to_a = np.full(len(count_b), -1)
+    to_a[gid_b] = gid_a
+    assert (to_a[gid_b] == gid_a).all() and sorted(to_a) == list(range(len(count_a)))  # a bijection of classes
+    assert (codes_a[to_a] == codes_b).all() and (count_a[to_a] == count_b).all()
+    mapped = np.where(changed & (codes >= 0), np.take_along_axis(luts, np.maximum(codes, 0).T, axis=1).T, codes)
+    assert (codes_b[gid_b] == mapped).all()  # each row's class holds its generalized codes
+    # a second plain roll-up on the same slots (left by the partitioned one) is still right
+    gid_c, _, _ = rollup(codes, luts, changed, radix, count, slots, 2, span)
+    assert (gid_c == gid_a).all()
