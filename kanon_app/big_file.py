@@ -225,6 +225,8 @@ def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     result = background.run(name, key, label, work, start_now=False)
     if result is None and job.done:
         _stopped()[key] = "cancelled" if job.state == "cancelled" else (job.error or f"{label} failed.")
+        if again_label is not None:  # the same button as on the next runs (its click is read there)
+            st.button(again_label, key=f"btn_big_again_{name}")
     return result
 
 
@@ -309,6 +311,12 @@ def _has_missing(params: tuple, table: ClassTable) -> bool:
     return bool(_cached("big_has_missing", params, lambda: bool((table.codes < 0).any())))
 
 
+def _sizes_now(table: ClassTable, missing: str) -> ClassSizes:
+    """Class sizes computed in the page run: category sizes (each class's own count) and tables without
+    missing values need no kernel, so no job."""
+    return table.class_sizes(missing, 1.0, wildcard_split=True)
+
+
 def _risk(params: tuple, table: ClassTable, sizes: ClassSizes, k: int, missing: str) -> TableRisk:
     per_qi = _cached("big_per_qi", params, lambda: per_qi_of(table))
     return _cached("big_risk", (params, k, missing),
@@ -351,7 +359,7 @@ def risk_panel(k: int = 3) -> bool:
             st.caption(AT_SCALE)
             return True
         if missing == "category" or not _has_missing(params, table):
-            sizes = _cached("big_sizes", (params, missing), lambda: sizes_work(table, missing)(Progress()))
+            sizes = _cached("big_sizes", (params, missing), lambda: _sizes_now(table, missing))
             _show(_risk(params, table, sizes, k, missing), k)
         else:
             sizes = _peek("big_sizes", (params, missing))
@@ -364,7 +372,7 @@ def risk_panel(k: int = 3) -> bool:
                            "matches only the same missing pattern). The wildcard figures, where a missing value "
                            "matches any value, replace them when their class sizes are ready.",
                            icon=":material/hourglass_top:")
-                cat = _cached("big_sizes", (params, "category"), lambda: sizes_work(table, "category")(Progress()))
+                cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))
                 _show(_risk(params, table, cat, k, "category"), k)
                 with top:
                     sizes = drive("big_sizes", (params, missing), label, work,

@@ -1,0 +1,199 @@
+"""A large file's long steps (summary, class table, wildcard sizes) run as background jobs with progress and
+Cancel: the engine's messages reach the progress text, DuckDB stops a running query, Polars stops after
+it, and a cancelled step says "cancelled", changes nothing and is not restarted by itself.
+
+The dashboard's large-file path is the Data page's "Open a large file" block (a file opened by its path is
+always read out of core), so a small generated Parquet file takes the same path as a census file. The page
+runs wait for their jobs; a user's click on Cancel is what ``Progress.cancel`` does (the button's
+callback is ``Job.cancel``), here called from another thread while the page waits.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from kanon_app import big_file
+from kanon_core.engines import get_engine
+from kanon_core.engines.base import EngineSettings
+from kanon_core.errors import Cancelled
+from kanon_core.progress import Progress
+from tests.app.helpers import frame_with, metric, open_page
+
+QIS = ["region", "age", "sex"]
+
+
+def _write(path, n=3000, seed=4):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west", None], n),
+                          "age": rng.integers(18, 90, n), "sex": rng.choice([1, 2], n),
+                          "weight": rng.uniform(1, 50, n)})
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return path
+
+
+@pytest.fixture
+def parquet(tmp_path):
+    return _write(tmp_path / "census.parquet")
+
+
+def _recorded():
+    seen = []
+    return seen, Progress(lambda fraction, message: seen.append((fraction, message)))
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_engine_messages_reach_the_progress_text(parquet, engine):
+    seen, progress = _recorded()
+    table = big_file.table_work(big_file._stamp(str(parquet)), engine, tuple(QIS), None)(progress)
+    messages = [m for _, m in seen]
+    assert f"{engine}: counting classes on 3 quasi-identifiers" in messages
+    assert f"{engine}: {table.n_classes:,} classes of 3,000 records" in messages
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    seen, progress = _recorded()
+    summary = big_file.summary_work(big_file._stamp(str(parquet)), engine)(progress)
+    assert summary.n_records == 3000 and any(f"{engine}: summarising 4 columns" in m for _, m in seen)
+
+
+def test_a_running_duckdb_query_is_interrupted_on_cancel():
+    flag = threading.Event()
+    shares = []
+
+    def report(share):
+        shares.append(share)
+        flag.set()  # cancel once the query is under way
+
+    settings = EngineSettings(cancelled=flag.is_set, query_progress=report)
+    heavy = "SELECT sum(a.range * b.range) FROM range(200000) a, range(200000) b"  # hours if not stopped
+    try:
+        with pytest.raises(Cancelled):
+            get_engine("duckdb")._run(settings, heavy, "testing")
+    finally:
+        settings.close()
+    assert shares and flag.is_set()
+
+
+def test_a_cancel_flag_already_set_stops_before_the_query(parquet):
+    settings = EngineSettings(cancelled=lambda: True)
+    with pytest.raises(Cancelled):
+        get_engine("duckdb").class_table(str(parquet), QIS, settings=settings)
+    settings.close()
+
+
+def test_polars_stops_at_the_next_message_after_its_query(parquet):
+    seen = []
+
+    def cancel_on_first(fraction, message):
+        seen.append(message)
+        progress.cancel()  # a click during the GROUP BY: Polars finishes it, then stops
+
+    progress = Progress(cancel_on_first)
+    with pytest.raises(Cancelled):
+        big_file.table_work(big_file._stamp(str(parquet)), "polars", tuple(QIS), None)(progress)
+    assert seen == ["polars: counting classes on 3 quasi-identifiers"]
+
+
+def _blocking(calls: list, started: threading.Event, holder: dict):
+    """A work factory whose work reports progress until cancelled (a query that takes long)."""
+    def factory(*args):
+        def work(progress):
+            calls.append(args)
+            holder["progress"] = progress
+            started.set()
+            while True:
+                progress.update(0.3, "duckdb: counting classes on 3 quasi-identifiers")  # raises once cancelled
+                threading.Event().wait(0.01)
+        return work
+    return factory
+
+
+def _cancel_when(started: threading.Event, holder: dict) -> threading.Thread:
+    """What the Cancel button does, from another thread once the work has started."""
+    def click():
+        if started.wait(60):
+            holder["progress"].cancel()
+    t = threading.Thread(target=click, daemon=True)
+    t.start()
+    return t
+
+
+def _open(at, path):
+    at.text_input(key="w_big_path").set_value(str(path)).run()
+    at.button(key="w_big_open").click().run()
+    assert not at.exception
+
+
+def test_cancelled_class_table_says_so_changes_nothing_and_waits_for_a_click(parquet, monkeypatch):
+    at = open_page("data.py")
+    _open(at, parquet)
+    calls, started, holder = [], threading.Event(), {}
+    monkeypatch.setattr(big_file, "table_work", _blocking(calls, started, holder))
+    before = dict(at.session_state[big_file.KEY])
+    canceller = _cancel_when(started, holder)
+    at.multiselect(key="w_big_qis").set_value(QIS).run()  # starts counting for the Risk page
+    at.switch_page("pages/risk.py").run()  # waits for it, with the progress bar, until cancelled
+    canceller.join(60)
+    assert not at.exception
+    assert any("Counting classes cancelled: nothing was changed" in i.value for i in at.info)
+    assert not at.metric
+    state = at.session_state[big_file.KEY]
+    assert state["stamp"] == before["stamp"] and state["engine"] == before["engine"]
+    assert state["qis"] == tuple(QIS)
+    at.run()  # not restarted by itself: the page offers it
+    assert len(calls) == 1 and not at.exception
+    assert any(b.key == "btn_big_again_big_table" for b in at.button)
+    monkeypatch.undo()
+    at.button(key="btn_big_again_big_table").click().run()
+    assert not at.exception
+    assert metric(at, "Records") == "3,000"
+
+
+def test_cancelled_open_keeps_the_file_already_open(parquet, tmp_path, monkeypatch):
+    at = open_page("data.py")
+    _open(at, parquet)
+    before = dict(at.session_state[big_file.KEY])
+    other = _write(tmp_path / "other.parquet", n=500, seed=9)
+    calls, started, holder = [], threading.Event(), {}
+    monkeypatch.setattr(big_file, "summary_work", _blocking(calls, started, holder))
+    canceller = _cancel_when(started, holder)
+    _open(at, other)
+    canceller.join(60)
+    assert any("Summarising the file cancelled: nothing was changed" in i.value for i in at.info)
+    assert at.session_state[big_file.KEY]["stamp"] == before["stamp"]
+    assert big_file.PENDING not in at.session_state
+    assert list(frame_with(at, "distinct")["variable"]) == ["region", "age", "sex", "weight"]
+    at.run()
+    assert len(calls) == 1 and not at.exception
+
+
+def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet, monkeypatch):
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.risk.summary import risk_summary
+
+    at = open_page("data.py")
+    _open(at, parquet)
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    calls, started, holder = [], threading.Event(), {}
+    monkeypatch.setattr(big_file, "sizes_work", _blocking(calls, started, holder))
+    canceller = _cancel_when(started, holder)
+    at.switch_page("pages/risk.py").run()
+    canceller.join(60)
+    assert not at.exception
+    qm = load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix()
+    category, wildcard = risk_summary(qm, 3, "category"), risk_summary(qm, 3, "wildcard")
+    assert category.n_violating != wildcard.n_violating  # the test tells the two apart
+    assert metric(at, "Records below k = 3") == f"{category.n_violating:,}"
+    assert any("counted as a **category**" in w.value for w in at.warning)
+    assert any("Wildcard class sizes cancelled" in i.value for i in at.info)
+    monkeypatch.undo()
+    at.button(key="btn_big_again_big_sizes").click().run()
+    assert not at.exception
+    assert metric(at, "Records below k = 3") == f"{wildcard.n_violating:,}"
+    assert not any("counted as a **category**" in w.value for w in at.warning)
