@@ -121,3 +121,25 @@ def test_partitioned_rollup_gives_the_same_classes(q, n_values, changed_draw, da
     # a second plain roll-up on the same slots (left by the partitioned one) is still right
     gid_c, _, _ = rollup(codes, luts, changed, radix, count, slots, 2, span)
     assert (gid_c == gid_a).all()
+
+
+@given(tables(), st.integers(1, 8), st.sampled_from([1.0, 0.5]), st.integers(-1, 20), st.data())
+def test_wildcard_scan_with_doomed_classes_matches_brute_force(table, k, alpha, limit, data):
+    """Classes known to fail (their records fail at a more general node) are reported surely failing unscanned;
+    the rest of the answer is as without them."""
+    codes, count = table
+    lim = limit if alpha == 1.0 else -1
+    full_b, wild_b = brute(codes, count)
+    truly = alpha_count(full_b + wild_b, wild_b, alpha) >= k
+    doomed = np.array([not t and data.draw(st.booleans()) for t in truly], dtype=np.bool_)
+    known = np.zeros(len(codes), dtype=np.bool_)
+    order, has_miss, n_miss = missing_order(codes, count)
+    reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, lim, known,
+                                                        doomed)
+    assert not (reached & ~truly).any() and not (sure & truly).any()
+    assert (sure[doomed]).all() or stopped
+    if lim >= 0:
+        assert stopped == (int(count[~truly].sum()) > lim)
+    if not stopped:
+        fails = ~reached & (sure | (alpha_count(full + wild, wild, alpha) < k))
+        assert (fails == ~truly).all()

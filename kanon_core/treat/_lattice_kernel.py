@@ -21,7 +21,7 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known):  # pragma: no cover - compiled
+def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known, doomed=None):  # pragma: no cover
     """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
     and whether the scan stopped.
 
@@ -32,7 +32,9 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     without a scan ("surely failing", its counts then left partial). With ``limit`` >= 0 (only at alpha =
     1) the scan stops as soon as the records of classes not reaching k exceed it (``stopped`` True).
     ``known`` marks classes already known to reach k (a class containing one that reached k at a less
-    general node: its matches only grew), which are not scanned.
+    general node: its matches only grew), which are not scanned. ``doomed`` (optional) marks classes known
+    to fail (holding records that fail at a more general node: their matches can only have been fewer
+    here); they count as surely failing, unscanned.
     """
     n, q = codes.shape
     reached = np.zeros(n, dtype=np.bool_)
@@ -68,6 +70,10 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
         full[r] = own
         if own >= k or known[r]:
             reached[r] = True
+            continue
+        if doomed is not None and doomed[r]:
+            sure[r] = True
+            failed += own
             continue
         ub = -1
         for j in range(q):

@@ -507,7 +507,7 @@ class NodeEvaluator:
         return table.class_sizes(self.semantics, 1.0, wildcard_split=self.split)
 
     def _size_small(self, table: ClassTable, c: KAnonymity, limit: int,
-                    levels: tuple[int, ...] | None = None) -> np.ndarray | None:
+                    levels: tuple[int, ...] | None = None, doomed: np.ndarray | None = None) -> np.ndarray | None:
         """Classes failing k-anonymity, fast; None when the scan stopped because more than ``limit`` >= 0
         records fail (under wildcard semantics at alpha = 1). The classes that reached k at the node this
         one was rolled up from are not scanned again (monotonicity: their matches only grew)."""
@@ -523,7 +523,7 @@ class NodeEvaluator:
         if known is None:
             known = np.zeros(table.n_classes, dtype=np.bool_)
         reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim,
-                                                            known)
+                                                            known, doomed)
         if levels is not None and levels in self._cache:
             self._reached[(c.spec, levels)] = reached  # facts even when the scan stopped early
             self._fact_specs.add(c.spec)
@@ -534,20 +534,32 @@ class NodeEvaluator:
         # full: the matches counted in full; classes failing by the bound were not scanned
         return ~reached & (sure | (alpha_count(full + wild, wild, c.alpha) < c.k))
 
-    def classify(self, levels: tuple[int, ...]) -> NodeEval:
-        """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None)."""
+    def classify(self, levels: tuple[int, ...], doomed: np.ndarray | None = None) -> NodeEval:
+        """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None).
+
+        ``doomed``: input classes whose records fail the monotonic criteria at a node above (so here too, by
+        the record-level promise). With k-anonymity the only monotonic criterion under wildcard semantics,
+        the classes holding them are not scanned: they fail k-anonymity.
+        """
         self.evaluations += 1
         table = self.table(levels)
         link = self.last_link
-        ev = self._mono(levels, table, early=True)
+        doomed_classes = None
+        if doomed is not None and self.wildcard and len(self.mono) == 1 and isinstance(self.mono[0], KAnonymity):
+            base_of = self._base_map(*link)
+            if base_of is not None:
+                doomed_classes = np.zeros(table.n_classes, dtype=np.bool_)
+                doomed_classes[base_of[doomed]] = True
+        ev = self._mono(levels, table, early=True, doomed=doomed_classes)
         ev.link = link
         return ev
 
-    def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool) -> NodeEval:
+    def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool, doomed: np.ndarray | None = None
+              ) -> NodeEval:
         ev = NodeEval(levels, table, np.zeros(table.n_classes, dtype=bool))
         for pos, c in enumerate(self.mono):
             if isinstance(c, KAnonymity) and not (self.need_fk and self.wildcard):
-                fail = self._size_small(table, c, self.limit if early else -1, levels)
+                fail = self._size_small(table, c, self.limit if early else -1, levels, doomed)
                 if fail is None:  # the scan stopped: more than the limit fail, the counts are partial
                     ev.mono_small = None
                     return ev
@@ -950,8 +962,8 @@ def search_optimal(
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
 
-    def classify(i: int) -> bool:
-        e = ev.classify(lat.levels[i])
+    def classify(i: int, doomed: np.ndarray | None = None) -> bool:
+        e = ev.classify(lat.levels[i], doomed)
         if e.mono_small is None:
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= limit
@@ -987,9 +999,10 @@ def search_optimal(
                 i = path[mid]
                 st = lat.status[i]
                 if st == lat.UNKNOWN:
-                    if union is not None and union.fails(lat.levels[i]):
+                    told, doomed = union.tell(lat.levels[i]) if union is not None else (False, None)
+                    if told:
                         lat.tag_down(i)
-                    elif classify(i):
+                    elif classify(i, doomed):
                         lat.tag_up(i)
                     else:
                         lat.tag_down(i)
@@ -1126,15 +1139,16 @@ class _FailingUnion:
                                    self.limit if stop_above_limit else -1, self.mark, self.out)
         return int(total), self.out[:n_out]
 
-    def fails(self, levels: tuple[int, ...]) -> bool:
-        """True when the records failing at some passing nodes above ``levels`` are more than the limit."""
-        if self.m < 2:
-            return False
-        total, _ = self.union(levels, True)
+    def tell(self, levels: tuple[int, ...]) -> tuple[bool, np.ndarray | None]:
+        """Whether the records failing at passing nodes above ``levels`` are more than the limit (the node
+        fails), and otherwise the input classes known to fail there (a copy; None when there are none)."""
+        if self.m == 0:
+            return False, None
+        total, ids = self.union(levels, False)
         if total > self.limit:
             self.inferred += 1
-            return True
-        return False
+            return True, None
+        return False, (ids.copy() if len(ids) else None)
 
 
 def _names(criteria: Sequence[Criterion]) -> str:
