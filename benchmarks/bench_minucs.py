@@ -99,7 +99,7 @@ def phases(k: int) -> None:
     @numba.njit
     def upto(cols, mult, fk, k, category, stage, bitvals):  # pragma: no cover - compiled
         q, n = cols.shape
-        seen = np.zeros(1 << q, dtype=np.int64)
+        seen = np.zeros(1 << q, dtype=np.uint8)
         d = np.empty(n, dtype=bitvals.dtype)
         dmask = np.empty(n, dtype=np.uint64)
         dweight = np.empty(n, dtype=np.int64)
@@ -113,7 +113,7 @@ def phases(k: int) -> None:
             kern._disagreements(u, cols, category, d, bitvals)
             if stage < 2:
                 continue
-            nd, m0 = kern._distinct_masks(d, mult, u + 1, seen, dmask, dweight)
+            nd, m0 = kern._distinct_masks(d, mult, k - 1, seen, dmask, dweight)
             sizes[0] += nd
             if m0 >= k or stage < 3:
                 continue

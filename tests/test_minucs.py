@@ -288,3 +288,15 @@ def test_larger_tables_with_repeats_equal_brute_force(codes, k, missing):
         return
     res = find_minucs(codes, k=k, missing=missing)
     assert as_sets(res, len(codes)) == brute_force_minucs(codes, k, missing)
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_k_above_the_byte_weights_uses_exact_counts(missing):
+    """Weights are capped at k - 1 in a byte-wide table up to k = 256; above it the masks are sorted and
+    counted exactly. Both sides of the switch agree with brute force."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 2, size=(700, 3)).astype(np.int32)
+    codes[rng.random(codes.shape) < 0.1] = -1
+    for k in (2, 3, 255, 256, 257, 300):
+        res = find_minucs(codes, k=k, missing=missing)
+        assert as_sets(res, len(codes)) == brute_force_minucs(codes, k, missing), k

@@ -16,7 +16,7 @@ from numba import types
 from numba.extending import intrinsic
 
 STAMP_MAX_BITS = 22
-"""Up to this many QIs, distinct disagreement masks are found with a direct-address table (2^q slots)."""
+"""Up to this many QIs, distinct disagreement masks are found with a direct-address table (2^q bytes)."""
 
 
 @intrinsic
@@ -83,34 +83,36 @@ def _disagreements(u, cols, category, out, bitvals):  # pragma: no cover - compi
 
 
 @numba.njit(cache=True, nogil=True)
-def _distinct_masks(d, mult, tag, table, dmask, dweight):  # pragma: no cover - compiled
-    """Collapse the masks ``d`` to distinct non-zero masks with summed multiplicities.
+def _distinct_masks(d, mult, cap, table, dmask, dweight):  # pragma: no cover - compiled
+    """Collapse the masks ``d`` to distinct non-zero masks with summed multiplicities, capped at ``cap``.
 
     Returns (number of distinct masks, m0) where m0 is the number of records with an empty mask: the
     records that agree with the row on every one of its QIs (the row and its duplicates included).
-    ``table`` is a direct-address table over all masks when it is given (q <= STAMP_MAX_BITS): entry x
-    holds ``tag << 32 | slot`` (which row last saw mask x, and where its weight is), one 8-byte word per
-    mask so a lookup touches one cache line (4 MB at 19 QIs); otherwise the masks are sorted.
+    Weights are only ever compared with the budget b = k - 1 - m0 <= k - 2 (a sum exceeds b exactly
+    when its terms capped at k - 1 do), so the caller passes cap = k - 1 and a weight fits a byte:
+    ``table`` is then a direct-address table of one byte per mask (q <= STAMP_MAX_BITS; 512 KB at 19 QIs,
+    which stays in the core's own cache where an 8-byte entry per mask, 4 MB, did not), holding the
+    running capped weight of each mask and reset to zero for the masks seen once the row is done.
+    Without a table (more QIs, or k above 256) the masks are sorted and the weights are exact.
     """
     n = d.shape[0]
     m0 = 0
     nd = 0
     if table.shape[0] > 0:
-        high = np.int64(tag) << np.int64(32)
-        low_bits = np.int64(0xFFFFFFFF)
         for w in range(n):
             x = d[w]
             if x == 0:
                 m0 += mult[w]
                 continue
-            e = table[x]
-            if (e & ~low_bits) != high:
-                table[x] = high | nd
+            c = np.int64(table[x])
+            if c == 0:
                 dmask[nd] = np.uint64(x)
-                dweight[nd] = mult[w]
                 nd += 1
-            else:
-                dweight[e & low_bits] += mult[w]
+            table[x] = min(c + mult[w], cap)
+        for t in range(nd):
+            x = dmask[t]
+            dweight[t] = table[x]
+            table[x] = 0
         return nd, m0
     order = np.argsort(d)
     for t in range(n):
@@ -395,9 +397,8 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pr
     concatenated in row order in the type of ``bitvals``, complete flag per row).
     """
     q, n = cols.shape
-    use_stamp = q <= STAMP_MAX_BITS
-    table = (1 << q) if use_stamp else 0
-    seen = np.zeros(table, dtype=np.int64)
+    use_table = q <= STAMP_MAX_BITS and k - 1 <= 255  # capped weights fit a byte
+    seen = np.zeros((1 << q) if use_table else 0, dtype=np.uint8)
     d = np.empty(n, dtype=bitvals.dtype)
     dmask = np.empty(n, dtype=np.uint64)
     dweight = np.empty(n, dtype=np.int64)
@@ -412,7 +413,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pr
         if fk[u] >= k:
             continue
         _disagreements(u, cols, category, d, bitvals)
-        nd, m0 = _distinct_masks(d, mult, i + 1, seen, dmask, dweight)
+        nd, m0 = _distinct_masks(d, mult, k - 1, seen, dmask, dweight)
         if m0 >= k:
             continue
         b = k - 1 - m0
