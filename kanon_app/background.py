@@ -18,6 +18,7 @@ interleave there rather than one starving the other).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -72,8 +73,11 @@ class Job(Generic[T]):
 
 
 def start(key: Hashable, label: str, work: Callable[[Progress], T],
-          store: Callable[[T], Any] | None = None) -> Job[T]:
-    """Run ``work(progress)`` in a daemon thread; ``store(result)`` is called in that thread when it succeeds."""
+          store: Callable[[T], Any] | None = None, heavy: bool = True) -> Job[T]:
+    """Run ``work(progress)`` in a daemon thread; ``store(result)`` is called in that thread when it succeeds.
+
+    A ``heavy`` job waits for one of the ``KANON_HEAVY_JOBS`` slots; a light one (a fraction of a second, little
+    memory: kanon_app.prefetch) starts at once, so a page waiting for it never waits behind a long search."""
     job: Job[T] = Job(key=key, label=label)
 
     def update(fraction: float, message: str) -> None:
@@ -81,7 +85,7 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
 
     job.progress.callback = update
 
-    slots = HEAVY_SLOTS
+    slots = HEAVY_SLOTS if heavy else contextlib.nullcontext()
 
     def run() -> None:
         try:
@@ -114,6 +118,13 @@ def _jobs() -> dict[str, Job]:
     import streamlit as st
 
     return st.session_state.setdefault("jobs", {})
+
+
+def register(name: str, job: Job) -> None:
+    """Keep ``job`` as this session's job ``name`` (a computation started ahead of the page that shows it;
+    that page finds it with :func:`running`). A job of that name still running for other parameters is left
+    to finish; its result is stored all the same."""
+    _jobs()[name] = job
 
 
 def running(name: str, key: Hashable) -> Job | None:

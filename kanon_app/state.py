@@ -152,6 +152,11 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
     return value
 
 
+def session_view() -> SessionView:
+    """This session's part of the shared result cache (a worker thread stores into it without the session)."""
+    return _ss()["memo"]
+
+
 def memo_peek(name: str, params: Hashable, version: Version | None = None) -> Any | None:
     """The memoised value when it exists (None otherwise): lets a page offer a run instead of starting it."""
     from . import background

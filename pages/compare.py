@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kanon_app import hierarchy_ui, state
+from kanon_app import hierarchy_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
@@ -93,7 +93,8 @@ def _tab_pct() -> None:
         st.info("Choose at least one variable.")
     else:
         try:
-            comp = _memo("compare_pct", (tuple(variables), ci), lambda: compare_distributions(
+            prefetch.wait_for(prefetch.COMPARE, (before_id, after_id, (tuple(variables), ci)), after_id)
+            comp = _memo(prefetch.COMPARE, (tuple(variables), ci), lambda: compare_distributions(
                 before, after, variables, ci=ci))
         except KanonError as exc:
             st.error(str(exc))

@@ -9,7 +9,7 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from kanon_app import export_ui, hierarchy_ui, state
+from kanon_app import export_ui, hierarchy_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
@@ -152,7 +152,9 @@ with tab_report:
         found = (before_m, after_m) if before_m is not None and after_m is not None else None
         # the Compare page's weighted percentages of the same two files (its default Before, all QIs, Wald
         # intervals): the report uses them when they are of the variables it compares, else computes its own
-        compared = state.memo_peek("compare_pct", (state.BASELINE, version.id, (qis, "wald")))
+        compare_key = prefetch.compare_params(version.id, qis)
+        prefetch.wait_for(prefetch.COMPARE, compare_key, version.id)  # computed ahead: its result, not a second run
+        compared = state.memo_peek(prefetch.COMPARE, compare_key)
 
         def _build(progress):
             html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
