@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
@@ -160,8 +161,8 @@ def _tab_qids() -> None:
         qids = state.memo("minimal_qids", params, lambda: minimal_qids_from_minucs(result))
         st.caption(f"{len(qids):,} minimal sets of quasi-identifiers on which some record is in a class "
                    f"smaller than k = {k} (no smaller part of them is). The smallest ones first.")
-        st.dataframe({"variables": [", ".join(q) for q in qids[:500]], "size": [len(q) for q in qids[:500]]},
-                     hide_index=True, width="stretch")
+        table = pd.DataFrame({"variables": [", ".join(q) for q in qids], "size": [len(q) for q in qids]})
+        st.dataframe(paged(table, "w_minuc_qid_page", noun="sets"), hide_index=True, width="stretch")
 
 
 lazy_tabs(["Values to recode", "Records", "SUDA scores", "Violating QI sets"], "w_minuc_section",

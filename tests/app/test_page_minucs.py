@@ -133,3 +133,20 @@ def test_records_pager_shows_every_record_a_page_at_a_time(page):
     page.number_input(key="w_minuc_rank_page").set_value(last_page).run()
     last = next(df.value for df in page.dataframe if "smallest MINUC" in df.value.columns)
     assert last["record"].tolist() == full["record"].iloc[(last_page - 1) * PAGE_ROWS:].tolist()
+
+
+def test_violating_sets_are_paged_in_the_cores_order(page):
+    from kanon_core.risk.qid import minimal_qids_from_minucs
+
+    page.button(key="btn_find_minucs").click().run()
+    ds = load_sample("els")
+    qids = minimal_qids_from_minucs(find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing))
+    page.session_state["w_minuc_section"] = "Violating QI sets"
+    page.run()
+    assert not page.exception
+    shown = next(df.value for df in page.dataframe if list(df.value.columns) == ["variables", "size"])
+    assert shown["variables"].tolist() == [", ".join(q) for q in qids[:PAGE_ROWS]]
+    if len(qids) > PAGE_ROWS:
+        page.number_input(key="w_minuc_qid_page").set_value(2).run()
+        shown = next(df.value for df in page.dataframe if list(df.value.columns) == ["variables", "size"])
+        assert shown["variables"].tolist() == [", ".join(q) for q in qids[PAGE_ROWS:2 * PAGE_ROWS]]
