@@ -379,3 +379,17 @@ def test_auto_on_a_large_file_runs_at_scale_unless_a_step_has_no_version_there(t
     code, summary = apply(tmp_path, recipe, data, tmp_path / "y.csv", "auto")
     assert code == 0 and "engine" not in summary
     assert "notice: running in memory: Step 1 (local_suppression) has no version at scale" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_parquet_to_csv_equals_in_memory_and_csv_to_parquet_says_it_keeps_text(tmp_path, engine):
+    csv = write_data(tmp_path, n=120)
+    recipe = full_recipe(4)
+    assert apply(tmp_path, recipe, csv.with_suffix(".parquet"), tmp_path / "ref.csv", "pandas")[0] == 0
+    code, got = apply(tmp_path, recipe, csv.with_suffix(".parquet"), tmp_path / "got.csv", engine)
+    assert code == 0 and got["warnings"] == []
+    assert_same_release(tmp_path / "ref.csv", tmp_path / "got.csv")
+    code, got = apply(tmp_path, recipe, csv, tmp_path / "text.parquet", engine)
+    assert code == 0 and any("keeps every variable as text" in w for w in got["warnings"])
+    ref, back = load_dataset(tmp_path / "ref.csv"), load_dataset(tmp_path / "text.parquet")
+    pd.testing.assert_frame_equal(ref.frame.astype(str), back.frame.astype(str))  # the same texts

@@ -782,6 +782,10 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
         missing_cols = [c for c in recipe.input_columns if c not in source.columns]
         if missing_cols:
             state.warnings.append(f"Variables of the original file not in this one: {', '.join(missing_cols)}.")
+        if source.format == "csv" and Path(args.output).suffix.lower() == ".parquet":
+            state.warnings.append("A CSV file released as Parquet at scale keeps every variable as text, as the "
+                                  "engine reads CSV cells (in memory numbers are typed); release as CSV, or "
+                                  "start from Parquet, to keep the types.")
         settings.say(f"replaying {len(recipe.steps)} step(s) on {len(state.count):,} class rows")
         replay_at_scale(recipe, state, args.strict)
         plan = release_plan(state, rows, source)
