@@ -10,15 +10,22 @@ process under ``/usr/bin/time -v``, which gives its wall time and peak resident 
 * raw DuckDB SQL and raw Polars doing the same count (``GROUP BY`` the QIs, records in groups < 3);
 * ``kanon risk --engine spark`` (local[2]) at the sizes given by ``--spark``, compared with DuckDB's JSON;
 * the lattice search at ``--lattice-rows`` rows: the class table from DuckDB, then the optimal
-  generalization at k = 3 with 1 % suppression over interval (widths 4, 16) and masking hierarchies.
+  generalization at k = 3 with 1 % suppression over interval (widths 4, 16) and masking hierarchies;
+* the dashboard at ``--dashboard-rows`` rows (Parquet, DuckDB): the real app (``streamlit run app.py``)
+  driven in headless Chromium through Playwright, as ``bench_dashboard.py`` drives it. The file is opened
+  on the Data page ("Open a large file"), the 10 QIs chosen one by one, then the Risk page opened; timed
+  from choosing the last QI until the Risk page shows its first figures (missing as a category) and until
+  it shows the wildcard figures (the default), then a new k on the cached class sizes.
 
 Run: python benchmarks/bench_scale.py [--sizes 1000000,10000000,50000000] [--data DIR] [--spark 1000000]
+     [--lattice-rows N] [--dashboard-rows N]   (0 leaves a row out)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -98,6 +105,103 @@ def kanon_risk(path: Path, engine: str, out: Path, missing: str = "category") ->
             "--memory-limit", "1GiB", "-o", str(out)]
 
 
+def dashboard_risk(path: Path, rows: int) -> list[tuple[str, float, str]]:
+    """The dashboard on a large file (see the module docstring): (what, seconds, note) rows.
+
+    Each time runs until the expected text is visible and Streamlit's script state is "not running"."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop
+
+    timeout = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)
+    out: list[tuple[str, float, str]] = []
+
+    def idle(page) -> None:
+        page.wait_for_selector(IDLE, timeout=timeout)
+
+    def metric(page, label: str) -> str:
+        m = page.locator("[data-testid='stMetric']", has_text=label).first
+        return m.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+    with tempfile.TemporaryDirectory(prefix="kanon-app-") as tmp, sync_playwright() as pw:
+        proc, url = _start_app(Path(tmp) / "server.log")
+        try:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page.set_default_timeout(timeout)
+            page.goto(url)
+            page.get_by_text("records").first.wait_for(state="visible")
+            idle(page)
+            page.get_by_text("Open a large file (CSV or Parquet, out of core)").click()
+            box = page.get_by_label("Path of the file on this machine")
+            box.fill(str(path))
+            box.press("Enter")
+            idle(page)
+            t0 = time.perf_counter()
+            page.locator("[data-testid='stBaseButton-secondary']", has_text="Open").first.click()
+            page.get_by_text(f"{rows:,} records").first.wait_for(state="visible")
+            idle(page)
+            out.append(("open the file (engine summary and preview)", time.perf_counter() - t0, ""))
+            qi_box = page.locator("[data-testid='stMultiSelect']", has_text="Quasi-identifiers (for the Risk page)")
+            field = qi_box.locator("input")
+            for i, q in enumerate(QIS):
+                field.click()
+                field.fill(q)
+                if i == len(QIS) - 1:
+                    t0 = time.perf_counter()  # the clock starts with the last QI chosen
+                page.get_by_role("option", name=q, exact=True).click()
+                idle(page)
+            field.press("Escape")
+            page.locator("[data-testid='stSidebarNav']").get_by_text("Risk", exact=True).click()
+            page.get_by_text("Records below k = 3").first.wait_for(state="visible")
+            first = time.perf_counter() - t0
+            category = page.get_by_text("Shown first").count() > 0
+            first_value = metric(page, "Records below k = 3")
+            page.wait_for_function("""() => {
+                const app = document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']");
+                return app !== null && !document.body.innerText.includes("Shown first");
+            }""", timeout=timeout, polling=20)
+            wild = time.perf_counter() - t0
+            wild_value = metric(page, "Records below k = 3")
+            out.append(("last QI chosen -> first Risk figures", first,
+                        f"{'missing as a category' if category else 'wildcard'}: {first_value} records below k = 3"))
+            out.append(("last QI chosen -> wildcard Risk figures", wild, f"{wild_value} records below k = 3"))
+            k_box = page.get_by_label("k", exact=True)
+            t0 = time.perf_counter()
+            k_box.fill("5")
+            k_box.press("Enter")
+            page.get_by_text("Records below k = 5").first.wait_for(state="visible")
+            idle(page)
+            out.append(("k = 3 -> 5 on the Risk page (cached class sizes)", time.perf_counter() - t0,
+                        f"{metric(page, 'Records below k = 5')} records below k = 5"))
+            browser.close()
+        finally:
+            _stop(proc)
+    out.extend(_core_steps(path))
+    return out
+
+
+def _core_steps(path: Path) -> list[tuple[str, float, str]]:
+    """The Risk page's core steps alone, in this process and the same conditions: what the app adds is the
+    difference (a loaded machine inflates both alike)."""
+    from kanon_core.engines import get_engine
+    from kanon_core.engines.risk import risk_of_table
+
+    t0 = time.perf_counter()
+    table = get_engine("duckdb").class_table(str(path), list(QIS))
+    t1 = time.perf_counter()
+    risk_of_table(table, 3, "category")
+    t2 = time.perf_counter()
+    sizes = table.class_sizes("wildcard", 1.0, wildcard_split=True)
+    t3 = time.perf_counter()
+    risk_of_table(table, 3, "wildcard", sizes=sizes)
+    t4 = time.perf_counter()
+    return [("core alone: class table (DuckDB GROUP BY + typing)", t1 - t0, f"{table.n_classes:,} classes"),
+            ("core alone: category figures of the table", t2 - t1, ""),
+            ("core alone: wildcard class sizes (kernel)", t3 - t2, ""),
+            ("core alone: wildcard figures from the sizes", t4 - t3, "")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000000,10000000,50000000")
@@ -106,6 +210,8 @@ def main() -> None:
     ap.add_argument("--pandas-max", type=int, default=10_000_000, help="largest size run with the pandas engine")
     ap.add_argument("--spark", default="1000000", help="sizes also run with Spark local[2] (comma-separated)")
     ap.add_argument("--lattice-rows", type=int, default=10_000_000)
+    ap.add_argument("--dashboard-rows", type=int, default=10_000_000,
+                    help="rows of the dashboard's large-file row (real app in headless Chromium; 0 skips it)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     spark_sizes = {int(s) for s in args.spark.split(",") if s}
@@ -165,6 +271,15 @@ def main() -> None:
         print(f"\nLattice search at {label(args.lattice_rows)} rows (Parquet; class table by DuckDB, then the "
               f"optimal generalization at k = 3, 1 % suppression, Prec): wall {wall:.1f} s, peak RSS {rss:.2f} GiB, "
               f"{stdout if code == 0 else f'failed ({code})'}")
+    if args.dashboard_rows:
+        paths = generate(args.dashboard_rows, data, formats=("parquet",))
+        print(f"\nDashboard on a large file ({label(args.dashboard_rows)} rows x 10 QIs, Parquet, DuckDB; the real "
+              "app in headless Chromium through Playwright; the machine line above):\n")
+        print("| dashboard step | seconds | note |")
+        print("|---|---:|---|")
+        for what, seconds, note in dashboard_risk(paths["parquet"], args.dashboard_rows):
+            print(f"| {what} | {seconds:.2f} | {note} |", flush=True)
+        print("load average after: {:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg()))
     tmp.cleanup()
 
 
