@@ -365,6 +365,8 @@ def risk_panel(k: int = 3) -> bool:
             sizes = _peek("big_sizes", (params, missing))
             if sizes is None:  # the category figures now; the wildcard sizes computed meanwhile
                 top = st.container()
+                cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))
+                first = _risk(params, table, cat, k, "category")  # before the kernel's threads take the cores
                 label = "Wildcard class sizes"
                 work = sizes_work(table, missing)
                 start("big_sizes", (params, missing), label, work)
@@ -372,8 +374,7 @@ def risk_panel(k: int = 3) -> bool:
                            "matches only the same missing pattern). The wildcard figures, where a missing value "
                            "matches any value, replace them when their class sizes are ready.",
                            icon=":material/hourglass_top:")
-                cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))
-                _show(_risk(params, table, cat, k, "category"), k)
+                _show(first, k)
                 with top:
                     sizes = drive("big_sizes", (params, missing), label, work,
                                   again_label="Compute the wildcard sizes again")
