@@ -205,13 +205,15 @@ def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], An
         return found
     key = job_key(name, params)
     job = _job(name, key)
+    button_shown = False
     if job is None:
         said = _stopped().get(key)
         clicked = False
         if said is not None:
             (st.info if said == "cancelled" else st.error)(
                 f"{label} cancelled: nothing was changed." if said == "cancelled" else said)
-            clicked = again_label is not None and st.button(again_label, key=f"btn_big_again_{name}")
+            button_shown = again_label is not None
+            clicked = button_shown and st.button(again_label, key=f"btn_big_again_{name}")
             if not clicked:
                 return None
         job = start(name, params, label, work, again=clicked)
@@ -225,7 +227,7 @@ def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     result = background.run(name, key, label, work, start_now=False)
     if result is None and job.done:
         _stopped()[key] = "cancelled" if job.state == "cancelled" else (job.error or f"{label} failed.")
-        if again_label is not None:  # the same button as on the next runs (its click is read there)
+        if again_label is not None and not button_shown:  # the button of the next runs (its click is read there)
             st.button(again_label, key=f"btn_big_again_{name}")
     return result
 

@@ -148,6 +148,13 @@ def test_cancelled_class_table_says_so_changes_nothing_and_waits_for_a_click(par
     at.run()  # not restarted by itself: the page offers it
     assert len(calls) == 1 and not at.exception
     assert any(b.key == "btn_big_again_big_table" for b in at.button)
+    started.clear()
+    canceller = _cancel_when(started, holder)
+    at.button(key="btn_big_again_big_table").click().run()  # run again, and cancelled again in that run
+    canceller.join(60)
+    assert len(calls) == 2 and not at.exception and not at.metric
+    assert any("Counting classes cancelled" in i.value for i in at.info)
+    assert [b.key for b in at.button].count("btn_big_again_big_table") == 1
     monkeypatch.undo()
     at.button(key="btn_big_again_big_table").click().run()
     assert not at.exception
