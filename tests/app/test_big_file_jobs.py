@@ -204,3 +204,29 @@ def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet
     assert not at.exception
     assert metric(at, "Records below k = 3") == f"{wildcard.n_violating:,}"
     assert not any("counted as a **category**" in w.value for w in at.warning)
+
+
+def test_polars_path_says_cancel_waits_for_the_query_and_gives_the_same_figures(parquet, monkeypatch):
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.risk.summary import risk_summary
+
+    assert big_file.stops_mid_query("duckdb") and not big_file.stops_mid_query("polars")
+    at = open_page("data.py")
+    at.selectbox(key="w_big_engine").set_value("polars").run()
+    _open(at, parquet)
+    assert at.session_state[big_file.KEY]["engine"] == "polars"
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    assert "big_table" not in at.session_state["jobs"]  # Polars cannot be interrupted: no counting ahead
+    calls, started, holder = [], threading.Event(), {}
+    monkeypatch.setattr(big_file, "table_work", _blocking(calls, started, holder))
+    canceller = _cancel_when(started, holder)
+    at.switch_page("pages/risk.py").run()
+    canceller.join(60)
+    assert not at.exception
+    assert any("polars cannot stop a query mid-way" in c.value for c in at.caption)
+    assert any("Counting classes cancelled" in i.value for i in at.info)
+    monkeypatch.undo()
+    at.button(key="btn_big_again_big_table").click().run()
+    ref = risk_summary(load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix(), 3, "wildcard")
+    assert metric(at, "Records below k = 3") == f"{ref.n_violating:,}"
