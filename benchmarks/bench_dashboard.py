@@ -16,7 +16,8 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
 state is back to "not running". Goals are those of the project's speed issue on a 2-core machine.
 
-Run: python benchmarks/bench_dashboard.py [--repeat 1] [--skip suppress]
+Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress]
+(``--servers 3``: three fresh servers, the best of each row kept, so the cold open is a best of three too.)
 Other scripts get the rows from :func:`dashboard_rows`.
 """
 
@@ -225,11 +226,19 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
+    ap.add_argument("--servers", type=int, default=1,
+                    help="fresh servers to run in turn; the best time per row over all of them is kept")
     ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, suppress")
     args = ap.parse_args()
     before = machine()
-    rows = dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s))
-    print(f"machine: {before}; browser: Chromium (headless)")
+    best: dict[str, Row] = {}
+    for _ in range(max(1, args.servers)):
+        for row in dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s)):
+            if row.work not in best or row.seconds < best[row.work].seconds:
+                best[row.work] = row
+    rows = list(best.values())
+    print(f"machine: {before}; browser: Chromium (headless); best of {max(1, args.servers)} fresh server(s) "
+          f"x {args.repeat} session(s)")
     print("load average after the run: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     print(table(rows))
 
