@@ -15,7 +15,10 @@ exact:
    *tag* the up-set of each passing node and the down-set of each failing one. No status is guessed.
    Criteria that are not monotonic (entropy and recursive l-diversity and t-closeness with suppression,
    individual risk) are evaluated only at nodes that pass the monotonic ones, and only while such a node
-   could still beat the best loss found.
+   could still beat the best loss found. With a positive suppression limit the promise is record by
+   record, so a node also fails when the failing records of several passing nodes above it add up past
+   the limit (:class:`_FailingUnion`): such nodes are tagged without being evaluated, and under wildcard
+   semantics the classes holding those records are not scanned at the nodes that are.
 2. **Lower bounds.** Each metric's loss without suppression is monotone along the lattice and never
    exceeds the loss with suppression (:mod:`.metrics`). Candidates are examined in increasing order of
    a lower bound until the bound reaches the best loss found — every skipped node is provably no better.
@@ -26,7 +29,9 @@ exact:
    (:class:`~kanon_core.classtable.ClassTable`: distinct QI rows with counts, weights and sensitive value
    counts). A node's table is computed from the evaluated node below it with the fewest classes by
    mapping its codes one level step up and merging equal rows — ARX's roll-up — so the work per node is
-   proportional to the size of a small table, not to the file.
+   proportional to the size of a small table, not to the file. On millions of classes the merge is
+   partitioned by hash so that each part's table stays in the processor's cache, and only the chosen
+   node's evaluation is kept in memory.
 
 k-anonymity under wildcard semantics is tested by a compiled scan of the node's classes
 (:mod:`._lattice_kernel`) that stops each class as soon as it has k matches and, when only the status is
