@@ -110,7 +110,8 @@ def test_partitioned_rollup_gives_the_same_classes(q, n_values, changed_draw, da
         size *= 2
     slots = np.zeros(2 * size, dtype=np.int64)
     gid_a, codes_a, count_a = rollup(codes, luts, changed, radix, count, slots, 1, span)
-    gid_b, codes_b, count_b = rollup_partitioned(codes, luts, changed, radix, count, slots)
+    scratch = np.full(5 * len(rows) + data.draw(st.integers(0, 3)), -7, dtype=np.int64)  # reused, dirty
+    gid_b, codes_b, count_b = rollup_partitioned(codes, luts, changed, radix, count, slots, scratch)
     assert len(count_a) == len(count_b)
     to_a = np.full(len(count_b), -1)
     to_a[gid_b] = gid_a

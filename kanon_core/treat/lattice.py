@@ -383,6 +383,7 @@ class NodeEvaluator:
         while size < 2 * self.base.n_classes:
             size *= 2
         self._slots = np.zeros(2 * size, dtype=np.int64)  # the roll-up's hash table (key, stamp | class), reused
+        self._scratch: np.ndarray | None = None  # the partitioned roll-up's work space (millions of classes)
         self._stamp = 0
         # Per k criterion and node: the classes known to reach k (scanned there, or holding a class that reached
         # it at the node the table was rolled up from: matches only grow), not scanned again.
@@ -436,7 +437,10 @@ class NodeEvaluator:
 
         luts, changed, radix, span = self._luts.get(src_levels, levels)
         if span < _KEY_LIMIT and src.n_classes >= PARTITION_ROWS and span > 2 * src.n_classes:
-            gid, codes, count = rollup_partitioned(src.codes, luts, changed, radix, src.count, self._slots)
+            if self._scratch is None or len(self._scratch) < 5 * src.n_classes:
+                self._scratch = np.empty(5 * self.base.n_classes, dtype=np.int64)
+            gid, codes, count = rollup_partitioned(src.codes, luts, changed, radix, src.count, self._slots,
+                                                   self._scratch)
         elif span < _KEY_LIMIT:
             self._stamp += 1
             if self._stamp >= 2**31:  # the stamp lives in the upper half of an int64 entry: start afresh
