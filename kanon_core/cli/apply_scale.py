@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -423,33 +422,6 @@ def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set
     return [c for c in cols if c in value], {c for c in typed if c in set(cols)}
 
 
-def _labelled_columns(source: Source) -> set[str]:
-    """Variables the file's labels (its sidecar, or the labels a Parquet file embeds) say something about."""
-    from ..io import PARQUET_LABELS_KEY, sidecar_path
-
-    names: set[str] = set()
-    side = sidecar_path(source.path)
-    specs = []
-    if side.exists():
-        try:
-            specs.append(json.loads(side.read_text(encoding="utf-8")))
-        except (ValueError, UnicodeDecodeError):
-            raise InputError(f"The labels file {side.name} is not valid JSON.") from None
-    if source.format == "parquet":
-        import pyarrow.parquet as pq
-
-        raw = (pq.read_schema(source.path).metadata or {}).get(PARQUET_LABELS_KEY)
-        if raw:
-            try:
-                specs.append(json.loads(raw.decode("utf-8")))
-            except (ValueError, UnicodeDecodeError):
-                raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
-    for spec in specs:
-        if isinstance(spec, Mapping):
-            names |= {str(k) for k in spec}
-    return names & set(source.columns)
-
-
 def _series(t: TypedColumn, idx: np.ndarray) -> pd.Series:
     """A value column over the class rows with the dtype the in-memory reader gives the whole column."""
     vals = np.array([*t.values, None], dtype=object)[idx]  # index -1 takes the appended None
@@ -501,12 +473,13 @@ def read_classes(engine: Engine, source: Source, columns: list[str], settings: E
 
 def start_state(recipe: Recipe, engine: Engine, source: Source, settings: EngineSettings) -> tuple[ScaleState, ClassRows]:
     """Version 0 of the replay: the variables with the recipe's initial roles, the class rows, the labels."""
+    from ..engines.api import labelled_columns
     from ..engines.table import declared_meta, type_distinct
 
     value, typed_needed = plan_columns(recipe, source.columns)
     rows = read_classes(engine, source, value, settings)
     typed = dict(rows.typed)
-    for c in sorted((typed_needed | _labelled_columns(source)) - set(value), key=list(source.columns).index):
+    for c in sorted((typed_needed | set(labelled_columns(source))) - set(value), key=list(source.columns).index):
         raw = engine.distinct(source, c, DISTINCT_LIMIT, settings)
         if raw is None:
             raise InputError(f"Variable '{c}' has more than {DISTINCT_LIMIT:,} distinct values; its labels cannot "

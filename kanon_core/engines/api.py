@@ -159,7 +159,7 @@ class OutOfCore:
         in-memory reader types them, so the columns the labels name are typed first (their distinct
         values, one query each)."""
         typed = dict(typed or {})
-        for c in _labelled_columns(source, missing_codes):
+        for c in labelled_columns(source, missing_codes):
             if c in typed or c in drop or c in recoded:
                 continue
             raw = self.distinct(source, c, 10_000_000, settings or EngineSettings())  # type: ignore[attr-defined]
@@ -171,7 +171,7 @@ class OutOfCore:
         return labels_json(spec) if spec else None
 
 
-def _labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] | None) -> list[str]:
+def labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """Columns the input's labels name: the ``.labels.json`` sidecar, labels a Parquet file embeds, and
     missing codes given on the command line (the file's own columns only)."""
     import json
