@@ -230,6 +230,21 @@ def _weight_and(x, y, heavy, ecap):  # pragma: no cover - compiled
     return total
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _weight_and_not(x, y, z, heavy, ecap):  # pragma: no cover - compiled
+    """Weight of the edges in ``x`` and ``y`` but not ``z`` (as :func:`_weight_and`)."""
+    total = 0
+    for wi in range(x.shape[0]):
+        t = x[wi] & y[wi] & ~z[wi]
+        total += _popcount(t)
+        h = t & heavy[wi]
+        while h:
+            low = h & (~h + np.uint64(1))
+            total += ecap[wi * 64 + _bit_index(low)] - 1
+            h ^= low
+    return total
+
+
 @numba.njit(cache=True, nogil=True)
 def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma: no cover - compiled
     """All minimal sets S of QIs whose disjoint edges weigh <= b, appended to ``buf`` from ``nbuf``.
@@ -248,7 +263,8 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     true sum does), so a set's weight is its popcount plus the extra weight of its few heavy edges; at
     b = 1 (k = 3, a unique record) every light edge weighs one. A set reached with weight exactly b is
     minimal as soon as every chosen QI keeps a critical edge (each weighs at least one), which the
-    pruning guarantees: only sets with weight below b are checked QI by QI.
+    pruning guarantees: only sets with weight below b are checked QI by QI. A child that would be a leaf
+    (about half the nodes) is decided from its parent's bitsets without being pushed.
     """
     nw = (ne + 63) // 64
     pos = np.zeros((q, nw), dtype=np.uint64)
@@ -365,6 +381,42 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
         vbit = rem & (~rem + np.uint64(1))
         REM[d] = rem ^ vbit
         v = _bit_index(vbit)
+        # a child whose unhit weight drops to b or less is a leaf: decided here, without descending (its
+        # critical edges are once & pos[w] & ~pos[v]; v's own, the edges it newly hits, weigh more than
+        # U - b, since the parent was no leaf)
+        if b == 0:
+            anyu = np.uint64(0)
+            for wi in range(nw):
+                anyu |= uncov[d, wi] & ~pos[v, wi]
+            uc = 0 if anyu == 0 else 1
+        else:
+            uc = U[d] - _weight_and(uncov[d], pos[v], heavy, ecap)
+        if uc <= b:
+            ok = True
+            s = S[d]
+            while s:
+                low = s & (~s + np.uint64(1))
+                w = _bit_index(low)
+                if uc < b:
+                    if uc + _weight_and_not(once[d], pos[w], pos[v], heavy, ecap) <= b:
+                        ok = False
+                        break
+                else:
+                    anyc = np.uint64(0)
+                    for wi in range(nw):
+                        anyc |= once[d, wi] & pos[w, wi] & ~pos[v, wi]
+                    if anyc == 0:
+                        ok = False
+                        break
+                s ^= low
+            if ok:
+                if nbuf == buf.shape[0]:
+                    bigger = np.empty(buf.shape[0] * 2, dtype=buf.dtype)
+                    bigger[:nbuf] = buf
+                    buf = bigger
+                buf[nbuf] = S[d] | vbit
+                nbuf += 1
+            continue
         # the child's edges hit once: those of S not hit by v, and the newly hit ones
         for wi in range(nw):
             p = pos[v, wi]
@@ -387,13 +439,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
             continue
         S[c1] = S[d] | vbit
         CAND[c1] = BASE[d] | (BR[d] & (vbit - np.uint64(1)))
-        if b == 0:
-            anyu = np.uint64(0)
-            for wi in range(nw):
-                anyu |= uncov[c1, wi]
-            U[c1] = 0 if anyu == 0 else 1
-        else:
-            U[c1] = U[d] - _weight_and(once[c1], pos[v], heavy, ecap)
+        U[c1] = uc
         d = c1
         entering = True
     return buf, nbuf, complete
