@@ -18,7 +18,8 @@ exact:
    could still beat the best loss found. With a positive suppression limit the promise is record by
    record, so a node also fails when the failing records of several passing nodes above it add up past
    the limit (:class:`_FailingUnion`): such nodes are tagged without being evaluated, and under wildcard
-   semantics the classes holding those records are not scanned at the nodes that are.
+   semantics with k-anonymity alone the classes holding those records are not scanned at the nodes that
+   are (used where a node is dear: wildcard semantics, or :data:`TRACK_CLASSES` input classes and more).
 2. **Lower bounds.** Each metric's loss without suppression is monotone along the lattice and never
    exceeds the loss with suppression (:mod:`.metrics`). Candidates are examined in increasing order of
    a lower bound until the bound reaches the best loss found — every skipped node is provably no better.
@@ -392,8 +393,8 @@ class NodeEvaluator:
 
     # -- class tables ----------------------------------------------------------------------------------------
     def table(self, levels: tuple[int, ...]) -> ClassTable:
-        """The node's class table (cached, or rolled up); with ``track_base`` its base map is left in
-        :attr:`last_base_of` (the node's class of every input class)."""
+        """The node's class table (cached, or rolled up). How it was rolled up is left in :attr:`last_link`,
+        from which :meth:`failing_base` maps input classes to its classes when asked."""
         got = self._cache.get(levels)
         if got is not None:
             self.last_link = (levels, None)
