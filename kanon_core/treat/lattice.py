@@ -378,6 +378,8 @@ class NodeEvaluator:
         self.track_base = self.limit > 0 and bool(self.mono) and (self.wildcard or self.base.n_classes >= TRACK_CLASSES)
         self._links: dict[tuple[int, ...], tuple] = {}  # per cached table: (source levels or None, its gid)
         self._base_of: dict[tuple[int, ...], np.ndarray] = {}  # per cached table, once asked: input class -> class
+        # k-anonymity alone, scanned under wildcard semantics: classes known to fail need no scan
+        self.scans_k = self.wildcard and len(self.mono) == 1 and isinstance(self.mono[0], KAnonymity)
         self.last_link: tuple | None = None  # (levels, link) of the table last returned
         self._luts = _Lookups(problem)
         size = 16
@@ -555,7 +557,7 @@ class NodeEvaluator:
         table = self.table(levels)
         link = self.last_link
         doomed_classes = None
-        if doomed is not None and self.wildcard and len(self.mono) == 1 and isinstance(self.mono[0], KAnonymity):
+        if doomed is not None and self.scans_k:
             base_of = self._base_map(*link)
             if base_of is not None:
                 doomed_classes = np.zeros(table.n_classes, dtype=np.bool_)
@@ -1009,7 +1011,7 @@ def search_optimal(
                 i = path[mid]
                 st = lat.status[i]
                 if st == lat.UNKNOWN:
-                    told, doomed = union.tell(lat.levels[i]) if union is not None else (False, None)
+                    told, doomed = union.tell(lat.levels[i], ev.scans_k) if union is not None else (False, None)
                     if told:
                         lat.tag_down(i)
                     elif classify(i, doomed):
@@ -1149,16 +1151,17 @@ class _FailingUnion:
                                    self.limit if stop_above_limit else -1, self.mark, self.out)
         return int(total), self.out[:n_out]
 
-    def tell(self, levels: tuple[int, ...]) -> tuple[bool, np.ndarray | None]:
+    def tell(self, levels: tuple[int, ...], want_ids: bool) -> tuple[bool, np.ndarray | None]:
         """Whether the records failing at passing nodes above ``levels`` are more than the limit (the node
-        fails), and otherwise the input classes known to fail there (a copy; None when there are none)."""
-        if self.m == 0:
+        fails), and otherwise, with ``want_ids``, the input classes known to fail there (a copy; None when
+        there are none). Without ``want_ids`` the merge stops as soon as the limit is passed."""
+        if self.m < (1 if want_ids else 2):
             return False, None
-        total, ids = self.union(levels, False)
+        total, ids = self.union(levels, not want_ids)
         if total > self.limit:
             self.inferred += 1
             return True, None
-        return False, (ids.copy() if len(ids) else None)
+        return False, (ids.copy() if want_ids and len(ids) else None)
 
 
 def _names(criteria: Sequence[Criterion]) -> str:
