@@ -28,12 +28,13 @@ def _free_port() -> int:
 
 
 def _start_app(log: Path):
-    """``streamlit run app.py`` on a free localhost port; returns the process and its URL once healthy."""
+    """The app as scripts/demo.sh starts it (``python -m kanon_app.serve``: libraries loaded, then
+    ``streamlit run app.py``) on a free localhost port; returns the process and its URL once healthy."""
     port = _free_port()
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     with open(log, "w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+            [sys.executable, "-m", "kanon_app.serve", "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true"],
             cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env,
         )
