@@ -1,10 +1,11 @@
-"""Two officers at once: two AppTest sessions, each in its own thread, one searching MINUCs while the other
-suppresses. Each gets exactly what it gets alone (kanon_core's result), and neither sees the other's results
-in its part of the shared cache."""
+"""Two officers' sessions in one process: one searches MINUCs, the other suppresses. Each gets exactly what
+it gets alone (kanon_core's result), and neither sees the other's results in its part of the shared cache.
+
+The sessions run one after the other here: AppTest keeps process-wide state (the runtime it mocks, the
+pages registry) for the length of each run, so two AppTests cannot run at once. The two searches running
+at the same time in one server are tested in the real app, in tests/e2e/test_two_officers.py."""
 
 from __future__ import annotations
-
-import threading
 
 from streamlit.testing.v1 import AppTest
 
@@ -18,48 +19,24 @@ MINUC_QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION", "BYURBAN", "B
 SUP_QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
 
 
-def _minuc_session(start: threading.Barrier, out: dict) -> None:
+def _minuc_session() -> AppTest:
     at = open_page("minucs.py")
     at.multiselect(key="w_minuc_qis").set_value(MINUC_QIS).run()
     at.number_input(key="w_minuc_k").set_value(2).run()
-    start.wait(120)
     at.button(key="btn_find_minucs").click().run()
-    out["minucs"] = at
+    return at
 
 
-def _suppress_session(start: threading.Barrier, out: dict) -> None:
+def _suppress_session() -> AppTest:
     at = open_page("suppress.py")
     at.multiselect(key="w_sup_qis").set_value(SUP_QIS).run()
     at.number_input(key="w_sup_k").set_value(3).run()
-    start.wait(120)
     at.button(key="btn_run_suppress").click().run()
-    out["suppress"] = at
+    return at
 
 
-def _run_together() -> dict[str, AppTest]:
-    start, out, errors = threading.Barrier(2), {}, []
-
-    def guarded(fn):
-        def run() -> None:
-            try:
-                fn(start, out)
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-                errors.append(exc)
-                start.abort()
-        return run
-
-    threads = [threading.Thread(target=guarded(f)) for f in (_minuc_session, _suppress_session)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(600)
-    assert not errors, errors
-    return out
-
-
-def test_two_sessions_at_once_get_their_sequential_results():
-    out = _run_together()
-    m, s = out["minucs"], out["suppress"]
+def test_two_sessions_get_their_own_results_and_memo():
+    m, s = _minuc_session(), _suppress_session()
     assert not m.exception and not s.exception and not m.error and not s.error
     ds = load_sample("els")
     ref_m = find_minucs(ds.qi_matrix(MINUC_QIS), k=2, missing=ds.missing)
