@@ -215,18 +215,25 @@ def _reduce_family(dmask, dweight, nd, q, b, emask, eweight):  # pragma: no cove
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _word_weight(word, heavy_word, ecap, base):  # pragma: no cover - compiled
+    """Weight of the edges in one 64-bit word of a bitset (edges ``base`` .. ``base + 63``): their number
+    plus the extra capped weight of the heavy ones among them."""
+    total = _popcount(word)
+    h = word & heavy_word
+    while h:
+        low = h & (~h + np.uint64(1))
+        total += ecap[base + _bit_index(low)] - 1
+        h ^= low
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _weight_and(x, y, heavy, ecap):  # pragma: no cover - compiled
     """Weight of the edges in both bitsets ``x`` and ``y``: their number (popcount) plus the extra weight
     of the heavy ones among them (capped weights, see :func:`_enumerate_minimal`)."""
     total = 0
     for wi in range(x.shape[0]):
-        z = x[wi] & y[wi]
-        total += _popcount(z)
-        h = z & heavy[wi]
-        while h:
-            low = h & (~h + np.uint64(1))
-            total += ecap[wi * 64 + _bit_index(low)] - 1
-            h ^= low
+        total += _word_weight(x[wi] & y[wi], heavy[wi], ecap, wi * 64)
     return total
 
 
@@ -235,13 +242,7 @@ def _weight_and_not(x, y, z, heavy, ecap):  # pragma: no cover - compiled
     """Weight of the edges in ``x`` and ``y`` but not ``z`` (as :func:`_weight_and`)."""
     total = 0
     for wi in range(x.shape[0]):
-        t = x[wi] & y[wi] & ~z[wi]
-        total += _popcount(t)
-        h = t & heavy[wi]
-        while h:
-            low = h & (~h + np.uint64(1))
-            total += ecap[wi * 64 + _bit_index(low)] - 1
-            h ^= low
+        total += _word_weight(x[wi] & y[wi] & ~z[wi], heavy[wi], ecap, wi * 64)
     return total
 
 
