@@ -2,8 +2,10 @@
 
 An upload is read in memory, so a census file is opened by path instead (the dashboard runs on the
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
-Risk page its figures from the class table; neither ever holds the file. Pages call :func:`data_panel`
-and :func:`risk_panel`; everything else stays on the in-memory data set.
+Risk page its figures from the class table, the Recode page the optimal generalization found on that table
+(:func:`kanon_core.cli.scale.optimal_at_scale`) and its release written by the engine; none ever holds the
+file. Pages call :func:`data_panel`, :func:`risk_panel` and :func:`recode_panel`; everything else stays on
+the in-memory data set.
 
 The long steps (the file's summary, its class table, the wildcard class sizes) run off the script thread
 (:mod:`kanon_app.background`) with a progress bar and a Cancel button: the engine's progress messages and,
@@ -30,11 +32,13 @@ from typing import Any
 import streamlit as st
 
 from kanon_core.classtable import ClassTable
+from kanon_core.cli.scale import OptimalAtScale, optimal_at_scale, write_generalized_release
 from kanon_core.engines import get_engine
 from kanon_core.engines.api import FileSummary
 from kanon_core.engines.base import EngineSettings
 from kanon_core.engines.risk import TableRisk, per_qi_of, risk_of_table
-from kanon_core.errors import Cancelled, KanonError
+from kanon_core.errors import Cancelled, InputError, KanonError
+from kanon_core.outputs import check_outputs, data_inputs
 from kanon_core.progress import Progress
 from kanon_core.risk.classes import ClassSizes
 
@@ -51,8 +55,9 @@ AT_SCALE = (
     "Out of core, a file is never read into memory: the engine aggregates it into its class table (the "
     "distinct combinations of the quasi-identifiers with their counts and weight sums). The Data page shows "
     "its preview and column summary, and the Risk page its class sizes, k-anonymity violations, class-size "
-    "distribution and per-variable counts. MINUCs, Recode, Suppress, Compare and Export need the records in "
-    "memory and keep working on the data set loaded above; for a large file use the command line "
+    "distribution and per-variable counts, and the Recode page the optimal generalization with automatic "
+    "hierarchies and its release written by the engine. MINUCs, Suppress, Compare and Export need the records "
+    "in memory and keep working on the data set loaded above; for a large file use the command line "
     "(kanon generalize --engine duckdb writes a generalized release of any size)."
 )
 
@@ -196,7 +201,7 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
 
 
 def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], Any], engine: str | None = None,
-          again_label: str | None = None) -> Any | None:
+          again_label: str | None = None, stoppable: bool = False) -> Any | None:
     """The result of job ``name`` for ``params``: from the cache, or started (unless stopped by the user)
     and waited for with a progress bar and Cancel. None while not available, said on the page: cancelled
     or failed (with ``again_label``, a button to run it again)."""
@@ -219,7 +224,7 @@ def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], An
         job = start(name, params, label, work, again=clicked)
         if job is None:
             return _peek(name, params)
-    if not job.done:
+    if not job.done and not stoppable:  # ``stoppable``: the step checks Cancel as it goes
         if engine is None:
             st.caption("This step cannot stop mid-way: Cancel takes effect when it ends.")
         elif not stops_mid_query(engine):
@@ -391,3 +396,100 @@ def risk_panel(k: int = 3) -> bool:
     st.caption(AT_SCALE)
     return True
 
+
+
+# -- Recode page ---------------------------------------------------------------------------------------------
+
+SEARCH = "big_file_search"
+"""The search parameters the officer last asked for (table parameters, k, suppression limit, missing)."""
+
+AUTOMATIC_ONLY = ("A large file is generalized with the automatic hierarchies (numbers binned by Angiuli & Waldo's "
+                  "minimum-width binning, categories grouped by rarity); the hierarchy editor works on the data set "
+                  "in memory.")
+
+
+def optimal_work(table: ClassTable, qis: tuple[str, ...], k: int, max_suppression: float,
+                 missing: str) -> Callable[[Progress], OptimalAtScale]:
+    """The optimal generalization on the class table (Kohlmayer et al.'s lattice search, with Cancel checked
+    at each of its progress reports)."""
+    def work(progress: Progress) -> OptimalAtScale:
+        progress.update(0.02, f"automatic hierarchies and lattice search on {table.n_classes:,} classes")
+        return optimal_at_scale(table, list(qis), k, max_suppression, missing, progress=progress)
+    return work
+
+
+def _show_optimal(found: OptimalAtScale) -> None:
+    r = found.result
+    m = st.columns(5)
+    m[0].metric(f"Loss ({r.metric})", f"{r.loss:.4f}")
+    m[1].metric("Records suppressed", f"{r.n_suppressed_records:,}")
+    m[2].metric("Classes before", f"{found.n_classes_before:,}")
+    m[3].metric("Classes after", f"{found.n_classes_after:,}")
+    m[4].metric("Nodes evaluated", f"{r.nodes_evaluated:,} of {r.n_nodes:,}")
+    st.dataframe({"variable": list(r.qis), "level": [r.levels[q] for q in r.qis],
+                  "levels": [h.height for h in found.hierarchies],
+                  "generalized values": [found.n_values[q] for q in r.qis]}, hide_index=True)
+    st.caption("Classes after: at the chosen levels, before the records of classes still smaller than k are "
+               "suppressed (blanked on every quasi-identifier).")
+
+
+def _write_release(current: dict[str, Any], table: ClassTable, found: OptimalAtScale, k: int, missing: str,
+                   out: str) -> None:
+    """The release written by the engine, as ``kanon generalize --engine ... -o`` writes it."""
+    target = Path(os.path.expanduser(out))
+    if target.suffix.lower() not in (".csv", ".parquet"):
+        raise InputError("The release is written as .csv or .parquet.")
+    check_outputs({"the release": target}, data_inputs(current["stamp"][0]))
+    if target.exists():
+        raise InputError("The release file exists already; choose a new name.")
+    settings = EngineSettings()
+    try:
+        write_generalized_release(get_engine(current["engine"]), current["stamp"][0], table, list(current["qis"]),
+                                  found.hierarchies, found.tabs, found.result.levels, k, missing, {}, target,
+                                  settings)
+    finally:
+        settings.close()
+
+
+def recode_panel(k: int = 3) -> bool:
+    """The Recode page for the open large file: the optimal generalization on its class table and the
+    release written by the engine; False (nothing shown) when none is open with QIs chosen."""
+    current = active()
+    if not current or not current.get("qis"):
+        return False
+    name = Path(current["stamp"][0]).name
+    st.info(f"Optimal generalization of the large file **{name}** on its class table ({current['engine']}, out "
+            "of core). Close it on the Data page to return to the data set in memory.")
+    st.caption(AUTOMATIC_ONLY)
+    c1, c2, c3 = st.columns([1, 1, 2])
+    k = int(c1.number_input("k", min_value=1, value=int(k), step=1, key="w_big_rec_k"))
+    limit = float(c2.number_input("Record suppression limit (%)", min_value=0.0, max_value=100.0, value=0.0,
+                                  step=0.5, key="w_big_rec_sup"))
+    missing = c3.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_rec_missing")
+    params = _table_params(current)
+    try:
+        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
+                      again_label="Count the classes again")
+        if table is None:
+            return True
+        search = (params, k, limit, missing)
+        if st.button("Find the optimal generalization", key="btn_big_optimal", type="primary"):
+            st.session_state[SEARCH] = search
+            _stopped().pop(job_key("big_optimal", search), None)  # the click is the user asking again
+        if st.session_state.get(SEARCH) != search:
+            return True
+        found = drive("big_optimal", search, "Searching the lattice",
+                      optimal_work(table, tuple(current["qis"]), k, limit / 100, missing), stoppable=True,
+                      again_label="Search again")
+        if found is None:
+            return True
+        _show_optimal(found)
+        w1, w2 = st.columns([5, 1])
+        out = w1.text_input("Release file (.csv or .parquet, a new file)", key="w_big_release_path")
+        if w2.button("Write the release", key="btn_big_release", disabled=not out):
+            with st.spinner("Writing the release ..."):
+                _write_release(current, table, found, k, missing, out)
+            st.success(f"Release written: {Path(out).name}")
+    except KanonError as exc:
+        st.error(str(exc))
+    return True

@@ -8,7 +8,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from kanon_app import hierarchy_ui, state
+from kanon_app import big_file, hierarchy_ui, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.fmt import markdown_literal, readable_table
@@ -39,6 +39,8 @@ st.caption(
     "the MINUCs, recode, recheck, and suppress only what is left (Wilson et al., RTI). Nothing changes until you "
     "apply; every application is a new version you can undo.")
 state.show_flash()
+if big_file.recode_panel(state.session_k()):  # a large file opened on the Data page: its class table
+    st.stop()
 ds = state.dataset()
 settings = state.settings()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..engines import ENGINE_CHOICES, EngineSettings, choose_engine, get_engine, parse_memory
@@ -172,7 +173,7 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     from ..engines.table import aggregate_table, with_sensitive
     from ..outputs import OutputBatch
     from ..treat.hierarchy import load_hierarchies
-    from ..treat.lattice import LatticeProblem, datafly, search_optimal
+    from ..treat.lattice import datafly, search_optimal
     from .common import split_list, write_json
 
     qis = list(split_list(args.qi))
@@ -189,17 +190,9 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
         table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
         table = with_sensitive(engine, source, table, sensitive, _missing_codes(args), settings)
         _notice_missing_like("generalize", table)
-        hierarchies = load_hierarchies(args.hierarchies, qis)
-        hs, tabs = [], []
-        for j, q in enumerate(qis):
-            h = hierarchies[q] if hierarchies[q].name else hierarchies[q].with_name(q)
-            hs.append(h)
-            tabs.append(h.tables(table.values[j], table.labels[j]))
+        hs, tabs = level_tables(table, qis, load_hierarchies(args.hierarchies, qis))
         settings.say(f"lattice search on {table.n_classes:,} classes ({table.n_records:,} records)")
-        # the search reads only the class table: the records are never expanded
-        problem = LatticeProblem.from_table(table, tuple(t.table for t in tabs), missing=args.missing,
-                                            level_labels=tuple(t.labels for t in tabs), hierarchies=tuple(hs),
-                                            alpha=alpha)
+        problem = table_problem(table, hs, tabs, args.missing, alpha)
         search = datafly if args.algorithm == "datafly" else search_optimal
         result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
         payload = result.to_json()
@@ -213,10 +206,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
             if args.step:
                 batch.write_text(args.step, json.dumps(result.step().to_dict(), indent=2, ensure_ascii=False) + "\n")
             if args.output:
-                recodes, suppress = _generalized_release(table, qis, hs, tabs, result.levels, args)
-                target = batch.temp_path(args.output) if engine.name != "spark" else args.output
-                engine.release(args.file, target, qis=qis, recodes=recodes, suppress=suppress,
-                               missing_codes=_missing_codes(args), settings=settings, sidecar=False)
+                write_generalized_release(engine, args.file, table, qis, hs, tabs, result.levels, args.k,
+                                          args.missing, _missing_codes(args), args.output, settings, batch)
             payload["seconds"] = round(time.perf_counter() - t0, 4)
             write_json(args.json_out, payload, batch)
     finally:
@@ -224,7 +215,87 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     return 0
 
 
-def _generalized_release(table, qis, hierarchies, tabs, levels, args):
+def level_tables(table, qis: list[str], hierarchies: dict) -> tuple[list, list]:
+    """Each QI's hierarchy (named after its QI) and its level lookup tables on the class table's codes."""
+    hs, tabs = [], []
+    for j, q in enumerate(qis):
+        h = hierarchies[q] if hierarchies[q].name else hierarchies[q].with_name(q)
+        hs.append(h)
+        tabs.append(h.tables(table.values[j], table.labels[j]))
+    return hs, tabs
+
+
+def automatic_hierarchies(table, qis: list[str]) -> dict:
+    """The automatic hierarchy of each QI (:func:`~kanon_core.treat.default_hierarchy.default_hierarchy`)
+    from the class table: each distinct value weighted by its records, as the records would weigh it."""
+    import numpy as np
+
+    from ..treat.default_hierarchy import default_hierarchy_of_counts
+
+    out = {}
+    for j, q in enumerate(qis):
+        codes = table.codes[:, j]
+        seen = codes >= 0
+        counts = np.bincount(codes[seen], weights=table.count[seen], minlength=len(table.values[j]))
+        out[q] = default_hierarchy_of_counts(q, list(table.values[j]), list(table.labels[j]),
+                                             np.rint(counts).astype(np.int64)).with_name(q)
+    return out
+
+
+def table_problem(table, hs: list, tabs: list, missing: str, alpha: float = 1.0):
+    """The lattice problem on the class table: the search reads only the table, the records are never
+    expanded."""
+    from ..treat.lattice import LatticeProblem
+
+    return LatticeProblem.from_table(table, tuple(t.table for t in tabs), missing=missing,
+                                     level_labels=tuple(t.labels for t in tabs), hierarchies=tuple(hs), alpha=alpha)
+
+
+@dataclass(frozen=True)
+class OptimalAtScale:
+    """The optimal generalization found on a class table, with what the release needs (the hierarchies and
+    their level tables) and what the officer reads beside the search result: the classes before and after
+    the chosen levels (before suppression) and each QI's number of generalized values."""
+
+    result: Any  # kanon_core.treat.lattice.SearchResult
+    hierarchies: tuple
+    tabs: tuple
+    n_classes_before: int
+    n_classes_after: int
+    n_values: dict[str, int]
+
+
+def optimal_at_scale(table, qis: list[str], k: int, max_suppression: float, missing: str,
+                     metric: str = "prec", progress=None) -> OptimalAtScale:
+    """:func:`~kanon_core.treat.lattice.search_optimal` on the class table with automatic hierarchies
+    (the dashboard's large-file Recode page)."""
+    from ..treat.lattice import search_optimal
+
+    hs, tabs = level_tables(table, qis, automatic_hierarchies(table, qis))
+    result = search_optimal(table_problem(table, hs, tabs, missing), k, max_suppression, metric, progress=progress)
+    levels = [result.levels[q] for q in qis]
+    after = table.generalize([t.table[lv] for t, lv in zip(tabs, levels, strict=True)]).n_classes
+    n_values = {q: len(t.labels[lv]) for q, t, lv in zip(qis, tabs, levels, strict=True)}
+    return OptimalAtScale(result, tuple(hs), tuple(tabs), table.n_classes, after, n_values)
+
+
+def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, levels, k: int | None, missing: str,
+                              missing_codes: dict, out, settings: EngineSettings, batch=None) -> None:
+    """The release of a generalization found on the class table, written by the engine: each QI recoded
+    through its hierarchy at the chosen level, the records of classes still smaller than k blanked on every
+    QI. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a batch of its own."""
+    from contextlib import nullcontext
+
+    from ..outputs import OutputBatch
+
+    recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing)
+    with OutputBatch() if batch is None else nullcontext(batch) as b:
+        target = b.temp_path(out) if engine.name != "spark" else out
+        engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
+                       settings=settings, sidecar=False)
+
+
+def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing):
     """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k)."""
     import numpy as np
     import pandas as pd
@@ -246,11 +317,11 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, args):
         else:
             looked = np.array([*vals, None], dtype=object)
         cols[q] = looked[table.codes[:, j]]  # code -1 takes the appended None
-    if not args.k or args.k <= 1:
+    if not k or k <= 1:
         return recodes, None
     lookups = [t.table[lv] for t, lv in zip(tabs, levels, strict=True)]
     gen = table.generalize(lookups)
-    fk = gen.class_sizes(args.missing).fk
+    fk = gen.class_sizes(missing).fk
     # the generalized class of each class of the input table
     from ..risk.keys import group_ids
 
@@ -259,7 +330,7 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, args):
     gid, _ = group_ids(np.vstack([gen.codes, mapped]))
     of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
     of_gid[gid[: gen.n_classes]] = np.arange(gen.n_classes)
-    small_class = fk[of_gid[gid[gen.n_classes:]]] < args.k
+    small_class = fk[of_gid[gid[gen.n_classes:]]] < k
     if not small_class.any():
         return recodes, None
     frame = pd.DataFrame({q: cols[q][small_class] for q in qis}).drop_duplicates()

@@ -136,25 +136,32 @@ def default_hierarchy(ds: Dataset, column: str, scale: str | None = None) -> Hie
     """The automatic hierarchy of one variable (see the module docstring); ``scale`` overrides
     :func:`infer_scale` (``"nominal"`` or ``"ordinal"``)."""
     qm = ds.qi_matrix([column])
-    values = qm.values[0]
+    codes = qm.codes[:, 0]
+    counts = np.bincount(codes[codes >= 0], minlength=len(qm.values[0]))
+    return default_hierarchy_of_counts(column, qm.values[0], qm.labels[0], counts, scale)
+
+
+def default_hierarchy_of_counts(column: str, values: Sequence[object], labels: Sequence[str],
+                                counts: Sequence[int] | np.ndarray, scale: str | None = None) -> Hierarchy:
+    """:func:`default_hierarchy` from a variable's distinct values and their record counts, so that a class
+    table (a census file aggregated out of core) gets the hierarchy the records themselves would get."""
     if not values:
         raise InputError(f"Variable '{column}' has no observed values; it needs no hierarchy.")
     if scale is not None and scale not in SCALES:
         raise InputError(f"Unknown scale '{scale}': nominal or ordinal.")
-    codes = qm.codes[:, 0]
-    observed = int((codes >= 0).sum())
+    counts = np.asarray(counts, dtype=np.int64)
+    observed = int(counts.sum())
     numeric = all(_is_number(v) for v in values)
     texts = [value_text(float(v)) if _is_number(v) else str(v).strip() for v in values]  # type: ignore[arg-type]
     if len(values) < 4:
         return Hierarchy(tuple((t, TOP) for t in texts), column)
-    scale = scale or infer_scale(column, values, qm.labels[0]).scale
+    scale = scale or infer_scale(column, values, labels).scale
     caps = sorted({max(2, math.ceil(share * observed)) for share in CAPACITY_SHARES})
     if scale == "ordinal" and numeric:
-        data = np.asarray(values, dtype=np.float64)[codes[codes >= 0]]
+        data = np.repeat(np.asarray(values, dtype=np.float64), counts)
         return greedy_binning_hierarchy(data, caps, name=column)
-    counts = np.bincount(codes[codes >= 0], minlength=len(values)).tolist()
-    labels = [str(lab) if str(lab).strip() else t for lab, t in zip(qm.labels[0], texts, strict=True)]
-    return frequency_grouping_hierarchy(texts, labels, counts, caps, name=column)
+    shown = [str(lab) if str(lab).strip() else t for lab, t in zip(labels, texts, strict=True)]
+    return frequency_grouping_hierarchy(texts, shown, counts.tolist(), caps, name=column)
 
 
 def default_hierarchies(

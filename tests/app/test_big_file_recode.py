@@ -1,0 +1,171 @@
+"""The Recode page on a large file: the optimal generalization found on the class table as a background job
+(progress, Cancel), its result as the core computes it, and the release written by the engine as
+``kanon generalize --engine duckdb -o`` writes it.
+
+A small generated Parquet file opened on the Data page takes the same out-of-core path as a census file.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from kanon_app import big_file
+from kanon_core.cli.scale import automatic_hierarchies, level_tables, table_problem
+from kanon_core.engines import get_engine
+from kanon_core.treat.lattice import search_optimal
+from tests.app.helpers import frame_with, metric, open_page
+
+QIS = ["region", "age", "sex"]
+
+
+def _write(path, n=3000, seed=4):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west", None], n),
+                          "age": rng.integers(18, 90, n), "sex": rng.choice([1, 2], n),
+                          "weight": rng.uniform(1, 50, n)})
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return path
+
+
+@pytest.fixture
+def parquet(tmp_path):
+    return _write(tmp_path / "census.parquet")
+
+
+def _recode_page(path, k=5, limit=1.0):
+    at = open_page("data.py")
+    at.text_input(key="w_big_path").set_value(str(path)).run()
+    at.button(key="w_big_open").click().run()
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    at.switch_page("pages/recode.py").run()
+    assert not at.exception
+    at.number_input(key="w_big_rec_k").set_value(k).run()
+    at.number_input(key="w_big_rec_sup").set_value(limit).run()
+    return at
+
+
+def _reference(path, k=5, max_suppression=0.01, missing="wildcard"):
+    table = get_engine("duckdb").class_table(str(path), QIS)
+    hs, tabs = level_tables(table, QIS, automatic_hierarchies(table, QIS))
+    return table, hs, tabs, search_optimal(table_problem(table, hs, tabs, missing), k, max_suppression, "prec")
+
+
+def test_automatic_hierarchies_from_the_class_table_are_those_of_the_records(parquet):
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.treat.default_hierarchy import default_hierarchy
+
+    table = get_engine("duckdb").class_table(str(parquet), QIS)
+    ds = load_dataset(parquet, roles=Roles(qis=tuple(QIS)))
+    got = automatic_hierarchies(table, QIS)
+    for q in QIS:
+        assert got[q].rows == default_hierarchy(ds, q).rows
+    assert got["age"].height > 2  # a real hierarchy, not only the value and the top
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_the_result_shown_is_the_search_on_the_class_table(parquet, missing):
+    at = _recode_page(parquet)
+    at.radio(key="w_big_rec_missing").set_value(missing).run()
+    assert any("automatic hierarchies" in c.value for c in at.caption)
+    assert not at.metric  # nothing searched before the click
+    at.button(key="btn_big_optimal").click().run()
+    assert not at.exception
+    table, hs, tabs, ref = _reference(parquet, missing=missing)
+    assert metric(at, "Loss (prec)") == f"{ref.loss:.4f}"
+    assert metric(at, "Records suppressed") == f"{ref.n_suppressed_records:,}"
+    assert metric(at, "Nodes evaluated") == f"{ref.nodes_evaluated:,} of {ref.n_nodes:,}"
+    assert metric(at, "Classes before") == f"{table.n_classes:,}"
+    after = table.generalize([t.table[ref.levels[q]] for q, t in zip(QIS, tabs, strict=True)])
+    assert metric(at, "Classes after") == f"{after.n_classes:,}"
+    shown = frame_with(at, "generalized values")
+    assert list(shown["variable"]) == QIS
+    assert [int(v) for v in shown["level"]] == [ref.levels[q] for q in QIS]
+    for q, t, n in zip(QIS, tabs, shown["generalized values"], strict=True):
+        assert int(n) == len(np.unique(t.table[ref.levels[q]]))
+    assert any(ref.levels[q] > 0 for q in QIS)  # the test data need generalizing at k = 5
+
+
+def test_cancel_leaves_the_state_unchanged_and_waits_for_a_click(parquet, monkeypatch):
+    at = _recode_page(parquet)
+    before = dict(at.session_state[big_file.KEY])
+    calls, started, holder = [], threading.Event(), {}
+
+    def blocking(*args):
+        def work(progress):
+            calls.append(args)
+            holder["progress"] = progress
+            started.set()
+            while True:
+                progress.update(0.3, "Searching for the optimum")  # raises once cancelled
+                threading.Event().wait(0.01)
+        return work
+
+    def click():
+        if started.wait(60):
+            holder["progress"].cancel()
+
+    monkeypatch.setattr(big_file, "optimal_work", blocking)
+    canceller = threading.Thread(target=click, daemon=True)
+    canceller.start()
+    at.button(key="btn_big_optimal").click().run()
+    canceller.join(60)
+    assert not at.exception
+    assert any("Searching the lattice cancelled: nothing was changed" in i.value for i in at.info)
+    assert not at.metric
+    assert dict(at.session_state[big_file.KEY]) == before
+    at.run()  # not restarted by itself
+    assert len(calls) == 1 and not at.metric
+    assert any(b.key == "btn_big_again_big_optimal" for b in at.button)
+    monkeypatch.undo()
+    at.button(key="btn_big_again_big_optimal").click().run()
+    assert not at.exception
+    ref = _reference(parquet)[3]
+    assert metric(at, "Records suppressed") == f"{ref.n_suppressed_records:,}"
+
+
+@pytest.mark.parametrize(("suffix", "k", "limit"), [(".csv", 5, 1.0), (".parquet", 3, 5.0)])
+def test_the_release_is_the_command_lines(parquet, tmp_path, suffix, k, limit):
+    """At k = 5 (1%) the age is generalized, at k = 3 (5%) records are suppressed: both reach the file."""
+    from kanon_core.cli import main
+    from kanon_core.io import load_dataset
+    from kanon_core.treat.hierarchy import write_arx_hierarchy
+
+    at = _recode_page(parquet, k, limit)
+    at.button(key="btn_big_optimal").click().run()
+    out = tmp_path / f"release{suffix}"
+    at.text_input(key="w_big_release_path").set_value(str(out)).run()
+    at.button(key="btn_big_release").click().run()
+    assert not at.exception and not at.error
+    assert any("Release written" in s.value for s in at.success)
+
+    _, hs, _, ref = _reference(parquet, k, limit / 100)
+    folder = tmp_path / "hierarchies"
+    folder.mkdir()
+    for h in hs:
+        write_arx_hierarchy(h, folder / f"{h.name}.csv")
+    cli_out = tmp_path / f"cli{suffix}"
+    assert main(["generalize", str(parquet), "--qi", ",".join(QIS), "--hierarchies", str(folder), "--k", str(k),
+                 "--max-suppression", str(limit / 100), "--engine", "duckdb", "--json", str(tmp_path / "r.json"),
+                 "-o", str(cli_out)]) == 0
+    got, want = load_dataset(out).frame, load_dataset(cli_out).frame
+    pd.testing.assert_frame_equal(got, want)
+    original = load_dataset(parquet).frame
+    assert len(got) == len(original)
+    assert ref.levels["age"] > 0 or ref.n_suppressed_records > 0
+    if ref.levels["age"] > 0:  # generalized, not a copy
+        assert not got["age"].astype(str).equals(original["age"].astype(str))
+    blanked = int(got["sex"].isna().sum())  # sex has no missing value in the input
+    assert blanked == ref.n_suppressed_records
+
+    at.button(key="btn_big_release").click().run()  # the file exists now: refused, not overwritten
+    assert any("exists already" in e.value for e in at.error)
+    at.text_input(key="w_big_release_path").set_value(str(parquet)).run()
+    at.button(key="btn_big_release").click().run()
+    assert at.error and pd.read_parquet(parquet).shape == (3000, 4)
