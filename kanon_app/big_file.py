@@ -3,7 +3,7 @@
 An upload is read in memory, so a census file is opened by path instead (the dashboard runs on the
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
 Risk page its figures from the class table, the Recode page the optimal generalization found on that table
-(:func:`kanon_core.cli.scale.optimal_at_scale`) and its release written by the engine; none ever holds the
+(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine; none ever holds the
 file. Pages call :func:`data_panel`, :func:`risk_panel` and :func:`recode_panel`; everything else stays on
 the in-memory data set.
 
@@ -32,10 +32,10 @@ from typing import Any
 import streamlit as st
 
 from kanon_core.classtable import ClassTable
-from kanon_core.cli.scale import OptimalAtScale, optimal_at_scale, write_generalized_release
 from kanon_core.engines import get_engine
 from kanon_core.engines.api import FileSummary
 from kanon_core.engines.base import EngineSettings
+from kanon_core.engines.generalize import OptimalAtScale, optimal_at_scale, write_generalized_release
 from kanon_core.engines.risk import TableRisk, per_qi_of, risk_of_table
 from kanon_core.errors import Cancelled, InputError, KanonError
 from kanon_core.outputs import check_outputs, data_inputs

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kanon_core.cli.scale import automatic_hierarchies, level_tables, optimal_at_scale
 from kanon_core.dataset import Roles
 from kanon_core.engines import get_engine
+from kanon_core.engines.generalize import automatic_hierarchies, level_tables, optimal_at_scale
+from kanon_core.errors import InfeasibleError
 from kanon_core.io import load_dataset
 from kanon_core.treat.default_hierarchy import default_hierarchy
 from kanon_core.treat.lattice import build_problem, search_optimal
@@ -61,9 +62,14 @@ def test_the_optimum_on_the_table_is_the_records_optimum(frame, k, limit, missin
     with tempfile.TemporaryDirectory() as d:
         path, table = _table(frame, d)
         ds = replace(load_dataset(path, roles=Roles(qis=tuple(QIS))), missing=missing)
-        found = optimal_at_scale(table, QIS, k, limit, missing)
     hierarchies = {q: default_hierarchy(ds, q) for q in QIS}
-    ref = search_optimal(build_problem(ds, hierarchies, QIS), k, limit, "prec")
+    try:
+        ref = search_optimal(build_problem(ds, hierarchies, QIS), k, limit, "prec")
+    except InfeasibleError:  # no node meets k within the limit: the table's search says so too
+        with pytest.raises(InfeasibleError):
+            optimal_at_scale(table, QIS, k, limit, missing)
+        return
+    found = optimal_at_scale(table, QIS, k, limit, missing)
     r = found.result
     assert r.levels == ref.levels
     assert r.loss == pytest.approx(ref.loss, rel=1e-9, abs=1e-12)

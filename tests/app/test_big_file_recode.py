@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kanon_app import big_file
-from kanon_core.cli.scale import automatic_hierarchies, level_tables, table_problem
 from kanon_core.engines import get_engine
+from kanon_core.engines.generalize import automatic_hierarchies, level_tables, table_problem
 from kanon_core.treat.lattice import search_optimal
 from tests.app.helpers import frame_with, metric, open_page
 
