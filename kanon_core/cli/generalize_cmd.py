@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import write_table
     from ..risk.classes import check_alpha
     from ..treat.hierarchy import load_hierarchies
-    from ..treat.lattice import build_problem, datafly, search_optimal, suppression_limit
+    from ..treat.lattice import build_problem, suppression_limit
 
     if args.k is not None and args.k < 1:
         raise InputError("--k must be at least 1.")
@@ -85,16 +85,7 @@ def run(args: argparse.Namespace) -> int:
     sensitive = sorted({v for c in criteria for v in c.sensitive})
     weighted = any(getattr(c, "weighted", False) for c in criteria)
     problem = build_problem(ds, hierarchies, qis, alpha=alpha, sensitive=sensitive, weighted=weighted)
-    if args.algorithm == "datafly":
-        result = datafly(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
-    else:
-        result = search_optimal(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
-    payload = result.to_json()
-    payload["metric_value"] = result.loss
-    payload["file"] = Path(args.file).name
-    payload["missing"] = ds.missing
-    payload["alpha"] = alpha
-    payload["seconds_search"] = round(result.seconds, 4)
+    result, payload = search_and_summary(problem, args, criteria, alpha, ds.missing)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
     with OutputBatch() as batch:
         if args.step or args.output:
@@ -105,3 +96,18 @@ def run(args: argparse.Namespace) -> int:
                 write_table(step.apply(ds), batch.temp_path(args.output))
         write_json(args.json_out, payload, batch)
     return 0
+
+
+def search_and_summary(problem, args: argparse.Namespace, criteria: list, alpha: float, missing: str):
+    """The search the options ask for (``--algorithm``) and its JSON summary, in memory or at scale."""
+    from ..treat.lattice import datafly, search_optimal
+
+    search = datafly if args.algorithm == "datafly" else search_optimal
+    result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
+    payload = result.to_json()
+    payload["metric_value"] = result.loss
+    payload["file"] = Path(args.file).name
+    payload["missing"] = missing
+    payload["alpha"] = alpha
+    payload["seconds_search"] = round(result.seconds, 4)
+    return result, payload

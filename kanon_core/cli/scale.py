@@ -173,8 +173,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     from ..engines.table import aggregate_table, with_sensitive
     from ..outputs import OutputBatch
     from ..treat.hierarchy import load_hierarchies
-    from ..treat.lattice import datafly, search_optimal
     from .common import split_list, write_json
+    from .generalize_cmd import search_and_summary
 
     qis = list(split_list(args.qi))
     if args.output and [c for c in criteria if getattr(c, "spec", "").split("=")[0] != "k"]:
@@ -193,15 +193,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
         hs, tabs = level_tables(table, qis, load_hierarchies(args.hierarchies, qis))
         settings.say(f"lattice search on {table.n_classes:,} classes ({table.n_records:,} records)")
         problem = table_problem(table, hs, tabs, args.missing, alpha)
-        search = datafly if args.algorithm == "datafly" else search_optimal
-        result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
-        payload = result.to_json()
-        payload["metric_value"] = result.loss
-        payload["file"] = Path(args.file).name
-        payload["missing"] = args.missing
-        payload["alpha"] = alpha
+        result, payload = search_and_summary(problem, args, criteria, alpha, args.missing)
         payload["engine"] = engine.name
-        payload["seconds_search"] = round(result.seconds, 4)
         with OutputBatch() as batch:
             if args.step:
                 batch.write_text(args.step, json.dumps(result.step().to_dict(), indent=2, ensure_ascii=False) + "\n")
