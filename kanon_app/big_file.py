@@ -347,14 +347,22 @@ def _show(risk: TableRisk, k: int) -> None:
     st.dataframe(p["per_qi"], hide_index=True)
 
 
-def risk_panel(k: int = 3) -> bool:
-    """The Risk page for the open large file; False (nothing shown) when none is open with QIs chosen."""
+def _open_with_qis(what: str) -> dict[str, Any] | None:
+    """The open large file when its QIs are chosen (None otherwise), announced as the page's subject."""
     current = active()
     if not current or not current.get("qis"):
-        return False
+        return None
     name = Path(current["stamp"][0]).name
-    st.info(f"Risk of the large file **{name}** on its class table ({current['engine']}, out of core). "
+    st.info(f"{what} of the large file **{name}** on its class table ({current['engine']}, out of core). "
             "Close it on the Data page to return to the data set in memory.")
+    return current
+
+
+def risk_panel(k: int = 3) -> bool:
+    """The Risk page for the open large file; False (nothing shown) when none is open with QIs chosen."""
+    current = _open_with_qis("Risk")
+    if current is None:
+        return False
     c1, c2 = st.columns([1, 2])
     k = int(c1.number_input("k", min_value=1, value=int(k), step=1, key="w_big_k"))
     missing = c2.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_missing")
@@ -454,12 +462,9 @@ def _write_release(current: dict[str, Any], table: ClassTable, found: OptimalAtS
 def recode_panel(k: int = 3) -> bool:
     """The Recode page for the open large file: the optimal generalization on its class table and the
     release written by the engine; False (nothing shown) when none is open with QIs chosen."""
-    current = active()
-    if not current or not current.get("qis"):
+    current = _open_with_qis("Optimal generalization")
+    if current is None:
         return False
-    name = Path(current["stamp"][0]).name
-    st.info(f"Optimal generalization of the large file **{name}** on its class table ({current['engine']}, out "
-            "of core). Close it on the Data page to return to the data set in memory.")
     st.caption(AUTOMATIC_ONLY)
     c1, c2, c3 = st.columns([1, 1, 2])
     k = int(c1.number_input("k", min_value=1, value=int(k), step=1, key="w_big_rec_k"))
