@@ -28,3 +28,22 @@ def open_page(page_file: str, timeout: int = 120) -> AppTest:
     at.switch_page(f"pages/{page_file}").run()
     assert not at.exception
     return at
+
+
+CENSUS_QIS = ["region", "age", "sex"]
+
+
+def write_census_parquet(path: Path, n: int = 3000, seed: int = 4) -> Path:
+    """A small census-like Parquet file (a region with missing cells, age, sex, a weight) that the Data
+    page opens through its large-file path."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west", None], n),
+                          "age": rng.integers(18, 90, n), "sex": rng.choice([1, 2], n),
+                          "weight": rng.uniform(1, 50, n)})
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return path

@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from kanon_app import big_file
@@ -23,18 +19,10 @@ from kanon_core.engines import get_engine
 from kanon_core.engines.base import EngineSettings
 from kanon_core.errors import Cancelled
 from kanon_core.progress import Progress
-from tests.app.helpers import frame_with, metric, open_page
+from tests.app.helpers import CENSUS_QIS, frame_with, metric, open_page, write_census_parquet
 
-QIS = ["region", "age", "sex"]
-
-
-def _write(path, n=3000, seed=4):
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west", None], n),
-                          "age": rng.integers(18, 90, n), "sex": rng.choice([1, 2], n),
-                          "weight": rng.uniform(1, 50, n)})
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
-    return path
+QIS = CENSUS_QIS
+_write = write_census_parquet
 
 
 @pytest.fixture
