@@ -32,11 +32,6 @@ def failing_record_mask(ds: Dataset, qis: Sequence[str], criteria: Sequence[Crit
 
 def suppress_failing(ds: Dataset, qis: Sequence[str], criteria: Sequence[Criterion | str]) -> tuple[Dataset, int]:
     """Blank every QI of the records whose class fails a criterion; returns the data and their number."""
-    small = failing_record_mask(ds, qis, criteria)
-    n = int(small.sum())
-    if n == 0:
-        return ds, 0
-    frame = ds.frame.copy()
-    for q in qis:
-        frame[q] = frame[q].mask(small)
-    return ds.with_frame(frame, ds.meta), n
+    from ..treat.recode import blank_records
+
+    return blank_records(ds, qis, failing_record_mask(ds, qis, criteria))

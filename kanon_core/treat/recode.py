@@ -58,13 +58,17 @@ def suppress_small_classes(ds: Dataset, qis: Sequence[str], k: int) -> tuple[Dat
     if k <= 1:
         return ds, 0
     fk = class_sizes(ds.qi_matrix(qis).codes, ds.missing)
-    small = fk < k
-    n = int(small.sum())
+    return blank_records(ds, qis, fk < k)
+
+
+def blank_records(ds: Dataset, qis: Sequence[str], records: np.ndarray) -> tuple[Dataset, int]:
+    """Blank every QI of the chosen records (a boolean mask); returns the data and their number."""
+    n = int(records.sum())
     if n == 0:
         return ds, 0
     frame = ds.frame.copy()
     for q in qis:
-        frame[q] = frame[q].mask(small)
+        frame[q] = frame[q].mask(records)
     return ds.with_frame(frame, ds.meta), n
 
 
