@@ -30,6 +30,7 @@ NONE = "(none)"
 # (comments, not docstrings: Streamlit would print a bare string of a page script)
 LOAD_OPEN = "w_load_open"  # the "Load data" expander's open state: a failed load sets it, so the block stays open
 PENDING_SHEET = "pending_sheet"  # workflow key: an uploaded Excel workbook waiting for its sheet choice
+SEEN_UPLOAD = "seen_upload_id"  # workflow key: the upload last read (or refused), so each file is read once
 
 
 def _load_sample() -> None:
@@ -52,11 +53,21 @@ def _failed(message: str) -> None:
 
 
 def _on_upload() -> None:
-    """Read an uploaded file at once; a workbook with several sheets waits for its sheet choice."""
+    """Read an uploaded file at once; a workbook with several sheets waits for its sheet choice.
+
+    Called as the uploader's callback and again at the top of every run of this page: Streamlit stops a
+    run as soon as a new request arrives (a quick click after an upload), and what the stopped run's
+    callback started is not guaranteed to survive, so the file could sit in the uploader unread. The
+    upload's id makes the second call a no-op.
+    """
     up = st.session_state.get("w_upload")
-    st.session_state.pop(PENDING_SHEET, None)
     if up is None:
+        st.session_state.pop(SEEN_UPLOAD, None)
         return
+    if st.session_state.get(SEEN_UPLOAD) == up.file_id:
+        return
+    st.session_state[SEEN_UPLOAD] = up.file_id
+    st.session_state.pop(PENDING_SHEET, None)
     if _is_excel(up.name):
         try:
             sheets = excel_sheets(up.getvalue())
@@ -124,6 +135,7 @@ def _declare_codes() -> None:
     state.run_step(DeclareMissingCodes(var, typed), f"Missing codes of {var} declared.")
 
 
+_on_upload()  # a file whose callback was lost is read now (see _on_upload)
 st.title("Data")
 with st.container():  # one element whatever the number of messages, so the blocks below keep their place
     state.show_flash()

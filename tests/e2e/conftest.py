@@ -59,11 +59,40 @@ def _stop(proc) -> None:
         proc.kill()
 
 
+SERVER_LOGS: dict[str, Path] = {}  # app URL -> its server's log, printed when a test on it fails
+
+
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    proc, url = _start_app(tmp_path_factory.mktemp("streamlit") / "server.log")
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    proc, url = _start_app(log)
+    SERVER_LOGS[url] = log
     yield url
     _stop(proc)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report carries what the browser showed and the server's last lines."""
+    outcome = yield
+    report = outcome.get_result()
+    pg, url = item.funcargs.get("page"), item.funcargs.get("app_url")
+    if report.when == "call" and report.failed and pg is not None and url is not None:
+        try:
+            text = _diagnose(pg, url)
+        except Exception as exc:  # noqa: BLE001 - diagnostics must never hide the failure itself
+            text = f"unavailable: {exc!r}"
+        report.sections.append(("what the browser and server showed", text))
+
+
+def _diagnose(pg, url: str) -> str:
+    """What the browser showed and the server's last lines, for a failure that does not reproduce at will."""
+    app = pg.locator("[data-testid='stApp']")
+    shown = app.inner_text(timeout=5_000)
+    state = app.get_attribute("data-test-script-state", timeout=5_000)
+    log = SERVER_LOGS.get(url)
+    tail = log.read_text(errors="replace")[-3000:] if log is not None and log.exists() else "(no server log)"
+    return f"script state: {state}\n--- page text ---\n{shown[:3000]}\n--- server log (tail) ---\n{tail}"
 
 
 @pytest.fixture
