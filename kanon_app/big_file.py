@@ -409,6 +409,7 @@ def risk_panel(k: int = 3) -> bool:
 # -- Recode page ---------------------------------------------------------------------------------------------
 
 SEARCH = "big_file_search"
+RELEASE = "big_file_release"  # workflow key: the release asked for (the search it belongs to, its path)
 """The search parameters the officer last asked for (table parameters, k, suppression limit, missing)."""
 
 AUTOMATIC_ONLY = ("A large file is generalized with the automatic hierarchies (numbers binned by Angiuli & Waldo's "
@@ -441,22 +442,33 @@ def _show_optimal(found: OptimalAtScale) -> None:
                "suppressed (blanked on every quasi-identifier).")
 
 
-def _write_release(current: dict[str, Any], table: ClassTable, found: OptimalAtScale, k: int, missing: str,
-                   out: str) -> None:
-    """The release written by the engine, as ``kanon generalize --engine ... -o`` writes it."""
+def _release_target(current: dict[str, Any], out: str) -> Path:
+    """The release's path, refused in one line if it is not .csv/.parquet, is an input or exists already."""
     target = Path(os.path.expanduser(out))
     if target.suffix.lower() not in (".csv", ".parquet"):
         raise InputError("The release is written as .csv or .parquet.")
     check_outputs({"the release": target}, data_inputs(current["stamp"][0]))
     if target.exists():
         raise InputError("The release file exists already; choose a new name.")
-    settings = EngineSettings()
-    try:
-        write_generalized_release(get_engine(current["engine"]), current["stamp"][0], table, list(current["qis"]),
-                                  found.hierarchies, found.tabs, found.result.levels, k, missing, {}, target,
-                                  settings)
-    finally:
-        settings.close()
+    return target
+
+
+def release_work(current: dict[str, Any], table: ClassTable, found: OptimalAtScale, k: int, missing: str,
+                 target: Path) -> Callable[[Progress], str]:
+    """The release written by the engine, as ``kanon generalize --engine ... -o`` writes it; the file appears
+    only when complete (written beside it and renamed), so a Cancel or a failure leaves no partial file."""
+    def work(progress: Progress) -> str:
+        bridge = EngineProgress(progress, 0.0, 0.95)
+        settings = bridge.settings()
+        try:
+            write_generalized_release(get_engine(current["engine"]), current["stamp"][0], table,
+                                      list(current["qis"]), found.hierarchies, found.tabs, found.result.levels, k,
+                                      missing, {}, target, settings)
+        finally:
+            settings.close()
+        progress.update(1.0, "written")
+        return target.name
+    return work
 
 
 def recode_panel(k: int = 3) -> bool:
@@ -492,9 +504,17 @@ def recode_panel(k: int = 3) -> bool:
         w1, w2 = st.columns([5, 1])
         out = w1.text_input("Release file (.csv or .parquet, a new file)", key="w_big_release_path")
         if w2.button("Write the release", key="btn_big_release", disabled=not out):
-            with st.spinner("Writing the release ..."):
-                _write_release(current, table, found, k, missing, out)
-            st.success(f"Release written: {Path(out).name}")
+            target = _release_target(current, out)
+            st.session_state[RELEASE] = (search, str(target))
+            _stopped().pop(job_key("big_release", (search, str(target))), None)
+        asked = st.session_state.get(RELEASE)
+        if asked is None or asked[0] != search:
+            return True
+        target = Path(asked[1])
+        written = drive("big_release", asked, "Writing the release",
+                        release_work(current, table, found, k, missing, target), current["engine"])
+        if written is not None:
+            st.success(f"Release written: {written}")
     except KanonError as exc:
         st.error(str(exc))
     return True

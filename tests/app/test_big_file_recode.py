@@ -159,3 +159,43 @@ def test_the_release_is_the_command_lines(parquet, tmp_path, suffix, k, limit):
     at.text_input(key="w_big_release_path").set_value(str(parquet)).run()
     at.button(key="btn_big_release").click().run()
     assert at.error and pd.read_parquet(parquet).shape == (3000, 4)
+
+
+def test_cancelling_the_release_leaves_no_file(parquet, tmp_path, monkeypatch):
+    """The release is a background job: Cancel stops the engine's writing, and the file written beside the
+    target (renamed only when complete) is removed, so nothing appears; a new click writes it."""
+    at = _recode_page(parquet)
+    at.button(key="btn_big_optimal").click().run()
+    out = tmp_path / "release.csv"
+    at.text_input(key="w_big_release_path").set_value(str(out)).run()
+    engine_class = type(get_engine("duckdb"))
+    real_release = engine_class.release
+    started, holder = threading.Event(), {}
+
+    def slow_release(self, source, target, **kw):
+        with open(target, "w") as fh:  # a partial file, where the engine writes
+            fh.write("age,sex\n")
+        holder["temp"] = target
+        started.set()
+        while True:
+            kw["settings"].say("writing the release")  # the engine's checkpoint: raises once cancelled
+            threading.Event().wait(0.01)
+
+    def click():
+        if started.wait(60):
+            at.session_state["jobs"]["big_release"].cancel()
+
+    monkeypatch.setattr(engine_class, "release", slow_release)
+    canceller = threading.Thread(target=click, daemon=True)
+    canceller.start()
+    at.button(key="btn_big_release").click().run()
+    canceller.join(60)
+    assert not at.exception
+    assert any("Writing the release cancelled: nothing was changed" in i.value for i in at.info)
+    assert not out.exists() and not holder["temp"].exists()
+    assert not any("Release written" in s.value for s in at.success)
+
+    monkeypatch.setattr(engine_class, "release", real_release)
+    at.button(key="btn_big_release").click().run()  # asked again: written this time
+    assert not at.exception and any("Release written" in s.value for s in at.success)
+    assert len(pd.read_csv(out)) == 3000
