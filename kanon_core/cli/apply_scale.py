@@ -18,8 +18,10 @@ replay produced becomes what the engine applies while streaming the file:
   replayed metadata.
 
 Columns no step changes are copied through by the engine as they are read. Step kinds are handled by
-registered objects (:data:`SCALE_STEPS`), one per kind; kinds that optimise over individual records
-(local and risk-based suppression) are refused in one line naming the step.
+registered objects (:data:`SCALE_STEPS`), one per kind. Local suppression (the strict model, exact) is
+solved on the replayed class rows as ``kanon suppress`` at scale solves it (:mod:`kanon_core.treat.strict`),
+and the engine blanks cells by class and by rank in input order; risk-based suppression, which chooses
+cells record by record, is refused in one line naming the step.
 
 The per-step checks of the in-memory replay (each step's output against the fingerprint the recipe
 records) need the records in memory, so they are skipped with a notice; instead, after writing, the
@@ -47,10 +49,11 @@ from ..steps import DropVariables, Step
 
 if TYPE_CHECKING:
     from ..classtable import ClassTable
-    from ..engines.base import Engine, EngineSettings
+    from ..engines.base import Engine, EngineSettings, RankedSuppression
     from ..engines.source import Source
     from ..engines.table import TypedColumn
     from ..recipe import Recipe
+    from ..treat.strict.classes import ClassSuppression
 
 DISTINCT_LIMIT = 1_000_000
 """A labelled variable that is not a value column is typed from its distinct values (at most this many)."""
@@ -83,6 +86,7 @@ class ScaleState:
     blanking: bool = False  # a blanking happened (``unblanked`` is kept from then on)
     changed: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
+    local: LocalAtScale | None = None  # a local suppression solved on the class rows (the last value step)
 
     @property
     def value_columns(self) -> list[str]:
@@ -358,10 +362,105 @@ class _Refused(ScaleStep):
         self.refuse(step, where)
 
 
+@dataclass(frozen=True)
+class LocalAtScale:
+    """A local suppression step solved on the replayed class rows: the class table on its QIs (``gid``: the
+    class of each class row) and the checked strict solution, which the engine applies by class and rank."""
+
+    qis: tuple[str, ...]
+    k: int
+    table: ClassTable
+    gid: np.ndarray
+    result: ClassSuppression
+
+    def released_k(self, missing: str, k: int) -> KCount:
+        """k as counted on the release (a suppressed cell is missing there, so under wildcard semantics it
+        matches any value), from the solution's released rows with their copies."""
+        a = self.result.assignment
+        n = self.table.n_classes
+        untouched = self.table.count - np.bincount(a.row, weights=a.copies, minlength=n).astype(np.int64)
+        row = np.concatenate([a.row, np.arange(n)])  # the copies the assignment lists, then the rest as they are
+        pattern = np.concatenate([a.pattern, np.zeros(n, dtype=a.pattern.dtype)]).astype(np.int64)
+        copies = np.concatenate([a.copies, untouched]).astype(np.int64)
+        bits = ((pattern[:, None] >> np.arange(len(self.qis), dtype=np.int64)) & 1).astype(bool)
+        keep = copies > 0
+        released = Dataset(frame=pd.DataFrame(np.where(bits, -1, self.table.codes[row])[keep],
+                                              columns=list(self.qis)).replace(-1, np.nan), missing=missing)
+        table, _ = counted_table(released, self.qis, copies[keep])
+        return k_of_table(table, missing, k)
+
+    @property
+    def cells(self) -> int:
+        """Observed cells blanked (a pattern bit on a cell that is missing already blanks nothing)."""
+        a = self.result.assignment
+        observed = ((self.table.codes >= 0).astype(np.int64) << np.arange(len(self.qis), dtype=np.int64)).sum(axis=1)
+        kept = a.pattern.astype(np.int64) & observed[a.row]
+        return int((a.copies * np.array([bin(int(p)).count("1") for p in kept], dtype=np.int64)).sum())
+
+
 @register_scale_step
-class _LocalSuppression(_Refused):
+class _LocalSuppression(ScaleStep):
+    """Local suppression at scale: the strict model solved exactly on the class table of the replayed class
+    rows (:func:`kanon_core.treat.strict.classes.suppress_classes`, the solver of ``kanon suppress`` at
+    scale, checked there by an independent recount and the intruder's count), written by the engine by
+    class and by rank in input order, as in memory the copies of a distinct row take their patterns in
+    input order.
+
+    It must be the last step that changes values: the blanked cells depend on the records' order, which the
+    class rows do not hold, so a later recode could not be replayed on them (labels and roles may follow). A
+    blanking of small classes before it is refused for the same reason (the engine blanks those classes
+    first and would then have to rank records within the merged classes)."""
+
     kind = "local_suppression"
-    refused = "local suppression chooses cells record by record"
+    AFTER: ClassVar[frozenset[str]] = frozenset({"set_value_labels", "set_roles"})
+    """Step kinds that may follow a local suppression at scale (they change no value)."""
+
+    def refuse(self, step: Step, where: str) -> None:
+        why = None
+        if step.model != "strict":  # type: ignore[attr-defined]
+            why = f"the {step.model} model chooses cells record by record; the strict model (the default) runs there"  # type: ignore[attr-defined]
+        elif step.method != "exact":  # type: ignore[attr-defined]
+            why = "only the exact method runs there"
+        elif step.alpha != 1.0:  # type: ignore[attr-defined]
+            why = "missing values count as matches in full there (alpha 1)"
+        elif step.linked:  # type: ignore[attr-defined]
+            why = "linked variables are blanked record by record"
+        if why:
+            raise InputError(f"{where} ({step.kind}) has no version at scale yet: {why}; use --engine pandas for "
+                             "this recipe.")
+
+    def value_columns(self, step: Step, roles: Roles) -> set[str]:
+        return set(step.qis or roles.qis) | set(step.by)  # type: ignore[attr-defined]
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        from ..errors import InfeasibleError
+        from ..treat.strict.classes import suppress_classes
+        from ..treat.suppress import SuppressStep, resolve_costs
+
+        assert isinstance(step, SuppressStep)
+        self.refuse(step, where)
+        if state.blanking:
+            raise InputError(f"{_named(step, where)} cannot be applied at scale after a step that blanked small "
+                             "classes (the engine would have to rank records within the classes the blanking "
+                             "merged); use --engine pandas for this recipe.")
+        if state.local is not None:
+            raise InputError(f"{_named(step, where)} cannot be applied at scale after another local suppression; "
+                             "use --engine pandas for this recipe.")
+        _check_on_variables(state, step, where)
+        qis = step.problem_qis(state.variables)
+        absent = [q for q in qis if state.classes is None or q not in state.classes.frame.columns]
+        if absent:
+            raise InputError(f"{_named(step, where)} cannot be applied: Quasi-identifier '{absent[0]}' is not a "
+                             "variable of the data.")
+        assert state.classes is not None
+        try:
+            costs, protected = resolve_costs(qis, step.importance, tuple(step.protected) + tuple(step.by))
+            table, gid = counted_table(state.classes, qis, state.count)
+            result = suppress_classes(table.codes, table.count, step.k, costs, protected,
+                                      state.variables.missing, step.node_limit)
+        except (InfeasibleError, InputError) as exc:
+            raise InputError(f"{_named(step, where)} cannot be applied: {exc}") from None
+        state.local = LocalAtScale(tuple(qis), step.k, table, gid, result)
 
 
 @register_scale_step
@@ -411,9 +510,13 @@ def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set
     roles = recipe.roles
     value: set[str] = set()
     typed: set[str] = set()
+    local = False
     for i, step in enumerate(recipe.steps, start=1):
         h = _handler(step, f"Step {i}")
         h.refuse(step, f"Step {i}")
+        if local:
+            _refuse_after_local(step, f"Step {i}")
+        local = local or step.kind == _LocalSuppression.kind
         value |= h.value_columns(step, roles)
         typed |= h.typed_columns(step)
         roles = h.roles_after(step, roles, present)
@@ -501,9 +604,18 @@ def start_state(recipe: Recipe, engine: Engine, source: Source, settings: Engine
     return ScaleState(variables, classes, classes, rows.count), rows
 
 
+def _refuse_after_local(step: Step, where: str) -> None:
+    """A step that changes values cannot follow a local suppression at scale (see :class:`_LocalSuppression`)."""
+    if step.kind not in _LocalSuppression.AFTER:
+        raise InputError(f"{where} ({step.kind}) cannot be applied at scale after a local suppression (the cells "
+                         "it blanked depend on the records' order); use --engine pandas for this recipe.")
+
+
 def replay_at_scale(recipe: Recipe, state: ScaleState, strict: bool) -> ScaleState:
     for i, step in enumerate(recipe.steps, start=1):
         where = f"Step {i}"
+        if state.local is not None:
+            _refuse_after_local(step, where)
         _handler(step, where).apply(state, step, where, strict)
     return state
 
@@ -537,6 +649,8 @@ class ScalePlan:
     drop: tuple[str, ...]
     columns: tuple[str, ...]
     meta: dict[str, VariableMeta]
+    ranked: RankedSuppression | None = None
+    """A local suppression's cells by class and rank, keyed on ``keys`` (its QIs, after the mapping tables)."""
 
 
 def release_plan(state: ScaleState, rows: ClassRows, source: Source) -> ScalePlan:
@@ -556,8 +670,34 @@ def release_plan(state: ScaleState, rows: ClassRows, source: Source) -> ScalePla
         if c in columns:
             mappings[c], view[c] = _mapping(state, rows, c, meta[c].float_style, source.format == "csv")
     keys, suppress = _blank_table(state, columns, mappings, view, rows)
+    ranked = None
+    if state.local is not None and state.local.result.n_suppressed:
+        keys, ranked = state.local.qis, _ranked_table(state.local, columns, mappings, rows)
     recodes = {c: m for c, m in mappings.items() if c in state.changed or c in keys}
-    return ScalePlan(recodes, keys, suppress, drop, columns, meta)
+    return ScalePlan(recodes, keys, suppress, drop, columns, meta, ranked)
+
+
+def _ranked_table(local: LocalAtScale, columns: tuple[str, ...], mappings: dict[str, dict[Any, Any]],
+                  rows: ClassRows) -> RankedSuppression:
+    """The engine's suppressions by class and rank for a local suppression solved on the class rows: each
+    class keyed on the values its QIs have after the mapping tables (the QIs are written through them), so
+    the engine finds a record's class after recoding it, then ranks the class's records in input order."""
+    import pyarrow as pa
+
+    from .suppress_scale import ranked_plan
+
+    gone = [q for q in local.qis if q not in columns]
+    if gone:
+        raise InputError(f"Quasi-identifier '{gone[0]}' of the local suppression is not released; the engine "
+                         "cannot rank its classes (use --engine pandas for this recipe).")
+    n = local.table.n_classes
+    first = np.zeros(n, dtype=np.int64)  # one class row per class (all rows of a class agree on its QIs)
+    first[local.gid[::-1]] = np.arange(len(local.gid) - 1, -1, -1)
+    keys = {}
+    for j, q in enumerate(local.qis):
+        by_index = np.array([*(mappings[q][v] for v in rows.typed[q].values), None], dtype=object)
+        keys[f"k{j}"] = pa.array(by_index[rows.idx[q][first]].tolist())
+    return ranked_plan(pa.table(keys), np.arange(n, dtype=np.int64), n, local.result.assignment, len(local.qis))
 
 
 def _first_rows(idx: np.ndarray, rows: np.ndarray, n_values: int) -> np.ndarray:
@@ -655,10 +795,13 @@ def k_of_table(table: ClassTable, missing: str, k: int) -> KCount:
 
 
 def replay_k(state: ScaleState, k: int) -> KCount | None:
-    """k on the replayed class rows (what the release should show)."""
+    """k on the replayed class rows (what the release should show); after a local suppression, on its
+    released rows when the QIs are the step's (else None: the release's own count is reported)."""
     qis = state.variables.roles.qis
     if not qis or state.classes is None:
         return None
+    if state.local is not None:
+        return state.local.released_k(state.variables.missing, k) if tuple(qis) == state.local.qis else None
     table, _ = counted_table(state.classes, tuple(qis), state.count)
     return k_of_table(table, state.variables.missing, k)
 
@@ -692,7 +835,18 @@ def suppressed_cells(state: ScaleState, columns: tuple[str, ...]) -> int:
     if not cols:
         return 0
     mask = suppressed_mask(state.original, state.classes, cols).mask
-    return int((mask.sum(axis=1) * state.count).sum())
+    return int((mask.sum(axis=1) * state.count).sum()) + (0 if state.local is None else state.local.cells)
+
+
+def local_summary(local: LocalAtScale) -> dict[str, Any]:
+    """The local suppression's figures (no data values): its QIs, the cells, the cost and its lower bound,
+    whether the optimum is proven, and the independent check (records below k, people findable)."""
+    res = local.result
+    cost = float(res.cost)
+    return {"qis": list(local.qis), "k": local.k, "cells": local.cells, "records_touched": res.records_touched,
+            "cost": cost, "lower_bound": res.lower_bound, "optimal": res.optimal,
+            "gap": 0.0 if cost <= 0 else max(0.0, (cost - res.lower_bound) / cost),
+            "violations_after": res.check.violations, "findable_below_k": res.check.findable_below_k}
 
 
 # -- the command ----------------------------------------------------------------------------------------------
@@ -769,10 +923,10 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
         with OutputBatch() as batch:
             target = batch.temp_path(out) if engine.name != "spark" else out
             engine.release(data_path, target, qis=plan.keys, recodes=plan.recodes, suppress=plan.suppress,
-                           drop=plan.drop, settings=settings, sidecar=False)
+                           drop=plan.drop, settings=settings, sidecar=False, ranked=plan.ranked)
             got = expected if engine.name == "spark" else recount_k(engine, target, plan, qis,
                                                                     state.variables.missing, k, settings)
-            if got != expected:
+            if expected is not None and got != expected:
                 state.warnings.append("The release's own count of records below k differs from the replay's; "
                                       "the release's count is reported.")
             if not args.no_labels:
@@ -792,6 +946,8 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
                 "k_achieved": None if got is None else got.k_achieved,
                 "warnings": list(state.warnings), "written": [p.name for p in written], "engine": engine.name,
             }
+            if state.local is not None:
+                summary["local_suppression"] = local_summary(state.local)
             if args.json_out:
                 write_json(args.json_out, summary, batch)
     finally:

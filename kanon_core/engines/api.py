@@ -99,9 +99,9 @@ class OutOfCore:
         ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value;
         ``suppress`` has one row per class to treat: the QIs' values (after recodes; None = missing) and
         a boolean column ``suppress_<qi>`` per QI; ``ranked`` blanks cells of some records of a class
-        only (keyed by the raw values the engine's aggregate returned, see
-        :class:`~kanon_core.engines.base.RankedSuppression`). The labels sidecar (``<out>.labels.json``) keeps the
-        labels and declared missing codes of the input.
+        only (keyed by the values after recodes: a recoded QI's key is its new value, any other QI's the
+        raw value the engine's aggregate returned, see :class:`~kanon_core.engines.base.RankedSuppression`).
+        The labels sidecar (``<out>.labels.json``) keeps the labels and declared missing codes of the input.
         """
         settings = settings or EngineSettings()
         source = open_source(path)
@@ -138,8 +138,8 @@ class OutOfCore:
             for j, q in enumerate(qis):
                 cols[f"s{j}"] = pa.array(suppress[f"suppress_{q}"].astype(bool).tolist(), pa.bool_())
             sup_table = pa.table(cols)
-        if ranked is not None and recodes:
-            raise InputError("Suppressions by rank are keyed by the raw values: they cannot be combined with recodes.")
+        if ranked is not None and plan_recodes:
+            ranked = _ranked_after_recodes(ranked, qis, plan_recodes, source.format == "csv")
         plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop), ranked)
         settings.say(f"{self.name}: writing {out.name}")
         self.write_release(source, plan, out, settings)  # type: ignore[attr-defined]
@@ -203,6 +203,20 @@ def labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] 
 
 def _isna(v: Any) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _ranked_after_recodes(ranked: RankedSuppression, qis: Sequence[str], recodes: Mapping[str, pa.Table],
+                          as_text: bool) -> RankedSuppression:
+    """The ranked suppressions with the keys of recoded QIs written as the recode writes its new values, in
+    the mapping table's type (the join compares a record's recoded value with the key; a key column holding
+    only missing values would otherwise have no type to join on)."""
+    classes = ranked.classes
+    for j, q in enumerate(qis):
+        if q in recodes:
+            name = f"k{j}"
+            col = _arrow_values(classes.column(name).to_pylist(), as_text).cast(recodes[q].column("value").type)
+            classes = classes.set_column(classes.schema.get_field_index(name), name, col)
+    return RankedSuppression(classes, ranked.ranges)
 
 
 def _arrow_values(values: list[Any], as_text: bool) -> pa.Array:
