@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +11,14 @@ from hypothesis.extra.numpy import arrays
 
 from kanon_core.errors import Cancelled, InputError
 from kanon_core.progress import Progress
-from kanon_core.risk.minucs import collapse, estimate_cost, find_minucs, popcount
+from kanon_core.risk.minucs import (
+    MinucResult,
+    collapse,
+    estimate_cost,
+    find_minucs,
+    popcount,
+    summarize_minucs,
+)
 from tests.reference.brute_force import brute_force_minucs
 
 
@@ -300,3 +308,74 @@ def test_k_above_the_byte_weights_uses_exact_counts(missing):
     for k in (2, 3, 255, 256, 257, 300):
         res = find_minucs(codes, k=k, missing=missing)
         assert as_sets(res, len(codes)) == brute_force_minucs(codes, k, missing), k
+
+
+def _tallies_from_lists(lists: list[set[int]], q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per record: MINUCs by size and MINUCs containing each QI, counted from the lists themselves."""
+    sizes = np.zeros((len(lists), q), np.int64)
+    per_qi = np.zeros((len(lists), q), np.int64)
+    for r, masks in enumerate(lists):
+        for m in masks:
+            sizes[r, bin(m).count("1") - 1] += 1
+            for j in range(q):
+                per_qi[r, j] += (m >> j) & 1
+    return sizes, per_qi
+
+
+@settings(max_examples=60)
+@given(tables(max_n=40, max_q=7), st.integers(2, 4), st.sampled_from(["wildcard", "category"]),
+       st.one_of(st.none(), st.integers(1, 4)))
+def test_summary_only_search_counts_the_brute_force_minucs(codes, k, missing, max_size):
+    """The summary-only search (masks dropped row by row) counts exactly the MINUCs of the definition:
+    by size and by QI per record, and so totals, records, smallest sizes and per-value counts."""
+    if len(codes) < k:
+        return
+    q = codes.shape[1]
+    summ = summarize_minucs(codes, k=k, missing=missing, max_size=max_size)
+    assert not isinstance(summ, MinucResult) and not hasattr(summ, "row_masks")
+    ref = brute_force_minucs(codes, k, missing, max_size=max_size)
+    sizes, per_qi = _tallies_from_lists(ref, q)
+    np.testing.assert_array_equal(summ.counts_by_size(), sizes)
+    np.testing.assert_array_equal(summ.row_qis[summ.row_of_record], per_qi)
+    np.testing.assert_array_equal(summ.per_record_counts, [len(m) for m in ref])
+    assert summ.total == sum(len(m) for m in ref)
+    assert summ.records_with_minucs() == sum(1 for m in ref if m)
+    assert summ.smallest_size().tolist() == [min((bin(m).count("1") for m in ms), default=0) for ms in ref]
+    values = summ.value_counts()
+    for j in range(q):
+        for c in range(-1, int(codes[:, j].max()) + 1):
+            expected = sum(per_qi[r, j] for r in range(len(codes)) if codes[r, j] == c)
+            got = values[j][c + 1] if c + 1 < len(values[j]) else 0
+            assert got == expected
+
+
+@settings(max_examples=60)
+@given(tables(max_n=40, max_q=7), st.integers(2, 4), st.sampled_from(["wildcard", "category"]),
+       st.one_of(st.none(), st.integers(1, 4)))
+def test_summary_only_equals_the_full_enumerations_summaries(codes, k, missing, max_size):
+    """Every summary the MINUCs page and the report show is the same from both searches, and the full
+    search's tallies (taken in the kernel) are those of its own masks."""
+    if len(codes) < k:
+        return
+    names = [f"v{j}" for j in range(codes.shape[1])]
+    full = find_minucs(codes, k=k, missing=missing, max_size=max_size, names=names)
+    summ = summarize_minucs(codes, k=k, missing=missing, max_size=max_size, names=names)
+    lists = [{int(m) for m in full.masks_of(r)} for r in range(len(codes))]
+    sizes, per_qi = _tallies_from_lists(lists, codes.shape[1])
+    np.testing.assert_array_equal(full.counts_by_size(), sizes)
+    np.testing.assert_array_equal(full.row_qis[full.row_of_record], per_qi)
+    np.testing.assert_array_equal(full.row_counts, np.diff(full.row_offsets))
+    for a, b in ((full.row_sizes, summ.row_sizes), (full.row_qis, summ.row_qis)):
+        np.testing.assert_array_equal(a, b)
+    assert (full.total, full.records_with_minucs(), full.totals_by_size(), full.complete, full.max_size) == (
+        summ.total, summ.records_with_minucs(), summ.totals_by_size(), summ.complete, summ.max_size)
+    pd.testing.assert_frame_equal(full.variable_contributions(), summ.variable_contributions())
+    pd.testing.assert_frame_equal(full.value_contributions(), summ.value_contributions())
+    pd.testing.assert_frame_equal(full.record_ranking(), summ.record_ranking())
+    np.testing.assert_array_equal(full.smallest_size(), summ.smallest_size())
+    ones = full.value_tally(np.ones(codes.shape[1] + 1))  # the mask-by-mask tally agrees with the kernel's
+    for a, b in zip(ones, summ.value_counts()):
+        np.testing.assert_array_equal(a, b)
+    fj, sj = full.to_json(), summ.to_json()
+    fj.pop("distinct"), fj.pop("seconds"), sj.pop("seconds")
+    assert fj == sj

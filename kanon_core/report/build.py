@@ -530,11 +530,12 @@ def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], op
                 return None, (f"MINUCs not computed: the search on the original data is estimated at "
                               f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
                               "Use the MINUCs page or a maximum size.")
+        # the section shows counts only: the search tallies them and keeps no list of MINUCs
+        search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
         try:
-            before = minuc_module.find_minucs(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+            before = search(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
             same = np.array_equal(qb.codes, qa.codes)  # nothing changed on the QIs: the same MINUCs
-            after = before if same else minuc_module.find_minucs(qa, k=k, missing=treated.missing,
-                                                                 max_size=options.minuc_max_size)
+            after = before if same else search(qa, k=k, missing=treated.missing, max_size=options.minuc_max_size)
         except KanonError as exc:
             return None, f"MINUCs not computed: {exc}"
     tb, ta = before.totals_by_size(), after.totals_by_size()

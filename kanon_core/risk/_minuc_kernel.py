@@ -446,13 +446,28 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     return buf, nbuf, complete
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _tally(buf, lo, hi, sizes, qis):  # pragma: no cover - compiled
+    """Count the masks ``buf[lo:hi]`` (one row's MINUCs, still in cache) by size and by QI they contain."""
+    for t in range(lo, hi):
+        m = np.uint64(buf[t])
+        sizes[_popcount(m) - 1] += 1
+        while m:
+            qis[_bit_index(m)] += 1
+            m &= m - np.uint64(1)
+
+
 @numba.njit(cache=True, nogil=True)
-def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pragma: no cover - compiled
-    """MINUCs of the collapsed rows listed in ``which`` (threshold k), as bit masks.
+def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):  # pragma: no cover - compiled
+    """MINUCs of the collapsed rows listed in ``which`` (threshold k), as bit masks, and their tallies.
 
     ``fk`` is each row's class size on all its QIs (= m0 below): rows with fk >= k are safe on every
     subset and are skipped without looking at the other rows. Returns (counts per row, masks
-    concatenated in row order in the type of ``bitvals``, complete flag per row).
+    concatenated in row order in the type of ``bitvals``, complete flag per row, MINUCs per row by size
+    (column s = size s + 1), MINUCs per row containing each QI). The tallies are taken row by row while
+    the row's masks are in cache, on the worker's thread; with ``keep`` False the masks are then dropped
+    (the buffer holds one row's at a time and the second array returned is empty): every count the
+    pages and the report show comes from the tallies, without writing and re-reading 4 bytes per MINUC.
     """
     q, n = cols.shape
     use_table = q <= STAMP_MAX_BITS and k - 1 <= 255  # capped weights fit a byte
@@ -464,6 +479,8 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pr
     eweight = np.empty(n, dtype=np.int64)
     counts = np.zeros(which.shape[0], dtype=np.int64)
     complete = np.ones(which.shape[0], dtype=np.bool_)
+    sizes = np.zeros((which.shape[0], q), dtype=np.int64)
+    qis = np.zeros((which.shape[0], q), dtype=np.int64)
     buf = np.empty(1 << 12, dtype=bitvals.dtype)  # uint32 up to 32 QIs: half the memory traffic
     nbuf = 0
     for i in range(which.shape[0]):
@@ -480,4 +497,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals):  # pr
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
         counts[i] = nbuf - before
         complete[i] = comp
-    return counts, buf[:nbuf].copy(), complete
+        _tally(buf, before, nbuf, sizes[i], qis[i])
+        if not keep:
+            nbuf = 0
+    return counts, buf[:nbuf].copy(), complete, sizes, qis

@@ -106,32 +106,3 @@ def minimal_masks(sorted_masks):  # pragma: no cover - compiled
             keep[n] = x
             n += 1
     return keep[:n]
-
-
-@numba.njit(cache=True, nogil=True)
-def row_tallies(mult, offsets, masks, q):  # pragma: no cover - compiled
-    """One pass over all MINUCs: per distinct row its counts by size and smallest size; per QI the
-    MINUCs containing it and the records holding such a MINUC (both weighted by row multiplicity)."""
-    n_rows = offsets.shape[0] - 1
-    by_size = np.zeros((n_rows, q), dtype=np.int64)
-    smallest = np.zeros(n_rows, dtype=np.int64)
-    per_var = np.zeros(q, dtype=np.int64)
-    per_var_records = np.zeros(q, dtype=np.int64)
-    for r in range(n_rows):
-        seen = np.uint64(0)
-        best = q + 1
-        for t in range(offsets[r], offsets[r + 1]):
-            m = np.uint64(masks[t])
-            seen |= m
-            s = _popcount(m)
-            while m:
-                per_var[_low_bit(m)] += mult[r]
-                m &= m - np.uint64(1)
-            by_size[r, s - 1] += 1
-            if s < best:
-                best = s
-        smallest[r] = best if best <= q else 0
-        while seen:
-            per_var_records[_low_bit(seen)] += mult[r]
-            seen &= seen - np.uint64(1)
-    return by_size, smallest, per_var, per_var_records

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from math import comb
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -74,13 +75,16 @@ def collapse(codes: np.ndarray) -> Collapsed:
                      row_of_record=rank[gid].astype(np.int64))
 
 
-@dataclass(frozen=True, eq=False)
-class MinucResult:
-    """All MINUCs (up to ``max_size`` when given) of every record, stored per distinct row.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MinucSummary:
+    """The counts of all MINUCs (up to ``max_size`` when given) of every record, without the MINUCs.
 
-    ``row_masks[row_offsets[i]:row_offsets[i + 1]]`` are the MINUCs of distinct row i as bit masks over
-    ``names`` (uint32 up to 32 QIs, else uint64); record r has the MINUCs of row ``row_of_record[r]``. ``complete`` is False when
-    ``max_size`` may have cut some larger MINUCs off.
+    What the MINUCs page's figures and the report need (totals, counts by size, per record, per QI and
+    per value) is tallied by the kernel row by row while it enumerates, so a search that only reports
+    counts (:func:`summarize_minucs`) never stores the tens of millions of masks. ``row_sizes[i, s]``
+    counts distinct row i's MINUCs of size s + 1, ``row_qis[i, j]`` those containing QI ``names[j]``;
+    record r has the counts of row ``row_of_record[r]``. ``complete`` is False when ``max_size`` may have
+    cut some larger MINUCs off.
     """
 
     names: tuple[str, ...]
@@ -91,8 +95,8 @@ class MinucResult:
     rows: np.ndarray = field(repr=False)
     row_mult: np.ndarray = field(repr=False)
     row_of_record: np.ndarray = field(repr=False)
-    row_offsets: np.ndarray = field(repr=False)
-    row_masks: np.ndarray = field(repr=False)
+    row_sizes: np.ndarray = field(repr=False)
+    row_qis: np.ndarray = field(repr=False)
     complete: bool = True
     seconds: float = 0.0
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
@@ -104,7 +108,10 @@ class MinucResult:
 
     @property
     def row_counts(self) -> np.ndarray:
-        return np.diff(self.row_offsets)
+        """MINUCs of each distinct row."""
+        if "row_counts" not in self._cache:
+            self._cache["row_counts"] = self.row_sizes.sum(axis=1)
+        return self._cache["row_counts"]
 
     @property
     def per_record_counts(self) -> np.ndarray:
@@ -115,6 +122,133 @@ class MinucResult:
     def total(self) -> int:
         """MINUCs over all records (a combination shared by several records counts once per record)."""
         return int((self.row_counts * self.row_mult).sum())
+
+    # -- summaries ---------------------------------------------------------------------------------------
+    def row_size_counts(self) -> np.ndarray:
+        """(n_rows, q) counts of MINUCs of each size (column j = size j + 1) per distinct row."""
+        return self.row_sizes
+
+    def counts_by_size(self) -> np.ndarray:
+        """(n_records, q) counts of MINUCs of each size per record, in input order (column j = size j+1)."""
+        return self.row_sizes[self.row_of_record]
+
+    def totals_by_size(self) -> dict[int, int]:
+        """Total MINUCs over records, by size (every size 1..q present, zeros included)."""
+        per_size = (self.row_sizes * self.row_mult[:, None]).sum(axis=0)
+        return {s + 1: int(per_size[s]) for s in range(self.n_qis)}
+
+    def records_with_minucs(self) -> int:
+        return int(self.row_mult[self.row_counts > 0].sum())
+
+    def smallest_size(self) -> np.ndarray:
+        """Per record: size of its smallest MINUC (0 when it has none)."""
+        if "smallest" not in self._cache:
+            has = self.row_sizes > 0
+            self._cache["smallest"] = np.where(has.any(axis=1), has.argmax(axis=1) + 1, 0).astype(np.int64)
+        return self._cache["smallest"][self.row_of_record]
+
+    def variable_contributions(self) -> pd.DataFrame:
+        """Per QI: MINUCs containing it (over records), their share of all MINUCs, records concerned.
+
+        Shares add up to more than 100 % because a MINUC of size m counts for each of its m QIs.
+        """
+        per_var = (self.row_qis * self.row_mult[:, None]).sum(axis=0)
+        records = ((self.row_qis > 0) * self.row_mult[:, None]).sum(axis=0)
+        total = max(self.total, 1)
+        return pd.DataFrame({
+            "variable": list(self.names),
+            "minucs": per_var.astype(np.int64),
+            "share_percent": np.round(100.0 * per_var / total, 3),
+            "records": records.astype(np.int64),
+        }).sort_values(["minucs", "variable"], ascending=[False, True], ignore_index=True)
+
+    def _value_offsets(self) -> np.ndarray:
+        """Start of each QI's codes in a flat array over (QI, code + 1; 0 = missing)."""
+        q = self.n_qis
+        card = self.rows.max(axis=0).astype(np.int64) + 2 if len(self.rows) else np.ones(q, np.int64)
+        return np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
+
+    def value_counts(self) -> list[np.ndarray]:
+        """Per QI, an array over its codes (index code + 1; 0 = missing) of the MINUCs (over records)
+        containing that value: the row's MINUCs containing the QI, times its records, at the row's code."""
+        offset = self._value_offsets()
+        flat = np.zeros(offset[-1], dtype=np.float64)
+        for j in range(self.n_qis):
+            np.add.at(flat, offset[j] + self.rows[:, j].astype(np.int64) + 1,
+                      (self.row_qis[:, j] * self.row_mult).astype(np.float64))
+        return [flat[offset[j]:offset[j + 1]] for j in range(self.n_qis)]
+
+    def value_contributions(self, qm: QIMatrix | None = None, top: int | None = None) -> pd.DataFrame:
+        """Per (QI, value): the MINUCs (over records) that contain that value of that QI.
+
+        This is what an officer recodes first: a rare category sitting in many MINUCs.
+        """
+        counts = self.value_counts()
+        total = max(self.total, 1)
+        out = pd.DataFrame([(self.names[j], label, code, int(round(v)), round(100.0 * v / total, 3))
+                            for j, code, label, v in self.value_rows(counts, qm)],
+                           columns=["variable", "value", "code", "minucs", "share_percent"])
+        out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
+        return out if top is None else out.head(top)
+
+    def value_rows(self, counts: list[np.ndarray], qm: QIMatrix | None):
+        for j, arr in enumerate(counts):
+            for c in np.flatnonzero(arr).tolist():
+                code = int(c) - 1
+                if qm is not None and code >= 0:
+                    label = qm.labels[j][code]
+                else:
+                    label = "(missing)" if code < 0 else str(code)
+                yield j, code, label, float(arr[c])
+
+    def record_ranking(self, top: int | None = None) -> pd.DataFrame:
+        """Records ranked by risk: smallest MINUC first, then most MINUCs."""
+        cnt = self.per_record_counts
+        small = self.smallest_size()
+        idx = np.flatnonzero(cnt > 0)
+        order = np.lexsort((idx, -cnt[idx], small[idx]))
+        idx = idx[order]
+        if top is not None:
+            idx = idx[:top]
+        by_size = self.row_sizes[self.row_of_record[idx]]
+        data = {"record": idx, "minucs": cnt[idx], "smallest": small[idx]}
+        for s in range(min(self.n_qis, 6)):
+            data[f"size{s + 1}"] = by_size[:, s]
+        return pd.DataFrame(data)
+
+    def _json_counts(self, distinct: int | None = None) -> dict:
+        """The JSON of the counts; ``distinct`` (the MINUCs as distinct (QIs, values) pairs) when known."""
+        contrib = self.variable_contributions()
+        return {
+            "qis": list(self.names),
+            "k": self.k,
+            "missing": self.missing,
+            "max_size": self.max_size,
+            "complete": self.complete,
+            "n_records": self.n_records,
+            "total": self.total,
+            **({} if distinct is None else {"distinct": distinct}),
+            "records_with_minucs": self.records_with_minucs(),
+            "by_size": {str(s): v for s, v in self.totals_by_size().items()},
+            "variable_contributions": {r.variable: {"minucs": int(r.minucs), "share_percent": float(r.share_percent),
+                                                    "records": int(r.records)} for r in contrib.itertuples()},
+        }
+
+    def to_json(self) -> dict:
+        return {**self._json_counts(), "seconds": round(self.seconds, 4)}
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MinucResult(MinucSummary):
+    """All MINUCs (up to ``max_size`` when given) of every record, stored per distinct row, with the
+    counts of :class:`MinucSummary`.
+
+    ``row_masks[row_offsets[i]:row_offsets[i + 1]]`` are the MINUCs of distinct row i as bit masks over
+    ``names`` (uint32 up to 32 QIs, else uint64); record r has the MINUCs of row ``row_of_record[r]``.
+    """
+
+    row_offsets: np.ndarray = field(repr=False)
+    row_masks: np.ndarray = field(repr=False)
 
     @property
     def n_distinct(self) -> int:
@@ -142,6 +276,17 @@ class MinucResult:
         rec_start = np.repeat(starts - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
         return self.row_masks[rec_start + np.arange(total)].astype(np.uint64)
 
+    def value_tally(self, size_weights: np.ndarray) -> list[np.ndarray]:
+        """Per QI, an array over its codes (index code + 1; 0 = missing) of MINUCs containing that value,
+        each counted with ``size_weights[size]`` times its records (SUDA's weights need the masks; with
+        all weights 1 this is :meth:`value_counts`)."""
+        from ._minuc_summary import value_counts
+
+        offset = self._value_offsets()
+        flat = value_counts(self.rows, self.row_mult, self.row_offsets, self.row_masks, offset,
+                            np.asarray(size_weights, dtype=np.float64))
+        return [flat[offset[j]:offset[j + 1]] for j in range(self.n_qis)]
+
     def masks_of(self, record: int) -> np.ndarray:
         """The MINUCs of one record (bit masks)."""
         r = int(self.row_of_record[record])
@@ -151,99 +296,6 @@ class MinucResult:
         """The MINUCs of one record as tuples of QI names, smallest first."""
         out = [tuple(self.names[j] for j in range(self.n_qis) if (int(m) >> j) & 1) for m in self.masks_of(record)]
         return sorted(out, key=lambda c: (len(c), c))
-
-    # -- summaries ---------------------------------------------------------------------------------------
-    def _tallies(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(by size per row, smallest per row, MINUCs per QI, records per QI), one compiled pass, cached."""
-        if "tallies" not in self._cache:
-            from ._minuc_summary import row_tallies
-
-            self._cache["tallies"] = row_tallies(self.row_mult, self.row_offsets, self.row_masks, self.n_qis)
-        return self._cache["tallies"]
-
-    def row_size_counts(self) -> np.ndarray:
-        """(n_rows, q) counts of MINUCs of each size (column j = size j + 1) per distinct row."""
-        return self._tallies()[0]
-
-    def counts_by_size(self) -> np.ndarray:
-        """(n_records, q) counts of MINUCs of each size per record, in input order (column j = size j+1)."""
-        return self.row_size_counts()[self.row_of_record]
-
-    def totals_by_size(self) -> dict[int, int]:
-        """Total MINUCs over records, by size (every size 1..q present, zeros included)."""
-        per_size = (self.row_size_counts() * self.row_mult[:, None]).sum(axis=0)
-        return {s + 1: int(per_size[s]) for s in range(self.n_qis)}
-
-    def records_with_minucs(self) -> int:
-        return int(self.row_mult[self.row_counts > 0].sum())
-
-    def smallest_size(self) -> np.ndarray:
-        """Per record: size of its smallest MINUC (0 when it has none)."""
-        return self._tallies()[1][self.row_of_record]
-
-    def variable_contributions(self) -> pd.DataFrame:
-        """Per QI: MINUCs containing it (over records), their share of all MINUCs, records concerned.
-
-        Shares add up to more than 100 % because a MINUC of size m counts for each of its m QIs.
-        """
-        _, _, per_var, records = self._tallies()
-        total = max(self.total, 1)
-        return pd.DataFrame({
-            "variable": list(self.names),
-            "minucs": per_var.astype(np.int64),
-            "share_percent": np.round(100.0 * per_var / total, 3),
-            "records": records.astype(np.int64),
-        }).sort_values(["minucs", "variable"], ascending=[False, True], ignore_index=True)
-
-    def value_contributions(self, qm: QIMatrix | None = None, top: int | None = None) -> pd.DataFrame:
-        """Per (QI, value): the MINUCs (over records) that contain that value of that QI.
-
-        This is what an officer recodes first: a rare category sitting in many MINUCs.
-        """
-        counts = self.value_tally(np.ones(self.n_qis + 1))
-        total = max(self.total, 1)
-        out = pd.DataFrame([(self.names[j], label, code, int(round(v)), round(100.0 * v / total, 3))
-                            for j, code, label, v in self.value_rows(counts, qm)],
-                           columns=["variable", "value", "code", "minucs", "share_percent"])
-        out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
-        return out if top is None else out.head(top)
-
-    def value_tally(self, size_weights: np.ndarray) -> list[np.ndarray]:
-        """Per QI, an array over its codes (index code + 1; 0 = missing) of MINUCs containing that value,
-        each counted with ``size_weights[size]`` times its records."""
-        from ._minuc_summary import value_counts
-
-        q = self.n_qis
-        card = self.rows.max(axis=0).astype(np.int64) + 2 if len(self.rows) else np.ones(q, np.int64)
-        offset = np.concatenate([[0], np.cumsum(card)]).astype(np.int64)
-        flat = value_counts(self.rows, self.row_mult, self.row_offsets, self.row_masks, offset,
-                            np.asarray(size_weights, dtype=np.float64))
-        return [flat[offset[j]:offset[j + 1]] for j in range(q)]
-
-    def value_rows(self, counts: list[np.ndarray], qm: QIMatrix | None):
-        for j, arr in enumerate(counts):
-            for c in np.flatnonzero(arr).tolist():
-                code = int(c) - 1
-                if qm is not None and code >= 0:
-                    label = qm.labels[j][code]
-                else:
-                    label = "(missing)" if code < 0 else str(code)
-                yield j, code, label, float(arr[c])
-
-    def record_ranking(self, top: int | None = None) -> pd.DataFrame:
-        """Records ranked by risk: smallest MINUC first, then most MINUCs."""
-        cnt = self.per_record_counts
-        small = self.smallest_size()
-        idx = np.flatnonzero(cnt > 0)
-        order = np.lexsort((idx, -cnt[idx], small[idx]))
-        idx = idx[order]
-        if top is not None:
-            idx = idx[:top]
-        by_size = self.row_size_counts()[self.row_of_record[idx]]
-        data = {"record": idx, "minucs": cnt[idx], "smallest": small[idx]}
-        for s in range(min(self.n_qis, 6)):
-            data[f"size{s + 1}"] = by_size[:, s]
-        return pd.DataFrame(data)
 
     def count_containing(self, variables: Sequence[str]) -> np.ndarray:
         """Per record: its MINUCs that contain every one of ``variables`` (the explorer's filter)."""
@@ -270,22 +322,7 @@ class MinucResult:
         return pd.DataFrame(data, columns=list(self.names) + ["size"])
 
     def to_json(self) -> dict:
-        contrib = self.variable_contributions()
-        return {
-            "qis": list(self.names),
-            "k": self.k,
-            "missing": self.missing,
-            "max_size": self.max_size,
-            "complete": self.complete,
-            "n_records": self.n_records,
-            "total": self.total,
-            "distinct": self.n_distinct,
-            "records_with_minucs": self.records_with_minucs(),
-            "by_size": {str(s): v for s, v in self.totals_by_size().items()},
-            "variable_contributions": {r.variable: {"minucs": int(r.minucs), "share_percent": float(r.share_percent),
-                                                    "records": int(r.records)} for r in contrib.itertuples()},
-            "seconds": round(self.seconds, 4),
-        }
+        return {**self._json_counts(self.n_distinct), "seconds": round(self.seconds, 4)}
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
@@ -329,6 +366,23 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     distinct rows run on ``workers`` threads (default: all cores); ``progress`` is updated per chunk and
     can cancel the run.
     """
+    return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True))
+
+
+def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
+                     max_size: int | None = None, progress: Progress | None = None,
+                     names: Sequence[str] | None = None, workers: int | None = None) -> MinucSummary:
+    """The counts of :func:`find_minucs` (totals, by size, per record, per QI, per value) without the
+    MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
+    anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
+    """
+    return _search(codes, k, missing, max_size, progress, names, workers, keep=False)
+
+
+def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
+            progress: Progress | None, names: Sequence[str] | None, workers: int | None,
+            keep: bool) -> MinucSummary:
+    """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`."""
     from ._minuc_kernel import minucs_of_rows
 
     t0 = time.perf_counter()
@@ -353,8 +407,8 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     report(progress, 0.01, f"Searching {n_rows:,} distinct records")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kanon-minucs") as pool:
         submitted = threads.submit_all(pool, lambda span: minucs_of_rows(
-            cols, col.mult, fk, int(k), category, limit, np.arange(span[0], span[1], dtype=np.int64), bitvals),
-            chunks)
+            cols, col.mult, fk, int(k), category, limit, np.arange(span[0], span[1], dtype=np.int64), bitvals,
+            keep), chunks)
         futures = {fut: i for i, fut in enumerate(submitted)}
         try:
             for fut in _as_completed(futures):
@@ -366,17 +420,22 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
             for f in futures:
                 f.cancel()
             raise
+    complete = bool(all(r[2].all() for r in results)) or limit >= q
+    sizes = np.concatenate([r[3] for r in results]) if results else np.zeros((0, q), np.int64)
+    qis = np.concatenate([r[4] for r in results]) if results else np.zeros((0, q), np.int64)
+    common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
+                  n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
+                  row_sizes=sizes, row_qis=qis, complete=complete)
+    if not keep:
+        report(progress, 1.0, "MINUC search done")
+        return MinucSummary(**common, seconds=time.perf_counter() - t0)
     counts = np.concatenate([r[0] for r in results]) if results else np.zeros(0, np.int64)
     masks = np.concatenate([r[1] for r in results]) if results else np.zeros(0, np.uint64)
     if q <= 32:  # 4 bytes per MINUC (the kernel writes them so): tens of millions stay in a few hundred MB
         masks = masks.astype(np.uint32, copy=False)
-    complete = bool(all(r[2].all() for r in results)) or limit >= q
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     report(progress, 1.0, "MINUC search done")
-    return MinucResult(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
-                       n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
-                       row_offsets=offsets, row_masks=masks, complete=complete,
-                       seconds=time.perf_counter() - t0)
+    return MinucResult(**common, row_offsets=offsets, row_masks=masks, seconds=time.perf_counter() - t0)
 
 
 def kernel_inputs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -438,9 +497,9 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     fk = _row_class_sizes(codes, col, missing)
     category = missing == "category"
     with threads.worker_slot():
-        minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals)  # compile first
+        minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals, False)  # compile first
         t = time.perf_counter()
-        cnt, _, _ = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals)
+        cnt = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals, False)[0]
     found = float((cnt * col.mult[pick]).sum())
     elapsed = time.perf_counter() - t
     scale = n_rows / max(len(pick), 1)
