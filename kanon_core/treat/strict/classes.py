@@ -15,8 +15,9 @@ Semantics of missing values (as in memory, :func:`kanon_core.treat.suppress._str
   rounds). If the rounds do not settle, every class that is below k when missing is read as a value is
   forced: each then moves into a class of at least k identical released rows, which a release read
   with wildcards keeps (identical rows match each other, a missing cell matches anything), so this last
-  round is valid by construction. Rows that cannot reach k even with every free value suppressed are
-  placed record by record in memory; at scale they are refused with a pointer to ``--engine pandas``.
+  round is valid by construction. Rows that no class of identical released rows can hold (fewer than k
+  records share their protected values) stay out of the search and are placed afterwards with whatever
+  is still below k, by the in-memory placing rule on the class table (:func:`place_rest`).
 
 The check (:func:`check_release`) is independent of the search: it builds the released class table from
 the assignment alone (a suppressed cell is a value of its own), recounts every released class with the
@@ -27,6 +28,7 @@ multiplicities, so nothing is expanded to records.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +40,7 @@ from ...progress import Progress, report
 from ...risk.intruder import SUPPRESSED, findable_below_k
 from ...risk.keys import group_ids
 from .mip import Assignment
-from .solve import missing_as_value, solve_strict_classes, strict_infeasible_rows
+from .solve import StrictClasses, missing_as_value, solve_strict_classes, strict_infeasible_rows
 
 WILDCARD_ROUNDS = 4
 """Rounds of the wildcard search before every class below k (missing read as a value) is forced."""
@@ -137,34 +139,118 @@ def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndar
 
 
 def _wildcard_rounds(codes, mult, costs, protected, k, unsafe, node_limit, progress):
-    """The forced rounds of the module docstring; returns the solution and the number of rounds run."""
-    bad = strict_infeasible_rows(codes, protected, k, True, mult) & unsafe
-    if bad.any():
-        raise InfeasibleError(
-            f"{int(mult[bad].sum())} record(s) cannot reach k={k} by suppression within classes: fewer than {k} "
-            "records share their protected values. Use --engine pandas (it places such records one by one), "
-            "or unprotect or recode a variable.")
-    force = unsafe.copy()
+    """The forced rounds of the module docstring; returns the solution and the number of rounds run.
+
+    Rows that no class of identical released rows can hold (fewer than k records share their protected
+    values: :func:`.solve.strict_infeasible_rows`) stay out of the search, as in memory, and count only as
+    the records others may match; whatever is still below k after the rounds is placed by
+    :func:`place_rest`, which only adds suppressions.
+    """
+    bad = strict_infeasible_rows(codes, protected, k, True, mult)
+    keep = np.flatnonzero(~bad)
+
+    def solve(force: np.ndarray) -> Any:
+        """The class search on the rows it can hold, its assignment in the full table's row numbers."""
+        if len(keep) == 0:
+            return StrictClasses(_empty_assignment(), 0.0, 0.0, True, {})
+        sol = solve_strict_classes(codes[keep], mult[keep], costs, protected, k, node_limit, progress,
+                                   missing_matches=True, force=force[keep])
+        a = sol.assignment
+        return dataclasses.replace(sol, assignment=Assignment(keep[np.asarray(a.row, dtype=np.int64)],
+                                                              np.asarray(a.pattern), np.asarray(a.copies)))
+
+    force = unsafe & ~bad
     for rounds in range(1, WILDCARD_ROUNDS + 1):
-        sol = solve_strict_classes(codes, mult, costs, protected, k, node_limit, progress, missing_matches=True,
-                                   force=force)
+        sol = solve(force)
         below = _rows_below(codes, mult, sol.assignment, k, "wildcard")
         if not below.any():
             return sol, rounds
-        if not (below & ~force).any():
+        if not (below & ~force & ~bad).any():
             break
-        force |= below
+        force |= below & ~bad
     # last round: every class below k with missing read as a value moves (valid by construction)
     X = missing_as_value(codes)
-    force |= _sizes(X, mult, "category") < k
-    bad = strict_infeasible_rows(codes, protected, k, True, mult) & force
-    if bad.any():
-        raise InfeasibleError(
-            f"{int(mult[bad].sum())} record(s) cannot reach k={k} by suppression within classes. Use --engine "
-            "pandas (it places such records one by one), or unprotect or recode a variable.")
-    sol = solve_strict_classes(codes, mult, costs, protected, k, node_limit, progress, missing_matches=True,
-                               force=force)
+    force |= (_sizes(X, mult, "category") < k) & ~bad
+    sol = solve(force)
+    if _rows_below(codes, mult, sol.assignment, k, "wildcard").any():
+        report(progress, 0.9, "Placing the records no class can hold")
+        assignment = place_rest(codes, mult, costs, protected, k, sol.assignment)
+        sol = dataclasses.replace(sol, assignment=assignment, cost=assignment_cost(codes, costs, assignment),
+                                  optimal=False)
     return sol, WILDCARD_ROUNDS + 1
+
+
+def _empty_assignment() -> Assignment:
+    return Assignment(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def assignment_cost(codes: np.ndarray, costs: np.ndarray, assign: Assignment) -> float:
+    """The cost of an assignment: per entry, its copies times the costs of the observed cells it blanks."""
+    q = codes.shape[1]
+    row = np.asarray(assign.row, dtype=np.int64)
+    bits = ((np.asarray(assign.pattern, dtype=np.int64)[:, None] >> np.arange(q)) & 1).astype(bool)
+    blanked = bits & (codes[row] >= 0)
+    return float((np.asarray(assign.copies, dtype=np.float64) * (blanked * costs[None, :]).sum(axis=1)).sum())
+
+
+def place_rest(codes: np.ndarray, mult: np.ndarray, costs: np.ndarray, protected: np.ndarray, k: int,
+               assign: Assignment) -> Assignment:
+    """Suppress every free value of each released record still below k, and of the cheapest records that
+    agree with it on the protected values, until none is below k (wildcard semantics).
+
+    The rule of the in-memory placing step (:func:`kanon_core.treat.suppress._place_wildcard_rest`) on a
+    class table: a released row's copies are alike, so the row is treated at once (in memory each copy
+    stays below k until it is treated, as its class only shrinks), and when a row has nothing left to
+    suppress one copy of the cheapest agreeing row is split off and blanked. It only adds suppressions and
+    terminates: each step blanks at least one more observed free cell, and there are finitely many. It
+    always succeeds once the protected values are feasible: a record blanked on every free value matches
+    every record that agrees with it on the protected values and is blanked there too, and at least k
+    records agree (checked before the search).
+    """
+    q = codes.shape[1]
+    mult = np.asarray(mult, dtype=np.int64)
+    free_obs = (codes >= 0) & ~np.asarray(protected, dtype=bool)[None, :]
+    full = (free_obs.astype(np.int64) << np.arange(q, dtype=np.int64)).sum(axis=1)  # per row: every free cell
+    row = list(np.asarray(assign.row, dtype=np.int64).tolist())
+    pat = list(np.asarray(assign.pattern, dtype=np.int64).tolist())
+    cop = list(np.asarray(assign.copies, dtype=np.int64).tolist())
+    used = np.bincount(np.asarray(row, dtype=np.int64), weights=np.asarray(cop, dtype=np.float64),
+                       minlength=len(mult)).astype(np.int64)
+    for r in np.flatnonzero(mult > used).tolist():  # every record listed: the untouched copies too
+        row.append(r)
+        pat.append(0)
+        cop.append(int(mult[r] - used[r]))
+    prot = np.flatnonzero(protected)
+    limit = int(mult.sum()) + len(row) + 1
+    for _ in range(limit):
+        listed = [i for i, c in enumerate(cop) if c > 0]  # entries left without copies drop out
+        row, pat, cop = [row[i] for i in listed], [pat[i] for i in listed], [cop[i] for i in listed]
+        rows_a, pats_a, cops_a = (np.asarray(x, dtype=np.int64) for x in (row, pat, cop))
+        rel, counts, _ = released_table(codes, mult, Assignment(rows_a, pats_a, cops_a))
+        size = _released_sizes(rel, counts, "wildcard")
+        below = np.flatnonzero(size < k)
+        if len(below) == 0:
+            return Assignment(rows_a, pats_a, cops_a)
+        e = int(below[np.argmin(size[below])])
+        r = row[e]
+        if full[r] & ~pat[e]:
+            pat[e] |= int(full[r])
+            continue
+        agree = np.ones(len(row), dtype=bool)
+        for j in prot.tolist():
+            a, b = codes[rows_a, j], codes[r, j]
+            agree &= (a == b) | (a < 0) | (b < 0)
+        open_bits = full[rows_a] & ~pats_a
+        open_cost = (((open_bits[:, None] >> np.arange(q)) & 1) * costs[None, :]).sum(axis=1)
+        cand = np.flatnonzero(agree & (open_cost > 0))
+        if len(cand) == 0:
+            raise InfeasibleError(f"A record cannot reach k={k} by suppression under the strict model.")
+        s_ = int(cand[np.argmin(open_cost[cand])])
+        cop[s_] -= 1  # one copy of the cheapest agreeing row, blanked on every free value
+        row.append(row[s_])
+        pat.append(int(full[row[s_]]))
+        cop.append(1)
+    raise RuntimeError("internal error: placing records below k did not settle")  # pragma: no cover
 
 
 def _sizes(codes: np.ndarray, mult: np.ndarray, missing: MissingSemantics) -> np.ndarray:
