@@ -469,3 +469,23 @@ def test_arx_csv_round_trips_any_hierarchy(originals, grouping, names):
     grouping = (grouping + [0] * len(originals))[: len(originals)]
     h = Hierarchy(tuple((o, names[g], TOP) for o, g in zip(originals, grouping)))
     assert read_arx_hierarchy(h.to_arx_csv().encode()).rows == h.rows
+
+
+@given(st.lists(st.tuples(st.one_of(st.integers(-5, 40), st.floats(-5, 40, allow_nan=False).map(lambda x: round(x, 1))),
+                          st.integers(0, 30)), min_size=1, max_size=25).filter(lambda p: sum(c for _, c in p) > 0),
+       st.lists(st.integers(1, 40), min_size=1, max_size=3))
+def test_greedy_binning_of_counted_values_is_that_of_the_records(pairs, capacities):
+    """Distinct values with record counts (a class table's, repeated values and zero counts included) give
+    the hierarchy the records themselves give, without expanding them."""
+    values = [v for v, _ in pairs]
+    counts = [c for _, c in pairs]
+    records = [v for v, c in pairs for _ in range(c)]
+    assert rows_of(greedy_binning_hierarchy(values, capacities, counts=counts)) == \
+        rows_of(greedy_binning_hierarchy(records, capacities))
+
+
+def test_greedy_binning_refuses_counts_that_do_not_fit():
+    with pytest.raises(InputError, match="one record count"):
+        greedy_binning_hierarchy([1, 2, 3], (2,), counts=[1, 2])
+    with pytest.raises(InputError, match="one record count"):
+        greedy_binning_hierarchy([1, 2], (2,), counts=[1, -1])

@@ -157,9 +157,8 @@ def default_hierarchy_of_counts(column: str, values: Sequence[object], labels: S
         return Hierarchy(tuple((t, TOP) for t in texts), column)
     scale = scale or infer_scale(column, values, labels).scale
     caps = sorted({max(2, math.ceil(share * observed)) for share in CAPACITY_SHARES})
-    if scale == "ordinal" and numeric:
-        data = np.repeat(np.asarray(values, dtype=np.float64), counts)
-        return greedy_binning_hierarchy(data, caps, name=column)
+    if scale == "ordinal" and numeric:  # weighted by the counts: a census variable is not expanded to records
+        return greedy_binning_hierarchy(np.asarray(values, dtype=np.float64), caps, name=column, counts=counts)
     shown = [str(lab) if str(lab).strip() else t for lab, t in zip(labels, texts, strict=True)]
     return frequency_grouping_hierarchy(texts, shown, counts.tolist(), caps, name=column)
 

@@ -313,9 +313,18 @@ def _same_partition(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 # -- numeric helpers -------------------------------------------------------------------------------------------
-def _numeric_distinct(values: Iterable[Any], name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Sorted distinct numeric values, their record counts and their texts (row originals)."""
+def _numeric_distinct(values: Iterable[Any], name: str, counts: Sequence[int] | np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Sorted distinct numeric values, their record counts and their texts (row originals).
+
+    With ``counts``, each value stands for that many records (a class table's distinct values), so a census
+    variable is never expanded to one number per record."""
     s = pd.Series(list(values) if not isinstance(values, pd.Series) else values)
+    weight = None if counts is None else np.asarray(counts, dtype=np.int64)
+    if weight is not None:
+        if len(weight) != len(s) or (weight < 0).any():
+            raise InputError(f"Variable{_of(name)}: give one record count (at least 0) per value.")
+        weight = weight[s.notna().to_numpy()]
     s = s[s.notna()]
     num = pd.to_numeric(s, errors="coerce")
     bad = int(num.isna().sum())
@@ -326,8 +335,15 @@ def _numeric_distinct(values: Iterable[Any], name: str) -> tuple[np.ndarray, np.
     arr = num.to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"Variable{_of(name)} has infinite values.")
-    uniq, counts = np.unique(arr, return_counts=True)
-    return uniq, counts, [value_text(u) for u in uniq]
+    if weight is None:
+        uniq, n = np.unique(arr, return_counts=True)
+    else:
+        uniq, inverse = np.unique(arr, return_inverse=True)
+        n = np.bincount(inverse.reshape(-1), weights=weight, minlength=len(uniq)).astype(np.int64)
+        uniq, n = uniq[n > 0], n[n > 0]
+        if len(uniq) == 0:
+            raise InputError(f"Variable{_of(name)} has no observed values.")
+    return uniq, n, [value_text(u) for u in uniq]
 
 
 def _all_integral(x: np.ndarray) -> bool:
@@ -516,14 +532,16 @@ def greedy_bins(uniq: np.ndarray, counts: np.ndarray, capacity: float, start: np
 
 
 def greedy_binning_hierarchy(
-    values: Iterable[Any], capacities: Sequence[float] = (5,), name: str = ""
+    values: Iterable[Any], capacities: Sequence[float] = (5,), name: str = "",
+    counts: Sequence[int] | np.ndarray | None = None,
 ) -> Hierarchy:
     """Angiuli & Waldo's minimum-width binning with bin capacity c, one level per capacity (increasing).
 
     Each level merges the bins of the one below, so the levels nest. Bins are labelled by the range of
-    the values they hold (``1950-1952``), a single value by itself.
+    the values they hold (``1950-1952``), a single value by itself. ``values`` are the records' values, or
+    distinct values standing for ``counts`` records each (the same hierarchy, without the records).
     """
-    uniq, counts, texts = _numeric_distinct(values, name)
+    uniq, counts, texts = _numeric_distinct(values, name, counts)
     caps = sorted(float(c) for c in capacities)
     if not caps or caps[0] < 1:
         raise InputError("Bin capacities must be at least 1.")
