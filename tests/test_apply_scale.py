@@ -300,16 +300,22 @@ def cases(draw):
 C_H = Hierarchy(tuple((str(v), "low" if v < 3 else "high", "*") for v in range(1, 6)), "c")
 
 
-@settings(max_examples=20)
-@given(cases())
-def test_random_recodes_at_scale_equal_in_memory(tmp_path_factory, case):
-    n, seed, steps, missing = case
-    folder = tmp_path_factory.mktemp("h")
+def write_random(folder: Path, n: int, seed: int) -> Path:
+    """A random CSV file of the cases' three variables (codes, text, the generalized c), with empty cells."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"a": rng.choice([*CATS, ""], n), "b": rng.choice([*TEXTS, ""], n),
                        "c": rng.choice(["1", "2", "3", "4", "5", ""], n)})
     data = folder / "d.csv"
     df.to_csv(data, index=False)
+    return data
+
+
+@settings(max_examples=20)
+@given(cases())
+def test_random_recodes_at_scale_equal_in_memory(tmp_path_factory, case):
+    n, seed, steps, missing = case
+    folder = tmp_path_factory.mktemp("h")
+    data = write_random(folder, n, seed)
     (folder / "d.labels.json").write_text(json.dumps({"a": {"value_labels": {"1": "one", "2": "two"},
                                                             "missing_codes": ["-9"]}}), encoding="utf-8")
     recipe = Recipe(steps=steps, roles=Roles(qis=("a", "b", "c")), missing=missing, extra={"k": 2})
@@ -480,11 +486,7 @@ def test_random_recipes_ending_in_local_suppression_at_scale_equal_in_memory(tmp
     engine refuses a blanking of small classes before the suppression in one line."""
     n, seed, steps, missing = case
     folder = tmp_path_factory.mktemp("l")
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"a": rng.choice([*CATS, ""], n), "b": rng.choice([*TEXTS, ""], n),
-                       "c": rng.choice(["1", "2", "3", "4", "5", ""], n)})
-    data = folder / "d.csv"
-    df.to_csv(data, index=False)
+    data = write_random(folder, n, seed)
     recipe = Recipe(steps=(*steps, SuppressStep(qis=("a", "b", "c"), k=k)), roles=Roles(qis=("a", "b", "c")),
                     missing=missing, extra={"k": k})
     code_ref, ref = apply(folder, recipe, data, folder / "ref.csv", "pandas")

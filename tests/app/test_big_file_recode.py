@@ -40,6 +40,18 @@ def _recode_page(path, k=5, limit=1.0):
     return at
 
 
+def click_and_cancel(at, button: str, started: threading.Event, cancel) -> None:
+    """Click ``button`` and, from another thread, press Cancel (``cancel()``) once its job has ``started``."""
+    def press():
+        if started.wait(60):
+            cancel()
+
+    canceller = threading.Thread(target=press, daemon=True)
+    canceller.start()
+    at.button(key=button).click().run()
+    canceller.join(60)
+
+
 def _reference(path, k=5, max_suppression=0.01, missing="wildcard"):
     table = get_engine("duckdb").class_table(str(path), QIS)
     hs, tabs = level_tables(table, QIS, automatic_hierarchies(table, QIS))
@@ -97,15 +109,8 @@ def test_cancel_leaves_the_state_unchanged_and_waits_for_a_click(parquet, monkey
                 threading.Event().wait(0.01)
         return work
 
-    def click():
-        if started.wait(60):
-            holder["progress"].cancel()
-
     monkeypatch.setattr(big_file, "optimal_work", blocking)
-    canceller = threading.Thread(target=click, daemon=True)
-    canceller.start()
-    at.button(key="btn_big_optimal").click().run()
-    canceller.join(60)
+    click_and_cancel(at, "btn_big_optimal", started, lambda: holder["progress"].cancel())
     assert not at.exception
     assert any("Searching the lattice cancelled: nothing was changed" in i.value for i in at.info)
     assert not at.metric
@@ -181,15 +186,8 @@ def test_cancelling_the_release_leaves_no_file(parquet, tmp_path, monkeypatch):
             kw["settings"].say("writing the release")  # the engine's checkpoint: raises once cancelled
             threading.Event().wait(0.01)
 
-    def click():
-        if started.wait(60):
-            at.session_state["jobs"]["big_release"].cancel()
-
     monkeypatch.setattr(engine_class, "release", slow_release)
-    canceller = threading.Thread(target=click, daemon=True)
-    canceller.start()
-    at.button(key="btn_big_release").click().run()
-    canceller.join(60)
+    click_and_cancel(at, "btn_big_release", started, lambda: at.session_state["jobs"]["big_release"].cancel())
     assert not at.exception
     assert any("Writing the release cancelled: nothing was changed" in i.value for i in at.info)
     assert not out.exists() and not holder["temp"].exists()
