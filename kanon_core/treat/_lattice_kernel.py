@@ -207,6 +207,30 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     return reached, sure, full, wild, False
 
 
+@numba.njit(cache=True, nogil=True)
+def pick_source(lv, nc, m, levels):  # pragma: no cover - compiled
+    """The row among ``lv[:m]`` at or below ``levels`` on every QI with the fewest classes ``nc`` (the first
+    such row on ties; rows of dropped tables hold the int64 maximum), or -1 when there is none: the
+    cached table a node's table is rolled up from."""
+    q = lv.shape[1]
+    none = np.iinfo(np.int64).max
+    best = -1
+    best_nc = none
+    for i in range(m):
+        c = nc[i]
+        if c >= best_nc:
+            continue
+        ok = True
+        for j in range(q):
+            if lv[i, j] > levels[j]:
+                ok = False
+                break
+        if ok:
+            best = i
+            best_nc = c
+    return best
+
+
 _GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (unsigned would turn the product into a float)
 
 

@@ -367,6 +367,7 @@ class NodeEvaluator:
         self._cap = self.INITIAL_SLOTS
         self._next = 0
         self._lv = np.zeros((self._cap, self.q), dtype=np.int16)
+        self._lv_tuple: list[tuple[int, ...]] = [()] * self._cap  # the same level vectors as tuples
         self._nc = np.full(self._cap, _NONE, dtype=np.int64)
         self._slot: dict[tuple[int, ...], int] = {}
         self._uncached: set[tuple[int, ...]] = set()  # hubs whose tables were too large to keep
@@ -403,12 +404,11 @@ class NodeEvaluator:
             return got
         src, src_levels = self.base, (-1,) * self.q
         if self._slot:
-            m = self._next
-            below = np.all(self._lv[:m] <= np.asarray(levels, dtype=np.int16), axis=1)
-            cand = np.where(below, self._nc[:m], _NONE)
-            i = int(np.argmin(cand))
-            if cand[i] < _NONE:
-                src_levels = tuple(int(x) for x in self._lv[i])
+            from ._lattice_kernel import pick_source
+
+            i = pick_source(self._lv, self._nc, self._next, np.asarray(levels, dtype=np.int16))
+            if i >= 0:
+                src_levels = self._lv_tuple[i]
                 src = self._cache[src_levels]
         if src is self.base:
             # Nothing evaluated below: go through the node with every QI at level 1 at most (a hub that the
@@ -477,11 +477,13 @@ class NodeEvaluator:
             else:
                 self._lv = np.vstack([self._lv, np.zeros_like(self._lv)])
                 self._nc = np.concatenate([self._nc, np.full(self._cap, _NONE, dtype=np.int64)])
+                self._lv_tuple.extend([()] * self._cap)
                 self._cap *= 2
         slot = self._next
         self._next += 1
         self._slot[levels] = slot
         self._lv[slot] = levels
+        self._lv_tuple[slot] = levels
         self._nc[slot] = table.n_classes
         self._cache[levels] = table
         if link is not None:
@@ -511,6 +513,7 @@ class NodeEvaluator:
         for i, lv in enumerate(keys):
             self._slot[lv] = i
             self._lv[i] = lv
+            self._lv_tuple[i] = lv
             self._nc[i] = self._cache[lv].n_classes
         self._next = len(keys)
 
