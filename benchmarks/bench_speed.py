@@ -13,7 +13,9 @@ Rows (the anchors are figures quoted from their sources, not rerun here):
 * exact suppression, default (strict) model, k = 2, on the seeded table with 19 QIs; anchor Wilson et
   al.'s record-wise programmes (SAS);
 * the core calls the dashboard makes on the bundled sample (19 QIs, the app's k = 3): the Suppress page's
-  run (``SuppressStep.run``) and the MINUCs page's search (``find_minucs``);
+  run (``SuppressStep.run``) and the MINUCs page's search (``find_minucs``) with the figures the page
+  shows at once (sizes, variable and value contributions); the report's search, which keeps only the
+  counts (``summarize_minucs``);
 * the dashboard rows themselves (Chromium, real server) from ``bench_dashboard.py`` when it is present
   and not skipped (``--no-dashboard``); otherwise "not measured".
 
@@ -73,6 +75,8 @@ CASES: tuple[Case, ...] = (
          "Wilson et al. 5 h (record-wise, SAS)", 5.0),
     Case("dash_sup3", "Suppress page core call, strict exact, k = 3", "sample, 16,197 x 19 QIs (wildcard)", "—", 5.0),
     Case("dash_minucs", f"MINUCs page core call, k = {DASHBOARD_K}", "sample, 16,197 x 19 QIs (wildcard)", "—", 2.0),
+    Case("report_minucs", f"report's MINUC counts (no list kept), k = {DASHBOARD_K}",
+         "sample, 16,197 x 19 QIs (wildcard)", "—", None),
 )
 
 DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
@@ -171,8 +175,24 @@ def _dash_minucs():
 
     ds = load_sample("els")
     find_minucs(ds.qi_matrix(list(ELS_QIS[:4])).codes[:200], k=2)
-    return (lambda: ds.qi_matrix(list(ELS_QIS)), lambda qm: find_minucs(qm, k=DASHBOARD_K, missing=ds.missing),
-            lambda r: f"{r.total:,} MINUCs")
+    def page(qm):
+        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing)
+        r.totals_by_size(), r.records_with_minucs(), r.variable_contributions(), r.value_contributions(qm)
+        return r
+
+    return (lambda: ds.qi_matrix(list(ELS_QIS)), page,
+            lambda r: f"{r.total:,} MINUCs; the page's figures included (search {r.seconds:.2f} s)")
+
+
+def _report_minucs():
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.risk.minucs import summarize_minucs
+
+    ds = load_sample("els")
+    summarize_minucs(ds.qi_matrix(list(ELS_QIS[:4])).codes[:200], k=2)
+    return (lambda: ds.qi_matrix(list(ELS_QIS)),
+            lambda qm: summarize_minucs(qm, k=DASHBOARD_K, missing=ds.missing),
+            lambda r: f"{r.total:,} MINUCs counted, {r.records_with_minucs():,} records with one")
 
 
 SETUPS: dict[str, Callable[[], tuple]] = {
@@ -180,7 +200,7 @@ SETUPS: dict[str, Callable[[], tuple]] = {
     "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
     "minucs13": lambda: _minucs(13, "seeded"), "minucs19": lambda: _minucs(19, "seeded"),
     "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
-    "dash_minucs": _dash_minucs,
+    "dash_minucs": _dash_minucs, "report_minucs": _report_minucs,
 }
 
 

@@ -42,6 +42,13 @@ def test_report_after_the_minucs_page_does_not_search_again(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(minucs_module, "find_minucs", counted)
+    real_counts = minucs_module.summarize_minucs  # the report's own search keeps only the counts
+
+    def counted_counts(*args, **kwargs):
+        calls.append(1)
+        return real_counts(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "summarize_minucs", counted_counts)
     reused = _session(find_first=True)
     searched_on_page = len(calls)
     assert searched_on_page == 1
