@@ -19,6 +19,7 @@ from kanon_core.risk.minucs import (
     popcount,
     summarize_minucs,
 )
+from kanon_core.risk.qid import minimal_qids_from_minucs
 from tests.reference.brute_force import brute_force_minucs
 
 
@@ -188,6 +189,12 @@ def test_many_qis_beyond_the_direct_address_table():
     codes[:, 3:] = codes[:, [0, 1, 2] * 7 + [0, 1]]  # heavy duplication of columns keeps it small
     res = find_minucs(codes, k=2, missing="category", max_size=3)
     assert as_sets(res, 14) == brute_force_minucs(codes, 2, "category", max_size=3)
+    # no table of flags either: the distinct QI sets are read off the masks, the counts still tallied
+    assert res.combinations is None
+    summ = summarize_minucs(codes, k=2, missing="category", max_size=3)
+    assert summ.combinations is None and summ.totals_by_size() == res.totals_by_size()
+    full = find_minucs(codes, k=2, missing="category")
+    assert full.combinations is None and minimal_qids_from_minucs(full)  # some set violates k = 2
 
 
 def test_cost_estimate_is_in_the_right_range():
@@ -376,6 +383,12 @@ def test_summary_only_equals_the_full_enumerations_summaries(codes, k, missing, 
     ones = full.value_tally(np.ones(codes.shape[1] + 1))  # the mask-by-mask tally agrees with the kernel's
     for a, b in zip(ones, summ.value_counts()):
         np.testing.assert_array_equal(a, b)
+    # the distinct QI sets that are some record's MINUC, flagged by the kernel, are those of the masks
+    distinct = np.unique(full.row_masks.astype(np.uint64))
+    np.testing.assert_array_equal(full.combinations, distinct)
+    np.testing.assert_array_equal(summ.combinations, distinct)
+    if full.complete:
+        assert minimal_qids_from_minucs(summ) == minimal_qids_from_minucs(full)
     fj, sj = full.to_json(), summ.to_json()
     fj.pop("distinct"), fj.pop("seconds"), sj.pop("seconds")
     assert fj == sj

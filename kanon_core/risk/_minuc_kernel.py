@@ -447,10 +447,14 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _tally(buf, lo, hi, sizes, qis):  # pragma: no cover - compiled
-    """Count the masks ``buf[lo:hi]`` (one row's MINUCs, still in cache) by size and by QI they contain."""
+def _tally(buf, lo, hi, sizes, qis, marks):  # pragma: no cover - compiled
+    """Count the masks ``buf[lo:hi]`` (one row's MINUCs, still in cache) by size and by QI they contain,
+    and flag each mask in ``marks`` (a byte per possible mask; empty when there are too many QIs)."""
+    flag = marks.shape[0] > 0
     for t in range(lo, hi):
         m = np.uint64(buf[t])
+        if flag:
+            marks[m] = 1
         sizes[_popcount(m) - 1] += 1
         while m:
             qis[_bit_index(m)] += 1
@@ -464,7 +468,8 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
     ``fk`` is each row's class size on all its QIs (= m0 below): rows with fk >= k are safe on every
     subset and are skipped without looking at the other rows. Returns (counts per row, masks
     concatenated in row order in the type of ``bitvals``, complete flag per row, MINUCs per row by size
-    (column s = size s + 1), MINUCs per row containing each QI). The tallies are taken row by row while
+    (column s = size s + 1), MINUCs per row containing each QI, the distinct masks found, ascending, when
+    q <= STAMP_MAX_BITS, else an empty array). The tallies are taken row by row while
     the row's masks are in cache, on the worker's thread; with ``keep`` False the masks are then dropped
     (the buffer holds one row's at a time and the second array returned is empty): every count the
     pages and the report show comes from the tallies, without writing and re-reading 4 bytes per MINUC.
@@ -481,6 +486,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
     complete = np.ones(which.shape[0], dtype=np.bool_)
     sizes = np.zeros((which.shape[0], q), dtype=np.int64)
     qis = np.zeros((which.shape[0], q), dtype=np.int64)
+    marks = np.zeros((1 << q) if q <= STAMP_MAX_BITS else 0, dtype=np.uint8)
     buf = np.empty(1 << 12, dtype=bitvals.dtype)  # uint32 up to 32 QIs: half the memory traffic
     nbuf = 0
     for i in range(which.shape[0]):
@@ -497,7 +503,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
         counts[i] = nbuf - before
         complete[i] = comp
-        _tally(buf, before, nbuf, sizes[i], qis[i])
+        _tally(buf, before, nbuf, sizes[i], qis[i], marks)
         if not keep:
             nbuf = 0
-    return counts, buf[:nbuf].copy(), complete, sizes, qis
+    return counts, buf[:nbuf].copy(), complete, sizes, qis, np.flatnonzero(marks).astype(np.uint64)

@@ -83,8 +83,10 @@ class MinucSummary:
     per value) is tallied by the kernel row by row while it enumerates, so a search that only reports
     counts (:func:`summarize_minucs`) never stores the tens of millions of masks. ``row_sizes[i, s]``
     counts distinct row i's MINUCs of size s + 1, ``row_qis[i, j]`` those containing QI ``names[j]``;
-    record r has the counts of row ``row_of_record[r]``. ``complete`` is False when ``max_size`` may have
-    cut some larger MINUCs off.
+    record r has the counts of row ``row_of_record[r]``. ``combinations`` are the distinct sets of QIs
+    (bit masks, ascending) that are a MINUC of some record, flagged by the kernel up to
+    ``STAMP_MAX_BITS`` QIs (None above: read them off the masks); the minimal violating QI sets are the
+    minimal ones among them. ``complete`` is False when ``max_size`` may have cut some larger MINUCs off.
     """
 
     names: tuple[str, ...]
@@ -97,6 +99,7 @@ class MinucSummary:
     row_of_record: np.ndarray = field(repr=False)
     row_sizes: np.ndarray = field(repr=False)
     row_qis: np.ndarray = field(repr=False)
+    combinations: np.ndarray | None = field(default=None, repr=False)
     complete: bool = True
     seconds: float = 0.0
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
@@ -383,7 +386,7 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
             keep: bool) -> MinucSummary:
     """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`."""
-    from ._minuc_kernel import minucs_of_rows
+    from ._minuc_kernel import STAMP_MAX_BITS, minucs_of_rows
 
     t0 = time.perf_counter()
     if isinstance(codes, QIMatrix):
@@ -423,9 +426,15 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
     complete = bool(all(r[2].all() for r in results)) or limit >= q
     sizes = np.concatenate([r[3] for r in results]) if results else np.zeros((0, q), np.int64)
     qis = np.concatenate([r[4] for r in results]) if results else np.zeros((0, q), np.int64)
+    combos = None
+    if q <= STAMP_MAX_BITS:  # each part's flagged masks, united in a table of 2^q flags
+        flags = np.zeros(1 << q, dtype=bool)
+        for r in results:
+            flags[r[5]] = True
+        combos = np.flatnonzero(flags).astype(np.uint64)
     common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
                   n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
-                  row_sizes=sizes, row_qis=qis, complete=complete)
+                  row_sizes=sizes, row_qis=qis, combinations=combos, complete=complete)
     if not keep:
         report(progress, 1.0, "MINUC search done")
         return MinucSummary(**common, seconds=time.perf_counter() - t0)

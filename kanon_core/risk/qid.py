@@ -143,10 +143,12 @@ def minimal_qids_from_minucs(result) -> list[tuple[str, ...]]:
 
     if not result.complete:
         raise InputError("The MINUC search was limited by a maximum size: the violating sets may be incomplete.")
-    masks = result.row_masks
-    if len(masks) == 0:
+    distinct = getattr(result, "combinations", None)  # flagged by the search itself (up to 22 QIs)
+    if distinct is None:
+        masks = result.row_masks
+        distinct = distinct_masks_table(masks, result.n_qis) if result.n_qis <= 24 else np.unique(masks)
+    if len(distinct) == 0:
         return []
-    distinct = distinct_masks_table(masks, result.n_qis) if result.n_qis <= 24 else np.unique(masks)
     order = np.lexsort((distinct, popcount(distinct)))
     minimal = minimal_masks(np.ascontiguousarray(distinct[order]))
     return [tuple(result.names[j] for j in range(result.n_qis) if (int(m) >> j) & 1) for m in minimal.tolist()]
