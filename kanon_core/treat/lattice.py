@@ -999,8 +999,28 @@ def search_optimal(
         )
     lat.status[lat.up(top)] = lat.ANON
 
-    # Phase 1: classify every node for the monotonic criteria (Flash-style paths, binary search, tagging).
+    # Phase 1: classify every node for the monotonic criteria (Flash-style paths, binary search or a
+    # search from a guess of where the border crosses the path, tagging).
     if ev.mono:
+        # Under category semantics every node costs a roll-up alike, and probing next to the border saves
+        # evaluations. Under wildcard semantics a passing node costs a complete scan and a failing one
+        # stops early; probing at the guess evaluated more passing nodes and took no less time on the
+        # bundled sample, so the plain bisection stays there.
+        guessing = not ev.wildcard
+
+        def passes(i: int) -> bool:
+            """Node i's status, classifying it (and tagging its up- or down-set) when unknown."""
+            if lat.status[i] == lat.UNKNOWN:
+                told, doomed = union.tell(lat.levels[i], ev.scans_k) if union is not None else (False, None)
+                if told:
+                    lat.tag_down(i)
+                elif classify(i, doomed):
+                    lat.tag_up(i)
+                else:
+                    lat.tag_down(i)
+            return lat.status[i] == lat.ANON
+
+        crossing: list[float] = []
         order = np.lexsort((np.arange(lat.n), lat.level_sum))
         for start in order:
             if lat.status[start] != lat.UNKNOWN:
@@ -1008,24 +1028,11 @@ def search_optimal(
             if progress is not None:
                 report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
             path = _path_up(lat, int(start))
-            lo, hi = 0, len(path) - 1
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                i = path[mid]
-                st = lat.status[i]
-                if st == lat.UNKNOWN:
-                    told, doomed = union.tell(lat.levels[i], ev.scans_k) if union is not None else (False, None)
-                    if told:
-                        lat.tag_down(i)
-                    elif classify(i, doomed):
-                        lat.tag_up(i)
-                    else:
-                        lat.tag_down(i)
-                    st = lat.status[i]
-                if st == lat.ANON:
-                    hi = mid - 1
-                else:
-                    lo = mid + 1
+
+            guess = _guess_crossing(lat, path, crossing) if guessing else None
+            first = _first_passing(len(path), lambda t, path=path: passes(path[t]), guess)
+            if first < len(path):
+                crossing.append(lat._frac[path[first]])
     else:
         lat.status[:] = lat.ANON
 
@@ -1185,6 +1192,61 @@ def _path_up(lat: _Lattice, start: int) -> list[int]:
             return path
         cur = min(succ, key=lambda s: (lat._frac[s], s))
         path.append(cur)
+
+
+def _first_passing(n: int, passes, guess: int | None) -> int:
+    """The first position on a chain of ``n`` nodes whose node passes (``n`` when none does).
+
+    The statuses along a chain (each node a generalization of the one before) are monotone: failing
+    nodes, then passing ones. Without a ``guess`` this is a binary search (Flash). With one, the first
+    probe is at the guess and the search gallops away from it (steps 1, 2, 4, ...) until it crosses the
+    border, then bisects what is left: when the border lies near the guess, two probes find it, and both
+    probed nodes lie next to the border (the nodes a complete classification cannot do without).
+    Invariant: every position below ``lo`` fails, every position above ``hi`` passes.
+    """
+    lo, hi = 0, n - 1
+    if guess is not None and lo <= hi:
+        mid = min(max(guess, lo), hi)
+        up = not passes(mid)
+        if up:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+        step = 1
+        while lo <= hi:
+            nxt = mid + step if up else mid - step
+            nxt = min(max(nxt, lo), hi)
+            ok = passes(nxt)
+            if ok:
+                hi = nxt - 1
+            else:
+                lo = nxt + 1
+            if ok == up:  # crossed the border: bisect between
+                break
+            mid = nxt
+            step *= 2
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if passes(mid):
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _guess_crossing(lat: _Lattice, path: list[int], crossing: list[float]) -> int | None:
+    """Where the border probably crosses ``path``: its first node at least as general (relative height,
+    as :func:`_path_up` measures it) as the first passing node of the last path searched; None before
+    any crossing. Neighbouring paths cross the border at like heights, so the probes of
+    :func:`_first_passing` land next to it: on Adult at 1 % the search evaluates 1,121 nodes instead of
+    1,481 (at 0 %: 123 instead of 196)."""
+    if not crossing:
+        return None
+    target = crossing[-1]
+    for t, i in enumerate(path):
+        if lat._frac[i] >= target - 1e-12:
+            return t
+    return len(path) - 1
 
 
 def _check_k(k: int) -> int:
