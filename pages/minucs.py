@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+
+# the Records tab's styled record view: pandas' Styler and its templates load with the page (about 60 ms),
+# not on the first switch to that tab
+import pandas.io.formats.style  # noqa: F401
 import plotly.express as px
 import streamlit as st
 
