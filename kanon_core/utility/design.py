@@ -272,36 +272,57 @@ class SurveyDesign:
         totals = np.zeros((self.n_psus, k))
         for j in range(k):
             totals[:, j] = np.bincount(self.psu, weights=z[:, j], minlength=self.n_psus)
-        n_h = self.n_psu_per_stratum.astype(np.float64)
         present = np.zeros(self.n_strata, dtype=bool)
         present[self.stratum[d]] = True
-        f_h = np.ones(self.n_strata) if self.fpc_factor is None else self.fpc_factor
-        census = f_h < CENSUS_FPC  # R: a stratum whose PSUs were all sampled has no variance, whatever else
-        lonely = (n_h == 1) & ~census
-        if self.lonely_psu == "fail" and (present & lonely).any():
-            n_bad = int((present & lonely).sum())
-            raise InputError(
-                f"{n_bad} stratum/strata have a single PSU, so their variance cannot be estimated. "
-                "Choose how to handle single-PSU strata (adjust, remove, certainty or average)."
-            )
-        multi = (n_h > 1) & ~census
-        scale_h = np.where(multi, f_h * n_h / np.where(multi, n_h - 1.0, 1.0), 0.0)
-        centre_h = np.where(multi, scale_h / n_h, 0.0)
-        if self.lonely_psu == "adjust":
-            scale_h = np.where(lonely, f_h, scale_h)  # uncentred: deviation from the grand mean of scores
-        scale_p = scale_h[self.psu_stratum]
+        terms = stratum_terms(self.n_psu_per_stratum, self.fpc_factor, present, self.lonely_psu)
+        if terms.factor is None:
+            return np.full((k, k), np.nan)
+        scale_p = terms.scale[self.psu_stratum]
         v = (totals * scale_p[:, None]).T @ totals
         s = np.zeros((self.n_strata, k))
         for j in range(k):
             s[:, j] = np.bincount(self.psu_stratum, weights=totals[:, j], minlength=self.n_strata)
-        v -= (s * centre_h[:, None]).T @ s
-        if self.lonely_psu == "average":
-            n_present = int(present.sum())
-            n_ok = int((present & ~lonely).sum())
-            if n_ok == 0:
-                return np.full((k, k), np.nan)
-            v *= n_present / n_ok
+        v -= (s * terms.centre[:, None]).T @ s
+        v *= terms.factor
         return (v + v.T) / 2.0
+
+
+@dataclass(frozen=True)
+class StratumTerms:
+    """Per stratum, the factor of its PSU totals' squares (``scale``) and of its squared total (``centre``)
+    in the variance, and the factor of the whole (``average``: strata over strata with a variance; None when
+    no stratum has one). The same numbers serve records (:meth:`SurveyDesign.vcov`) and aggregates
+    (:mod:`kanon_core.utility.survey_aggregate`), which give the totals' squares and sums per stratum."""
+
+    scale: np.ndarray
+    centre: np.ndarray
+    factor: float | None
+
+
+def stratum_terms(n_psu_per_stratum: np.ndarray, fpc_factor: np.ndarray | None, present: np.ndarray,
+                  lonely_psu: str) -> StratumTerms:
+    """The variance terms of the module docstring: ``f_h n_h / (n_h - 1)`` and its centring, no variance in a
+    fully sampled stratum, and the single-PSU rules (``present``: strata with domain records)."""
+    n_h = np.asarray(n_psu_per_stratum, dtype=np.float64)
+    f_h = np.ones(len(n_h)) if fpc_factor is None else fpc_factor
+    census = f_h < CENSUS_FPC  # R: a stratum whose PSUs were all sampled has no variance, whatever else
+    lonely = (n_h == 1) & ~census
+    if lonely_psu == "fail" and (present & lonely).any():
+        n_bad = int((present & lonely).sum())
+        raise InputError(
+            f"{n_bad} stratum/strata have a single PSU, so their variance cannot be estimated. "
+            "Choose how to handle single-PSU strata (adjust, remove, certainty or average)."
+        )
+    multi = (n_h > 1) & ~census
+    scale_h = np.where(multi, f_h * n_h / np.where(multi, n_h - 1.0, 1.0), 0.0)
+    centre_h = np.where(multi, scale_h / n_h, 0.0)
+    if lonely_psu == "adjust":
+        scale_h = np.where(lonely, f_h, scale_h)  # uncentred: deviation from the grand mean of scores
+    factor: float | None = 1.0
+    if lonely_psu == "average":
+        n_ok = int((present & ~lonely).sum())
+        factor = None if n_ok == 0 else int(present.sum()) / n_ok
+    return StratumTerms(scale_h, centre_h, factor)
 
 
 CENSUS_FPC = 1e-7
