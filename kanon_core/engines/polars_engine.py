@@ -68,6 +68,7 @@ class PolarsEngine(OutOfCore):
             wv, wr = pl.col("wv"), pl.col("wr")
             aggs += [
                 wv.sum().alias("w"),
+                (wv * wv).sum().alias("w2"),
                 (wr.is_not_null() & wv.is_null()).sum().cast(pl.Int64).alias("w_bad"),
                 wr.is_null().sum().cast(pl.Int64).alias("w_missing"),
                 (wv.is_nan() | wv.is_infinite()).fill_null(False).sum().cast(pl.Int64).alias("w_nonfinite"),

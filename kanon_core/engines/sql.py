@@ -63,7 +63,7 @@ def weight_exprs(d: Dialect, source: Source, weight: str) -> list[str]:
 
 def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str], weight: str | None) -> str:
     """One GROUP BY over ``keys``: per distinct combination the count ``n`` and, with a weight, the weight
-    sum ``w`` and the counts of invalid weights (non-numeric, missing, infinite or NaN, not positive)."""
+    sum ``w``, the sum of squared weights ``w2`` and the counts of invalid weights (non-numeric, missing, infinite or NaN, not positive)."""
     names = key_names(len(keys))
     inner = [value_expr(d, source, c, a) for c, a in zip(keys, names, strict=True)]
     outer = [d.q(a) for a in names] + ["COUNT(*) AS n"]
@@ -72,6 +72,7 @@ def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str]
         inf = "CAST('Infinity' AS DOUBLE)"
         outer += [
             "SUM(wv) AS w",
+            "SUM(wv * wv) AS w2",  # the sum of squared weights: variances without PSUs (survey_aggregate)
             "SUM(CASE WHEN wr IS NOT NULL AND wv IS NULL THEN 1 ELSE 0 END) AS w_bad",
             "SUM(CASE WHEN wr IS NULL THEN 1 ELSE 0 END) AS w_missing",
             f"SUM(CASE WHEN wv = CAST('NaN' AS DOUBLE) OR wv = {inf} OR wv = -{inf} THEN 1 ELSE 0 END) AS w_nonfinite",
