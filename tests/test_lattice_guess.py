@@ -1,4 +1,5 @@
-"""The search of a path's border from a guess (category semantics) against plain bisection and brute force."""
+"""The lattice search's border search from a guess (category semantics) against plain bisection and brute force,
+and its compiled helpers (bound updates over up- and down-sets, the roll-up source) against plain loops."""
 
 from __future__ import annotations
 
@@ -67,3 +68,43 @@ def test_an_infeasible_search_is_still_reported_with_guesses():
     except InfeasibleError:
         return
     raise AssertionError("a table of two distinct records with one level cannot be 2-anonymous")
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_raised_boxes_equal_the_maxima_over_each_nodes_up_or_down_set(heights, data):
+    """The compiled bound updates (applied once phase 1 has classified every node) against a plain loop."""
+    import numpy as np
+
+    from kanon_core.treat._lattice_kernel import pick_source, raise_box, raise_box_rows
+    from kanon_core.treat.lattice import _Lattice
+
+    lat = _Lattice(np.array(heights, dtype=np.int64))
+    lat.status[:] = data.draw(st.lists(st.integers(0, 2), min_size=lat.n, max_size=lat.n))
+    q = lat.q
+    one = np.zeros(lat.n)
+    rows = np.zeros((lat.n, q))
+    ref_one, ref_rows = one.copy(), rows.copy()
+    for _ in range(data.draw(st.integers(1, 6))):
+        i = data.draw(st.integers(0, lat.n - 1))
+        upward = data.draw(st.booleans())
+        skip = data.draw(st.sampled_from([-1, 1, 2]))
+        value = data.draw(st.floats(0, 10))
+        vec = np.array(data.draw(st.lists(st.floats(0, 10), min_size=q, max_size=q)))
+        raise_box(lat.nodes[i], lat._heights, lat.strides, upward, lat.status, skip, one, value)
+        raise_box_rows(lat.nodes[i], lat._heights, lat.strides, upward, lat.status, skip, rows, vec)
+        for m in range(lat.n):
+            inside = all((a >= b) if upward else (a <= b) for a, b in zip(lat.nodes[m], lat.nodes[i]))
+            if inside and lat.status[m] != skip:
+                ref_one[m] = max(ref_one[m], value)
+                ref_rows[m] = np.maximum(ref_rows[m], vec)
+    assert np.array_equal(one, ref_one) and np.array_equal(rows, ref_rows)
+    # the cached table a node rolls up from: the fewest classes among the cached levels at or below it
+    m = data.draw(st.integers(1, 8))
+    lv = np.array([lat.nodes[data.draw(st.integers(0, lat.n - 1))] for _ in range(m)], dtype=np.int16)
+    nc = np.array(data.draw(st.lists(st.sampled_from([1, 5, 9, np.iinfo(np.int64).max]), min_size=m, max_size=m)),
+                  dtype=np.int64)
+    target = lat.nodes[data.draw(st.integers(0, lat.n - 1))].astype(np.int16)
+    got = pick_source(lv, nc, m, target)
+    ok = [t for t in range(m) if (lv[t] <= target).all() and nc[t] < np.iinfo(np.int64).max]
+    want = min(ok, key=lambda t: (nc[t], t)) if ok else -1
+    assert got == want

@@ -491,6 +491,32 @@ def tag_box(v, heights, strides, upward, status, unknown, new):  # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
+def raise_box(v, heights, strides, upward, status, skip, target, value):  # pragma: no cover - compiled
+    """``target[node] = max(target[node], value)`` over the up-set (``upward``) or down-set of ``v``,
+    leaving out the nodes whose ``status`` is ``skip`` (-1: none)."""
+    lo, hi, size, node = _box(v, heights, strides, upward)
+    cur = lo.copy()
+    for _ in range(size):
+        if status[node] != skip and value > target[node]:
+            target[node] = value
+        node = _next_in_box(cur, lo, hi, strides, node)
+
+
+@numba.njit(cache=True, nogil=True)
+def raise_box_rows(v, heights, strides, upward, status, skip, target, value):  # pragma: no cover - compiled
+    """:func:`raise_box` with one row per node in ``target``, raised element by element to ``value``."""
+    lo, hi, size, node = _box(v, heights, strides, upward)
+    cur = lo.copy()
+    q = value.shape[0]
+    for _ in range(size):
+        if status[node] != skip:
+            for j in range(q):
+                if value[j] > target[node, j]:
+                    target[node, j] = value[j]
+        node = _next_in_box(cur, lo, hi, strides, node)
+
+
+@numba.njit(cache=True, nogil=True)
 def union_above(lv, cnt, m, levels, offsets, flat, base_count, max_sets, limit, mark, out):  # pragma: no cover
     """The union of the failing input classes of the passing nodes at or above ``levels`` (see
     ``lattice._FailingUnion``): their records in all, and the classes in ``out[:n]``.

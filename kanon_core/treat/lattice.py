@@ -939,6 +939,9 @@ def search_optimal(
     keep_frac = 1.0 - lat.nodes / np.maximum(problem.heights - 1, 1)
     total_obs = float(ctx.observed.sum())
 
+    deferring = [True]  # phase 1: the bound updates wait (see apply_deferred)
+    deferred: list[tuple[bool, int, Any]] = []
+
     def finish(i: int, e: NodeEval) -> NodeSummary:
         """Complete a node whose monotonic failing set is exact, record its summary and the bounds it gives."""
         e = ev.complete(e)
@@ -949,25 +952,66 @@ def search_optimal(
             if best_eval[0] is None or key < best_eval[0]:
                 best_eval[:] = [key, e]
         if e.mono_small.any() and metric_name != "aecs":
-            down = lat.down(i, skip=lat.NOT)  # failing nodes are never candidates: their bounds are not needed
             mono = NodeStats(e.levels, e.table.codes, e.table.count, e.mono_small, e.fk)
             if sup_cells is not None:
-                sup_cells[down] = np.maximum(sup_cells[down], suppressed_observed(mono))
-                if total_obs > 0:
-                    bound[down] = base_bound[down] + (sup_cells[down] * keep_frac[down]).sum(axis=1) / total_obs
+                item: Any = suppressed_observed(mono)
+            elif metric_name == "entropy":
+                item = suppression_bits(ctx, mono)
             else:
-                if metric_name == "entropy":
-                    extra = suppression_bits(ctx, mono)
-                else:
-                    sm = e.mono_small
-                    extra = float((e.table.count[sm] * (n - e.fk[sm])).sum())
-                sup_extra[down] = np.maximum(sup_extra[down], extra)
-                bound[down] = np.maximum(base_bound[down], inherited[down]) + sup_extra[down]
+                sm = e.mono_small
+                item = float((e.table.count[sm] * (n - e.fk[sm])).sum())
+            if deferring[0]:
+                deferred.append((False, i, item))
+            else:
+                raise_below(i, item)
         if metric_name not in LEVEL_BOUNDED:
-            up = lat.up(i)
-            inherited[up] = np.maximum(inherited[up], s.lower_bound)
-            bound[up] = inherited[up] + sup_extra[up]
+            if deferring[0]:
+                deferred.append((True, i, s.lower_bound))
+            else:
+                up = lat.up(i)
+                inherited[up] = np.maximum(inherited[up], s.lower_bound)
+                bound[up] = inherited[up] + sup_extra[up]
         return s
+
+    def raise_below(i: int, item: Any) -> None:
+        """The suppression at node i raises the bounds of its down-set (failing nodes are never candidates:
+        their bounds are not needed)."""
+        down = lat.down(i, skip=lat.NOT)
+        if sup_cells is not None:
+            sup_cells[down] = np.maximum(sup_cells[down], item)
+            if total_obs > 0:
+                bound[down] = base_bound[down] + (sup_cells[down] * keep_frac[down]).sum(axis=1) / total_obs
+        else:
+            sup_extra[down] = np.maximum(sup_extra[down], item)
+            bound[down] = np.maximum(base_bound[down], inherited[down]) + sup_extra[down]
+
+    def apply_deferred() -> None:
+        """The bound updates of phase 1, applied at once (compiled, over the boxes of the up- and
+        down-sets) once every node is classified.
+
+        Phase 1 never reads the bounds, and every update is a maximum (of the cells or bits suppressed
+        below a node, of the lower bounds inherited from below), so the order in which they are applied
+        does not matter; each bound is then the same expression of those maxima as when it was updated
+        node by node. Only the nodes passing the monotonic criteria are raised downwards (the others
+        are never candidates).
+        """
+        from ._lattice_kernel import raise_box, raise_box_rows
+
+        for upward, i, item in deferred:
+            v = lat.nodes[i]
+            if upward:
+                raise_box(v, lat._heights, lat.strides, True, lat.status, -1, inherited, float(item))
+            elif sup_cells is not None:
+                raise_box_rows(v, lat._heights, lat.strides, False, lat.status, lat.NOT, sup_cells, item)
+            else:
+                raise_box(v, lat._heights, lat.strides, False, lat.status, lat.NOT, sup_extra, float(item))
+        deferred.clear()
+        deferring[0] = False
+        if sup_cells is not None:
+            if total_obs > 0:
+                bound[:] = base_bound + (sup_cells * keep_frac).sum(axis=1) / total_obs
+        else:
+            bound[:] = np.maximum(base_bound, inherited) + sup_extra
 
     def full(i: int) -> NodeSummary:
         ev.evaluations += 1
@@ -1037,6 +1081,7 @@ def search_optimal(
         lat.status[:] = lat.ANON
 
     # Phase 2: the optimum among the nodes passing the monotonic criteria, by increasing lower bound.
+    apply_deferred()
     kmin = lat.k_minimal()
     for i in kmin:
         if int(i) not in known:
