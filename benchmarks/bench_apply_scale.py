@@ -9,9 +9,15 @@ Each contender runs as a whole process under ``/usr/bin/time -v`` (wall time, pe
 JSON gives the suppressed cells and the records below k counted on the release; the last column says
 whether the release equals the in-memory one: the same bytes for CSV, the same values, types, order and
 labels read back by ``kanon_core.io.load_dataset`` for Parquet (the writers differ, and the in-memory
-writer also embeds the labels in the file).
+writer also embeds the labels in the file). Without the in-memory contender each release is compared with
+the first contender's release of the same format instead (the column says with which).
+
+A contender is an engine name, optionally with DuckDB's or Polars' ``--memory-limit`` after a colon:
+``duckdb:2GiB`` (the default for the out-of-core engines), ``duckdb:default`` (the engine's own default,
+half of RAM for DuckDB).
 
 Run: python benchmarks/bench_apply_scale.py [--rows 1000000] [--k 5] [--missing wildcard] [--data DIR]
+     [--engines pandas,duckdb:2GiB,duckdb:default,polars] [--formats parquet,csv]
 """
 
 from __future__ import annotations
@@ -76,7 +82,8 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--missing", choices=("category", "wildcard"), default="wildcard")
     ap.add_argument("--formats", default="parquet,csv")
-    ap.add_argument("--engines", default="pandas,duckdb,polars")
+    ap.add_argument("--engines", default="pandas,duckdb,polars",
+                    help="contenders, e.g. pandas,duckdb:2GiB,duckdb:default,polars (limit 2GiB unless given)")
     ap.add_argument("--data", default=None, help="folder for the generated files (default: a temporary folder)")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="kanon-apply-scale-")
@@ -89,30 +96,34 @@ def main() -> None:
     print(f"Workload: kanon apply of an 8-step recipe (recodes, labels, a drop, region generalized with records "
           f"of classes below k = {args.k} blanked on {len(QIS)} QIs, missing as {args.missing}) built on the "
           f"first {SAMPLE_ROWS:,} rows; {label(args.rows)} rows; each contender a whole process\n")
-    print("| rows | format | file MiB | engine | wall s | peak RSS GiB | suppressed cells | records below k | "
-          "equal to in memory |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| rows | format | file MiB | engine | memory limit | wall s | peak RSS GiB | suppressed cells | "
+          "records below k | equal to in memory |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for fmt in formats:
         path = paths[fmt]
         mib = path.stat().st_size / 2**20
-        reference = None
-        for engine in [e for e in args.engines.split(",") if e]:
-            out = work / f"release_{engine}_{fmt}.{fmt}"
-            js = work / f"summary_{engine}_{fmt}.json"
+        reference: tuple[str, Path] | None = None
+        for i, spec in enumerate(e for e in args.engines.split(",") if e):
+            engine, _, limit = spec.partition(":")
+            limit = "" if engine == "pandas" else (limit or "2GiB")
+            out = work / f"release_{i}_{engine}_{fmt}.{fmt}"
+            js = work / f"summary_{i}_{engine}_{fmt}.json"
             cmd = [*KANON, "apply", str(recipe), str(path), "-o", str(out), "--engine", engine, "--json", str(js)]
-            if engine != "pandas":
-                cmd += ["--memory-limit", "2GiB"]
+            if limit and limit != "default":
+                cmd += ["--memory-limit", limit]
             wall, rss, _, code = timed(cmd)
+            row = f"| {label(args.rows)} | {fmt} | {mib:,.0f} | {engine} | {limit} | {wall:.1f} | {rss:.2f} |"
             if code != 0:
-                print(f"| {label(args.rows)} | {fmt} | {mib:,.0f} | {engine} | {wall:.1f} | {rss:.2f} | failed ({code}) "
-                      "| | |", flush=True)
+                print(f"{row} failed ({code}) | | |", flush=True)
                 continue
             p = json.loads(js.read_text())
-            if engine == "pandas":
-                reference = out
-            same = "" if reference is None else ("yes" if same_release(reference, out) else "no")
-            print(f"| {label(args.rows)} | {fmt} | {mib:,.0f} | {engine} | {wall:.1f} | {rss:.2f} | "
-                  f"{p['suppressed_cells']:,} | {p['records_below_k']:,} | {same} |", flush=True)
+            if reference is None or engine == "pandas":
+                same = "" if engine == "pandas" else "(reference)"
+                reference = (engine, out)
+            else:
+                same = "yes" if same_release(reference[1], out) else "no"
+                same += "" if reference[0] == "pandas" else f" (= {reference[0]})"
+            print(f"{row} {p['suppressed_cells']:,} | {p['records_below_k']:,} | {same} |", flush=True)
     tmp.cleanup()
 
 

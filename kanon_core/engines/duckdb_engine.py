@@ -5,6 +5,13 @@ memory limit, so the class table of a file larger than memory is one SQL query. 
 every connection: ``memory_limit`` (kanon's ``--memory-limit``), ``temp_directory`` (a private folder
 removed afterwards) and ``preserve_insertion_order`` (releases keep the input's record order).
 
+Record-level outputs (releases, per-record results) join the records with small tables (mapping tables,
+the classes to blank, the class table) and sort on the records' number at the end, because DuckDB keeps
+no order through a join. Left to itself DuckDB's optimizer may swap a join's sides and build its hash
+table on the records (a RIGHT join with every record, every column, in memory: the 10M-row CSV release ran
+out of memory under 2 and 4 GiB). :func:`records_probe` turns that swap off for those queries, so the
+records stream through the joins and only the final sort holds them, and that sort spills to disk.
+
 CSV options that make DuckDB read exactly as :mod:`kanon_core.io`: every column as text (``all_varchar``),
 the sniffed delimiter, ``"`` as quote and escape, the header's names, short records padded with missing
 cells (as pandas pads them), and ``strict_mode`` so a record with too many fields or an unclosed quote
@@ -33,6 +40,19 @@ def _csv_relation(source: Source) -> str:
     return (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
             f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
             "auto_detect = false, encoding = 'utf-8')")
+
+
+def records_probe(con) -> None:
+    """Keep the records on the probe side of every join of a record-level query on ``con``.
+
+    The release and per-record queries write the records on the left of LEFT JOINs whose right sides are
+    small (one row per distinct value, per class to blank, per class). DuckDB's ``build_side_probe_side``
+    optimizer may still swap the sides when its size estimates say so; it did for the join with the
+    classes to blank, building a hash table of every record's every column, which cannot spill far
+    enough under a memory limit. Turned off, the hash tables hold the small sides, the records stream
+    through, and the only operator that holds them all is the final ``ORDER BY`` on the record number,
+    which spills. The order itself comes from that sort, never from the joins."""
+    con.execute("SET disabled_optimizers = 'build_side_probe_side'")
 
 
 def relation(source: Source) -> str:
@@ -143,6 +163,7 @@ class DuckDBEngine(OutOfCore):
         keep = [c for c in source.columns if c not in plan.drop]
         con = self.connect(settings)
         try:
+            records_probe(con)
             names = {}
             for i, (c, table) in enumerate(plan.recodes.items()):
                 names[c] = f"kanon_map{i}"
@@ -171,6 +192,7 @@ class DuckDBEngine(OutOfCore):
 
         con = self.connect(settings)
         try:
+            records_probe(con)
             # columns renamed c0, c1, ...: DuckDB's names are case-insensitive, and "fk" and "Fk" must both exist
             renamed = per_class.rename_columns([*per_class.column_names[: len(qis)],
                                                 *(f"c{i}" for i in range(len(columns)))])
