@@ -27,8 +27,12 @@ same sets; this one needs no special-row check, handles missing values and any k
 per record plus output-sensitive enumeration. The cost grows with the square of the number of distinct
 rows, so very large files with few QIs are better served by class counting (``kanon risk``).
 
-Results are stored per distinct row in CSR form (offsets + bit masks; bit j = ``names[j]``), about 8
-bytes per MINUC, and expanded per record only on demand.
+Results are stored per distinct row in CSR form (offsets + bit masks; bit j = ``names[j]``), 4 bytes per
+MINUC up to 32 QIs, and expanded per record only on demand. The kernel also tallies each row's MINUCs by
+size and by QI, and flags the distinct QI sets, while the row's masks are still in cache: every count the
+MINUCs page and the report show comes from those tallies, so :func:`summarize_minucs` (the report's
+search) drops the masks row by row and :func:`find_minucs` (the page's, whose record view, filter and SUDA
+scores need them) keeps them.
 """
 
 from __future__ import annotations
