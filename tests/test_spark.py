@@ -178,3 +178,18 @@ def test_apply_with_local_suppression_at_scale_blanks_what_duckdb_blanks(setting
     pd.testing.assert_series_equal(rows["spark"], rows["duckdb"])
     assert summaries["spark"] == summaries["duckdb"]
     assert summaries["duckdb"]["local_suppression"]["cells"] > 0
+
+
+def test_weighted_percentages_from_spark_equal_duckdb(settings, files):
+    """The design aggregate (weight sums and sums of squared weights per value) from a Spark job gives the
+    estimates and intervals DuckDB's gives."""
+    from kanon_core.engines.design import design_aggregate
+    from kanon_core.engines.source import open_source
+    from kanon_core.utility.survey_aggregate import proportions_of_aggregate
+
+    got = {}
+    for engine in ("duckdb", "spark"):
+        agg = design_aggregate(get_engine(engine), open_source(files[0]), "region", weight="w",
+                               settings=settings if engine == "spark" else None)
+        got[engine] = proportions_of_aggregate(agg, "region").table
+    pd.testing.assert_frame_equal(got["spark"], got["duckdb"], check_exact=False, rtol=1e-9)

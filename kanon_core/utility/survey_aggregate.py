@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..dataset import encode_column
 from ..errors import InputError
-from .design import DEFAULT_LONELY_PSU, check_lonely_psu, fpc_factors, stratum_terms
+from .design import DEFAULT_LONELY_PSU, _key, check_lonely_psu, fpc_factors, stratum_terms
 from .survey import ProportionEstimates, _intervals, _label, check_ci_method
 
 AGGREGATE_COLUMNS = ("stratum", "psu", "fpc", "value", "n", "w", "w2")
@@ -147,10 +147,25 @@ def proportions_of_aggregate(agg: DesignAggregate, variable: str, value_labels: 
 
 
 def _index(keys: pd.Series) -> np.ndarray:
-    """Consecutive indices of distinct keys (None is a key: the one stratum of a design without strata)."""
-    codes, _ = pd.factorize(keys.astype(object).map(lambda v: ("",) if v is None else (type(v).__name__, v)),
-                            sort=False)
+    """Consecutive indices of distinct keys, on the records' string view (``1`` and ``"1"`` of a mixed file
+    are one stratum, as in :class:`~kanon_core.utility.design.SurveyDesign`); None is the one stratum of a
+    design without strata."""
+    def key(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return tuple(key(x) for x in v)
+        return "" if v is None else _key(v)
+
+    codes, _ = pd.factorize(keys.astype(object).map(key), sort=False)
     return codes.astype(np.int64)
+
+
+def check_design_keys(agg: DesignAggregate, names: Mapping[str, str]) -> None:
+    """The records' message when a stratum or PSU is missing (``names``: the aggregate's key -> variable)."""
+    f = agg.frame
+    for col, name in names.items():
+        missing = int(f.loc[f[col].isna(), "n"].sum())
+        if missing:
+            raise InputError(f"Design variable '{name}' is missing for {missing} record(s); every record needs one.")
 
 
 def _fpc_factor(f: pd.DataFrame, stratum: np.ndarray, n_h: np.ndarray) -> np.ndarray:
