@@ -189,12 +189,6 @@ def test_many_qis_beyond_the_direct_address_table():
     codes[:, 3:] = codes[:, [0, 1, 2] * 7 + [0, 1]]  # heavy duplication of columns keeps it small
     res = find_minucs(codes, k=2, missing="category", max_size=3)
     assert as_sets(res, 14) == brute_force_minucs(codes, 2, "category", max_size=3)
-    # no table of flags either: the distinct QI sets are read off the masks, the counts still tallied
-    assert res.combinations is None
-    summ = summarize_minucs(codes, k=2, missing="category", max_size=3)
-    assert summ.combinations is None and summ.totals_by_size() == res.totals_by_size()
-    full = find_minucs(codes, k=2, missing="category")
-    assert full.combinations is None and minimal_qids_from_minucs(full)  # some set violates k = 2
 
 
 def test_cost_estimate_is_in_the_right_range():
@@ -392,3 +386,21 @@ def test_summary_only_equals_the_full_enumerations_summaries(codes, k, missing, 
     fj, sj = full.to_json(), summ.to_json()
     fj.pop("distinct"), fj.pop("seconds"), sj.pop("seconds")
     assert fj == sj
+
+
+def test_beyond_the_flag_table_the_sets_come_from_the_masks():
+    """Above 22 QIs the search flags no QI sets (a table of 2^q bytes would be too large): the counts are
+    still tallied and the minimal violating sets are read off the masks."""
+    rng = np.random.default_rng(9)
+    codes = rng.integers(0, 2, size=(14, 26)).astype(np.int32)
+    codes[:, 3:] = codes[:, [0, 1, 2] * 7 + [0, 1]]
+    res = find_minucs(codes, k=2, missing="category", max_size=3)
+    assert res.combinations is None
+    summ = summarize_minucs(codes, k=2, missing="category", max_size=3)
+    assert summ.combinations is None and summ.totals_by_size() == res.totals_by_size()
+    np.testing.assert_array_equal(summ.counts_by_size(), _tallies_from_lists(as_sets(res, 14), 26)[0])
+    full = find_minucs(codes, k=2, missing="category")
+    sets = minimal_qids_from_minucs(full)
+    assert full.combinations is None and sets  # some set violates k = 2
+    brute = brute_force_minucs(codes[:, :3], 2, "category")  # columns 3.. repeat columns 0..2
+    assert min(len(s) for s in sets) == min(bin(m).count("1") for ms in brute for m in ms)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kanon_core.errors import InputError
-from kanon_core.risk.minucs import find_minucs
+from kanon_core.risk.minucs import find_minucs, summarize_minucs
 from kanon_core.risk.qid import minimal_qids_from_minucs, minimal_violating_qid, minimum_violating_qid
 from kanon_core.risk.suda import size_weights, suda_scores, value_suda_contributions
 from tests.reference.brute_force import brute_force_class_sizes, brute_force_minucs
@@ -138,3 +139,17 @@ def test_minimal_sets_need_a_complete_search():
     with pytest.raises(InputError, match="maximum size"):
         minimal_qids_from_minucs(find_minucs(codes, max_size=1, missing="category"))
 
+
+
+@given(tables(), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
+def test_minimal_sets_from_flagged_sets_equal_those_from_the_masks(codes, k, missing):
+    """The minimal violating sets read off the QI sets the search flags (up to 22 QIs) are those read off
+    every MINUC's mask (the path above 22 QIs), in the same order, and the counts-only search gives them too."""
+    if len(codes) < k:
+        return
+    names = tuple(f"q{j}" for j in range(codes.shape[1]))
+    res = find_minucs(codes, k=k, missing=missing, names=names)
+    assert res.combinations is not None
+    from_flags = minimal_qids_from_minucs(res)
+    assert minimal_qids_from_minucs(replace(res, combinations=None)) == from_flags
+    assert minimal_qids_from_minucs(summarize_minucs(codes, k=k, missing=missing, names=names)) == from_flags
