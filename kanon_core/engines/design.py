@@ -8,16 +8,28 @@ missing stratum or PSU is refused as the records' design refuses it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from ..dataset import VariableMeta
 from ..errors import InputError
-from ..utility.survey_aggregate import AGGREGATE_COLUMNS, DesignAggregate, check_design_keys
+from ..utility.design import DEFAULT_LONELY_PSU
+from ..utility.survey_aggregate import (
+    AGGREGATE_COLUMNS,
+    DesignAggregate,
+    check_design_keys,
+    proportions_of_aggregate,
+)
 from .base import Engine, EngineSettings
 from .source import Source
 from .table import check_weights, encode_keys
+
+if TYPE_CHECKING:
+    from ..utility.compare import DistributionComparison
 
 
 def design_aggregate(engine: Engine, source: Source, variable: str, weight: str | None = None,
@@ -35,7 +47,7 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
     agg = engine.aggregate(source, keys, weight, settings)
     if weight is not None:
         check_weights(agg, weight)
-    codes, values, _, _, _ = encode_keys(source, agg, keys, None, missing_codes)
+    codes, values, _, meta, _ = encode_keys(source, agg, keys, None, missing_codes)
     n = agg.column("n").to_numpy().astype(np.int64)
     typed = {}
     for j, c in enumerate(keys):
@@ -49,6 +61,68 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
         "w": n.astype(np.float64) if weight is None else agg.column("w").to_numpy().astype(np.float64),
         "w2": n.astype(np.float64) if weight is None else agg.column("w2").to_numpy().astype(np.float64),
     })
-    out = DesignAggregate(frame[list(AGGREGATE_COLUMNS)], psu is not None, fpc is not None)
+    m = meta.get(variable, VariableMeta())
+    out = DesignAggregate(frame[list(AGGREGATE_COLUMNS)], psu is not None, fpc is not None, dict(m.value_labels),
+                          m.label)
     check_design_keys(out, {k: v for k, v in (("stratum", strata), ("psu", psu)) if v})
     return out
+
+
+def compare_at_scale(engine: Engine, before: Source, after: Source, variables: Sequence[str],
+                     recodes: Mapping[str, Mapping[Any, Any]] | None = None, weight: str | None = None,
+                     strata: str | None = None, psu: str | None = None, fpc: str | None = None,
+                     ci: str = "wald", level: float = 0.95, lonely_psu: str = DEFAULT_LONELY_PSU,
+                     missing_codes: Mapping[str, Sequence[str]] | None = None,
+                     settings: EngineSettings | None = None) -> DistributionComparison:
+    """Wilson et al.'s before-and-after table (:func:`kanon_core.utility.compare.compare_distributions`) of a
+    large file and its release, each aggregated by the engine.
+
+    In memory the recoding of a variable is read off the records that have a value in both files; here the
+    records are never paired, so the recoding is given: ``recodes[v]`` maps each original value to its
+    released value (the generalization the release was written with; a variable not listed is compared as
+    it is). The release must hold the original's records with only that recoding and blanked cells, as a
+    generalization or suppression written by kanon does: then a category absent from the release lost every
+    record to suppression, and the table equals the in-memory one (tested).
+    """
+    from ..utility.compare import (
+        TABLE_COLUMNS,
+        DistributionComparison,
+        comparison_frame,
+        summarize,
+        value_key,
+    )
+
+    variables = list(variables)
+    if not variables:
+        raise InputError("Choose at least one variable to compare.")
+    settings = settings or EngineSettings()
+    frames = []
+    n_before = 0
+    for v in variables:
+        agg_o = design_aggregate(engine, before, v, weight, strata, psu, fpc, missing_codes, settings)
+        agg_t = design_aggregate(engine, after, v, weight if weight in after.columns else None, strata, psu, fpc,
+                                 missing_codes, settings)
+        n_before = int(agg_o.frame["n"].sum())
+        if int(agg_t.frame["n"].sum()) != n_before:
+            raise InputError(f"The file and the release have {n_before:,} and {int(agg_t.frame['n'].sum()):,} "
+                             "records; comparing percentages needs the same records in both.")
+        mapping = dict((recodes or {}).get(v, {}))
+        seen_o = {value_key(x) for x in agg_o.frame["value"] if x is not None}
+        shown_t = [x for x in agg_t.frame["value"] if x is not None]
+        merged_codes = any(value_key(k) != value_key(t) for k, t in mapping.items())
+        recoded = merged_codes or any(value_key(x) not in seen_o for x in shown_t)
+        labels_o = dict(agg_o.value_labels)
+        if recoded:
+            frame = agg_o.frame.copy()
+            frame["value"] = frame["value"].map(lambda x, m=mapping: None if x is None else m.get(x, x)).astype(object)
+            agg_o = dataclasses.replace(agg_o, frame=frame)
+            labels_o = {**labels_o, **dict(agg_t.value_labels)}
+        est_o = proportions_of_aggregate(agg_o, v, labels_o, ci, level, lonely_psu).table
+        est_t = proportions_of_aggregate(agg_t, v, agg_t.value_labels, ci, level, lonely_psu).table
+        kept = {value_key(x) for x in shown_t}  # every released value is a kept original one (see above)
+        frames.append(comparison_frame(v, agg_o.label or v, est_o, est_t, recoded, kept))
+    table = pd.concat(frames, ignore_index=True)[TABLE_COLUMNS]
+    parts = [f"{n_before} records", f"weight {weight}" if weight else "equal weights"]
+    parts += [f"strata ({strata})"] * bool(strata) + [f"PSUs ({psu})"] * bool(psu)
+    return DistributionComparison(table=table, summary=summarize(table), ci_method=ci, level=level,
+                                  design=", ".join(parts))

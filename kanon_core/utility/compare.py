@@ -193,12 +193,21 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
         col_o[miss_o] = np.nan
         labels_o = {**labels_o, **dict(meta_t.value_labels)}
     # original values (on the compared coding) that some record still shows after treatment
-    kept_keys = {_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
+    kept_keys = {value_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
     est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
     est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                         name=v).table
+    return comparison_frame(v, meta_o.label or v, est_o, est_t, recoded, kept_keys)
+
+
+def comparison_frame(v: str, variable_label: str, est_o: pd.DataFrame, est_t: pd.DataFrame, recoded: bool,
+                     kept_keys: set[str]) -> pd.DataFrame:
+    """One variable's rows of the comparison table from the two estimate tables (``proportions``' tables,
+    the original's on the compared coding): matched by value, with the status of each category
+    (``kept_keys``: the :func:`value_key` of the original categories some record still shows after),
+    the differences and whether the intervals overlap."""
     merged = pd.merge(
-        est_o.assign(key=est_o["value"].map(_key)), est_t.assign(key=est_t["value"].map(_key)),
+        est_o.assign(key=est_o["value"].map(value_key)), est_t.assign(key=est_t["value"].map(value_key)),
         on="key", how="outer", suffixes=("_original", "_treated"),
     )
     merged["value"] = merged["value_original"].where(merged["value_original"].notna(), merged["value_treated"])
@@ -213,7 +222,7 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
         merged[col] = merged[col].fillna(0).astype(np.int64)
     out = pd.DataFrame({
         "variable": v,
-        "variable_label": meta_o.label or v,
+        "variable_label": variable_label,
         "value": merged["value"],
         "label": merged["label"],
         "status": merged["status"],
@@ -236,7 +245,7 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     return out.iloc[order].reset_index(drop=True)
 
 
-def _key(value: Any) -> str:
+def value_key(value: Any) -> str:
     """Join key that treats 1, 1.0 and numpy ints alike."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return f"n:{int(value)}"

@@ -21,7 +21,7 @@ tests check every number against ``proportions`` on the records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,10 @@ class DesignAggregate:
     frame: pd.DataFrame
     has_psu: bool
     has_fpc: bool
+    value_labels: Mapping[Any, str] = field(default_factory=dict)
+    """The variable's value labels (from the file's labels, where it has them)."""
+    label: str | None = None
+    """The variable's label."""
 
 
 def aggregate_records(values: pd.Series, weights: np.ndarray | None = None, strata: pd.Series | None = None,
