@@ -1,0 +1,140 @@
+"""Releases at scale keep the input's record order under a small memory limit.
+
+DuckDB keeps no order through a join, and the release joins the records with mapping tables and with the
+classes to blank; the order comes from the final sort on the record number. The file here is large enough
+(over DuckDB's CSV buffer, read in parallel) that the same joins without that sort do reorder the records
+(checked first, so the test would fail if the sort went missing), has empty cells in the QIs, and its
+records are in no order of any key. The release must equal the in-memory release byte for byte, Polars'
+too, under ``--memory-limit 64MiB`` (DuckDB's smallest that kanon sets), where building a hash table of
+the records, as DuckDB's optimizer once chose to, runs out of memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kanon_core.dataset import Roles
+from kanon_core.engines import duckdb_engine, sql
+from kanon_core.engines.duckdb_engine import DuckDBEngine
+from kanon_core.recipe import Recipe
+from kanon_core.steps import SetRoles
+from kanon_core.treat.recode import GeneralizeStep, RecodeStep
+from tests.test_apply_scale import AGE_H, apply
+
+QIS = ("age", "sex", "job", "region")
+ROWS = 90_000
+
+
+def write_shuffled(folder, n: int = ROWS, seed: int = 11):
+    """Records in a random order of their ids (no key sorts them), empty QI cells, and a wide text column
+    so the file spans more than one of DuckDB's CSV buffers."""
+    rng = np.random.default_rng(seed)
+    ids = rng.permutation(n)
+    df = pd.DataFrame({
+        "id": ids.astype(str),
+        "age": rng.integers(15, 80, n).astype(str),
+        "sex": rng.choice(["1", "2", ""], n, p=[0.48, 0.48, 0.04]),
+        "job": rng.choice(["1", "2", "3", "4", "5", "6", ""], n),
+        "region": rng.choice(["N", "S", "E", "W"], n),
+        "note": [f"n{i:06d}" + "x" * 90 for i in ids],
+    })
+    df.loc[rng.random(n) < 0.05, "age"] = ""
+    path = folder / "wide.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def recipe(k: int) -> Recipe:
+    """A recode (mapping tables) and a generalization blanking the classes still below k (the join with the
+    classes to blank); id and note are released unchanged, so the order can be read off them."""
+    return Recipe(steps=(
+        SetRoles(qis=QIS),
+        RecodeStep("job", merge=(5, 6)),
+        GeneralizeStep.build({"age": 1}, {"age": AGE_H}, suppress_k=k, qis=QIS),
+    ), roles=Roles(), extra={"k": max(k, 3)})
+
+
+def test_joins_alone_reorder_this_file(tmp_path, monkeypatch):
+    """The precondition of the test below: on this file the release's joins without the final sort give
+    another order (DuckDB with several threads), so only the sort can keep the input's order."""
+    import duckdb
+
+    data, df = write_shuffled(tmp_path)
+    seen = {}
+
+    def capture(self, source, plan, out, settings):
+        seen["source"], seen["plan"] = source, plan
+
+    monkeypatch.setattr(DuckDBEngine, "write_release", capture)
+    apply(tmp_path, recipe(400), data, tmp_path / "unused.csv", "duckdb")
+    source, plan = seen["source"], seen["plan"]
+    assert plan.suppress is not None and plan.suppress.num_rows > 0  # classes are blanked: the join is there
+    con = duckdb.connect()
+    con.execute("SET threads = 4")
+    con.execute("SET preserve_insertion_order = true")
+    duckdb_engine.records_probe(con)
+    names = {}
+    for i, (c, table) in enumerate(plan.recodes.items()):
+        names[c] = f"kanon_map{i}"
+        con.register(names[c], table)
+    con.register("kanon_suppress", plan.suppress)
+    keep = [c for c in source.columns if c not in plan.drop]
+    query = sql.release_sql(sql.DUCKDB, source, duckdb_engine.relation(source), names, plan.qis,
+                            "kanon_suppress", keep, ordered=False)
+    got = con.sql(f"SELECT id FROM ({query}) t").fetchnumpy()["id"]
+    assert len(got) == ROWS
+    assert list(got) != list(df["id"])
+
+
+@pytest.mark.parametrize("k", [0, 400])
+def test_release_keeps_the_input_order_under_a_small_memory_limit(tmp_path, k):
+    data, df = write_shuffled(tmp_path)
+    r = recipe(k)
+    code, ref = apply(tmp_path, r, data, tmp_path / "ref.csv", "pandas")
+    assert code == 0
+    code, got = apply(tmp_path, r, data, tmp_path / "duck.csv", "duckdb", "--memory-limit", "64MiB")
+    assert code == 0
+    code, _ = apply(tmp_path, r, data, tmp_path / "polars.csv", "polars", "--memory-limit", "64MiB")
+    assert code == 0
+    out = pd.read_csv(tmp_path / "duck.csv", dtype=str, keep_default_na=False)
+    assert list(out["id"]) == list(df["id"]) and list(out["note"]) == list(df["note"])
+    assert (tmp_path / "ref.csv").read_bytes() == (tmp_path / "duck.csv").read_bytes()
+    assert (tmp_path / "polars.csv").read_bytes() == (tmp_path / "duck.csv").read_bytes()
+    assert got["suppressed_cells"] == ref["suppressed_cells"]
+    if k:
+        assert got["suppressed_cells"] > 0
+    assert (out["sex"] == "").sum() >= (df["sex"] == "").sum()  # empty cells stay empty
+
+
+def test_records_stay_on_the_probe_side_of_the_release_joins(tmp_path):
+    """With more classes to blank than DuckDB estimates records in the file, its optimizer swaps the join's
+    sides and builds a hash table of every record (a RIGHT join: the release ran out of memory that way);
+    with :func:`records_probe` every join keeps the records on its probe side (LEFT joins only)."""
+    import re
+
+    import duckdb
+    import pyarrow as pa
+
+    from kanon_core.engines.source import open_source
+
+    data, _ = write_shuffled(tmp_path, n=2_000)
+    source = open_source(data)
+    rng = np.random.default_rng(2)
+    n = 20_000
+    blank = pa.table({**{f"k{j}": pa.array(rng.integers(0, 99, n).astype(str)) for j in range(len(QIS))},
+                      **{f"s{j}": pa.array(rng.random(n) < 0.5) for j in range(len(QIS))}})
+    mapping = pa.table({"key": [str(v) for v in range(1, 7)], "value": ["1", "2", "3", "4", "5", "5"]})
+    joins = {}
+    for probe in (False, True):
+        con = duckdb.connect()
+        if probe:
+            duckdb_engine.records_probe(con)
+        con.register("kanon_map0", mapping)
+        con.register("kanon_suppress", blank)
+        query = sql.release_sql(sql.DUCKDB, source, duckdb_engine.relation(source), {"job": "kanon_map0"}, QIS,
+                                "kanon_suppress", list(source.columns))
+        joins[probe] = re.findall(r"Join Type: (\w+)", con.sql("EXPLAIN " + query).fetchall()[0][1])
+    assert "RIGHT" in joins[False]  # the swap this guards against happens here
+    assert joins[True] and set(joins[True]) == {"LEFT"}
