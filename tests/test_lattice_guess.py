@@ -108,3 +108,32 @@ def test_raised_boxes_equal_the_maxima_over_each_nodes_up_or_down_set(heights, d
     ok = [t for t in range(m) if (lv[t] <= target).all() and nc[t] < np.iinfo(np.int64).max]
     want = min(ok, key=lambda t: (nc[t], t)) if ok else -1
     assert got == want
+
+
+@given(cases(), st.data())
+def test_going_through_hubs_or_not_changes_nothing(case, data):
+    """The roll-up source (a hub, or the input's table once hubs stop paying) leaves every result alike."""
+    from kanon_core.treat.lattice import NodeEvaluator
+
+    ref = all_nodes(case)
+    n = len(case.frame)
+    s = data.draw(st.integers(0, n))
+    feasible = {lv for lv, r in ref.items() if r["n_small"] <= s}
+    if not feasible:
+        return
+    metric = data.draw(st.sampled_from(METRICS))
+    results = []
+    saved = NodeEvaluator.HUB_TRIAL, NodeEvaluator.HUB_SHARE
+    # hubs always; hubs judged useless after the first one; after two
+    for trial, share in ((0, 1.0), (0, -1.0), (2, -1.0)):
+        NodeEvaluator.HUB_TRIAL, NodeEvaluator.HUB_SHARE = trial, share
+        try:
+            results.append(search_optimal(case.problem(), case.k, s / n, metric))
+        finally:
+            NodeEvaluator.HUB_TRIAL, NodeEvaluator.HUB_SHARE = saved
+    first = results[0]
+    for r in results[1:]:
+        assert (r.level_tuple, r.n_suppressed_records, r.n_anonymous) == (
+            first.level_tuple, first.n_suppressed_records, first.n_anonymous)
+        assert close(r.loss, first.loss) and r.k_minimal.round(9).equals(first.k_minimal.round(9))
+    assert close(first.loss, min(ref[lv][metric] for lv in feasible))
