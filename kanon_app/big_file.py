@@ -3,9 +3,10 @@
 An upload is read in memory, so a census file is opened by path instead (the dashboard runs on the
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
 Risk page its figures from the class table, the Recode page the optimal generalization found on that table
-(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine; none ever holds the
-file. Pages call :func:`data_panel`, :func:`risk_panel` and :func:`recode_panel`; everything else stays on
-the in-memory data set.
+(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine, and the
+Compare page the weighted percentages of the file and of that release (:func:`compare_panel`); none ever
+holds the file. Pages call :func:`data_panel`, :func:`risk_panel`, :func:`recode_panel` and
+:func:`compare_panel`; everything else stays on the in-memory data set.
 
 The long steps (the file's summary, its class table, the wildcard class sizes) run off the script thread
 (:mod:`kanon_app.background`) with a progress bar and a Cancel button: the engine's progress messages and,
@@ -35,7 +36,12 @@ from kanon_core.classtable import ClassTable
 from kanon_core.engines import get_engine
 from kanon_core.engines.api import FileSummary
 from kanon_core.engines.base import EngineSettings
-from kanon_core.engines.generalize import OptimalAtScale, optimal_at_scale, write_generalized_release
+from kanon_core.engines.generalize import (
+    OptimalAtScale,
+    optimal_at_scale,
+    release_recodes,
+    write_generalized_release,
+)
 from kanon_core.engines.risk import TableRisk, per_qi_of, risk_of_table
 from kanon_core.errors import Cancelled, InputError, KanonError
 from kanon_core.outputs import check_outputs, data_inputs
@@ -55,10 +61,11 @@ AT_SCALE = (
     "Out of core, a file is never read into memory: the engine aggregates it into its class table (the "
     "distinct combinations of the quasi-identifiers with their counts and weight sums). The Data page shows "
     "its preview and column summary, and the Risk page its class sizes, k-anonymity violations, class-size "
-    "distribution and per-variable counts, and the Recode page the optimal generalization with automatic "
-    "hierarchies and its release written by the engine. MINUCs, Suppress, Compare and Export need the records "
-    "in memory and keep working on the data set loaded above; for a large file use the command line "
-    "(kanon generalize --engine duckdb writes a generalized release of any size)."
+    "distribution and per-variable counts, the Recode page the optimal generalization with automatic "
+    "hierarchies and its release written by the engine, and the Compare page the weighted percentages of the "
+    "file and of that release. MINUCs, Suppress and Export need the records in memory and keep working on the "
+    "data set loaded above; for a large file use the command line (kanon suppress and kanon apply with "
+    "--engine duckdb write releases of any size)."
 )
 
 STAMP = tuple[str, float, int]
@@ -515,6 +522,73 @@ def recode_panel(k: int = 3) -> bool:
                         release_work(current, table, found, k, missing, target), current["engine"])
         if written is not None:
             st.success(f"Release written: {written}")
+    except KanonError as exc:
+        st.error(str(exc))
+    return True
+
+
+# -- Compare page --------------------------------------------------------------------------------------------
+def compare_work(current: dict[str, Any], target: Path, variables: tuple[str, ...], recodes: dict[str, dict],
+                 ci: str) -> Callable[[Progress], Any]:
+    """Weighted percentages of the file and of its release, each aggregated by the engine
+    (:func:`kanon_core.engines.design.compare_at_scale`)."""
+    def work(progress: Progress) -> Any:
+        from kanon_core.engines.design import compare_at_scale
+        from kanon_core.engines.source import open_source
+
+        bridge = EngineProgress(progress, 0.0, 0.95)
+        settings = bridge.settings()
+        try:
+            engine = get_engine(current["engine"])
+            comp = compare_at_scale(engine, open_source(current["stamp"][0]), open_source(target), list(variables),
+                                    recodes, current["weight"], ci=ci, settings=settings)
+        finally:
+            settings.close()
+        progress.update(1.0, f"{len(comp.table):,} categories")
+        return comp
+    return work
+
+
+def compare_panel() -> bool:
+    """The Compare page for the open large file: the weighted percentages of the file and of the release the
+    Recode page wrote, with their intervals (Wilson et al.'s comparison), computed by the engine; False
+    (nothing shown) when no large file is open with QIs chosen."""
+    from kanon_app import compare_ui
+    from kanon_core.engines.source import open_source
+
+    current = _open_with_qis("Weighted percentages before and after")
+    if current is None:
+        return False
+    asked = st.session_state.get(RELEASE)
+    if asked is None or _peek("big_release", asked) is None:
+        st.info("Write a release of the large file on the Recode page first: this page then compares its "
+                "weighted percentages with the file's, both computed by the engine.")
+        return True
+    search, target = asked[0], Path(asked[1])
+    table, found = _peek("big_table", search[0]), _peek("big_optimal", search)
+    if table is None or found is None or not target.exists():
+        st.info("The release or the search it was written from is no longer at hand: write the release again "
+                "on the Recode page.")
+        return True
+    st.caption(f"Before: the file; after: the release {target.name} (the generalization found on the Recode "
+               "page, records of classes still below k blanked). Percentages among the records where the "
+               "variable is not missing, with 95 % intervals for the weight chosen on the Data page.")
+    try:
+        names = list(open_source(current["stamp"][0]).columns)
+        c1, c2 = st.columns([4, 1])
+        variables = tuple(c1.multiselect("Variables", names, default=[q for q in current["qis"] if q in names],
+                                         key="w_big_cmp_vars"))
+        ci = c2.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_big_cmp_ci")
+        if not variables:
+            st.info("Choose at least one variable.")
+            return True
+        recodes = release_recodes(table, list(current["qis"]), found)
+        params = (current["stamp"], current["engine"], str(target), variables, current["weight"], ci, search)
+        comp = drive("big_compare", params, "Weighted percentages", compare_work(current, target, variables,
+                                                                                    recodes, ci),
+                     current["engine"], again_label="Compute the percentages again")
+        if comp is not None:
+            compare_ui.show_comparison(comp, variables, f"percentages_{target.stem}.csv", key="big_cmp")
     except KanonError as exc:
         st.error(str(exc))
     return True

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kanon_app import hierarchy_ui, prefetch, state
+from kanon_app import big_file, compare_ui, hierarchy_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
-from kanon_core.fmt import number, readable_table
+from kanon_core.fmt import readable_table
 from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
@@ -25,9 +25,7 @@ from kanon_core.utility.model_builder import (
 )
 from kanon_core.utility.plots import (
     bias_figure,
-    ci_comparison_figure,
     coefficient_figure,
-    relative_difference_histogram,
 )
 
 ensure_app_navigation()
@@ -38,14 +36,13 @@ st.caption(
     "suppressed cells leave the denominator, as in Wilson et al., RTI), with 95 % confidence intervals by Taylor "
     "linearization for the design given by the weight, strata and PSU roles. Intervals that still overlap "
     "after treatment suggest the release supports the same conclusions.")
+if big_file.compare_panel():  # a large file opened on the Data page: the file against its release, by the engine
+    st.stop()
 state.show_flash()
 hist = state.history()
 ids = sorted(hist.versions)
 
 
-NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
-    "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
-    "ci_low_treated", "ci_high_treated", "difference", "relative_difference")}
 BASELINE = state.BASELINE  # the original data with the After version's roles: the default "Before", as in the report
 
 
@@ -100,25 +97,8 @@ def _tab_pct() -> None:
             st.error(str(exc))
             comp = None
         if comp is not None:
-            s = comp.summary
-            m = st.columns(3) + st.columns(2)  # two rows: the labels are not cut off
-            m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_categories}")
-            m[1].metric("Mean difference (pp)", number(s.mean_difference, why="no category compared"))
-            m[2].metric("Median difference (pp)", number(s.median_difference, why="no category compared"))
-            m[3].metric("Largest |difference| (pp)", number(max(abs(s.min_difference), abs(s.max_difference)),
-                                                            why="no category compared"))
-            m[4].metric("Categories completely suppressed", f"{s.n_completely_suppressed}")
-            st.caption(s.sentence() + f" Design: {comp.design}.")
-            left, right = st.columns([3, 2])
-            with left:
-                var = st.selectbox("Variable to plot", variables, key="w_cmp_plot_var")
-                st.plotly_chart(ci_comparison_figure(comp.table, var), width="stretch", key="chart_cmp_ci")
-            with right:
-                st.plotly_chart(relative_difference_histogram(comp.table), width="stretch", key="chart_cmp_hist")
-            st.dataframe(readable_table(comp.table, why=NOT_COMPARED), hide_index=True, width="stretch", height=360)
-            st.download_button("Download the table (CSV)", comp.table.to_csv(index=False),
-                               file_name=f"percentages_v{before_id}_v{after_id}.csv", mime="text/csv",
-                               key="btn_cmp_download")
+            compare_ui.show_comparison(comp, variables, f"percentages_v{before_id}_v{after_id}.csv")
+
 
 def _tab_reg() -> None:
     st.caption("Wilson et al. (RTI), table 4: the model on the original data; on the treated data with records whose "

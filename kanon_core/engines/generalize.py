@@ -94,6 +94,14 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
                        settings=settings, sidecar=False)
 
 
+def release_recodes(table, qis: list[str], found: OptimalAtScale) -> dict[str, dict]:
+    """Per generalized QI, each original value and its released value: the mapping tables the release was
+    written with (:func:`write_generalized_release`), which a comparison of the file and its release needs."""
+    recodes, _ = _generalized_release(table, qis, list(found.hierarchies), list(found.tabs), found.result.levels,
+                                      None, "wildcard")
+    return recodes
+
+
 def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing):
     """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k)."""
     import numpy as np

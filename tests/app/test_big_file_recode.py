@@ -197,3 +197,32 @@ def test_cancelling_the_release_leaves_no_file(parquet, tmp_path, monkeypatch):
     at.button(key="btn_big_release").click().run()  # asked again: written this time
     assert not at.exception and any("Release written" in s.value for s in at.success)
     assert len(pd.read_csv(out)) == 3000
+
+
+def test_compare_page_shows_the_file_against_its_release(parquet, tmp_path):
+    """After the release is written, the Compare page shows the weighted percentages of the file and of the
+    release (computed by the engine, with the weight chosen on the Data page), equal to the in-memory
+    comparison of the two files read back."""
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.utility.compare import compare_distributions
+
+    at = _recode_page(parquet, k=5, limit=1.0)
+    at.switch_page("pages/compare.py").run()
+    assert any("Write a release of the large file on the Recode page first" in i.value for i in at.info)
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="w_big_weight").set_value("weight").run()
+    at.switch_page("pages/recode.py").run()
+    at.button(key="btn_big_optimal").click().run()
+    out = tmp_path / "release.parquet"
+    at.text_input(key="w_big_release_path").set_value(str(out)).run()
+    at.button(key="btn_big_release").click().run()
+    assert out.exists()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and not at.error
+    before, after = load_dataset(parquet, roles=Roles(weight="weight")), load_dataset(out, roles=Roles(weight="weight"))
+    ref = compare_distributions(before, after, QIS)
+    assert metric(at, "CIs overlapping") == f"{ref.summary.n_overlap} of {ref.summary.n_categories}"
+    assert metric(at, "Categories completely suppressed") == f"{ref.summary.n_completely_suppressed}"
+    assert [len(df.value) for df in at.dataframe] == [len(ref.table)]  # the comparison table, every category
+    assert any("weight weight" in c.value for c in at.caption)  # the design named: the weight was used

@@ -1,0 +1,39 @@
+"""The weighted-percentages comparison on screen (Wilson et al.'s overlap count and differences, the interval
+chart of one variable, the histogram of relative differences, the table and its download), for two versions
+in memory (the Compare page) and for a large file and its release (its large-file panel)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from kanon_core.fmt import number, readable_table
+from kanon_core.utility.compare import DistributionComparison
+from kanon_core.utility.plots import ci_comparison_figure, relative_difference_histogram
+
+NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
+    "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
+    "ci_low_treated", "ci_high_treated", "difference", "relative_difference")}
+
+
+def show_comparison(comp: DistributionComparison, variables: Sequence[str], file_name: str, key: str = "cmp") -> None:
+    """Everything the officer reads about one comparison; ``key`` keeps the widgets of two panels apart."""
+    s = comp.summary
+    m = st.columns(3) + st.columns(2)  # two rows: the labels are not cut off
+    m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_categories}")
+    m[1].metric("Mean difference (pp)", number(s.mean_difference, why="no category compared"))
+    m[2].metric("Median difference (pp)", number(s.median_difference, why="no category compared"))
+    m[3].metric("Largest |difference| (pp)", number(max(abs(s.min_difference), abs(s.max_difference)),
+                                                    why="no category compared"))
+    m[4].metric("Categories completely suppressed", f"{s.n_completely_suppressed}")
+    st.caption(s.sentence() + f" Design: {comp.design}.")
+    left, right = st.columns([3, 2])
+    with left:
+        var = st.selectbox("Variable to plot", list(variables), key=f"w_{key}_plot_var")
+        st.plotly_chart(ci_comparison_figure(comp.table, var), width="stretch", key=f"chart_{key}_ci")
+    with right:
+        st.plotly_chart(relative_difference_histogram(comp.table), width="stretch", key=f"chart_{key}_hist")
+    st.dataframe(readable_table(comp.table, why=NOT_COMPARED), hide_index=True, width="stretch", height=360)
+    st.download_button("Download the table (CSV)", comp.table.to_csv(index=False), file_name=file_name,
+                       mime="text/csv", key=f"btn_{key}_download")
