@@ -114,3 +114,18 @@ def test_comparison_at_scale_equals_the_in_memory_comparison(survey, tmp_path, e
     for key, value in asdict(ref.summary).items():
         assert asdict(got.summary)[key] == (pytest.approx(value, abs=1e-9) if isinstance(value, float) else value), key
     assert ref.summary.n_categories > 0 and (got.table["recoded"] == (got.table["variable"] == "edu")).all()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_kanon_estimate_at_scale_prints_the_in_memory_estimates(survey, tmp_path, engine):
+    from kanon_core.cli import main
+
+    path = survey["csv"]
+    opts = ["--var", "edu", "--weight", "w", "--strata", "region", "--psu", "psu", "--ci", "logit"]
+    assert main(["estimate", str(path), *opts, "--engine", "pandas", "-o", str(tmp_path / "ref.json")]) == 0
+    assert main(["estimate", str(path), *opts, "--engine", engine, "-o", str(tmp_path / "got.json")]) == 0
+    ref, got = (json.loads((tmp_path / f).read_text()) for f in ("ref.json", "got.json"))
+    assert [r["level"] for r in got] == [r["level"] for r in ref] and len(ref) == 3
+    for a, b in zip(got, ref, strict=True):
+        for key, value in b.items():
+            assert a[key] == (pytest.approx(value, rel=1e-9) if isinstance(value, float) else value), key

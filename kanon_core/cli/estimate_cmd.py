@@ -12,6 +12,7 @@ import argparse
 from ..outputs import check_outputs, data_inputs
 from ..utility.design import DEFAULT_LONELY_PSU, LONELY_PSU_CHOICES
 from .common import load_from_args, parse_missing_codes, write_json
+from .scale import add_engine_options
 
 CI_CHOICES = ("wald", "logit")
 """The CI methods of :mod:`kanon_core.utility.survey` (``CI_METHODS``), repeated to keep scipy out of start-up."""
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
                    help="write the estimates as JSON here (default stdout); -o, --output and --json are the same")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -60,7 +62,30 @@ def run(args: argparse.Namespace) -> int:
     from ..utility.survey import estimate_proportions
 
     check_outputs({"-o/--json": args.json_out}, data_inputs(args.file))
-    ds, design = load_design(args)
-    est = estimate_proportions(ds, args.var, design=design, ci=args.ci, level=args.level)
+    est = estimate_at_scale(args)
+    if est is None:
+        ds, design = load_design(args)
+        est = estimate_proportions(ds, args.var, design=design, ci=args.ci, level=args.level)
     write_json(args.json_out, est.to_records())
     return 0
+
+
+def estimate_at_scale(args: argparse.Namespace):
+    """The estimates from the engine's aggregate (one GROUP BY on the design variables and the variable:
+    counts, weight sums, sums of squared weights), the same numbers as in memory; None for the in-memory path."""
+    from ..engines.design import design_aggregate
+    from ..engines.source import open_source
+    from ..utility.survey_aggregate import proportions_of_aggregate
+    from .scale import _missing_codes, engine_settings, out_of_core_engine
+
+    engine = out_of_core_engine(args, args.file)
+    if engine is None:
+        return None
+    settings = engine_settings(args, "estimate")
+    try:
+        agg = design_aggregate(engine, open_source(args.file), args.var, args.weight, args.strata, args.psu,
+                               args.fpc, _missing_codes(args), settings)
+    finally:
+        settings.close()
+    return proportions_of_aggregate(agg, args.var, agg.value_labels, ci=args.ci, level=args.level,
+                                    lonely_psu=args.lonely_psu)
