@@ -137,3 +137,34 @@ def test_going_through_hubs_or_not_changes_nothing(case, data):
             first.level_tuple, first.n_suppressed_records, first.n_anonymous)
         assert close(r.loss, first.loss) and r.k_minimal.round(9).equals(first.k_minimal.round(9))
     assert close(first.loss, min(ref[lv][metric] for lv in feasible))
+
+
+@given(cases(), st.data())
+def test_the_inputs_own_facts_change_nothing(case, data):
+    """The input classes found reaching k at the bottom (wildcard semantics) and passed to every roll-up from
+    the input leave every result as without them, for any alpha."""
+    from kanon_core.treat.lattice import NodeEvaluator
+
+    n = len(case.frame)
+    s = data.draw(st.integers(0, n))
+    metric = data.draw(st.sampled_from(METRICS))
+    alpha = data.draw(st.sampled_from([1.0, 0.5]))
+    problem = case.problem()
+    crit = [f"k={case.k}:alpha={alpha}"] if alpha < 1 else None
+    k = None if crit else case.k
+    out = []
+    saved = NodeEvaluator.BASE_FACTS_CLASSES
+    for cap in (saved, 0):
+        NodeEvaluator.BASE_FACTS_CLASSES = cap
+        try:
+            out.append(search_optimal(problem, k, s / n, metric, criteria=crit))
+        except InfeasibleError:
+            out.append(None)
+        finally:
+            NodeEvaluator.BASE_FACTS_CLASSES = saved
+    a, b = out
+    assert (a is None) == (b is None)
+    if a is not None:
+        assert (a.level_tuple, a.n_suppressed_records, a.n_anonymous) == (
+            b.level_tuple, b.n_suppressed_records, b.n_anonymous)
+        assert close(a.loss, b.loss) and a.k_minimal.round(9).equals(b.k_minimal.round(9))

@@ -555,6 +555,7 @@ class NodeEvaluator:
         codes = table.codes
         order, has_miss, n_miss = missing_order(codes, count)
         lim = limit if c.alpha == 1.0 else -1
+        self._base_facts(c)
         known = self._reached.get((c.spec, levels)) if levels is not None else None
         if known is None:
             known = np.zeros(table.n_classes, dtype=np.bool_)
@@ -569,6 +570,30 @@ class NodeEvaluator:
             return ~reached
         # full: the matches counted in full; classes failing by the bound were not scanned
         return ~reached & (sure | (alpha_count(full + wild, wild, c.alpha) < c.k))
+
+    BASE_FACTS_CLASSES = 200_000
+    """Input classes up to which the input's own classes reaching k are found once, for every roll-up."""
+
+    def _base_facts(self, c: KAnonymity) -> None:
+        """The input classes reaching k at the bottom of the lattice (no QI generalized), scanned once per
+        k criterion and passed on, like the facts of any evaluated node, to every table rolled up from
+        the input's: a class holding one of them reaches k (matches only grow up the lattice).
+
+        Nodes rolled up straight from the input otherwise scan all their small classes afresh: on the
+        bundled sample (15,784 input classes, k = 3) 10,510 reach k already at the bottom, found in one
+        scan of about 25 ms.
+        """
+        key = (c.spec, (-1,) * self.q)
+        if key in self._reached or self.base.n_classes > self.BASE_FACTS_CLASSES:
+            return
+        from ._lattice_kernel import missing_order, wildcard_small
+
+        base = self.base
+        order, has_miss, n_miss = missing_order(base.codes, base.count)
+        known = np.zeros(base.n_classes, dtype=np.bool_)
+        reached = wildcard_small(base.codes, base.count, has_miss, order, n_miss, c.k, c.alpha, -1, known)[0]
+        self._reached[key] = reached
+        self._fact_specs.add(c.spec)
 
     def classify(self, levels: tuple[int, ...], doomed: np.ndarray | None = None) -> NodeEval:
         """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None).
