@@ -199,9 +199,12 @@ def place_rest(codes: np.ndarray, mult: np.ndarray, costs: np.ndarray, protected
     agree with it on the protected values, until none is below k (wildcard semantics).
 
     The rule of the in-memory placing step (:func:`kanon_core.treat.suppress._place_wildcard_rest`) on a
-    class table: a released row's copies are alike, so the row is treated at once (in memory each copy
-    stays below k until it is treated, as its class only shrinks), and when a row has nothing left to
-    suppress one copy of the cheapest agreeing row is split off and blanked. It only adds suppressions and
+    class table, in rounds: every released row below k that has a free value left is blanked on all of them
+    at once, so the number of rounds does not grow with the number of such rows (in memory they are taken
+    one by one, most exposed first, and blanking one can lift another that is missing where the first was
+    blanked, sparing it: the rounds may blank a few cells more than the in-memory step, never leave a row
+    below k); when no row below k has anything left to suppress, one copy of the cheapest row agreeing
+    with the most exposed one is split off and blanked. It only adds suppressions and
     terminates: each step blanks at least one more observed free cell, and there are finitely many. It
     always succeeds once the protected values are feasible: a record blanked on every free value matches
     every record that agrees with it on the protected values and is blanked there too, and at least k
@@ -231,11 +234,13 @@ def place_rest(codes: np.ndarray, mult: np.ndarray, costs: np.ndarray, protected
         below = np.flatnonzero(size < k)
         if len(below) == 0:
             return Assignment(rows_a, pats_a, cops_a)
+        opened = below[(full[rows_a[below]] & ~pats_a[below]) != 0]
+        if len(opened):  # every row below k with a free value left is blanked on all of them at once
+            for e in opened.tolist():
+                pat[e] |= int(full[row[e]])
+            continue
         e = int(below[np.argmin(size[below])])
         r = row[e]
-        if full[r] & ~pat[e]:
-            pat[e] |= int(full[r])
-            continue
         agree = np.ones(len(row), dtype=bool)
         for j in prot.tolist():
             a, b = codes[rows_a, j], codes[r, j]
