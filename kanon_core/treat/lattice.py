@@ -12,7 +12,9 @@ exact:
    whose whole up-set passes). The AND of such criteria is monotonic too. The search classifies every
    node for the monotonic criteria by evaluating only a few: Flash's strategy (Kohlmayer et al. 2012) —
    walk the lattice bottom-up, build a path of unclassified nodes upwards, binary-search the path and
-   *tag* the up-set of each passing node and the down-set of each failing one. No status is guessed.
+   *tag* the up-set of each passing node and the down-set of each failing one. No status is guessed
+   (under category semantics the search of a path starts where the last path crossed the border, so its
+   probes land next to it: :func:`_first_passing`; only where to look first is guessed).
    Criteria that are not monotonic (entropy and recursive l-diversity and t-closeness with suppression,
    individual risk) are evaluated only at nodes that pass the monotonic ones, and only while such a node
    could still beat the best loss found. With a positive suppression limit the promise is record by
@@ -36,7 +38,9 @@ exact:
 
 k-anonymity under wildcard semantics is tested by a compiled scan of the node's classes
 (:mod:`._lattice_kernel`) that stops each class as soon as it has k matches and, when only the status is
-asked, the whole node as soon as the failing records exceed the limit. Every other criterion gets the
+asked, the whole node as soon as the failing records exceed the limit. Classes holding one that reached k
+at the node the table was rolled up from, or at the bottom of the lattice (found once:
+:meth:`NodeEvaluator._base_facts`), are not scanned. Every other criterion gets the
 exact class sizes of :meth:`ClassTable.class_sizes` (patterns × patterns under wildcard semantics).
 
 sdcMicro's ``alpha`` enters k-anonymity only (``k=5:alpha=0.5``; ``LatticeProblem.alpha`` is the default
