@@ -681,7 +681,10 @@ def _ranked_table(local: LocalAtScale, columns: tuple[str, ...], mappings: dict[
                   rows: ClassRows) -> RankedSuppression:
     """The engine's suppressions by class and rank for a local suppression solved on the class rows: each
     class keyed on the values its QIs have after the mapping tables (the QIs are written through them), so
-    the engine finds a record's class after recoding it, then ranks the class's records in input order."""
+    the engine finds a record's class after recoding it, then ranks the class's records in input order.
+
+    A class may be written in several ways (a declared missing code is written as its code, an empty cell
+    as empty; both are missing in the class), so every way its class rows are written is listed, once."""
     import pyarrow as pa
 
     from .suppress_scale import ranked_plan
@@ -690,14 +693,25 @@ def _ranked_table(local: LocalAtScale, columns: tuple[str, ...], mappings: dict[
     if gone:
         raise InputError(f"Quasi-identifier '{gone[0]}' of the local suppression is not released; the engine "
                          "cannot rank its classes (use --engine pandas for this recipe).")
+    from ..risk.keys import group_ids
+
+    written, codes = [], []
+    for q in local.qis:
+        by_value = [mappings[q][v] for v in rows.typed[q].values]
+        tagged = pd.Series([None if v is None else (type(v).__name__, v) for v in by_value], dtype=object)
+        code, _ = pd.factorize(tagged, use_na_sentinel=True)  # one code per way of writing, -1 for empty
+        written.append(np.array([*by_value, None], dtype=object)[rows.idx[q]])
+        codes.append(np.append(code, -1)[rows.idx[q]])
+    way, _ = group_ids(np.column_stack(codes).astype(np.int32))
+    pairs = np.unique(np.column_stack([way, local.gid]), axis=0)
+    if len(pairs) != len(np.unique(way)):
+        raise InputError("The local suppression's classes cannot be told apart in the written release; use "
+                         "--engine pandas for this recipe.")
+    first = np.unique(way, return_index=True)[1]  # one class row per way of writing a class
+    classes = local.gid[first]
+    keys = pa.table({f"k{j}": pa.array(w[first].tolist()) for j, w in enumerate(written)})
     n = local.table.n_classes
-    first = np.zeros(n, dtype=np.int64)  # one class row per class (all rows of a class agree on its QIs)
-    first[local.gid[::-1]] = np.arange(len(local.gid) - 1, -1, -1)
-    keys = {}
-    for j, q in enumerate(local.qis):
-        by_index = np.array([*(mappings[q][v] for v in rows.typed[q].values), None], dtype=object)
-        keys[f"k{j}"] = pa.array(by_index[rows.idx[q][first]].tolist())
-    return ranked_plan(pa.table(keys), np.arange(n, dtype=np.int64), n, local.result.assignment, len(local.qis))
+    return ranked_plan(keys, classes.astype(np.int64), n, local.result.assignment, len(local.qis))
 
 
 def _first_rows(idx: np.ndarray, rows: np.ndarray, n_values: int) -> np.ndarray:
