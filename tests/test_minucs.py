@@ -404,3 +404,30 @@ def test_beyond_the_flag_table_the_sets_come_from_the_masks():
     assert full.combinations is None and sets  # some set violates k = 2
     brute = brute_force_minucs(codes[:, :3], 2, "category")  # columns 3.. repeat columns 0..2
     assert min(len(s) for s in sets) == min(bin(m).count("1") for ms in brute for m in ms)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.int32, st.tuples(st.integers(2, 40), st.integers(1, 5)), elements=st.integers(-1, 2)),
+       st.integers(2, 4), st.sampled_from(["wildcard", "category"]), st.sampled_from([None, 2]))
+def test_minucs_of_a_class_table_are_those_of_its_records(codes, k, missing, max_size):
+    """A class table (a file aggregated by an engine) gives the records' counts: totals, by size, records
+    concerned, per QI and per value, and the QI sets that are some record's MINUC."""
+    from kanon_core.classtable import ClassTable
+    from kanon_core.errors import InputError
+    from kanon_core.risk.minucs import summarize_minucs, summarize_minucs_of_table
+
+    try:
+        ref = summarize_minucs(codes, k, missing, max_size)
+    except InputError:
+        return
+    table = ClassTable.from_codes(codes)
+    got = summarize_minucs_of_table(table, k, missing, max_size)
+    assert got.n_records == ref.n_records == len(codes)
+    assert got.total == ref.total and got.totals_by_size() == ref.totals_by_size()
+    assert got.records_with_minucs() == ref.records_with_minucs()
+    pd.testing.assert_frame_equal(got.variable_contributions(), ref.variable_contributions())
+    # per QI, the MINUC counts of its values (the table may number a QI's values its own way)
+    assert sorted((j, v) for j, _, _, v in got.value_rows(got.value_counts(), None)) == \
+        sorted((j, v) for j, _, _, v in ref.value_rows(ref.value_counts(), None))
+    assert np.array_equal(got.combinations, ref.combinations)
+    assert got.complete == ref.complete

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from math import comb
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,9 @@ from ..dataset import MissingSemantics, QIMatrix, check_semantics
 from ..errors import InputError
 from ..progress import Progress, report
 from .keys import group_ids
+
+if TYPE_CHECKING:
+    from ..classtable import ClassTable
 
 MAX_QIS = 64
 
@@ -341,11 +344,13 @@ def popcount(masks: np.ndarray) -> np.ndarray:
     return ((x * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
 
 
-def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None) -> tuple[np.ndarray, int]:
+def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None,
+           n_records: int | None = None) -> tuple[np.ndarray, int]:
     codes = np.asarray(codes)
     if codes.ndim != 2:
         raise InputError("Codes must be a 2-D array (records x quasi-identifiers).")
     n, q = codes.shape
+    n = n if n_records is None else int(n_records)
     if q == 0:
         raise InputError("Choose at least one quasi-identifier.")
     if q > MAX_QIS:
@@ -386,26 +391,49 @@ def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingS
     return _search(codes, k, missing, max_size, progress, names, workers, keep=False)
 
 
+def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
+                              max_size: int | None = None, progress: Progress | None = None,
+                              workers: int | None = None) -> MinucSummary:
+    """The counts of :func:`summarize_minucs` for a class table: its distinct rows with their record counts
+    (a file too large for memory, aggregated by an engine). The search already works on distinct rows with
+    multiplicities (identical records have identical MINUCs, and a combination's frequency is the sum of
+    the counts of the rows that match it), so the table is searched as it is. Every count over records
+    (totals, by size, by QI and value, records concerned, the violating QI sets) equals the records' own;
+    a "record" of the per-record views is a class here (``row_of_record`` is the identity)."""
+    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
+    n = table.n_classes
+    col = Collapsed(rows=codes, mult=np.asarray(table.count, dtype=np.int64),
+                    row_of_record=np.arange(n, dtype=np.int64))
+    fk = np.rint(np.asarray(table.class_sizes(missing).fk, dtype=np.float64)).astype(np.int64)
+    return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
+                   prepared=(col, fk, table.n_records))
+
+
 def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
-            keep: bool) -> MinucSummary:
-    """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`."""
+            keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None) -> MinucSummary:
+    """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`;
+    ``prepared`` gives the distinct rows, their class sizes and the number of records of a class table."""
     from ._minuc_kernel import STAMP_MAX_BITS, minucs_of_rows
 
     t0 = time.perf_counter()
     if isinstance(codes, QIMatrix):
         names = codes.names
         codes = codes.codes
-    codes, limit = _check(codes, k, missing, max_size)
+    codes, limit = _check(codes, k, missing, max_size, None if prepared is None else prepared[2])
     q = codes.shape[1]
     names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
     if len(names) != q:
         raise InputError("Give one name per quasi-identifier column.")
     report(progress, 0.0, "Collapsing identical records")
-    col = collapse(codes)
+    if prepared is None:
+        col = collapse(codes)
+        fk = _row_class_sizes(codes, col, missing)
+        n_records = len(codes)
+    else:
+        col, fk, n_records = prepared
     cols, bitvals = kernel_inputs(col.rows)
     n_rows = len(col.mult)
-    fk = _row_class_sizes(codes, col, missing)
     chunks = _chunks(n_rows)
     workers = threads.workers(workers)
     category = missing == "category"
@@ -437,7 +465,7 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
             flags[r[5]] = True
         combos = np.flatnonzero(flags).astype(np.uint64)
     common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
-                  n_records=len(codes), rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
+                  n_records=n_records, rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
                   row_sizes=sizes, row_qis=qis, combinations=combos, complete=complete)
     if not keep:
         report(progress, 1.0, "MINUC search done")
