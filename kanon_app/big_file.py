@@ -3,10 +3,10 @@
 An upload is read in memory, so a census file is opened by path instead (the dashboard runs on the
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
 Risk page its figures from the class table, the Recode page the optimal generalization found on that table
-(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine, and the
-Compare page the weighted percentages of the file and of that release (:func:`compare_panel`); none ever
-holds the file. Pages call :func:`data_panel`, :func:`risk_panel`, :func:`recode_panel` and
-:func:`compare_panel`; everything else stays on the in-memory data set.
+(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine, the MINUCs
+page the MINUC counts of the class table (:func:`minucs_panel`), and the Compare page the weighted
+percentages of the file and of that release (:func:`compare_panel`); none ever holds the file. Everything
+else stays on the in-memory data set.
 
 The long steps (the file's summary, its class table, the wildcard class sizes) run off the script thread
 (:mod:`kanon_app.background`) with a progress bar and a Cancel button: the engine's progress messages and,
@@ -62,10 +62,11 @@ AT_SCALE = (
     "distinct combinations of the quasi-identifiers with their counts and weight sums). The Data page shows "
     "its preview and column summary, and the Risk page its class sizes, k-anonymity violations, class-size "
     "distribution and per-variable counts, the Recode page the optimal generalization with automatic "
-    "hierarchies and its release written by the engine, and the Compare page the weighted percentages of the "
-    "file and of that release. MINUCs, Suppress and Export need the records in memory and keep working on the "
-    "data set loaded above; for a large file use the command line (kanon suppress and kanon apply with "
-    "--engine duckdb write releases of any size)."
+    "hierarchies and its release written by the engine, the MINUCs page the counts of every record's MINUCs "
+    "found on the class table, and the Compare page the weighted percentages of the file and of that release. "
+    "Suppress and Export need the records in memory and keep working on the data set loaded above; for a large "
+    "file use the command line (kanon suppress and kanon apply with --engine duckdb write releases of any "
+    "size)."
 )
 
 STAMP = tuple[str, float, int]
@@ -589,6 +590,89 @@ def compare_panel() -> bool:
                      current["engine"], again_label="Compute the percentages again")
         if comp is not None:
             compare_ui.show_comparison(comp, variables, f"percentages_{target.stem}.csv", key="big_cmp")
+    except KanonError as exc:
+        st.error(str(exc))
+    return True
+
+
+# -- MINUCs page ---------------------------------------------------------------------------------------------
+MINUC_SEARCH = "big_file_minuc_search"  # workflow key: the MINUC search asked for (table params, k, size, semantics)
+
+
+def minucs_work(table: ClassTable, k: int, max_size: int | None, missing: str) -> Callable[[Progress], Any]:
+    """The MINUC counts of the class table (:func:`kanon_core.risk.minucs.summarize_minucs_of_table`; Cancel is
+    checked between its parts)."""
+    def work(progress: Progress) -> Any:
+        from kanon_core.risk.minucs import summarize_minucs_of_table
+
+        return summarize_minucs_of_table(table, k, missing, max_size, progress=progress)
+    return work
+
+
+def minucs_panel(k: int = 3) -> bool:
+    """The MINUCs page for the open large file: the counts of every record's MINUCs found on its class table
+    (distinct rows with their record counts), with the variables and values they involve and the minimal
+    violating QI sets; False (nothing shown) when no large file is open with QIs chosen."""
+    import pandas as pd
+    import plotly.express as px
+
+    from kanon_core.fmt import readable_table
+    from kanon_core.risk.qid import minimal_qids_from_minucs
+
+    current = _open_with_qis("MINUCs")
+    if current is None:
+        return False
+    qis = list(current["qis"])
+    c1, c2, c3 = st.columns([1, 1, 2])
+    k = int(c1.number_input("k", min_value=2, value=max(2, int(k)), step=1, key="w_big_minuc_k"))
+    size = int(c2.number_input("Max size", min_value=0, max_value=len(qis), value=min(3, len(qis)), step=1,
+                               key="w_big_minuc_max", help="Largest MINUC size to search; 0 = all sizes. A "
+                                                           "census file has millions of classes: start small."))
+    missing = c3.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_minuc_missing")
+    params = _table_params(current)
+    try:
+        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
+                      again_label="Count the classes again")
+        if table is None:
+            return True
+        search = (params, k, size or None, missing)
+        if st.button("Find MINUCs", key="btn_big_minucs", type="primary"):
+            st.session_state[MINUC_SEARCH] = search
+            _stopped().pop(job_key("big_minucs", search), None)  # the click is the user asking again
+        if st.session_state.get(MINUC_SEARCH) != search:
+            st.caption(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, "
+                       "each class once with its record count.")
+            return True
+        found = drive("big_minucs", search, "MINUC search", minucs_work(table, k, size or None, missing),
+                      stoppable=True, again_label="Search again")
+        if found is None:
+            return True
+        m = st.columns(4)
+        m[0].metric("MINUCs", f"{found.total:,}", help="Over all records; a combination shared by several "
+                                                        "records counts once per record.")
+        m[1].metric("Records with a MINUC", f"{found.records_with_minucs():,}")
+        sizes = {s: v for s, v in found.totals_by_size().items() if v}
+        m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}")
+        m[3].metric("Complete", "yes" if found.complete else "no", help="No when the maximum size may have cut "
+                                                                        "larger MINUCs off.")
+        left, right = st.columns(2)
+        by_size = [{"size": s, "MINUCs": v} for s, v in found.totals_by_size().items()]
+        left.plotly_chart(px.bar(by_size, x="size", y="MINUCs", title="MINUCs by size"), width="stretch",
+                          key="chart_big_minuc_sizes")
+        right.dataframe(readable_table(found.variable_contributions()), hide_index=True, width="stretch")
+        values = [(found.names[j], "(missing)" if code < 0 else str(table.labels[j][code]), int(round(v)))
+                  for j, code, _, v in found.value_rows(found.value_counts(), None)]
+        frame = pd.DataFrame(values, columns=["variable", "value", "minucs"]).sort_values(
+            ["minucs", "variable"], ascending=[False, True], ignore_index=True)
+        st.caption("Which values of which variables sit in the most MINUCs: the first candidates for recoding "
+                   "(shown here only, never exported).")
+        st.dataframe(readable_table(frame.head(100)), hide_index=True, width="stretch")
+        if found.complete:
+            sets = minimal_qids_from_minucs(found)
+            st.caption(f"{len(sets):,} minimal sets of quasi-identifiers on which some record is in a class "
+                       f"smaller than k = {k}, the smallest first.")
+            st.dataframe(pd.DataFrame({"variables": [", ".join(q) for q in sets[:200]],
+                                       "size": [len(q) for q in sets[:200]]}), hide_index=True, width="stretch")
     except KanonError as exc:
         st.error(str(exc))
     return True

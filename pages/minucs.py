@@ -10,7 +10,7 @@ import pandas.io.formats.style  # noqa: F401
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import state
+from kanon_app import big_file, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
@@ -29,6 +29,8 @@ st.caption("A **MINUC** (minimal unsafe combination) of a record is a set of qua
            "For k = 2 these are the minimal sample uniques that SUDA scores. Recode the variables and values "
            "that sit in most MINUCs first, then re-run.")
 state.show_flash()
+if big_file.minucs_panel(state.session_k()):  # a large file opened on the Data page: its class table
+    st.stop()
 ds = state.dataset()
 
 c1, c2, c3 = st.columns([5, 1, 1])

@@ -226,3 +226,32 @@ def test_compare_page_shows_the_file_against_its_release(parquet, tmp_path):
     assert metric(at, "Categories completely suppressed") == f"{ref.summary.n_completely_suppressed}"
     assert [len(df.value) for df in at.dataframe] == [len(ref.table)]  # the comparison table, every category
     assert any("weight weight" in c.value for c in at.caption)  # the design named: the weight was used
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_minucs_page_searches_the_class_table(parquet, missing):
+    """The MINUCs page on a large file: the counts of the records' MINUCs found on the class table, equal to
+    the search on the records read in memory."""
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.risk.minucs import summarize_minucs
+
+    at = open_page("data.py")
+    at.text_input(key="w_big_path").set_value(str(parquet)).run()
+    at.button(key="w_big_open").click().run()
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    at.switch_page("pages/minucs.py").run()
+    assert not at.exception
+    at.number_input(key="w_big_minuc_k").set_value(3).run()
+    at.number_input(key="w_big_minuc_max").set_value(0).run()
+    at.radio(key="w_big_minuc_missing").set_value(missing).run()
+    assert not at.metric  # nothing searched before the click
+    at.button(key="btn_big_minucs").click().run()
+    assert not at.exception and not at.error
+    ds = load_dataset(parquet, roles=Roles(qis=tuple(QIS)))
+    ref = summarize_minucs(ds.qi_matrix(QIS), 3, missing)
+    assert metric(at, "MINUCs") == f"{ref.total:,}"
+    assert metric(at, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
+    assert metric(at, "Complete") == "yes"
+    sets = frame_with(at, "variables")
+    assert len(sets) > 0
