@@ -46,14 +46,15 @@ def write_shuffled(folder, n: int = ROWS, seed: int = 11):
     return path, df
 
 
-def recipe(k: int) -> Recipe:
+def recipe(k: int | None) -> Recipe:
     """A recode (mapping tables) and a generalization blanking the classes still below k (the join with the
-    classes to blank); id and note are released unchanged, so the order can be read off them."""
-    return Recipe(steps=(
-        SetRoles(qis=QIS),
-        RecodeStep("job", merge=(5, 6)),
-        GeneralizeStep.build({"age": 1}, {"age": AGE_H}, suppress_k=k, qis=QIS),
-    ), roles=Roles(), extra={"k": max(k, 3)})
+    classes to blank); id and note are released unchanged, so the order can be read off them. Without k,
+    the recode of job alone: its mapping table is small enough for a map lookup, so the release has no
+    join at all and no sort."""
+    steps = (SetRoles(qis=QIS), RecodeStep("job", merge=(5, 6)))
+    if k is not None:
+        steps += (GeneralizeStep.build({"age": 1}, {"age": AGE_H}, suppress_k=k, qis=QIS),)
+    return Recipe(steps=steps, roles=Roles(), extra={"k": max(k or 0, 3)})
 
 
 def test_joins_alone_reorder_this_file(tmp_path, monkeypatch):
@@ -88,7 +89,7 @@ def test_joins_alone_reorder_this_file(tmp_path, monkeypatch):
     assert list(got) != list(df["id"])
 
 
-@pytest.mark.parametrize("k", [0, 400])
+@pytest.mark.parametrize("k", [None, 0, 400])
 def test_release_keeps_the_input_order_under_a_small_memory_limit(tmp_path, k):
     data, df = write_shuffled(tmp_path)
     r = recipe(k)
@@ -166,3 +167,42 @@ def test_local_suppression_release_keeps_the_input_order_under_a_small_memory_li
     summary = json.loads((tmp_path / "duckdb.json").read_text())
     assert int(blanked.sum()) == summary["n_suppressed"] == json.loads((tmp_path / "polars.json").read_text())["n_suppressed"]
     assert [int(blanked[:, j].sum()) for j in range(len(QIS))] == [summary["per_variable"][q]["suppressed"] for q in QIS]
+
+
+def test_small_mapping_tables_are_lookups_and_need_no_sort(tmp_path):
+    """Recodes alone through small mapping tables: a select over the file, no join, no record number, no
+    sort (DuckDB keeps a single relation's order); a large mapping table or classes to blank bring the
+    join and the sort back."""
+    import duckdb
+    import pyarrow as pa
+
+    from kanon_core.engines.source import open_source
+
+    data, _ = write_shuffled(tmp_path, n=200)
+    source = open_source(data)
+    con = duckdb.connect()
+    small = pa.table({"key": [str(v) for v in range(1, 7)], "value": ["1", "2", "3", "4", "5", "5"]})
+    large = pa.table({"key": [str(v) for v in range(15, 15 + duckdb_engine.LOOKUP_MAX_VALUES + 1)],
+                      "value": ["x"] * (duckdb_engine.LOOKUP_MAX_VALUES + 1)})
+    con.register("kanon_map0", small)
+    lookups = {"job": duckdb_engine.map_variable(con, "kanon_map0", "kanon_lookup0")}
+    rel = duckdb_engine.relation(source)
+    cols = list(source.columns)
+    alone = sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map0"}, QIS, None, cols, lookups=lookups)
+    assert "JOIN" not in alone and "ORDER BY" not in alone and "row_number" not in alone
+    both = sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map0", "age": "kanon_map1"}, QIS, None, cols,
+                           lookups=lookups)
+    assert "JOIN" in both and both.endswith("ORDER BY kanon_row")
+    blanked = sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map0"}, QIS, "kanon_suppress", cols,
+                              lookups=lookups)
+    assert blanked.endswith("ORDER BY kanon_row")
+    # the lookup recodes as the join does: mapped values, a value the map lacks and a missing one
+    con.register("kanon_map1", large)
+    by_join = sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map0"}, QIS, None, cols)
+    assert con.sql(alone).fetchall() == con.sql(by_join).fetchall()
+    con.register("kanon_map2", pa.table({"key": ["1", "2"], "value": ["a", None]}))
+    partial = {"job": duckdb_engine.map_variable(con, "kanon_map2", "kanon_lookup2")}
+    got = con.sql(sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map2"}, QIS, None, ["job"],
+                                  lookups=partial)).fetchall()
+    want = con.sql(sql.release_sql(sql.DUCKDB, source, rel, {"job": "kanon_map2"}, QIS, None, ["job"])).fetchall()
+    assert got == want and {r[0] for r in got} == {"a", None}

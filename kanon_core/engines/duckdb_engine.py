@@ -55,6 +55,21 @@ def records_probe(con) -> None:
     con.execute("SET disabled_optimizers = 'build_side_probe_side'")
 
 
+LOOKUP_MAX_VALUES = 64
+"""Mapping tables up to this many values are applied as map lookups (a scan of the map's keys per record,
+cheap for a few dozen values) instead of joins, so a release of recodes alone keeps the input's order
+without numbering and sorting the records; larger ones are joined."""
+
+
+def map_variable(con, table: str, variable: str) -> str:
+    """Store the mapping table ``table`` (``key``, ``value``) as a DuckDB map in the session variable
+    ``variable`` and return the expression that reads it. A missing key cannot be a map key and matches
+    nothing in the join either, so it is left out."""
+    con.execute(f"SET VARIABLE {variable} = (SELECT map_from_entries(list(struct_pack(k := \"key\", "
+                f"v := \"value\")) FILTER (WHERE \"key\" IS NOT NULL)) FROM {table})")
+    return f"getvariable({sql.DUCKDB.lit(variable)})"
+
+
 def relation(source: Source) -> str:
     if source.format == "parquet":
         return f"read_parquet({sql.DUCKDB.lit(str(source.path))})"
@@ -164,10 +179,12 @@ class DuckDBEngine(OutOfCore):
         con = self.connect(settings)
         try:
             records_probe(con)
-            names = {}
+            names, lookups = {}, {}
             for i, (c, table) in enumerate(plan.recodes.items()):
                 names[c] = f"kanon_map{i}"
                 con.register(names[c], table)
+                if table.num_rows <= LOOKUP_MAX_VALUES:
+                    lookups[c] = map_variable(con, names[c], f"kanon_lookup{i}")
             sup = None
             if plan.suppress is not None and plan.suppress.num_rows:
                 con.register("kanon_suppress", plan.suppress)
@@ -178,7 +195,7 @@ class DuckDBEngine(OutOfCore):
                 con.register("kanon_ranges", plan.ranked.ranges)
                 ranked = ("kanon_classes", "kanon_ranges")
             query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
-                                    ranked=ranked)
+                                    ranked=ranked, lookups=lookups)
             fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
             con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
         except duckdb.Error as exc:

@@ -95,7 +95,8 @@ def stats_sql(d: Dialect, source: Source, relation: str) -> str:
 
 def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, str],
                 qis: Sequence[str], suppress_table: str | None, keep: Sequence[str], ordered: bool = True,
-                ranked: tuple[str, str] | None = None, row_id: str = "row_number() OVER ()") -> str:
+                ranked: tuple[str, str] | None = None, row_id: str = "row_number() OVER ()",
+                lookups: dict[str, str] | None = None) -> str:
     """The records with recodes and suppressions applied.
 
     ``recoded[c]`` names a registered mapping table (``key``, ``value``) for column c, joined on the
@@ -106,15 +107,25 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
     over the class, ordered by the record's number), and the range holding that rank says which QIs to
     blank. With ``ordered`` the records keep the input's order (a row number ``row_id`` taken while
     reading, sorted on at the end: joins do not keep order by themselves); ranks need that number too.
+
+    ``lookups[c]``, when given for a recoded column, is an expression of a map from the column's values to
+    their recodes (DuckDB's ``getvariable(...)`` of a small mapping table): the column is recoded by
+    ``lookups[c][value]`` instead of a join (a value the map lacks, or a missing one, gives a missing
+    value, as the LEFT JOIN does). A select over one relation keeps the input's order, so a release with
+    lookups only and nothing to blank needs neither the record number nor the sort.
     """
+    lookups = {c: m for c, m in (lookups or {}).items() if c in recoded}
     norm = ", ".join(value_expr(d, source, c, c) for c in keep)
-    ordered = ordered and bool(recoded or suppress_table or ranked)
+    joined = [c for c in keep if c in recoded and c not in lookups]
+    ordered = ordered and bool(joined or suppress_table or ranked)
     numbered = ordered or ranked is not None
     if numbered:
         norm += f", {row_id} AS kanon_row"
     joins, cols = [], []
     for i, c in enumerate(keep):
-        if c in recoded:
+        if c in lookups:
+            cols.append(f"{lookups[c]}[src.{d.q(c)}] AS {d.q(c)}")
+        elif c in recoded:
             m = f"m{i}"
             joins.append(f"LEFT JOIN {recoded[c]} {m} ON src.{d.q(c)} = {m}.{d.q('key')}")
             cols.append(f"{m}.{d.q('value')} AS {d.q(c)}")
