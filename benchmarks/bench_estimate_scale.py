@@ -7,12 +7,14 @@ temporary folder, never into the repository) and each format:
   design) as whole processes under ``/usr/bin/time -v`` (wall time, peak resident memory) with
   ``--engine pandas`` (the file in memory), ``duckdb`` and ``polars``; the largest difference of any
   estimate or standard error from the in-memory one is printed (it must be rounding only);
-* the MINUC counts of the file's class table at k = 3 on ``--minuc-qis`` QIs up to ``--minuc-size``
-  (``summarize_minucs_of_table`` on DuckDB's class table, in this process, after a warm-up on a small
-  table), the table's time and the search's time given apart.
+* the MINUC counts of a file's class table at k = 3 on ``--minuc-qis`` QIs up to ``--minuc-size``, for the
+  files of ``--minuc-rows`` rows (``summarize_minucs_of_table`` on DuckDB's class table, in this process,
+  after a warm-up on a small table): the estimate shown before the search, the table's time and the
+  search's time. The search compares every class with every other, so its time grows with the square of
+  the number of classes.
 
 Run: python benchmarks/bench_estimate_scale.py [--sizes 1000000,10000000] [--formats parquet,csv]
-     [--minuc-qis 6] [--minuc-size 3]
+     [--minuc-rows 100000] [--minuc-qis 10] [--minuc-size 3]
 """
 
 from __future__ import annotations
@@ -56,17 +58,19 @@ def minuc_row(path: Path, rows: int, n_qis: int, size: int) -> None:
 
     from kanon_core.classtable import ClassTable
     from kanon_core.engines import get_engine
-    from kanon_core.risk.minucs import summarize_minucs_of_table
+    from kanon_core.risk.minucs import estimate_cost_of_table, summarize_minucs_of_table
 
     summarize_minucs_of_table(ClassTable.from_codes(np.array([[0, 1], [0, 1], [1, 0]], np.int32)), 2)  # warm-up
     qis = list(QIS[:n_qis])
     t0 = time.perf_counter()
     table = get_engine("duckdb").class_table(str(path), qis)
     t1 = time.perf_counter()
-    found = summarize_minucs_of_table(table, 3, "wildcard", size)
+    est = estimate_cost_of_table(table, 3, "wildcard", size)
     t2 = time.perf_counter()
-    print(f"| {label(rows)} | {n_qis} | {size} | {table.n_classes:,} | {t1 - t0:.1f} | {t2 - t1:.1f} | "
-          f"{found.total:,} | {found.records_with_minucs():,} |", flush=True)
+    found = summarize_minucs_of_table(table, 3, "wildcard", size)
+    t3 = time.perf_counter()
+    print(f"| {label(rows)} | {n_qis} | {size} | {table.n_classes:,} | {t1 - t0:.1f} | {est.seconds:.1f} | "
+          f"{t3 - t2:.1f} | {found.total:,} | {found.records_with_minucs():,} |", flush=True)
 
 
 def main() -> None:
@@ -74,7 +78,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--formats", default="parquet,csv")
     ap.add_argument("--engines", default="pandas,duckdb,polars")
-    ap.add_argument("--minuc-qis", type=int, default=6)
+    ap.add_argument("--minuc-rows", default="100000")
+    ap.add_argument("--minuc-qis", type=int, default=10)
     ap.add_argument("--minuc-size", type=int, default=3)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -92,11 +97,11 @@ def main() -> None:
             paths = generate(rows, data, formats=formats)
             for fmt in formats:
                 estimate_rows(paths[fmt], fmt, rows, Path(tmp), engines)
-            if "parquet" in paths:
-                minuc_paths.append((rows, paths["parquet"]))
+        for rows in (int(r) for r in args.minuc_rows.split(",") if r):
+            minuc_paths.append((rows, generate(rows, Path(tmp) / f"m{rows}", formats=("parquet",))["parquet"]))
         print("\nMINUC counts of the class table (DuckDB, Parquet), k = 3, wildcard semantics\n")
-        print("| rows | QIs | max size | classes | table s | search s | MINUCs | records with one |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| rows | QIs | max size | classes | table s | estimated s | search s | MINUCs | records with one |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for rows, path in minuc_paths:
             minuc_row(path, rows, args.minuc_qis, args.minuc_size)
 

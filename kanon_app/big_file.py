@@ -617,6 +617,7 @@ def minucs_panel(k: int = 3) -> bool:
     import plotly.express as px
 
     from kanon_core.fmt import readable_table
+    from kanon_core.risk.minucs import estimate_cost_of_table
     from kanon_core.risk.qid import minimal_qids_from_minucs
 
     current = _open_with_qis("MINUCs")
@@ -640,8 +641,11 @@ def minucs_panel(k: int = 3) -> bool:
             st.session_state[MINUC_SEARCH] = search
             _stopped().pop(job_key("big_minucs", search), None)  # the click is the user asking again
         if st.session_state.get(MINUC_SEARCH) != search:
-            st.caption(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, "
-                       "each class once with its record count.")
+            est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(table, k, missing, size or None))
+            st.info(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, each "
+                    f"class once with its record count; its cost grows with the square of the number of "
+                    f"classes. Estimated from {est.sampled_rows:,} classes: about **{est.seconds:,.0f} s** and "
+                    f"**{est.minucs:,.0f} MINUCs**.")
             return True
         found = drive("big_minucs", search, "MINUC search", minucs_work(table, k, size or None, missing),
                       stoppable=True, again_label="Search again")

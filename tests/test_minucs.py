@@ -414,7 +414,7 @@ def test_minucs_of_a_class_table_are_those_of_its_records(codes, k, missing, max
     concerned, per QI and per value, and the QI sets that are some record's MINUC."""
     from kanon_core.classtable import ClassTable
     from kanon_core.errors import InputError
-    from kanon_core.risk.minucs import summarize_minucs, summarize_minucs_of_table
+    from kanon_core.risk.minucs import estimate_cost_of_table, summarize_minucs, summarize_minucs_of_table
 
     try:
         ref = summarize_minucs(codes, k, missing, max_size)
@@ -431,3 +431,5 @@ def test_minucs_of_a_class_table_are_those_of_its_records(codes, k, missing, max
         sorted((j, v) for j, _, _, v in ref.value_rows(ref.value_counts(), None))
     assert np.array_equal(got.combinations, ref.combinations)
     assert got.complete == ref.complete
+    est = estimate_cost_of_table(table, k, missing, max_size, sample=len(codes))  # every class: exact count
+    assert est.minucs == ref.total and est.n_records == len(codes) and est.n_distinct_rows == table.n_classes

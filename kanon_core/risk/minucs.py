@@ -400,13 +400,17 @@ def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSem
     the counts of the rows that match it), so the table is searched as it is. Every count over records
     (totals, by size, by QI and value, records concerned, the violating QI sets) equals the records' own;
     a "record" of the per-record views is a class here (``row_of_record`` is the identity)."""
-    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
-    n = table.n_classes
-    col = Collapsed(rows=codes, mult=np.asarray(table.count, dtype=np.int64),
-                    row_of_record=np.arange(n, dtype=np.int64))
-    fk = np.rint(np.asarray(table.class_sizes(missing).fk, dtype=np.float64)).astype(np.int64)
+    codes, _ = _check(table.codes, k, missing, max_size, table.n_records)
+    col, fk = _table_rows(table, codes, missing)
     return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
                    prepared=(col, fk, table.n_records))
+
+
+def _table_rows(table: ClassTable, codes: np.ndarray, missing: MissingSemantics) -> tuple[Collapsed, np.ndarray]:
+    """A class table as the search's distinct rows (each its own class) with their class sizes."""
+    col = Collapsed(rows=codes, mult=np.asarray(table.count, dtype=np.int64),
+                    row_of_record=np.arange(table.n_classes, dtype=np.int64))
+    return col, np.rint(np.asarray(table.class_sizes(missing).fk, dtype=np.float64)).astype(np.int64)
 
 
 def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
@@ -525,17 +529,32 @@ class CostEstimate:
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                   max_size: int | None = None, sample: int = 200, seed: int = 0) -> CostEstimate:
     """Run the search on a random sample of distinct rows and extrapolate time, MINUCs and memory."""
-    from ._minuc_kernel import minucs_of_rows
 
     if isinstance(codes, QIMatrix):
         codes = codes.codes
     codes, limit = _check(codes, k, missing, max_size)
     col = collapse(codes)
+    return _estimate(col, _row_class_sizes(codes, col, missing), k, missing, limit, sample, seed, len(codes))
+
+
+def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
+                           max_size: int | None = None, sample: int = 200, seed: int = 0) -> CostEstimate:
+    """:func:`estimate_cost` of :func:`summarize_minucs_of_table`: shown before a search of a census class
+    table, whose cost grows with the square of its number of classes."""
+    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
+    col, fk = _table_rows(table, codes, missing)
+    return _estimate(col, fk, k, missing, limit, sample, seed, table.n_records)
+
+
+def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
+              seed: int, n_records: int) -> CostEstimate:
+    """The timed search of a random sample of distinct rows, extrapolated."""
+    from ._minuc_kernel import minucs_of_rows
+
     n_rows = len(col.mult)
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False)).astype(np.int64)
     cols, bitvals = kernel_inputs(col.rows)
-    fk = _row_class_sizes(codes, col, missing)
     category = missing == "category"
     with threads.worker_slot():
         minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals, False)  # compile first
@@ -546,7 +565,7 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     scale = n_rows / max(len(pick), 1)
     cores = max(1, os.cpu_count() or 1)
     minucs = found * scale
-    return CostEstimate(n_records=len(codes), n_distinct_rows=n_rows, sampled_rows=len(pick),
+    return CostEstimate(n_records=n_records, n_distinct_rows=n_rows, sampled_rows=len(pick),
                         seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=minucs * 8 + n_rows * 64)
 
 
