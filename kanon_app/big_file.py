@@ -366,6 +366,24 @@ def _open_with_qis(what: str) -> dict[str, Any] | None:
     return current
 
 
+def counted_table(current: dict[str, Any]) -> ClassTable | None:
+    """The open file's class table on its QIs: cached, or counted by a background job (progress, Cancel);
+    None while not available (the page says why)."""
+    params = _table_params(current)
+    return drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
+                 again_label="Count the classes again")
+
+
+def asked_for(label: str, button: str, workflow_key: str, job: str, params: Hashable) -> bool:
+    """Whether the officer asked for job ``job`` with these parameters: a click on the primary button records
+    them (and forgets a Cancel of the same job, since the click asks again); reruns keep them, and a change
+    of the parameters waits for the next click."""
+    if st.button(label, key=button, type="primary"):
+        st.session_state[workflow_key] = params
+        _stopped().pop(job_key(job, params), None)
+    return st.session_state.get(workflow_key) == params
+
+
 def risk_panel(k: int = 3) -> bool:
     """The Risk page for the open large file; False (nothing shown) when none is open with QIs chosen."""
     current = _open_with_qis("Risk")
@@ -376,8 +394,7 @@ def risk_panel(k: int = 3) -> bool:
     missing = c2.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_missing")
     params = _table_params(current)
     try:
-        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
-                      again_label="Count the classes again")
+        table = counted_table(current)
         if table is None:
             st.caption(AT_SCALE)
             return True
@@ -493,15 +510,11 @@ def recode_panel(k: int = 3) -> bool:
     missing = c3.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_rec_missing")
     params = _table_params(current)
     try:
-        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
-                      again_label="Count the classes again")
+        table = counted_table(current)
         if table is None:
             return True
         search = (params, k, limit, missing)
-        if st.button("Find the optimal generalization", key="btn_big_optimal", type="primary"):
-            st.session_state[SEARCH] = search
-            _stopped().pop(job_key("big_optimal", search), None)  # the click is the user asking again
-        if st.session_state.get(SEARCH) != search:
+        if not asked_for("Find the optimal generalization", "btn_big_optimal", SEARCH, "big_optimal", search):
             return True
         found = drive("big_optimal", search, "Searching the lattice",
                       optimal_work(table, tuple(current["qis"]), k, limit / 100, missing), stoppable=True,
@@ -632,15 +645,11 @@ def minucs_panel(k: int = 3) -> bool:
     missing = c3.radio("Missing values", ("wildcard", "category"), horizontal=True, key="w_big_minuc_missing")
     params = _table_params(current)
     try:
-        table = drive("big_table", params, "Counting classes", table_work(*params), current["engine"],
-                      again_label="Count the classes again")
+        table = counted_table(current)
         if table is None:
             return True
         search = (params, k, size or None, missing)
-        if st.button("Find MINUCs", key="btn_big_minucs", type="primary"):
-            st.session_state[MINUC_SEARCH] = search
-            _stopped().pop(job_key("big_minucs", search), None)  # the click is the user asking again
-        if st.session_state.get(MINUC_SEARCH) != search:
+        if not asked_for("Find MINUCs", "btn_big_minucs", MINUC_SEARCH, "big_minucs", search):
             est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(table, k, missing, size or None))
             st.info(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, each "
                     f"class once with its record count; its cost grows with the square of the number of "

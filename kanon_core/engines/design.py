@@ -26,7 +26,7 @@ from ..utility.survey_aggregate import (
 )
 from .base import Engine, EngineSettings
 from .source import Source
-from .table import check_weights, encode_keys
+from .table import typed_aggregate
 
 if TYPE_CHECKING:
     from ..utility.compare import DistributionComparison
@@ -39,15 +39,9 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
     """The :class:`DesignAggregate` of ``variable`` in the file, by ``engine``."""
     settings = settings or EngineSettings()
     roles = {"stratum": strata, "psu": psu, "fpc": fpc}
-    for c in [variable, *(v for v in (weight, *roles.values()) if v)]:
-        if c not in source.columns:
-            raise InputError(f"'{c}' is not a variable of the data.")
     keys = [c for c in roles.values() if c] + [variable]
-    settings.say(f"{engine.name}: weighted counts of {variable}")
-    agg = engine.aggregate(source, keys, weight, settings)
-    if weight is not None:
-        check_weights(agg, weight)
-    codes, values, _, meta, _ = encode_keys(source, agg, keys, None, missing_codes)
+    agg, (codes, values, _, meta, _) = typed_aggregate(engine, source, keys, weight, missing_codes, settings,
+                                                       f"{engine.name}: weighted counts of {variable}")
     n = agg.column("n").to_numpy().astype(np.int64)
     typed = {}
     for j, c in enumerate(keys):

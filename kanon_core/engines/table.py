@@ -175,6 +175,20 @@ def check_weights(agg: pa.Table, weight: str) -> None:
         raise InputError(f"Weight '{weight}' has {nonpos} zero or negative value(s); weights must be positive.")
 
 
+def typed_aggregate(engine: Engine, source: Source, keys: Sequence[str], weight: str | None,
+                    missing_codes: Mapping[str, Sequence[str]] | None, settings: EngineSettings, message: str):
+    """The engine's ``GROUP BY`` on ``keys`` (variables of the file, checked), its weights checked with the
+    records' messages, and its keys typed and coded as the in-memory reader does (:func:`encode_keys`)."""
+    for c in [*keys, *([weight] if weight else [])]:
+        if c not in source.columns:
+            raise InputError(f"'{c}' is not a variable of the data.")
+    settings.say(message)
+    agg = engine.aggregate(source, list(keys), weight, settings)
+    if weight is not None:
+        check_weights(agg, weight)
+    return agg, encode_keys(source, agg, keys, None, missing_codes)
+
+
 def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
                     missing_codes: Mapping[str, Sequence[str]] | None = None,
                     settings: EngineSettings | None = None) -> tuple[ClassTable, pa.Table, np.ndarray, dict]:
@@ -186,14 +200,9 @@ def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: 
     qis = list(qis)
     if not qis:
         raise InputError("Choose at least one quasi-identifier.")
-    for c in [*qis, *([weight] if weight else [])]:
-        if c not in source.columns:
-            raise InputError(f"'{c}' is not a variable of the data.")
-    settings.say(f"{engine.name}: counting classes on {len(qis)} quasi-identifiers")
-    agg = engine.aggregate(source, qis, weight, settings)
-    if weight is not None:
-        check_weights(agg, weight)
-    codes, values, labels, meta, injective = encode_keys(source, agg, qis, None, missing_codes)
+    agg, (codes, values, labels, meta, injective) = typed_aggregate(
+        engine, source, qis, weight, missing_codes, settings,
+        f"{engine.name}: counting classes on {len(qis)} quasi-identifiers")
     count = agg.column("n").to_numpy().astype(np.int64)
     w = None if weight is None else agg.column("w").to_numpy().astype(np.float64)
     table = ClassTable(tuple(qis), codes, count, w, values, labels, {}, None)

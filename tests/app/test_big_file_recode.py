@@ -28,12 +28,18 @@ def parquet(tmp_path):
     return _write(tmp_path / "census.parquet")
 
 
-def _recode_page(path, k=5, limit=1.0):
+def _opened(path, page: str):
+    """The app with the large file opened on the Data page, its QIs chosen, then ``pages/<page>`` shown."""
     at = open_page("data.py")
     at.text_input(key="w_big_path").set_value(str(path)).run()
     at.button(key="w_big_open").click().run()
     at.multiselect(key="w_big_qis").set_value(QIS).run()
-    at.switch_page("pages/recode.py").run()
+    at.switch_page(f"pages/{page}").run()
+    return at
+
+
+def _recode_page(path, k=5, limit=1.0):
+    at = _opened(path, "recode.py")
     assert not at.exception
     at.number_input(key="w_big_rec_k").set_value(k).run()
     at.number_input(key="w_big_rec_sup").set_value(limit).run()
@@ -187,7 +193,16 @@ def test_cancelling_the_release_leaves_no_file(parquet, tmp_path, monkeypatch):
             threading.Event().wait(0.01)
 
     monkeypatch.setattr(engine_class, "release", slow_release)
-    click_and_cancel(at, "btn_big_release", started, lambda: at.session_state["jobs"]["big_release"].cancel())
+    def cancel_release():
+        """The job is registered in the session just after its thread starts: wait for it, then cancel."""
+        for _ in range(600):
+            job = at.session_state["jobs"].get("big_release") if "jobs" in at.session_state else None
+            if job is not None:
+                job.cancel()
+                return
+            threading.Event().wait(0.05)
+
+    click_and_cancel(at, "btn_big_release", started, cancel_release)
     assert not at.exception
     assert any("Writing the release cancelled: nothing was changed" in i.value for i in at.info)
     assert not out.exists() and not holder["temp"].exists()
@@ -236,11 +251,7 @@ def test_minucs_page_searches_the_class_table(parquet, missing):
     from kanon_core.io import load_dataset
     from kanon_core.risk.minucs import summarize_minucs
 
-    at = open_page("data.py")
-    at.text_input(key="w_big_path").set_value(str(parquet)).run()
-    at.button(key="w_big_open").click().run()
-    at.multiselect(key="w_big_qis").set_value(QIS).run()
-    at.switch_page("pages/minucs.py").run()
+    at = _opened(parquet, "minucs.py")
     assert not at.exception
     at.number_input(key="w_big_minuc_k").set_value(3).run()
     at.number_input(key="w_big_minuc_max").set_value(0).run()
