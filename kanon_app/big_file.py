@@ -184,10 +184,12 @@ def _job(name: str, key: tuple) -> background.Job | None:
 
 
 def start(name: str, params: Hashable, label: str, work: Callable[[Progress], Any],
-          again: bool = False) -> background.Job | None:
+          again: bool = False, then: Callable[[Any], None] | None = None) -> background.Job | None:
     """Start job ``name`` for ``params`` unless its result is cached, it has a job already, or the user
     stopped it (``again``: the user asked for it, so a stopped job starts anew). A job of the same name for
-    other parameters is cancelled (its result is no longer wanted). Returns the job for ``params``, if any."""
+    other parameters is cancelled (its result is no longer wanted). ``then(result)`` runs in the worker
+    thread once the result is stored (to start what the next page will need). Returns the job for
+    ``params``, if any."""
     key = job_key(name, params)
     if _peek(name, params) is not None:
         return None
@@ -203,9 +205,40 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     if old is not None and not old.done:
         old.cancel()
     view = st.session_state["memo"]
-    job = background.start(key, label, work, store=lambda v: view.put(key, v))
+
+    def store(value: Any) -> bool:
+        kept = view.put(key, value)
+        if then is not None:
+            then(value)
+        return kept
+
+    job = background.start(key, label, work, store=store)
     jobs[name] = job
     return job
+
+
+def wildcard_sizes_after(params: tuple) -> Callable[[ClassTable], None]:
+    """What runs once the Data page's class table is counted, in its worker thread: the wildcard class sizes
+    the Risk page shows by default (when the table has missing cells), as that page's own job, so they are
+    computed while the officer is still on the Data page. Captured here in the script thread: the session's
+    jobs and memo, and the job's key."""
+    jobs = st.session_state.setdefault("jobs", {})
+    view = st.session_state["memo"]
+    sizes = (params, "wildcard")
+    key = job_key("big_sizes", sizes)
+    stopped = _stopped()
+
+    def then(table: ClassTable) -> None:
+        if key in view or key in stopped or not bool((table.codes < 0).any()):
+            return
+        old = jobs.get("big_sizes")
+        if old is not None and old.key == key:
+            return
+        if old is not None and not old.done:
+            old.cancel()
+        jobs["big_sizes"] = background.start(key, "Wildcard class sizes", sizes_work(table, "wildcard"),
+                                             store=lambda v: view.put(key, v))
+    return then
 
 
 def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], Any], engine: str | None = None,
@@ -308,7 +341,8 @@ def data_panel() -> None:
         current.update(qis=tuple(qis), weight=weight)
         if qis and stops_mid_query(current["engine"]):  # counting starts now; a new choice interrupts it
             params = _table_params(current)
-            if start("big_table", params, "Counting classes", table_work(*params)) is not None:
+            if start("big_table", params, "Counting classes", table_work(*params),
+                     then=wildcard_sizes_after(params)) is not None:
                 st.caption("Counting the classes for the Risk page in the background ...")
         if q3.button("Close", key="w_big_close"):
             del st.session_state[KEY]

@@ -174,12 +174,13 @@ def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet
 
     at = open_page("data.py")
     _open(at, parquet)
-    at.multiselect(key="w_big_qis").set_value(QIS).run()
     calls, started, holder = [], threading.Event(), {}
     monkeypatch.setattr(big_file, "sizes_work", _blocking(calls, started, holder))
     canceller = _cancel_when(started, holder)
+    at.multiselect(key="w_big_qis").set_value(QIS).run()  # counts the classes, then starts the wildcard sizes
     at.switch_page("pages/risk.py").run()
     canceller.join(60)
+    assert len(calls) == 1  # the sizes started once, on the Data page, and the Risk page waited for that job
     assert not at.exception
     qm = load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix()
     category, wildcard = risk_summary(qm, 3, "category"), risk_summary(qm, 3, "wildcard")
@@ -216,5 +217,31 @@ def test_polars_path_says_cancel_waits_for_the_query_and_gives_the_same_figures(
     assert any("Counting classes cancelled" in i.value for i in at.info)
     monkeypatch.undo()
     at.button(key="btn_big_again_big_table").click().run()
+    ref = risk_summary(load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix(), 3, "wildcard")
+    assert metric(at, "Records below k = 3") == f"{ref.n_violating:,}"
+
+
+def test_wildcard_sizes_are_computed_while_the_officer_is_on_the_data_page(parquet):
+    """Choosing the QIs counts the classes and then, as the table has missing cells, the wildcard class sizes
+    the Risk page shows by default, in the background: the Risk page then shows the wildcard figures at once,
+    without the category figures first."""
+    from kanon_core.dataset import Roles
+    from kanon_core.io import load_dataset
+    from kanon_core.risk.summary import risk_summary
+
+    at = open_page("data.py")
+    _open(at, parquet)
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    for _ in range(600):  # the sizes job is registered once the table's job has stored the table
+        job = at.session_state["jobs"].get("big_sizes")
+        if job is not None and job.wait(0.1):
+            break
+        threading.Event().wait(0.05)
+    else:
+        raise AssertionError("the wildcard sizes were not started after the class table")
+    assert job.state == "done"
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception
+    assert not any("counted as a **category**" in w.value for w in at.warning)
     ref = risk_summary(load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix(), 3, "wildcard")
     assert metric(at, "Records below k = 3") == f"{ref.n_violating:,}"
