@@ -246,6 +246,17 @@ def _weight_and_not(x, y, z, heavy, ecap):  # pragma: no cover - compiled
     return total
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _push(buf, nbuf, value):  # pragma: no cover - compiled
+    """``buf`` with ``value`` written at ``nbuf``, doubled first when full (the caller counts ``nbuf``)."""
+    if nbuf == buf.shape[0]:
+        bigger = np.empty(buf.shape[0] * 2, dtype=buf.dtype)
+        bigger[:nbuf] = buf
+        buf = bigger
+    buf[nbuf] = value
+    return buf
+
+
 @numba.njit(cache=True, nogil=True)
 def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma: no cover - compiled
     """All minimal sets S of QIs whose disjoint edges weigh <= b, appended to ``buf`` from ``nbuf``.
@@ -321,11 +332,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                             break
                         s ^= low
                 if ok:
-                    if nbuf == buf.shape[0]:
-                        bigger = np.empty(buf.shape[0] * 2, dtype=buf.dtype)
-                        bigger[:nbuf] = buf
-                        buf = bigger
-                    buf[nbuf] = S[d]
+                    buf = _push(buf, nbuf, S[d])
                     nbuf += 1
                 d -= 1
                 continue
@@ -411,11 +418,7 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
                         break
                 s ^= low
             if ok:
-                if nbuf == buf.shape[0]:
-                    bigger = np.empty(buf.shape[0] * 2, dtype=buf.dtype)
-                    bigger[:nbuf] = buf
-                    buf = bigger
-                buf[nbuf] = S[d] | vbit
+                buf = _push(buf, nbuf, S[d] | vbit)
                 nbuf += 1
             continue
         # the child's edges hit once: those of S not hit by v, and the newly hit ones
