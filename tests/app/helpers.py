@@ -47,3 +47,20 @@ def write_census_parquet(path: Path, n: int = 3000, seed: int = 4) -> Path:
                           "weight": rng.uniform(1, 50, n)})
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
     return path
+
+
+def blocking_work(calls: list, started, holder: dict, message: str = "duckdb: counting classes on 3 quasi-identifiers"):
+    """A work factory whose work reports progress until cancelled (a query or search that takes long): each
+    call's arguments go to ``calls``, its Progress to ``holder["progress"]``, and ``started`` is set."""
+    import threading
+
+    def factory(*args):
+        def work(progress):
+            calls.append(args)
+            holder["progress"] = progress
+            started.set()
+            while True:
+                progress.update(0.3, message)  # raises once cancelled
+                threading.Event().wait(0.01)
+        return work
+    return factory

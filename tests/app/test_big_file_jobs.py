@@ -19,7 +19,7 @@ from kanon_core.engines import get_engine
 from kanon_core.engines.base import EngineSettings
 from kanon_core.errors import Cancelled
 from kanon_core.progress import Progress
-from tests.app.helpers import CENSUS_QIS, frame_with, metric, open_page, write_census_parquet
+from tests.app.helpers import CENSUS_QIS, blocking_work, frame_with, metric, open_page, write_census_parquet
 
 QIS = CENSUS_QIS
 _write = write_census_parquet
@@ -87,20 +87,6 @@ def test_polars_stops_at_the_next_message_after_its_query(parquet):
     assert seen == ["polars: counting classes on 3 quasi-identifiers"]
 
 
-def _blocking(calls: list, started: threading.Event, holder: dict):
-    """A work factory whose work reports progress until cancelled (a query that takes long)."""
-    def factory(*args):
-        def work(progress):
-            calls.append(args)
-            holder["progress"] = progress
-            started.set()
-            while True:
-                progress.update(0.3, "duckdb: counting classes on 3 quasi-identifiers")  # raises once cancelled
-                threading.Event().wait(0.01)
-        return work
-    return factory
-
-
 def _cancel_when(started: threading.Event, holder: dict) -> threading.Thread:
     """What the Cancel button does, from another thread once the work has started."""
     def click():
@@ -121,7 +107,7 @@ def test_cancelled_class_table_says_so_changes_nothing_and_waits_for_a_click(par
     at = open_page("data.py")
     _open(at, parquet)
     calls, started, holder = [], threading.Event(), {}
-    monkeypatch.setattr(big_file, "table_work", _blocking(calls, started, holder))
+    monkeypatch.setattr(big_file, "table_work", blocking_work(calls, started, holder))
     before = dict(at.session_state[big_file.KEY])
     canceller = _cancel_when(started, holder)
     at.multiselect(key="w_big_qis").set_value(QIS).run()  # starts counting for the Risk page
@@ -155,7 +141,7 @@ def test_cancelled_open_keeps_the_file_already_open(parquet, tmp_path, monkeypat
     before = dict(at.session_state[big_file.KEY])
     other = _write(tmp_path / "other.parquet", n=500, seed=9)
     calls, started, holder = [], threading.Event(), {}
-    monkeypatch.setattr(big_file, "summary_work", _blocking(calls, started, holder))
+    monkeypatch.setattr(big_file, "summary_work", blocking_work(calls, started, holder))
     canceller = _cancel_when(started, holder)
     _open(at, other)
     canceller.join(60)
@@ -175,7 +161,7 @@ def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet
     at = open_page("data.py")
     _open(at, parquet)
     calls, started, holder = [], threading.Event(), {}
-    monkeypatch.setattr(big_file, "sizes_work", _blocking(calls, started, holder))
+    monkeypatch.setattr(big_file, "sizes_work", blocking_work(calls, started, holder))
     canceller = _cancel_when(started, holder)
     at.multiselect(key="w_big_qis").set_value(QIS).run()  # counts the classes, then starts the wildcard sizes
     at.switch_page("pages/risk.py").run()
@@ -208,7 +194,7 @@ def test_polars_path_says_cancel_waits_for_the_query_and_gives_the_same_figures(
     at.multiselect(key="w_big_qis").set_value(QIS).run()
     assert "big_table" not in at.session_state["jobs"]  # Polars cannot be interrupted: no counting ahead
     calls, started, holder = [], threading.Event(), {}
-    monkeypatch.setattr(big_file, "table_work", _blocking(calls, started, holder))
+    monkeypatch.setattr(big_file, "table_work", blocking_work(calls, started, holder))
     canceller = _cancel_when(started, holder)
     at.switch_page("pages/risk.py").run()
     canceller.join(60)

@@ -17,7 +17,7 @@ from kanon_app import big_file
 from kanon_core.engines import get_engine
 from kanon_core.engines.generalize import automatic_hierarchies, level_tables, table_problem
 from kanon_core.treat.lattice import search_optimal
-from tests.app.helpers import CENSUS_QIS, frame_with, metric, open_page, write_census_parquet
+from tests.app.helpers import CENSUS_QIS, blocking_work, frame_with, metric, open_page, write_census_parquet
 
 QIS = CENSUS_QIS
 _write = write_census_parquet
@@ -105,17 +105,7 @@ def test_cancel_leaves_the_state_unchanged_and_waits_for_a_click(parquet, monkey
     before = dict(at.session_state[big_file.KEY])
     calls, started, holder = [], threading.Event(), {}
 
-    def blocking(*args):
-        def work(progress):
-            calls.append(args)
-            holder["progress"] = progress
-            started.set()
-            while True:
-                progress.update(0.3, "Searching for the optimum")  # raises once cancelled
-                threading.Event().wait(0.01)
-        return work
-
-    monkeypatch.setattr(big_file, "optimal_work", blocking)
+    monkeypatch.setattr(big_file, "optimal_work", blocking_work(calls, started, holder, "Searching for the optimum"))
     click_and_cancel(at, "btn_big_optimal", started, lambda: holder["progress"].cancel())
     assert not at.exception
     assert any("Searching the lattice cancelled: nothing was changed" in i.value for i in at.info)
