@@ -376,26 +376,21 @@ class LocalAtScale:
     def released_k(self, missing: str, k: int) -> KCount:
         """k as counted on the release (a suppressed cell is missing there, so under wildcard semantics it
         matches any value), from the solution's released rows with their copies."""
-        a = self.result.assignment
-        n = self.table.n_classes
-        untouched = self.table.count - np.bincount(a.row, weights=a.copies, minlength=n).astype(np.int64)
-        row = np.concatenate([a.row, np.arange(n)])  # the copies the assignment lists, then the rest as they are
-        pattern = np.concatenate([a.pattern, np.zeros(n, dtype=a.pattern.dtype)]).astype(np.int64)
-        copies = np.concatenate([a.copies, untouched]).astype(np.int64)
-        bits = ((pattern[:, None] >> np.arange(len(self.qis), dtype=np.int64)) & 1).astype(bool)
-        keep = copies > 0
-        released = Dataset(frame=pd.DataFrame(np.where(bits, -1, self.table.codes[row])[keep],
-                                              columns=list(self.qis)).replace(-1, np.nan), missing=missing)
-        table, _ = counted_table(released, self.qis, copies[keep])
+        from ..risk.intruder import SUPPRESSED
+        from ..treat.strict.classes import released_table
+
+        rel, counts, _ = released_table(self.table.codes, self.table.count, self.result.assignment)
+        table, _ = table_of_codes(self.qis, np.where(rel == SUPPRESSED, -1, rel), counts)
         return k_of_table(table, missing, k)
 
     @property
     def cells(self) -> int:
         """Observed cells blanked (a pattern bit on a cell that is missing already blanks nothing)."""
-        a = self.result.assignment
-        observed = ((self.table.codes >= 0).astype(np.int64) << np.arange(len(self.qis), dtype=np.int64)).sum(axis=1)
-        kept = a.pattern.astype(np.int64) & observed[a.row]
-        return int((a.copies * np.array([bin(int(p)).count("1") for p in kept], dtype=np.int64)).sum())
+        from ..risk.intruder import SUPPRESSED
+        from ..treat.strict.classes import released_table
+
+        rel, counts, _ = released_table(self.table.codes, self.table.count, self.result.assignment)
+        return int(((rel == SUPPRESSED).sum(axis=1) * counts).sum())
 
 
 @register_scale_step
@@ -478,10 +473,15 @@ def small_classes(ds: Dataset, qis: Iterable[str], count: np.ndarray, missing: s
 
 def counted_table(ds: Dataset, qis: tuple[str, ...], count: np.ndarray) -> tuple[ClassTable, np.ndarray]:
     """The class table on ``qis`` of rows that stand for ``count`` records each, and each row's class."""
+    return table_of_codes(qis, ds.qi_matrix(qis).codes, count)
+
+
+def table_of_codes(qis: tuple[str, ...], codes: np.ndarray, count: np.ndarray) -> tuple[ClassTable, np.ndarray]:
+    """The class table of coded rows (-1 missing) standing for ``count`` records each, and each row's class."""
     from ..classtable import ClassTable
     from ..risk.keys import group_ids
 
-    codes = ds.qi_matrix(qis).codes
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
     gid, _ = group_ids(codes)
     n = int(gid.max()) + 1 if len(gid) else 0
     first = np.zeros(n, dtype=np.int64)
