@@ -622,7 +622,8 @@ def compare_panel() -> bool:
                "page, records of classes still below k blanked). Percentages among the records where the "
                "variable is not missing, with 95 % intervals for the weight chosen on the Data page.")
     try:
-        names = list(open_source(current["stamp"][0]).columns)
+        summary = _peek("big_summary", (current["stamp"], current["engine"]))  # the Data page's, cached
+        names = list(summary.columns["variable"]) if summary is not None else list(open_source(current["stamp"][0]).columns)
         c1, c2 = st.columns([4, 1])
         variables = tuple(c1.multiselect("Variables", names, default=[q for q in current["qis"] if q in names],
                                          key="w_big_cmp_vars"))
