@@ -168,3 +168,39 @@ def test_the_inputs_own_facts_change_nothing(case, data):
         assert (a.level_tuple, a.n_suppressed_records, a.n_anonymous) == (
             b.level_tuple, b.n_suppressed_records, b.n_anonymous)
         assert close(a.loss, b.loss) and a.k_minimal.round(9).equals(b.k_minimal.round(9))
+
+
+def test_ties_within_rounding_go_to_fewer_levels_whatever_the_order_of_evaluation():
+    """A counterexample found by hypothesis: nodes (2, 1) and (2, 2) have the same entropy loss, and a search
+    that skipped the node tied at the bound returned (2, 2). The tie rule (fewer levels in all, then lattice
+    order) picks (2, 1) on a fresh problem and again on one whose roll-up tables are already cached."""
+    import pandas as pd
+
+    from kanon_core.treat.lattice import _tie_winner
+    from tests.test_lattice import Case
+
+    case = Case(
+        frame=pd.DataFrame({"q0": ["v0", "v1", "v1", "v2"], "q1": ["v0", "v1", "v2", "v2"]}),
+        rows={"q0": (("v0", "L1g0", "*"), ("v1", "L1g1", "*"), ("v2", "L1g0", "*")),
+              "q1": (("v0", "L1g0", "L2g0", "*"), ("v1", "L1g0", "L2g0", "*"), ("v2", "L1g1", "L2g1", "*"))},
+        missing="wildcard", k=2)
+    ref = all_nodes(case)
+    feasible = {lv: r["entropy"] for lv, r in ref.items() if r["n_small"] <= 2}
+    least = min(feasible.values())
+    tied = sorted((sum(lv), lv) for lv, loss in feasible.items() if close(loss, least))
+    assert len(tied) > 1 and tied[0][1] == (2, 1)
+    problem = case.problem()
+    first = search_optimal(problem, 2, 0.5, "entropy")
+    original = lattice._guess_crossing
+    lattice._guess_crossing = lambda *_: None
+    try:
+        unguessed = search_optimal(problem, 2, 0.5, "entropy")
+    finally:
+        lattice._guess_crossing = original
+    fresh = search_optimal(case.problem(), 2, 0.5, "entropy")
+    assert first.level_tuple == unguessed.level_tuple == fresh.level_tuple == (2, 1)
+    import numpy as np
+
+    losses = np.array([1.0, 1.0 + 1e-12, 0.5 + 1e-10, 0.5, 3.0])
+    assert _tie_winner(losses, np.array([0, 1, 1, 2, 0]))[0] == 2  # 0.5 + 1e-10 ties 0.5 and has fewer levels
+    assert _tie_winner(np.full(3, np.inf), np.zeros(3, int))[0] == -1

@@ -976,6 +976,7 @@ def search_optimal(
     # Only the evaluation of the best node so far is kept (its criteria are reported): keeping every passing
     # node's class table held gigabytes at millions of classes.
     best_eval: list = [None, None]  # (loss, level sum, id) of the best passing node so far, its evaluation
+    passing_loss = np.full(lat.n, math.inf)  # the loss of every evaluated node passing the criteria
     has_other = bool(ev.other)
     # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression;
     # discernibility and AECS inherit it from the evaluated nodes below. The records failing the monotonic
@@ -998,6 +999,7 @@ def search_optimal(
         s = _summary(ctx, metric_name, e, limit)
         known[i] = s
         if s.anonymous:
+            passing_loss[i] = s.loss
             key = (s.loss, int(lat.level_sum[i]), i)
             if best_eval[0] is None or key < best_eval[0]:
                 best_eval[:] = [key, e]
@@ -1137,27 +1139,26 @@ def search_optimal(
         if int(i) not in known:
             full(int(i))
     report(progress, 0.75, "Comparing minimal nodes")
-    feasible = [i for i, s in known.items() if s.anonymous]
-    best_id = min(feasible, key=lambda i: (known[i].loss, lat.level_sum[i], i)) if feasible else -1
-    best = known[best_id].loss if feasible else math.inf
+    best_id, best, tol = _tie_winner(passing_loss, lat.level_sum)
     anon_mask = lat.status == lat.ANON
     open_mask = anon_mask.copy()
     open_mask[list(known)] = False
     n_open0 = max(1, int(open_mask.sum()))
     while True:
-        if math.isfinite(best):
-            tol = 1e-9 * max(1.0, abs(best))
-            cand = np.flatnonzero(open_mask & (bound < best - tol))
+        if best_id >= 0:
+            # Nodes that could still win: a bound below the best loss, or within the tie band and first by
+            # the tie rule (fewer levels in all, then lattice order).
+            first = (lat.level_sum < lat.level_sum[best_id]) | (
+                (lat.level_sum == lat.level_sum[best_id]) & (np.arange(lat.n) < best_id))
+            cand = np.flatnonzero(open_mask & ((bound < best - tol) | ((bound <= best + tol) & first)))
         else:
-            tol = 0.0
             cand = np.flatnonzero(open_mask)
         if len(cand) == 0:
             break
         i = int(cand[np.lexsort((cand, lat.level_sum[cand], bound[cand]))[0]])
         open_mask[i] = False
-        s = full(i)
-        if s.anonymous and (not math.isfinite(best) or s.loss < best - tol):
-            best, best_id = s.loss, i
+        if full(i).anonymous:
+            best_id, best, tol = _tie_winner(passing_loss, lat.level_sum)
         if progress is not None:
             report(progress, 0.75 + 0.25 * (1 - int(open_mask.sum()) / n_open0), "Searching for the optimum")
     report(progress, 1.0, "Done")
@@ -1166,10 +1167,12 @@ def search_optimal(
             f"No generalization satisfies {_names(crit)} with at most {limit} record(s) suppressed. Allow more "
             "suppression or relax the criteria."
         )
-    feasible = [i for i, s in known.items() if s.anonymous]
-    best_id = min(feasible, key=lambda i: (known[i].loss, lat.level_sum[i], i))
     b = known[best_id]
-    assert best_eval[0][2] == best_id  # the evaluation kept is the chosen node's
+    if best_eval[0][2] != best_id:
+        # The exact least loss is a tie within rounding of a node first by the tie rule: its evaluation
+        # (for the criteria report) is made again.
+        levels = lat.levels[best_id]
+        best_eval[1] = ev.complete(ev._mono(levels, ev.table(levels), early=False))
     summaries = [known[i] for i in sorted(known)]
     kmin_rows = [known[int(i)] for i in kmin]
     return SearchResult(
@@ -1193,6 +1196,22 @@ def search_optimal(
         criteria=tuple(c.spec for c in crit),
         criteria_report=_criteria_report(crit, best_eval[1], limit, ev.semantics),
     )
+
+
+def _tie_winner(passing_loss: np.ndarray, level_sum: np.ndarray) -> tuple[int, float, float]:
+    """The best passing node under the search's tie rule, its loss and the tie tolerance.
+
+    Losses within 1e-9 relative of the least are ties (the same loss reached by roll-ups from different
+    sources can differ in its last bits); among them the node with fewer levels in all wins, then the
+    first in lattice order. Returns ``(-1, inf, 0)`` when no node passes yet.
+    """
+    least = float(passing_loss.min()) if len(passing_loss) else math.inf
+    if not math.isfinite(least):
+        return -1, math.inf, 0.0
+    tol = 1e-9 * max(1.0, abs(least))
+    tied = np.flatnonzero(passing_loss <= least + tol)
+    winner = int(tied[np.lexsort((tied, level_sum[tied]))[0]])
+    return winner, float(passing_loss[winner]), tol
 
 
 class _FailingUnion:
