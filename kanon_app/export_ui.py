@@ -121,3 +121,31 @@ def project_data(project: Project, current: Dataset, upload: tuple[bytes, str] |
     if current.fingerprint == project.data.fingerprint:
         return current, {"kind": "upload", "title": project.data.name, "name": project.data.name}
     raise InputError(f"The project's data is the file {project.data.name}: upload it together with the project.")
+
+
+def minucs_of_minucs_page(history: History, version: Version, qis: tuple[str, ...],
+                          k: int) -> tuple[Any, Any] | None:
+    """The MINUCs page's searches the report can reuse: (before, after) when that page has searched the
+    version and the original (seen with the version's roles) on the same QIs, k and semantics, else None.
+    A search made on a version with the original's codes (e.g. one that only set roles) counts as the
+    original's."""
+    import numpy as np
+
+    from kanon_core.errors import KanonError
+    from kanon_core.utility.baseline import original_with_roles
+
+    from . import state
+
+    key = (tuple(qis), int(k), None, version.dataset.missing)
+    after = state.memo_peek("minucs", key)
+    if after is None:
+        return None
+    try:
+        base = original_with_roles(history, version.id).qi_matrix(list(qis)).codes
+        for v in (version, history.original):
+            found = state.memo_peek("minucs", key, version=v)
+            if found is not None and np.array_equal(v.dataset.qi_matrix(list(qis)).codes, base):
+                return found, after
+    except KanonError:
+        return None  # the report says what is wrong
+    return None

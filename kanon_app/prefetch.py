@@ -6,16 +6,25 @@ roles) against this version, Wald intervals (:func:`kanon_core.utility.compare_d
 the page makes). It runs while the officer reads the page, is stored under the page's own memo key, and is
 reused by the report. A page that needs it while it is still running waits for it instead of computing it a
 second time. A failure is not shown here: the page computes the table itself and says what is wrong.
+
+The report tab starts the report's MINUC counts (:func:`kanon_core.report.report_minuc_searches`, the call
+the report makes) when it opens, unless the MINUCs page has searched both files already: the search is the
+longest part of the report, and it runs while the officer reads the tab and fills in the models. It is a
+heavy job (it waits for a slot like any search).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from . import background, state
 
 COMPARE = "compare_pct"
 """The memo name of the Compare page's weighted percentages (also the job's name in the session)."""
+
+REPORT_MINUCS = "report_minucs"
+"""The memo name of the report's MINUC counts, before and after (also the job's name in the session)."""
 
 
 def compare_params(version_id: int, qis: tuple[str, ...], ci: str = "wald") -> Hashable:
@@ -54,3 +63,50 @@ def wait_for(name: str, params: Hashable, version_id: int, timeout: float = 120.
     job = background.running(name, (state.history().uid, version_id, name, params))
     if job is not None:
         job.wait(timeout)
+
+
+def report_minuc_params(qis: tuple[str, ...], k: int, missing: str) -> Hashable:
+    """The memo parameters of the report's MINUC counts for the current version."""
+    return (tuple(qis), int(k), missing)
+
+
+def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
+    """Start the report's MINUC counts for the current version (``options``: the report's
+    :class:`~kanon_core.report.ReportOptions`) unless memoised or under way."""
+    from kanon_core.report import report_minuc_k, report_minuc_searches
+    from kanon_core.utility.baseline import original_with_roles
+
+    hist = state.history()
+    version = state.current()
+    params = report_minuc_params(qis, report_minuc_k(options), version.dataset.missing)
+    if state.memo_peek(REPORT_MINUCS, params) is not None or state.job_running(REPORT_MINUCS, params):
+        return
+    key = (hist.uid, version.id, REPORT_MINUCS, params)
+    view = state.session_view()
+
+    def work(progress) -> object:
+        return report_minuc_searches(original_with_roles(hist, version.id), version.dataset, tuple(qis), options)
+
+    job = background.start(key, "MINUC counts for the report", work, store=lambda value: view.put(key, value))
+    background.register(REPORT_MINUCS, job)
+
+
+def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tuple[Any, Any] | None]:
+    """What the report's build (in a worker thread) calls for the MINUC counts computed ahead: it waits for
+    the job when it is still running, and gives the pair, or None when there is none (the report then
+    searches, or says why it did not)."""
+    from kanon_core.report import report_minuc_k
+
+    version = state.current()
+    params = report_minuc_params(qis, report_minuc_k(options), version.dataset.missing)
+    job = background.running(REPORT_MINUCS, (state.history().uid, version.id, REPORT_MINUCS, params))
+    found = state.memo_peek(REPORT_MINUCS, params)
+
+    def ready() -> tuple[Any, Any] | None:
+        value = found
+        if job is not None:
+            job.wait()
+            value = job.result
+        return value if isinstance(value, tuple) else None
+
+    return ready

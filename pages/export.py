@@ -3,10 +3,10 @@ file; and loading a recipe or a project. Files are built in memory, nothing is w
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import zlib
 
-import numpy as np
 import streamlit as st
 
 from kanon_app import export_ui, hierarchy_ui, prefetch, state
@@ -128,28 +128,21 @@ with tab_report:
     # the session's hierarchies by content: Prec in the report is measured with them, as on Compare
     params = (k, formulas, with_minucs, settings.get("notes", ""), hierarchies_fingerprint(state.hierarchies()))
     built = state.memo_peek("report_html", params)
+    opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
+                         formulas=formulas, minucs=with_minucs)
+    # MINUCs already found on the MINUCs page (same QIs, k and semantics, same codes) are not searched again
+    found = export_ui.minucs_of_minucs_page(hist, version, qis, k) if qis and with_minucs else None
+    if qis and with_minucs and found is None and built is None:
+        prefetch.start_report_minucs(qis, opts)  # the longest part of the report, while the officer reads
     clicked = (not state.job_running("report_html", params)
                and st.button("Build the report", key="btn_build_report", disabled=not qis))
     if clicked or state.job_running("report_html", params):
         if clicked:
             state.memo_put("report_html", params, None)  # a click rebuilds (e.g. on a new day)
         session_hs, _ = hierarchy_ui.effective_hierarchies(original_with_roles(hist, version.id), qis)
-        opts = ReportOptions(k=k, notes=str(settings.get("notes", "")), created=dt.date.today().isoformat(),
-                             formulas=formulas, minucs=with_minucs, hierarchies=session_hs)
+        opts = dataclasses.replace(opts, hierarchies=session_hs)
         risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
-        # MINUCs already found on the MINUCs page (same QIs, k and semantics, same codes) are not searched again
-        mkey = (qis, k, None, ds.missing)
-        after_m, before_m = state.memo_peek("minucs", mkey), None
-        try:
-            base = original_with_roles(hist, version.id).qi_matrix(qis).codes
-            for v in (version, hist.original):  # a search on the same codes is the original's (e.g. roles set)
-                m = state.memo_peek("minucs", mkey, version=v)
-                if m is not None and np.array_equal(v.dataset.qi_matrix(qis).codes, base):
-                    before_m = m
-                    break
-        except KanonError:
-            pass  # the report says what is wrong
-        found = (before_m, after_m) if before_m is not None and after_m is not None else None
+        ahead = (lambda: found) if found is not None else prefetch.report_minucs_ready(qis, opts)
         # the Compare page's weighted percentages of the same two files (its default Before, all QIs, Wald
         # intervals): the report uses them when they are of the variables it compares, else computes its own
         compare_key = prefetch.compare_params(version.id, qis)
@@ -158,7 +151,7 @@ with tab_report:
 
         def _build(progress):
             html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
-                               minucs=found, comparison=compared).encode("utf-8")
+                               minucs=ahead(), comparison=compared).encode("utf-8")
             progress.update(1.0)  # a Cancel clicked meanwhile drops the report
             return html
 

@@ -505,39 +505,62 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
                                  protection=_protection(step, parent, qis, cells.mask, child.missing))
 
 
-def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
-                   precomputed: tuple[Any, Any] | None) -> tuple[MinucSection | None, str]:
+def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, ...],
+                          options: ReportOptions) -> tuple[Any, Any] | str:
+    """The MINUC counts of the report's section, before (``original``, seen with the release's roles) and
+    after: ``(before, after)``, or the sentence the report prints when they are not computed (MINUCs off,
+    the engine absent, the search on the original estimated above ``options.minuc_budget_seconds``, or
+    refused).
+
+    The one place the report's MINUC search is made, whether by :func:`build_report` itself or ahead of it
+    (the dashboard starts it when the report tab opens, and hands the pair in). The section shows counts
+    only, so the search tallies them and keeps no list of MINUCs; when nothing changed on the QIs the
+    release's MINUCs are the original's and are not searched twice.
+    """
     import importlib
 
     try:
         minuc_module = importlib.import_module("kanon_core.risk.minucs")
     except ImportError:  # the MINUC engine is optional for the report
-        return None, "The MINUC engine is not available in this installation."
+        return "The MINUC engine is not available in this installation."
+    if not options.minucs:
+        return "MINUCs were not computed for this report."
+    k = report_minuc_k(options)
+    qb, qa = original.qi_matrix(qis), treated.qi_matrix(qis)
+    estimate = getattr(minuc_module, "estimate_cost", None)
+    if estimate is not None and options.minuc_budget_seconds is not None:
+        try:
+            est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+        except KanonError as exc:
+            return f"MINUCs not computed: {exc}"
+        if est.seconds > options.minuc_budget_seconds:
+            return (f"MINUCs not computed: the search on the original data is estimated at "
+                    f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
+                    "Use the MINUCs page or a maximum size.")
+    search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
+    try:
+        before = search(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+        same = np.array_equal(qb.codes, qa.codes)  # nothing changed on the QIs: the same MINUCs
+        after = before if same else search(qa, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+    except KanonError as exc:
+        return f"MINUCs not computed: {exc}"
+    return before, after
+
+
+def report_minuc_k(options: ReportOptions) -> int:
+    """The k of the report's MINUC section: ``minuc_k`` when set, else the report's own k."""
+    return int(options.k if options.minuc_k is None else options.minuc_k)
+
+
+def _minuc_section(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
+                   precomputed: tuple[Any, Any] | None) -> tuple[MinucSection | None, str]:
     if not options.minucs:
         return None, "MINUCs were not computed for this report."
-    k = int(options.k if options.minuc_k is None else options.minuc_k)
-    if precomputed is not None:
-        before, after = precomputed
-    else:
-        qb, qa = original.qi_matrix(qis), treated.qi_matrix(qis)
-        estimate = getattr(minuc_module, "estimate_cost", None)
-        if estimate is not None and options.minuc_budget_seconds is not None:
-            try:
-                est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
-            except KanonError as exc:
-                return None, f"MINUCs not computed: {exc}"
-            if est.seconds > options.minuc_budget_seconds:
-                return None, (f"MINUCs not computed: the search on the original data is estimated at "
-                              f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
-                              "Use the MINUCs page or a maximum size.")
-        # the section shows counts only: the search tallies them and keeps no list of MINUCs
-        search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
-        try:
-            before = search(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
-            same = np.array_equal(qb.codes, qa.codes)  # nothing changed on the QIs: the same MINUCs
-            after = before if same else search(qa, k=k, missing=treated.missing, max_size=options.minuc_max_size)
-        except KanonError as exc:
-            return None, f"MINUCs not computed: {exc}"
+    k = report_minuc_k(options)
+    searched = precomputed if precomputed is not None else report_minuc_searches(original, treated, qis, options)
+    if isinstance(searched, str):
+        return None, searched
+    before, after = searched
     tb, ta = before.totals_by_size(), after.totals_by_size()
     sizes = sorted(set(tb) | set(ta))
     by_size = pd.DataFrame({"size": sizes, "before": [int(tb.get(s, 0)) for s in sizes],

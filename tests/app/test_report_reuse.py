@@ -97,3 +97,33 @@ def test_report_reuses_the_compare_pages_percentages(monkeypatch):
     html_own = _build(own)
     assert len(calls) == before + 1
     assert html_reused == html_own
+
+
+def test_report_takes_the_minuc_counts_computed_ahead(monkeypatch):
+    """Opening the report tab starts the report's MINUC counts (kanon_app.prefetch); the build then searches
+    nothing itself, and gives the same report as one that searched while building."""
+    calls = []
+    real_counts = minucs_module.summarize_minucs
+
+    def counted_counts(*args, **kwargs):
+        calls.append(1)
+        return real_counts(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "summarize_minucs", counted_counts)
+    at = _session(find_first=False)
+    _settle(at)
+    assert len(calls) == 1  # roles only: the release's MINUCs are the original's, searched once
+    ahead = [v for key, v in at.session_state["memo"].items() if key[2] == "report_minucs"]
+    assert len(ahead) == 1 and isinstance(ahead[0], tuple)
+    html_ahead = _build(at)
+    assert len(calls) == 1  # the build took the counts computed ahead
+    import kanon_app.prefetch as prefetch
+
+    monkeypatch.setattr(prefetch, "start_report_minucs", lambda *a, **kw: None)  # nothing computed ahead
+    own = _session(find_first=False)
+    _settle(own)
+    assert not [key for key in own.session_state["memo"] if key[2] == "report_minucs"]
+    before = len(calls)
+    html_own = _build(own)  # the report searches while building
+    assert len(calls) == before + 1
+    assert html_ahead == html_own
