@@ -104,7 +104,7 @@ def test_generalized_release_equals_embedded(settings, files, tmp_path):
 def test_suppression_at_scale_writes_what_duckdb_writes(settings, files, tmp_path):
     """The strict model on Spark's class table; the same ranked plan written by Spark and by DuckDB gives
     the same records in the same order, and the released classes recounted on Spark's file reach k."""
-    from kanon_core.cli.suppress_scale import ranked_plan
+    from kanon_core.engines.local_suppression import ranked_plan
     from kanon_core.engines.source import open_source
     from kanon_core.engines.table import aggregate_table
     from kanon_core.treat.strict.classes import suppress_classes

@@ -23,9 +23,9 @@ from hypothesis.extra.numpy import arrays
 
 from kanon_core.classtable import ClassTable
 from kanon_core.cli import main
-from kanon_core.cli.suppress_scale import ranked_plan
 from kanon_core.dataset import Roles
 from kanon_core.engines import get_engine
+from kanon_core.engines.local_suppression import ranked_plan
 from kanon_core.engines.source import open_source
 from kanon_core.engines.table import aggregate_table
 from kanon_core.errors import InfeasibleError

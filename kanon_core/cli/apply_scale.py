@@ -687,7 +687,7 @@ def _ranked_table(local: LocalAtScale, columns: tuple[str, ...], mappings: dict[
     as empty; both are missing in the class), so every way its class rows are written is listed, once."""
     import pyarrow as pa
 
-    from .suppress_scale import ranked_plan
+    from ..engines.local_suppression import ranked_plan
 
     gone = [q for q in local.qis if q not in columns]
     if gone:

@@ -1,13 +1,10 @@
 """``kanon suppress`` out of core: the strict model solved on the engine's class table, the release
 written by the engine.
 
-The records are never read into pandas. The engine aggregates the file into its class table (one
-``GROUP BY``); :func:`kanon_core.treat.strict.classes.suppress_classes` decides how many records of each
-class take which suppression pattern and checks the result independently; the engine then numbers the
-records of each class in input order and blanks the cells of the ranks each pattern covers (a
-:class:`~kanon_core.engines.base.RankedSuppression` keyed by the raw values the aggregate returned),
-streaming the release to CSV or Parquet with the input's labels sidecar. Suppressed cells are written
-empty (missing). Options that need the records in memory are refused with one line each.
+The records are never read into pandas (:mod:`kanon_core.engines.local_suppression`: the class table, the
+strict model solved on it and checked independently, the release streamed by the engine with the input's
+labels sidecar). Suppressed cells are written empty (missing). Options that need the records in memory are
+refused with one line each.
 """
 
 from __future__ import annotations
@@ -63,11 +60,9 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     if engine is None:
         return None
     check_scale_options(args)
-    from ..engines.source import open_source
-    from ..engines.table import aggregate_table
-    from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs, sidecar_of
-    from ..treat.strict.classes import suppress_classes
-    from ..treat.suppress import NODE_LIMIT, resolve_costs
+    from ..engines.local_suppression import solve_at_scale, write_suppressed_release
+    from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
+    from ..treat.suppress import resolve_costs
     from .common import split_list, write_json
     from .scale import _missing_codes, _notice_missing_like, engine_settings
     from .suppress_cmd import parse_importance
@@ -75,32 +70,18 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
     t0 = time.perf_counter()
     settings = engine_settings(args, "suppress")
-    timings: dict[str, float] = {}
     try:
-        source = open_source(args.file)
         qis = list(split_list(args.qi))
         costs, protected = resolve_costs(qis, parse_importance(args.importance), split_list(args.protect))
-        table, keys, class_of_row, _ = aggregate_table(engine, source, qis, None, _missing_codes(args), settings)
-        timings["aggregate"] = time.perf_counter() - t0
-        _notice_missing_like("suppress", table)
-        settings.say(f"strict suppression on {table.n_classes:,} classes ({table.n_records:,} records, "
-                     f"{args.missing})")
-        t1 = time.perf_counter()
-        res = suppress_classes(table.codes, table.count, args.k, costs, protected, args.missing,
-                               NODE_LIMIT if args.node_limit is None else args.node_limit,
-                               _progress(settings))
-        timings["solve"] = time.perf_counter() - t1
-        ranked = ranked_plan(keys, class_of_row, table.n_classes, res.assignment, len(qis))
+        found = solve_at_scale(engine, args.file, qis, args.k, args.missing, costs, protected, args.node_limit,
+                               _missing_codes(args), settings, _progress(settings))
+        _notice_missing_like("suppress", found.table)
+        res, table = found.result, found.table
+        timings = {"aggregate": found.seconds_aggregate, "solve": found.seconds_solve}
         with OutputBatch() as batch:
             t2 = time.perf_counter()
-            target = batch.temp_path(args.output) if engine.name != "spark" else Path(args.output)
-            engine.release(args.file, target, qis=qis, missing_codes=_missing_codes(args), settings=settings,
-                           sidecar=False, ranked=ranked)
-            labels = engine.release_labels(source, (), _missing_codes(args), settings=settings)
-            written = [Path(args.output).name]
-            if labels is not None:
-                batch.write_bytes(sidecar_of(args.output), labels)
-                written.append(sidecar_of(args.output).name)
+            written = write_suppressed_release(engine, args.file, found, args.output, _missing_codes(args),
+                                               settings, batch)
             timings["write"] = time.perf_counter() - t2
             payload = summary(res, table, qis, costs, protected, args, engine.name, time.perf_counter() - t0,
                               timings)
@@ -129,30 +110,6 @@ def _progress(settings) -> Any:
             settings.say(message)
 
     return Progress(show)
-
-
-def ranked_plan(keys, class_of_row: np.ndarray, n_classes: int, assignment, q: int):
-    """The engine's :class:`~kanon_core.engines.base.RankedSuppression` for an assignment: the raw key rows
-    of the classes that lose cells (a class merged from several raw rows lists each of them) and, per
-    class, the rank ranges with their flags (empty patterns use up ranks but are not listed)."""
-    import pyarrow as pa
-
-    from ..engines.base import RankedSuppression
-    from ..treat.strict.classes import rank_ranges
-
-    row, lo, hi, pattern = rank_ranges(assignment, n_classes)
-    listed = pattern != 0
-    row, lo, hi, pattern = row[listed], lo[listed], hi[listed], pattern[listed]
-    touched = np.zeros(n_classes, dtype=bool)
-    touched[row] = True
-    key_rows = np.flatnonzero(touched[class_of_row])
-    classes = keys.take(pa.array(key_rows, pa.int64())).append_column(
-        "kanon_cls", pa.array(class_of_row[key_rows].astype(np.int64), pa.int64()))
-    cols: dict[str, Any] = {"kanon_cls": pa.array(row, pa.int64()), "lo": pa.array(lo, pa.int64()),
-                            "hi": pa.array(hi, pa.int64())}
-    for j in range(q):
-        cols[f"s{j}"] = pa.array(((pattern >> j) & 1).astype(bool), pa.bool_())
-    return RankedSuppression(classes, pa.table(cols))
 
 
 def summary(res, table, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,

@@ -1,0 +1,129 @@
+"""Local suppression of a file out of core: the strict model solved on the engine's class table, and the
+release written by the engine.
+
+The records are never read into pandas. The engine aggregates the file into its class table (one
+``GROUP BY``); :func:`kanon_core.treat.strict.classes.suppress_classes` decides how many records of each
+class take which suppression pattern and checks the result independently; the engine then numbers the
+records of each class in input order and blanks the cells of the ranks each pattern covers (a
+:class:`~kanon_core.engines.base.RankedSuppression` keyed by the raw values the aggregate returned),
+streaming the release to CSV or Parquet. ``kanon suppress --engine`` and the dashboard's Suppress page for a
+large file both run these two functions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..classtable import ClassTable
+from ..progress import Progress
+from .base import EngineSettings, RankedSuppression
+
+
+@dataclass
+class SuppressedAtScale:
+    """A file's class table on its QIs with the strict suppression solved on it.
+
+    ``keys`` are the engine's raw aggregate rows and ``class_of_row`` each row's class (declared missing
+    codes can merge raw rows into one class): what the release needs to find the records again.
+    """
+
+    qis: tuple[str, ...]
+    k: int
+    missing: str
+    table: ClassTable
+    keys: Any
+    class_of_row: np.ndarray
+    result: Any  # kanon_core.treat.strict.classes.ClassSuppression
+    costs: np.ndarray
+    protected: np.ndarray
+    seconds_aggregate: float
+    seconds_solve: float
+
+    @property
+    def gap(self) -> float:
+        """The relative gap between the cost and its lower bound (0 when proven optimal)."""
+        cost = float(self.result.cost)
+        return 0.0 if cost <= 0 else max(0.0, (cost - float(self.result.lower_bound)) / cost)
+
+    def per_variable(self) -> dict[str, int]:
+        """Suppressed cells per quasi-identifier."""
+        return dict(zip(self.qis, (int(c) for c in self.result.per_variable(len(self.qis))), strict=True))
+
+
+def solve_at_scale(engine: Any, path: str | Path, qis: Sequence[str], k: int, missing: str,
+                   costs: np.ndarray | None = None, protected: np.ndarray | None = None,
+                   node_limit: int | None = None, missing_codes: Mapping[str, Sequence[str]] | None = None,
+                   settings: EngineSettings | None = None, progress: Progress | None = None) -> SuppressedAtScale:
+    """Aggregate ``path`` on ``qis`` with ``engine`` and solve the strict model at ``k`` on its class table
+    (importances ``costs``, default 1 each; ``protected`` QIs never suppressed)."""
+    from ..treat.strict.classes import suppress_classes
+    from ..treat.suppress import NODE_LIMIT
+    from .source import open_source
+    from .table import aggregate_table
+
+    settings = settings or EngineSettings()
+    qis = list(qis)
+    costs = np.ones(len(qis)) if costs is None else np.asarray(costs, dtype=np.float64)
+    protected = np.zeros(len(qis), dtype=bool) if protected is None else np.asarray(protected, dtype=bool)
+    t0 = time.perf_counter()
+    table, keys, class_of_row, _ = aggregate_table(engine, open_source(path), qis, None, missing_codes, settings)
+    t1 = time.perf_counter()
+    settings.say(f"strict suppression on {table.n_classes:,} classes ({table.n_records:,} records, {missing})")
+    res = suppress_classes(table.codes, table.count, int(k), costs, protected, missing,
+                           NODE_LIMIT if node_limit is None else int(node_limit), progress)
+    return SuppressedAtScale(tuple(qis), int(k), missing, table, keys, class_of_row, res, costs, protected,
+                             t1 - t0, time.perf_counter() - t1)
+
+
+def ranked_plan(keys: Any, class_of_row: np.ndarray, n_classes: int, assignment: Any, q: int) -> RankedSuppression:
+    """The engine's :class:`~kanon_core.engines.base.RankedSuppression` for an assignment: the raw key rows
+    of the classes that lose cells (a class merged from several raw rows lists each of them) and, per
+    class, the rank ranges with their flags (empty patterns use up ranks but are not listed)."""
+    import pyarrow as pa
+
+    from ..treat.strict.classes import rank_ranges
+
+    row, lo, hi, pattern = rank_ranges(assignment, n_classes)
+    listed = pattern != 0
+    row, lo, hi, pattern = row[listed], lo[listed], hi[listed], pattern[listed]
+    touched = np.zeros(n_classes, dtype=bool)
+    touched[row] = True
+    key_rows = np.flatnonzero(touched[class_of_row])
+    classes = keys.take(pa.array(key_rows, pa.int64())).append_column(
+        "kanon_cls", pa.array(class_of_row[key_rows].astype(np.int64), pa.int64()))
+    cols: dict[str, Any] = {"kanon_cls": pa.array(row, pa.int64()), "lo": pa.array(lo, pa.int64()),
+                            "hi": pa.array(hi, pa.int64())}
+    for j in range(q):
+        cols[f"s{j}"] = pa.array(((pattern >> j) & 1).astype(bool), pa.bool_())
+    return RankedSuppression(classes, pa.table(cols))
+
+
+def write_suppressed_release(engine: Any, path: str | Path, found: SuppressedAtScale, out: str | Path,
+                             missing_codes: Mapping[str, Sequence[str]] | None = None,
+                             settings: EngineSettings | None = None, batch: Any = None) -> list[str]:
+    """Write the release of ``found`` to ``out`` (.csv or .parquet) with the input's labels sidecar when it
+    has labels; the names written. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a
+    batch of its own, so the files appear only when complete."""
+    from ..outputs import OutputBatch, sidecar_of
+    from .source import open_source
+
+    settings = settings or EngineSettings()
+    ranked = ranked_plan(found.keys, found.class_of_row, found.table.n_classes, found.result.assignment,
+                         len(found.qis))
+    with OutputBatch() if batch is None else nullcontext(batch) as b:
+        target = b.temp_path(out) if engine.name != "spark" else Path(out)
+        engine.release(path, target, qis=list(found.qis), missing_codes=missing_codes, settings=settings,
+                       sidecar=False, ranked=ranked)
+        labels = engine.release_labels(open_source(path), (), missing_codes, settings=settings)
+        written = [Path(out).name]
+        if labels is not None:
+            b.write_bytes(sidecar_of(out), labels)
+            written.append(sidecar_of(out).name)
+    return written
