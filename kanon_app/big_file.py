@@ -3,8 +3,9 @@
 An upload is read in memory, so a census file is opened by path instead (the dashboard runs on the
 machine that holds the data). The engine gives the Data page its preview and column summary, and the
 Risk page its figures from the class table, the Recode page the optimal generalization found on that table
-(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine, the MINUCs
-page the MINUC counts of the class table (:func:`minucs_panel`), and the Compare page the weighted
+(:func:`kanon_core.engines.generalize.optimal_at_scale`) and its release written by the engine, the Suppress
+page the strict local suppression (kanon_app.big_suppress), the MINUCs page the MINUC counts of the class
+table (:func:`minucs_panel`), and the Compare page the weighted
 percentages of the file and of that release (:func:`compare_panel`); none ever holds the file. Everything
 else stays on the in-memory data set.
 
@@ -63,10 +64,10 @@ AT_SCALE = (
     "its preview and column summary, and the Risk page its class sizes, k-anonymity violations, class-size "
     "distribution and per-variable counts, the Recode page the optimal generalization with automatic "
     "hierarchies and its release written by the engine, the MINUCs page the counts of every record's MINUCs "
-    "found on the class table, and the Compare page the weighted percentages of the file and of that release. "
-    "Suppress and Export need the records in memory and keep working on the data set loaded above; for a large "
-    "file use the command line (kanon suppress and kanon apply with --engine duckdb write releases of any "
-    "size)."
+    "found on the class table, the Suppress page the optimal strict local suppression solved on the class table "
+    "and its release written by the engine, and the Compare page the weighted percentages of the file and of the "
+    "generalized release. Export (its recipe, report and project) works on the data set loaded above; for a "
+    "large file the command line replays a recipe (kanon apply --engine duckdb writes releases of any size)."
 )
 
 STAMP = tuple[str, float, int]
@@ -398,6 +399,16 @@ def _open_with_qis(what: str) -> dict[str, Any] | None:
     st.info(f"{what} of the large file **{name}** on its class table ({current['engine']}, out of core). "
             "Close it on the Data page to return to the data set in memory.")
     return current
+
+
+def in_memory_notice(what: str) -> None:
+    """Say, on a page that works only on the data set in memory, that a large file is open and is not what
+    the page shows (so nobody exports the wrong file believing it is the large one)."""
+    current = active()
+    if current:
+        st.info(f"The large file **{Path(current['stamp'][0]).name}** is open on the Data page; {what} works on "
+                f"the data set in memory (**{state.dataset().name}**). The large file's releases are written on "
+                "the Recode and Suppress pages.", icon=":material/info:")
 
 
 def counted_table(current: dict[str, Any]) -> ClassTable | None:

@@ -9,7 +9,7 @@ import zlib
 
 import streamlit as st
 
-from kanon_app import export_ui, hierarchy_ui, prefetch, state
+from kanon_app import big_file, export_ui, hierarchy_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
@@ -25,6 +25,7 @@ st.title("Export")
 st.caption("Download the treated data, the recipe that reproduces it (`kanon apply`), a report for the data "
            "steward and a project file to continue later. Files are built in memory on this machine.")
 state.show_flash()
+big_file.in_memory_notice("Export")
 
 hist = state.history()
 version = state.current()

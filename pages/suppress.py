@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import state
+from kanon_app import big_suppress, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.risk_suppress_ui import risk_target_section
 from kanon_core.errors import KanonError
@@ -23,6 +23,8 @@ st.caption(
     "the solver, and the people an intruder could narrow down to fewer than k released records are "
     "counted whatever the model.")
 state.show_flash()
+if big_suppress.suppress_panel(state.session_k()):  # a large file opened on the Data page: its class table
+    st.stop()
 ds = state.dataset()
 settings = state.settings()
 alpha = float(settings.get("alpha", 1.0))
