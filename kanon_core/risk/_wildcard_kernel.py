@@ -216,3 +216,114 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum, split):  # pragm
                     fkw[members[i]] += got_c[s]
                     Fkw[members[i]] += got_w[s]
     return fk, Fk, fkw, Fkw
+
+
+@numba.njit(cache=True, nogil=True)
+def pattern_pairs_packed(keys, offsets, colmask, complete, mult, wsum, split):  # pragma: no cover - compiled
+    """:func:`pattern_pairs` on rows packed into 64-bit keys, the rows grouped by missing pattern.
+
+    Row i of pattern p (``offsets[p] <= i < offsets[p + 1]``) is ``keys[i]``: every QI's code + 1 in a bit
+    field of its own (0: missing). Two rows of patterns A and B agree on the QIs observed in both exactly
+    when their keys agree under ``colmask[A] & colmask[B]`` (the fields observed in both), so a join
+    compares one integer per row and never reads the rows themselves; a projected key is never 0 (some
+    field observed in both holds a code + 1 >= 1), which marks an empty slot. The rows of each pattern are
+    contiguous, so every pass reads memory in order. The increments come back in the same (grouped) order.
+    """
+    n = keys.shape[0]
+    P = offsets.shape[0] - 1
+    fk = np.zeros(n, dtype=np.int64)
+    Fk = np.zeros(n, dtype=np.float64)
+    fkw = np.zeros(n, dtype=np.int64)
+    Fkw = np.zeros(n, dtype=np.float64)
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    for pa in range(P):
+        for pb in range(pa + 1, P):
+            wild_a = split and not complete[pb]  # rows of pa receive wildcard matches from pb
+            wild_b = split and not complete[pa]
+            m = colmask[pa] & colmask[pb]
+            a0, a1 = offsets[pa], offsets[pa + 1]
+            b0, b1 = offsets[pb], offsets[pb + 1]
+            if m == 0:  # nothing observed in common: everyone matches everyone
+                ca = 0
+                wa = 0.0
+                for i in range(a0, a1):
+                    ca += mult[i]
+                    wa += wsum[i]
+                cb = 0
+                wb = 0.0
+                for i in range(b0, b1):
+                    cb += mult[i]
+                    wb += wsum[i]
+                for i in range(a0, a1):
+                    fk[i] += cb
+                    Fk[i] += wb
+                    if wild_a:
+                        fkw[i] += cb
+                        Fkw[i] += wb
+                for i in range(b0, b1):
+                    fk[i] += ca
+                    Fk[i] += wa
+                    if wild_b:
+                        fkw[i] += ca
+                        Fkw[i] += wa
+                continue
+            if a1 - a0 <= b1 - b0:
+                s0, s1, l0, l1 = a0, a1, b0, b1
+                wild_s, wild_l = wild_a, wild_b
+            else:
+                s0, s1, l0, l1 = b0, b1, a0, a1
+                wild_s, wild_l = wild_b, wild_a
+            bits = 1
+            while (1 << bits) < 2 * (s1 - s0):
+                bits += 1
+            size = 1 << bits
+            shift = np.uint64(64 - bits)
+            tkey = np.zeros(size, dtype=np.uint64)
+            cnt = np.zeros(size, dtype=np.int64)
+            wts = np.zeros(size, dtype=np.float64)
+            got_c = np.zeros(size, dtype=np.int64)
+            got_w = np.zeros(size, dtype=np.float64)
+            slot_of = np.empty(s1 - s0, dtype=np.int64)
+            for i in range(s0, s1):
+                k = keys[i] & m
+                s = np.int64((k * golden) >> shift)
+                while tkey[s] != 0 and tkey[s] != k:
+                    s = (s + 1) & (size - 1)
+                tkey[s] = k
+                cnt[s] += mult[i]
+                wts[s] += wsum[i]
+                slot_of[i - s0] = s
+            for i in range(l0, l1):
+                k = keys[i] & m
+                s = np.int64((k * golden) >> shift)
+                while tkey[s] != 0 and tkey[s] != k:
+                    s = (s + 1) & (size - 1)
+                if tkey[s] == k:
+                    fk[i] += cnt[s]
+                    Fk[i] += wts[s]
+                    if wild_l:
+                        fkw[i] += cnt[s]
+                        Fkw[i] += wts[s]
+                    got_c[s] += mult[i]
+                    got_w[s] += wsum[i]
+            for i in range(s0, s1):
+                s = slot_of[i - s0]
+                fk[i] += got_c[s]
+                Fk[i] += got_w[s]
+                if wild_s:
+                    fkw[i] += got_c[s]
+                    Fkw[i] += got_w[s]
+    return fk, Fk, fkw, Fkw
+
+
+@numba.njit(cache=True, nogil=True)
+def pack_keys(uniq, shifts):  # pragma: no cover - compiled
+    """One 64-bit key per row: each QI's code + 1 (0: missing) shifted into its field, row by row in order."""
+    n, q = uniq.shape
+    keys = np.zeros(n, dtype=np.uint64)
+    for i in range(n):
+        k = np.uint64(0)
+        for j in range(q):
+            k |= np.uint64(uniq[i, j] + 1) << shifts[j]
+        keys[i] = k
+    return keys
