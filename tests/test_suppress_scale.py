@@ -431,3 +431,10 @@ def test_a_failed_check_stops_the_run_and_writes_nothing(survey, tmp_path, monke
     assert "unexpected RuntimeError" in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "o.json").exists()
     assert list(tmp_path.iterdir()) == []
+
+
+@given(arrays(np.int64, st.integers(0, 50), elements=st.integers(0, 2**62)))
+def test_popcount_of_patterns_counts_their_bits(patterns):
+    from kanon_core.treat.strict.classes import _popcount
+
+    assert _popcount(patterns).tolist() == [bin(int(p)).count("1") for p in patterns]

@@ -83,9 +83,13 @@ class ClassSuppression:
         return (bits * self.assignment.copies[:, None]).sum(axis=0).astype(np.int64)
 
 
+_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
+
+
 def _popcount(patterns: np.ndarray) -> np.ndarray:
-    p = np.asarray(patterns, dtype=np.int64)
-    return np.array([bin(int(m)).count("1") for m in p.tolist()], dtype=np.int64) if len(p) else np.zeros(0, np.int64)
+    """Set bits of each (non-negative) pattern: a table look-up per byte, vectorised (millions of classes)."""
+    p = np.ascontiguousarray(patterns, dtype=np.int64)
+    return _BYTE_BITS[p.view(np.uint8)].reshape(len(p), 8).sum(axis=1)
 
 
 def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndarray, protected: np.ndarray,
