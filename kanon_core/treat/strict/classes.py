@@ -83,13 +83,11 @@ class ClassSuppression:
         return (bits * self.assignment.copies[:, None]).sum(axis=0).astype(np.int64)
 
 
-_BYTE_BITS = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
-
-
 def _popcount(patterns: np.ndarray) -> np.ndarray:
-    """Set bits of each (non-negative) pattern: a table look-up per byte, vectorised (millions of classes)."""
-    p = np.ascontiguousarray(patterns, dtype=np.int64)
-    return _BYTE_BITS[p.view(np.uint8)].reshape(len(p), 8).sum(axis=1)
+    """Set bits of each (non-negative) pattern, vectorised (millions of classes at scale)."""
+    from ...risk.minucs import popcount
+
+    return popcount(np.asarray(patterns, dtype=np.int64).astype(np.uint64))
 
 
 def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndarray, protected: np.ndarray,
