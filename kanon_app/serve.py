@@ -39,6 +39,18 @@ def warm_up() -> None:
 
     sample = load_sample()
     version_risk(sample, sample, 3)
+    _warm_pattern_joins()
+
+
+def _warm_pattern_joins() -> None:
+    """Load the wildcard pattern-join kernels a large file's Risk page runs (the sample's count takes the
+    pairwise scan): on three made-up rows, so a census file's first wildcard sizes do not wait for them."""
+    import numpy as np
+
+    from kanon_core.risk.classes import compute_class_sizes
+
+    rows = np.array([[0, 1], [0, -1], [1, 1]], dtype=np.int32)
+    compute_class_sizes(rows, "wildcard", np.ones(3), method="pairs", wildcard_split=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -54,3 +54,13 @@ def test_launcher_hands_the_options_to_streamlit_run(monkeypatch):
     assert seen["argv"][:2] == ["streamlit", "run"]
     assert Path(seen["argv"][2]).name == "app.py"
     assert seen["argv"][3:] == ["--server.port", "8599"]
+
+
+def test_warm_up_loads_the_pattern_join_kernels():
+    """A large file's wildcard sizes take the packed pattern joins, which the sample's count never runs."""
+    probe = ("from kanon_app.serve import warm_up\nwarm_up()\n"
+             "from kanon_core.risk import _wildcard_kernel as k\n"
+             "print(len(k.pattern_pairs_packed.signatures), len(k.pack_keys.signatures))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         check=True)
+    assert [int(v) for v in out.stdout.split()[-2:]] == [1, 1]
