@@ -7,6 +7,11 @@ the page makes). It runs while the officer reads the page, is stored under the p
 reused by the report. A page that needs it while it is still running waits for it instead of computing it a
 second time. A failure is not shown here: the page computes the table itself and says what is wrong.
 
+The MINUCs page starts its search for the parameters shown when the page opens (once per parameters, and
+only when estimated at most ``AHEAD_SECONDS`` and ``AHEAD_BYTES``): the officer who clicks "Find MINUCs"
+finds it done or under way. Its results stay hidden until that click, so the page reads as before, and
+a search the officer cancelled is never started again by itself.
+
 The report tab starts the report's MINUC counts (:func:`kanon_core.report.report_minuc_searches`, the call
 the report makes) when it opens, unless the MINUCs page has searched both files already: the search is the
 longest part of the report, and it runs while the officer reads the tab and fills in the models. It is a
@@ -22,6 +27,15 @@ from . import background, state
 
 COMPARE = "compare_pct"
 """The memo name of the Compare page's weighted percentages (also the job's name in the session)."""
+
+MINUCS = "minucs"
+"""The memo name of the MINUCs page's search (also the job's name in the session)."""
+AHEAD = "minucs_ahead"
+"""Session key: the job keys of MINUC searches started ahead and not asked for yet."""
+TRIED = "minucs_ahead_tried"
+"""Session key: the job keys a search was ever started ahead for (never started ahead twice)."""
+AHEAD_SECONDS = 10.0
+AHEAD_BYTES = 512 * 2**20
 
 REPORT_MINUCS = "report_minucs"
 """The memo name of the report's MINUC counts, before and after (also the job's name in the session)."""
@@ -110,3 +124,50 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
         return value if isinstance(value, tuple) else None
 
     return ready
+
+
+def _minuc_key(params: Hashable) -> tuple:
+    return (state.history().uid, state.current().id, MINUCS, params)
+
+
+def _session_set(name: str) -> set:
+    import streamlit as st
+
+    return st.session_state.setdefault(name, set())
+
+
+def minucs_ahead(params: Hashable) -> bool:
+    """Whether the MINUCs page's search for ``params`` was started ahead and not asked for yet (its result,
+    even when ready, is not shown before the click)."""
+    return _minuc_key(params) in _session_set(AHEAD)
+
+
+def ask_minucs(params: Hashable) -> None:
+    """The officer clicked "Find MINUCs" for ``params``: a search started ahead is theirs now."""
+    _session_set(AHEAD).discard(_minuc_key(params))
+
+
+def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], Any]) -> None:
+    """Start the MINUCs page's search for ``params`` ahead of the click, when it is cheap enough (``estimate``:
+    :class:`~kanon_core.risk.minucs.CostEstimate`), not memoised, never started ahead before, and no search
+    the officer asked for is running. A search started ahead for other parameters is cancelled."""
+    import streamlit as st
+
+    if estimate.seconds > AHEAD_SECONDS or estimate.memory_bytes > AHEAD_BYTES:
+        return
+    key = _minuc_key(params)
+    tried, ahead = _session_set(TRIED), _session_set(AHEAD)
+    if key in tried or state.memo_peek(MINUCS, params) is not None:
+        return
+    jobs = st.session_state.setdefault("jobs", {})
+    old = jobs.get(MINUCS)
+    if old is not None and not old.done:
+        if old.key not in ahead:
+            return  # the officer's own search, for other parameters: left to finish
+        old.cancel()
+        ahead.discard(old.key)
+    view = state.session_view()
+    tried.add(key)
+    ahead.add(key)
+    job = background.start(key, "MINUC search", work, store=lambda value: view.put(key, value))
+    background.register(MINUCS, job)

@@ -10,7 +10,7 @@ import pandas.io.formats.style  # noqa: F401
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import big_file, state
+from kanon_app import big_file, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
@@ -55,12 +55,18 @@ except KanonError as exc:
     st.error(str(exc))
     st.stop()
 
-result = state.memo_peek("minucs", params)
+def _search(progress):
+    return find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress)
+
+
+# the search runs off the script thread (kanon_app.background): the page stays responsive, Cancel works. When
+# cheap enough it starts as the page opens (kanon_app.prefetch), its results shown only after the click.
+ahead = prefetch.minucs_ahead(params)
+result = None if ahead else state.memo_peek("minucs", params)
 if result is None:
-    # the search runs off the script thread (kanon_app.background): the page stays responsive, Cancel works
     offer = st.empty()
     clicked = False
-    if not state.job_running("minucs", params):
+    if ahead or not state.job_running("minucs", params):
         with offer.container():
             try:
                 est = state.memo("minuc_estimate", params,
@@ -72,10 +78,15 @@ if result is None:
                     f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
                     f"{est.memory_bytes / 2**20:,.0f} MB.")
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
-    result = state.run_in_background(
-        "minucs", params, "MINUC search",
-        lambda progress: find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress),
-        start_now=clicked)
+        if clicked:
+            prefetch.ask_minucs(params)
+            ahead = False
+        else:
+            prefetch.start_minucs_ahead(params, est, _search)
+            ahead = prefetch.minucs_ahead(params)
+    if ahead:
+        st.stop()
+    result = state.run_in_background("minucs", params, "MINUC search", _search, start_now=clicked)
     if result is None:
         st.stop()
     offer.empty()

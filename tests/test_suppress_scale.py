@@ -438,3 +438,26 @@ def test_popcount_of_patterns_counts_their_bits(patterns):
     from kanon_core.treat.strict.classes import _popcount
 
     assert _popcount(patterns).tolist() == [bin(int(p)).count("1") for p in patterns]
+
+
+@given(arrays(np.int32, st.tuples(st.integers(1, 30), st.integers(1, 4)), elements=st.integers(-1, 3)),
+       st.randoms(use_true_random=False))
+def test_canonical_order_is_the_same_for_any_order_of_the_groups(codes, rnd):
+    """The engine's groups in any order give the same class table and the same class per raw row."""
+    from kanon_core.engines.local_suppression import canonical_order
+
+    gid, _ = group_ids(codes)
+    uniq = np.zeros((int(gid.max()) + 1, codes.shape[1]), np.int32)
+    uniq[gid] = codes
+    count = np.bincount(gid).astype(np.int64)
+    perm = list(range(len(uniq)))
+    rnd.shuffle(perm)
+    perm = np.array(perm)
+    a = ClassTable(("a", "b", "c", "d")[:codes.shape[1]], uniq, count, None, (), (), {}, None)
+    b = ClassTable(a.qis, uniq[perm], count[perm], None, (), (), {}, None)
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(len(perm))
+    ta, ca = canonical_order(a, gid)
+    tb, cb = canonical_order(b, inv[gid])
+    assert (ta.codes == tb.codes).all() and (ta.count == tb.count).all() and (ca == cb).all()
+    assert (ta.codes[ca] == codes).all()  # each raw row still finds its own class

@@ -74,12 +74,31 @@ def solve_at_scale(engine: Any, path: str | Path, qis: Sequence[str], k: int, mi
     protected = np.zeros(len(qis), dtype=bool) if protected is None else np.asarray(protected, dtype=bool)
     t0 = time.perf_counter()
     table, keys, class_of_row, _ = aggregate_table(engine, open_source(path), qis, None, missing_codes, settings)
+    table, class_of_row = canonical_order(table, class_of_row)
     t1 = time.perf_counter()
     settings.say(f"strict suppression on {table.n_classes:,} classes ({table.n_records:,} records, {missing})")
     res = suppress_classes(table.codes, table.count, int(k), costs, protected, missing,
                            NODE_LIMIT if node_limit is None else int(node_limit), progress)
     return SuppressedAtScale(tuple(qis), int(k), missing, table, keys, class_of_row, res, costs, protected,
                              t1 - t0, time.perf_counter() - t1)
+
+
+def canonical_order(table: ClassTable, class_of_row: np.ndarray) -> tuple[ClassTable, np.ndarray]:
+    """The classes sorted by their codes (which follow the sorted values), and each raw row's class renumbered.
+
+    An engine's ``GROUP BY`` returns its groups in an order that varies with its threads, and the solver
+    breaks ties between optima of equal cost by position: in this order the same file gives the same
+    release on every run and every engine.
+    """
+    if table.n_classes < 2:
+        return table, class_of_row
+    order = np.lexsort(table.codes.T[::-1])
+    new_of_old = np.empty(len(order), dtype=np.int64)
+    new_of_old[order] = np.arange(len(order))
+    weight = None if table.weight is None else table.weight[order]
+    sorted_table = ClassTable(table.qis, table.codes[order], table.count[order], weight, table.values,
+                              table.labels, {}, None)
+    return sorted_table, new_of_old[class_of_row]
 
 
 def ranked_plan(keys: Any, class_of_row: np.ndarray, n_classes: int, assignment: Any, q: int) -> RankedSuppression:

@@ -70,8 +70,12 @@ def test_heavy_jobs_beyond_the_cap_take_turns(monkeypatch):
     assert order == ["first starts", "first ends", "second starts"]
 
 
-def test_a_cancelled_minuc_search_says_so_and_leaves_the_version_unchanged():
+def test_a_cancelled_minuc_search_says_so_and_leaves_the_version_unchanged(monkeypatch):
+    from kanon_app import prefetch
+
     from .helpers import open_page
+
+    monkeypatch.setattr(prefetch, "AHEAD_SECONDS", -1.0)  # the officer's own search, none started ahead
 
     at = open_page("minucs.py")
     qis = ["BYSEX", "BYRACE", "BYPARED"]
@@ -110,10 +114,13 @@ def test_two_jobs_run_side_by_side_within_the_cap(monkeypatch):
     assert [j.state for j in jobs] == ["done", "done"]  # a barrier of two passes only if both ran at once
 
 
-def test_a_search_finished_while_the_page_was_not_shown_is_found_and_its_job_dropped():
+def test_a_search_finished_while_the_page_was_not_shown_is_found_and_its_job_dropped(monkeypatch):
+    from kanon_app import prefetch
     from kanon_core.risk.minucs import find_minucs
 
     from .helpers import metric, open_page
+
+    monkeypatch.setattr(prefetch, "AHEAD_SECONDS", -1.0)  # the officer's own search, none started ahead
 
     at = open_page("minucs.py")
     qis = ["BYSEX", "BYRACE", "BYPARED"]

@@ -48,3 +48,88 @@ def test_nothing_is_computed_ahead_without_quasi_identifiers():
     assert not at.exception
     job = at.session_state["jobs"].get(prefetch.COMPARE)
     assert job is None or job.key[1] == 0  # only the first version's (which had QIs) was started
+
+
+def _settle(at) -> None:
+    for job in list(at.session_state["jobs"].values()) if "jobs" in at.session_state else []:
+        job.wait(120)
+
+
+def test_minuc_search_starts_when_the_page_opens_and_shows_only_after_the_click():
+    from kanon_core.risk.minucs import find_minucs
+
+    from .helpers import open_page
+
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME"]
+    at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    at.number_input(key="w_minuc_k").set_value(2).run()
+    _settle(at)
+    h = at.session_state["history"]
+    ds = h.current.dataset
+    key = (h.uid, h.current_id, prefetch.MINUCS, (tuple(qis), 2, None, ds.missing))
+    ahead = at.session_state["memo"][key]  # searched ahead, for the parameters shown
+    ref = find_minucs(ds.qi_matrix(qis), k=2, missing=ds.missing)
+    assert ahead.total == ref.total and (ahead.per_record_counts == ref.per_record_counts).all()
+    at.run()
+    assert not at.exception and not at.metric  # nothing shown before the click
+    assert any(b.key == "btn_find_minucs" for b in at.button)
+    at.button(key="btn_find_minucs").click().run()
+    assert not at.exception
+    assert metric(at, "MINUCs") == f"{ref.total:,}"
+    assert metric(at, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
+
+
+def test_the_click_takes_the_search_started_ahead_and_a_cancel_is_not_undone(monkeypatch):
+    import threading
+
+    from kanon_app import background
+
+    from .helpers import open_page
+
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED"]
+    at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    _settle(at)
+    starts = []
+    real_start = background.start
+
+    def counted(*args, **kwargs):
+        starts.append(args[1])
+        return real_start(*args, **kwargs)
+
+    monkeypatch.setattr(background, "start", counted)
+    at.button(key="btn_find_minucs").click().run()
+    assert not at.exception and metric(at, "MINUCs")
+    assert "MINUC search" not in starts  # the click found the search done ahead: none started again
+
+    # new parameters: a search starts ahead, and is cancelled when the parameters change again; going back
+    # does not start it a second time (a search cancelled, by the page or by the officer, stays cancelled)
+    release = threading.Event()
+    import kanon_core.risk.minucs as minucs_module
+
+    real_find = minucs_module.find_minucs
+
+    def slow(*args, **kwargs):
+        progress = kwargs.get("progress")
+        while not release.is_set():
+            if progress is not None:
+                progress.update(0.1, "searching")  # raises once cancelled
+            threading.Event().wait(0.01)
+        return real_find(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "find_minucs", slow)
+    try:
+        at.number_input(key="w_minuc_k").set_value(4).run()
+        first = at.session_state["jobs"]["minucs"]
+        assert not first.done and first.key[3][1] == 4 and not at.metric  # started ahead, nothing shown
+        at.number_input(key="w_minuc_k").set_value(5).run()
+        assert first.wait(30) and first.state == "cancelled"
+        second = at.session_state["jobs"]["minucs"]
+        assert second.key[3][1] == 5
+        n = starts.count("MINUC search")
+        at.number_input(key="w_minuc_k").set_value(4).run()
+        assert starts.count("MINUC search") == n  # k = 4 was tried once: not again
+        assert not second.done  # and the search ahead for k = 5 goes on (it is not the officer's)
+    finally:
+        release.set()
