@@ -141,10 +141,13 @@ def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Map
     code, no NaN beside null, no two raw values typed alike): the aggregate's rows are then distinct
     classes already and need no merging.
     """
+    from ..threads import map_workers
+
     idxs, typed = [], {}
     injective = True
-    for i, c in enumerate(columns):
-        idx, dictionary = _dictionary(agg.column(f"k{i}"))
+    # each column's dictionary on the compute threads (Arrow's kernels release the interpreter)
+    encoded = map_workers(lambda i: _dictionary(agg.column(f"k{i}")), range(len(columns)))
+    for c, (idx, dictionary) in zip(columns, encoded, strict=True):
         idxs.append(idx)
         typed[c] = type_distinct(source, c, dictionary, bool((idx < 0).any()))
     if meta is None:
