@@ -110,17 +110,57 @@ def _same_on(uniq, a, b, cols, nc):  # pragma: no cover - compiled
     return True
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cross(a0, a1, b0, b1, mult, wsum, fk, Fk, fkw, Fkw, wild_a, wild_b):  # pragma: no cover - compiled
+    """Rows a0..a1 and b0..b1 of two patterns observed on no common QI: every row matches every row."""
+    ca = 0
+    wa = 0.0
+    for i in range(a0, a1):
+        ca += mult[i]
+        wa += wsum[i]
+    cb = 0
+    wb = 0.0
+    for i in range(b0, b1):
+        cb += mult[i]
+        wb += wsum[i]
+    for i in range(a0, a1):
+        fk[i] += cb
+        Fk[i] += wb
+        if wild_a:
+            fkw[i] += cb
+            Fkw[i] += wb
+    for i in range(b0, b1):
+        fk[i] += ca
+        Fk[i] += wa
+        if wild_b:
+            fkw[i] += ca
+            Fkw[i] += wa
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _give_back(s0, s1, slot_of, got_c, got_w, fk, Fk, fkw, Fkw, wild_s):  # pragma: no cover - compiled
+    """The matches the probing side found, added to the hashed rows of the smaller side."""
+    for i in range(s0, s1):
+        s = slot_of[i - s0]
+        fk[i] += got_c[s]
+        Fk[i] += got_w[s]
+        if wild_s:
+            fkw[i] += got_c[s]
+            Fkw[i] += got_w[s]
+
+
 @numba.njit(cache=True, nogil=True)
-def pattern_pairs(uniq, offsets, members, observed, mult, wsum, split):  # pragma: no cover - compiled
+def pattern_pairs(uniq, offsets, observed, mult, wsum, split):  # pragma: no cover - compiled
     """Wildcard matches between rows of different missing patterns, one hash join per pattern pair.
 
-    Rows of patterns A and B match exactly when they agree on the QIs observed in both, so each
-    unordered pair of patterns is a join on those columns: the smaller side is hashed (open addressing,
-    codes compared on collision), the larger side probes it; matched counts flow both ways. Rows of the
-    same pattern never match each other (distinct rows differ on an observed QI). Work is about
-    (number of patterns) x (number of rows) x (QIs), with no sorting. With ``split``, matches from a
-    pattern with a missing QI are also added to the wildcard increments (fk_wild, Fk_wild) of the
-    receiving rows (a branch constant over each pattern pair).
+    The rows are grouped by missing pattern (rows ``offsets[p]`` to ``offsets[p + 1]`` have pattern p).
+    Rows of patterns A and B match exactly when they agree on the QIs observed in both, so each unordered
+    pair of patterns is a join on those columns: the smaller side is hashed (open addressing, codes
+    compared on collision), the larger side probes it; matched counts flow both ways. Rows of the same
+    pattern never match each other (distinct rows differ on an observed QI). Work is about (number of
+    patterns) x (number of rows) x (QIs), with no sorting. With ``split``, matches from a pattern with a
+    missing QI are also added to the wildcard increments (fk_wild, Fk_wild) of the receiving rows (a
+    branch constant over each pattern pair). The increments come back in the same (grouped) order.
     """
     n, q = uniq.shape
     P = offsets.shape[0] - 1
@@ -145,29 +185,8 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum, split):  # pragm
                     nc += 1
             a0, a1 = offsets[pa], offsets[pa + 1]
             b0, b1 = offsets[pb], offsets[pb + 1]
-            if nc == 0:  # nothing observed in common: everyone matches everyone
-                ca = 0
-                wa = 0.0
-                for i in range(a0, a1):
-                    ca += mult[members[i]]
-                    wa += wsum[members[i]]
-                cb = 0
-                wb = 0.0
-                for i in range(b0, b1):
-                    cb += mult[members[i]]
-                    wb += wsum[members[i]]
-                for i in range(a0, a1):
-                    fk[members[i]] += cb
-                    Fk[members[i]] += wb
-                    if wild_a:
-                        fkw[members[i]] += cb
-                        Fkw[members[i]] += wb
-                for i in range(b0, b1):
-                    fk[members[i]] += ca
-                    Fk[members[i]] += wa
-                    if wild_b:
-                        fkw[members[i]] += ca
-                        Fkw[members[i]] += wa
+            if nc == 0:
+                _cross(a0, a1, b0, b1, mult, wsum, fk, Fk, fkw, Fkw, wild_a, wild_b)
                 continue
             if a1 - a0 <= b1 - b0:
                 s0, s1, l0, l1 = a0, a1, b0, b1
@@ -186,48 +205,39 @@ def pattern_pairs(uniq, offsets, members, observed, mult, wsum, split):  # pragm
             slot_of = np.empty(s1 - s0, dtype=np.int64)
             mask = np.uint64(size - 1)
             for i in range(s0, s1):
-                r = members[i]
-                s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
-                while rep[s] >= 0 and not _same_on(uniq, rep[s], r, cols, nc):
+                s = np.int64(_row_hash(uniq, i, cols, nc) & mask)
+                while rep[s] >= 0 and not _same_on(uniq, rep[s], i, cols, nc):
                     s = (s + 1) & (size - 1)
                 if rep[s] < 0:
-                    rep[s] = r
-                cnt[s] += mult[r]
-                wts[s] += wsum[r]
+                    rep[s] = i
+                cnt[s] += mult[i]
+                wts[s] += wsum[i]
                 slot_of[i - s0] = s
             for i in range(l0, l1):
-                r = members[i]
-                s = np.int64(_row_hash(uniq, r, cols, nc) & mask)
-                while rep[s] >= 0 and not _same_on(uniq, rep[s], r, cols, nc):
+                s = np.int64(_row_hash(uniq, i, cols, nc) & mask)
+                while rep[s] >= 0 and not _same_on(uniq, rep[s], i, cols, nc):
                     s = (s + 1) & (size - 1)
                 if rep[s] >= 0:
-                    fk[r] += cnt[s]
-                    Fk[r] += wts[s]
+                    fk[i] += cnt[s]
+                    Fk[i] += wts[s]
                     if wild_l:
-                        fkw[r] += cnt[s]
-                        Fkw[r] += wts[s]
-                    got_c[s] += mult[r]
-                    got_w[s] += wsum[r]
-            for i in range(s0, s1):
-                s = slot_of[i - s0]
-                fk[members[i]] += got_c[s]
-                Fk[members[i]] += got_w[s]
-                if wild_s:
-                    fkw[members[i]] += got_c[s]
-                    Fkw[members[i]] += got_w[s]
+                        fkw[i] += cnt[s]
+                        Fkw[i] += wts[s]
+                    got_c[s] += mult[i]
+                    got_w[s] += wsum[i]
+            _give_back(s0, s1, slot_of, got_c, got_w, fk, Fk, fkw, Fkw, wild_s)
     return fk, Fk, fkw, Fkw
 
 
 @numba.njit(cache=True, nogil=True)
 def pattern_pairs_packed(keys, offsets, colmask, complete, mult, wsum, split):  # pragma: no cover - compiled
-    """:func:`pattern_pairs` on rows packed into 64-bit keys, the rows grouped by missing pattern.
+    """:func:`pattern_pairs` on rows packed into 64-bit keys.
 
-    Row i of pattern p (``offsets[p] <= i < offsets[p + 1]``) is ``keys[i]``: every QI's code + 1 in a bit
-    field of its own (0: missing). Two rows of patterns A and B agree on the QIs observed in both exactly
-    when their keys agree under ``colmask[A] & colmask[B]`` (the fields observed in both), so a join
-    compares one integer per row and never reads the rows themselves; a projected key is never 0 (some
-    field observed in both holds a code + 1 >= 1), which marks an empty slot. The rows of each pattern are
-    contiguous, so every pass reads memory in order. The increments come back in the same (grouped) order.
+    Row i is ``keys[i]``: every QI's code + 1 in a bit field of its own (0: missing). Two rows of patterns A
+    and B agree on the QIs observed in both exactly when their keys agree under ``colmask[A] & colmask[B]``
+    (the fields observed in both), so a join compares one integer per row and never reads the rows
+    themselves; a projected key is never 0 (some field observed in both holds a code + 1 >= 1), which marks
+    an empty slot. The rows of each pattern are contiguous, so every pass reads memory in order.
     """
     n = keys.shape[0]
     P = offsets.shape[0] - 1
@@ -243,29 +253,8 @@ def pattern_pairs_packed(keys, offsets, colmask, complete, mult, wsum, split):  
             m = colmask[pa] & colmask[pb]
             a0, a1 = offsets[pa], offsets[pa + 1]
             b0, b1 = offsets[pb], offsets[pb + 1]
-            if m == 0:  # nothing observed in common: everyone matches everyone
-                ca = 0
-                wa = 0.0
-                for i in range(a0, a1):
-                    ca += mult[i]
-                    wa += wsum[i]
-                cb = 0
-                wb = 0.0
-                for i in range(b0, b1):
-                    cb += mult[i]
-                    wb += wsum[i]
-                for i in range(a0, a1):
-                    fk[i] += cb
-                    Fk[i] += wb
-                    if wild_a:
-                        fkw[i] += cb
-                        Fkw[i] += wb
-                for i in range(b0, b1):
-                    fk[i] += ca
-                    Fk[i] += wa
-                    if wild_b:
-                        fkw[i] += ca
-                        Fkw[i] += wa
+            if m == 0:
+                _cross(a0, a1, b0, b1, mult, wsum, fk, Fk, fkw, Fkw, wild_a, wild_b)
                 continue
             if a1 - a0 <= b1 - b0:
                 s0, s1, l0, l1 = a0, a1, b0, b1
@@ -306,13 +295,7 @@ def pattern_pairs_packed(keys, offsets, colmask, complete, mult, wsum, split):  
                         Fkw[i] += wts[s]
                     got_c[s] += mult[i]
                     got_w[s] += wsum[i]
-            for i in range(s0, s1):
-                s = slot_of[i - s0]
-                fk[i] += got_c[s]
-                Fk[i] += got_w[s]
-                if wild_s:
-                    fkw[i] += got_c[s]
-                    Fkw[i] += got_w[s]
+            _give_back(s0, s1, slot_of, got_c, got_w, fk, Fk, fkw, Fkw, wild_s)
     return fk, Fk, fkw, Fkw
 
 

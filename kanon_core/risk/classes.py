@@ -271,26 +271,6 @@ def packed_fields(uniq: np.ndarray) -> np.ndarray | None:
     return widths if int(widths.sum()) <= 64 else None
 
 
-def _packed_pattern_pairs(uniq, widths, order, offsets, observed, mult, wsum, split):
-    from ._wildcard_kernel import pack_keys, pattern_pairs_packed
-
-    shifts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.uint64)
-    keys = pack_keys(np.ascontiguousarray(uniq), shifts)[order]  # grouped by pattern
-    field = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts  # widths <= 63 here
-    colmask = np.array([np.bitwise_or.reduce(field[obs], initial=np.uint64(0)) for obs in observed],
-                       dtype=np.uint64)
-    complete = observed.all(axis=1)
-    m64, w64 = mult.astype(np.int64)[order], wsum.astype(np.float64)[order]
-    dfk, dFk, dfkw, dFkw = pattern_pairs_packed(keys, offsets, colmask, complete, m64, w64, split)
-    fk, Fk = mult.astype(np.int64).copy(), wsum.astype(np.float64).copy()
-    fkw, Fkw = np.zeros(len(fk), np.int64), np.zeros(len(fk))
-    fk[order] += dfk
-    Fk[order] += dFk
-    fkw[order] += dfkw
-    Fkw[order] += dFkw
-    return fk, Fk, fkw, Fkw
-
-
 def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsum: np.ndarray, split: bool):
     """Pairwise scan of the rows with missing values, split over threads (see ``_wildcard_kernel``)."""
     import os
@@ -326,18 +306,29 @@ def _wildcard_scan(uniq: np.ndarray, has_miss: np.ndarray, mult: np.ndarray, wsu
 
 
 def _wildcard_by_pattern_pairs(uniq, miss, mult, wsum, split, pattern_ids=None):
-    """Hash joins between missing patterns (see ``_wildcard_kernel.pattern_pairs``); on rows packed into
-    64-bit keys, grouped by pattern, when every QI's codes fit (``pattern_pairs_packed``: the same sums)."""
-    from ._wildcard_kernel import pattern_pairs
+    """Hash joins between missing patterns on the rows grouped by pattern (see
+    ``_wildcard_kernel.pattern_pairs``); on rows packed into 64-bit keys when every QI's codes fit
+    (``pattern_pairs_packed``: the same sums, bit for bit)."""
+    from ._wildcard_kernel import pack_keys, pattern_pairs, pattern_pairs_packed
 
     pat_ids = missing_pattern_ids(miss) if pattern_ids is None else pattern_ids
     order = np.argsort(pat_ids, kind="stable")
     offsets = np.concatenate([[0], np.cumsum(np.bincount(pat_ids))]).astype(np.int64)
     observed = ~miss[order[offsets[:-1]]]
-    fields = packed_fields(uniq)
-    if fields is not None:
-        return _packed_pattern_pairs(uniq, fields, order, offsets, observed, mult, wsum, split)
-    dfk, dFk, dfkw, dFkw = pattern_pairs(np.ascontiguousarray(uniq, dtype=np.int32), offsets,
-                                         order.astype(np.int64), np.ascontiguousarray(observed),
-                                         mult.astype(np.int64), wsum.astype(np.float64), split)
-    return mult.astype(np.int64) + dfk, wsum.astype(np.float64) + dFk, dfkw, dFkw
+    m64, w64 = mult.astype(np.int64)[order], wsum.astype(np.float64)[order]
+    widths = packed_fields(uniq)
+    if widths is not None:
+        shifts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.uint64)
+        keys = pack_keys(np.ascontiguousarray(uniq), shifts)[order]
+        field = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts  # widths <= 32 here
+        colmask = np.array([np.bitwise_or.reduce(field[obs], initial=np.uint64(0)) for obs in observed],
+                           dtype=np.uint64)
+        grouped = pattern_pairs_packed(keys, offsets, colmask, observed.all(axis=1), m64, w64, split)
+    else:
+        rows = np.ascontiguousarray(uniq[order], dtype=np.int32)
+        grouped = pattern_pairs(rows, offsets, np.ascontiguousarray(observed), m64, w64, split)
+    fk, Fk = mult.astype(np.int64).copy(), wsum.astype(np.float64).copy()
+    fkw, Fkw = np.zeros(len(fk), np.int64), np.zeros(len(fk))
+    for total, part in zip((fk, Fk, fkw, Fkw), grouped, strict=True):
+        total[order] += part
+    return fk, Fk, fkw, Fkw
