@@ -551,6 +551,25 @@ def _release_target(current: dict[str, Any], out: str) -> Path:
     return target
 
 
+def release_section(current: dict[str, Any], result_of: Hashable, workflow_key: str, job: str, path_key: str,
+                    button_key: str, work: Callable[[Path], Callable[[Progress], str]]) -> None:
+    """A release file's name and "Write the release": the path is checked (new, .csv/.parquet, not an
+    input) when clicked, and the engine writes the release of ``result_of`` (the result shown) as
+    background job ``job`` with Cancel; the workflow key keeps what was asked across reruns."""
+    w1, w2 = st.columns([5, 1])
+    out = w1.text_input("Release file (.csv or .parquet, a new file)", key=path_key)
+    if w2.button("Write the release", key=button_key, disabled=not out):
+        target = _release_target(current, out)
+        st.session_state[workflow_key] = (result_of, str(target))
+        _stopped().pop(job_key(job, (result_of, str(target))), None)
+    asked = st.session_state.get(workflow_key)
+    if asked is None or asked[0] != result_of:
+        return
+    written = drive(job, asked, "Writing the release", work(Path(asked[1])), current["engine"])
+    if written is not None:
+        st.success(f"Release written: {written}")
+
+
 def release_work(current: dict[str, Any], table: ClassTable, found: OptimalAtScale, k: int, missing: str,
                  target: Path) -> Callable[[Progress], str]:
     """The release written by the engine, as ``kanon generalize --engine ... -o`` writes it; the file appears
@@ -595,20 +614,8 @@ def recode_panel(k: int = 3) -> bool:
         if found is None:
             return True
         _show_optimal(found)
-        w1, w2 = st.columns([5, 1])
-        out = w1.text_input("Release file (.csv or .parquet, a new file)", key="w_big_release_path")
-        if w2.button("Write the release", key="btn_big_release", disabled=not out):
-            target = _release_target(current, out)
-            st.session_state[RELEASE] = (search, str(target))
-            _stopped().pop(job_key("big_release", (search, str(target))), None)
-        asked = st.session_state.get(RELEASE)
-        if asked is None or asked[0] != search:
-            return True
-        target = Path(asked[1])
-        written = drive("big_release", asked, "Writing the release",
-                        release_work(current, table, found, k, missing, target), current["engine"])
-        if written is not None:
-            st.success(f"Release written: {written}")
+        release_section(current, search, RELEASE, "big_release", "w_big_release_path", "btn_big_release",
+                        lambda target: release_work(current, table, found, k, missing, target))
     except KanonError as exc:
         st.error(str(exc))
     return True

@@ -102,19 +102,8 @@ def suppress_panel(k: int = 3) -> bool:
         if found is None:
             return True
         _show(found)
-        w1, w2 = st.columns([5, 1])
-        out = w1.text_input("Release file (.csv or .parquet, a new file)", key="w_big_sup_release_path")
-        if w2.button("Write the release", key="btn_big_sup_release", disabled=not out):
-            target = big_file._release_target(current, out)
-            st.session_state[RELEASE] = (asked, str(target))
-            big_file._stopped().pop(big_file.job_key("big_sup_release", (asked, str(target))), None)
-        wanted = st.session_state.get(RELEASE)
-        if wanted is None or wanted[0] != asked:
-            return True
-        written = big_file.drive("big_sup_release", wanted, "Writing the release",
-                                 release_work(current, found, Path(wanted[1])), current["engine"])
-        if written is not None:
-            st.success(f"Release written: {written}")
+        big_file.release_section(current, asked, RELEASE, "big_sup_release", "w_big_sup_release_path",
+                                 "btn_big_sup_release", lambda target: release_work(current, found, target))
     except KanonError as exc:
         st.error(str(exc))
     return True
