@@ -219,33 +219,32 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
 
 
 def wildcard_sizes_after(params: tuple, k: int) -> Callable[[ClassTable], None]:
-    """What runs once the Data page's class table is counted, in its worker thread: when the table has
-    missing cells, the wildcard class sizes the Risk page shows by default, as that page's own job, with its
-    figures at the session's ``k`` once the sizes are ready; without missing cells those figures at once
-    (they need no kernel). So they are computed while the officer is still on the Data page, under the
-    page's own memo keys. Captured here in the script thread: the session's jobs and memo, and the keys."""
+    """What runs once the Data page's class table is counted, in its worker thread: the Risk page's figures
+    at the session's ``k`` with missing values as a category (stored under that page's own memo keys), then
+    the wildcard class sizes the page shows by default (when the table has missing cells), as that page's
+    own job, with their figures at ``k`` once the sizes are ready. So they are computed while the officer
+    is still on the Data page. Captured here in the script thread: the session's jobs and memo, and the
+    keys."""
     jobs = st.session_state.setdefault("jobs", {})
     view = st.session_state["memo"]
     sizes = (params, "wildcard")
     key = job_key("big_sizes", sizes)
     stopped = _stopped()
-    per_qi_key = job_key("big_per_qi", params)
-    risk_key = job_key("big_risk", (params, k, "wildcard"))
+    keys = {"per_qi": job_key("big_per_qi", params), "sizes_cat": job_key("big_sizes", (params, "category")),
+            "risk_cat": job_key("big_risk", (params, k, "category")),
+            "risk_wild": job_key("big_risk", (params, k, "wildcard"))}
 
-    def figures(table: ClassTable, sizes: ClassSizes) -> None:
+    def figures(table: ClassTable, sizes: ClassSizes, missing: str, risk_key: tuple) -> None:
         if risk_key in view:
             return
-        per_qi = view.get(per_qi_key)
+        per_qi = view.get(keys["per_qi"])
         if per_qi is None:
             per_qi = per_qi_of(table)
-            view.put(per_qi_key, per_qi)
-        view.put(risk_key, risk_of_table(table, k, "wildcard", sizes=sizes, per_qi=per_qi))
+            view.put(keys["per_qi"], per_qi)
+        view.put(risk_key, risk_of_table(table, k, missing, sizes=sizes, per_qi=per_qi))
 
-    def then(table: ClassTable) -> None:
-        if not bool((table.codes < 0).any()):
-            figures(table, _sizes_now(table, "wildcard"))  # no missing cell: no kernel, the figures at once
-            return
-        if key in view or key in stopped:
+    def wildcard(table: ClassTable) -> None:
+        if key in view or key in stopped or not bool((table.codes < 0).any()):
             return
         old = jobs.get("big_sizes")
         if old is not None and old.key == key:
@@ -255,18 +254,20 @@ def wildcard_sizes_after(params: tuple, k: int) -> Callable[[ClassTable], None]:
 
         def store(value: ClassSizes) -> bool:
             kept = view.put(key, value)
-            figures(table, value)
+            figures(table, value, "wildcard", keys["risk_wild"])
             return kept
 
         jobs["big_sizes"] = background.start(key, "Wildcard class sizes", sizes_work(table, "wildcard"),
                                              store=store)
+
+    def then(table: ClassTable) -> None:
+        wildcard(table)  # started first: the kernel runs while the category figures are computed here
+        cat = view.get(keys["sizes_cat"])
+        if cat is None:
+            cat = _sizes_now(table, "category")
+            view.put(keys["sizes_cat"], cat)
+        figures(table, cat, "category", keys["risk_cat"])
     return then
-
-
-WILDCARD_GRACE = 1.0
-"""Seconds the Risk page waits for the wildcard class sizes under way before showing the category figures
-first: the wildcard kernel takes under a second on millions of classes, and the category figures computed
-beside it would only slow it down."""
 
 
 def drive(name: str, params: Hashable, label: str, work: Callable[[Progress], Any], engine: str | None = None,
@@ -475,9 +476,6 @@ def risk_panel(k: int = 3) -> bool:
             _show(_risk(params, table, sizes, k, missing), k)
         else:
             sizes = _peek("big_sizes", (params, missing))
-            under_way = _job("big_sizes", job_key("big_sizes", (params, missing)))
-            if sizes is None and under_way is not None and under_way.wait(WILDCARD_GRACE):
-                sizes = _peek("big_sizes", (params, missing))
             if sizes is None:  # the category figures now; the wildcard sizes computed meanwhile
                 top = st.container()
                 cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))

@@ -226,7 +226,9 @@ def test_wildcard_sizes_are_computed_while_the_officer_is_on_the_data_page(parqu
     else:
         raise AssertionError("the wildcard sizes were not started after the class table")
     assert job.state == "done"
-    # the Risk page's wildcard figures at the session's k are in its memo already: the page computes none
+    counted = at.session_state["jobs"].get("big_table")
+    assert counted is None or counted.wait(60)  # its follow-up (the category figures) ends with it
+    # the Risk page's figures at the session's k, both semantics, are in its memo already: the page computes none
     import kanon_core.engines.risk as engine_risk
 
 
@@ -234,10 +236,11 @@ def test_wildcard_sizes_are_computed_while_the_officer_is_on_the_data_page(parqu
     params = big_file._table_params(current)
     memo = at.session_state["memo"]
     table = get_engine("duckdb").class_table(str(parquet), QIS)
-    ahead = memo[(at.session_state["history"].uid, 0, "big_risk", (params, 3, "wildcard"))]
-    ref_risk = engine_risk.risk_of_table(table, 3, "wildcard")
-    assert ahead.payload["n_violating"] == ref_risk.payload["n_violating"]
-    assert ahead.payload["per_qi"] == ref_risk.payload["per_qi"]
+    for missing in ("category", "wildcard"):
+        ahead = memo[(at.session_state["history"].uid, 0, "big_risk", (params, 3, missing))]
+        ref_risk = engine_risk.risk_of_table(table, 3, missing)
+        assert ahead.payload["n_violating"] == ref_risk.payload["n_violating"]
+        assert ahead.payload["per_qi"] == ref_risk.payload["per_qi"]
     real = big_file.risk_of_table
     big_file.risk_of_table = None  # any figure computed on the page would fail
     try:
@@ -246,39 +249,5 @@ def test_wildcard_sizes_are_computed_while_the_officer_is_on_the_data_page(parqu
         big_file.risk_of_table = real
     assert not at.exception
     assert not any("counted as a **category**" in w.value for w in at.warning)
-    ref = risk_summary(load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix(), 3, "wildcard")
-    assert metric(at, "Records below k = 3") == f"{ref.n_violating:,}"
-
-
-def test_the_risk_page_waits_a_moment_for_wildcard_sizes_under_way(parquet, monkeypatch):
-    """Opened while the wildcard sizes are being computed, the Risk page waits up to ``WILDCARD_GRACE`` for
-    them: sizes ready within it are shown at once, and no category figures are computed beside them."""
-    from kanon_core.dataset import Roles
-    from kanon_core.io import load_dataset
-    from kanon_core.risk.summary import risk_summary
-
-    real, real_now = big_file.sizes_work, big_file._sizes_now
-    computed = []
-
-    def slow(table, missing):
-        work = real(table, missing)
-
-        def run(progress):
-            threading.Event().wait(0.3)  # under way when the page looks for the sizes
-            return work(progress)
-        return run
-
-    def now(table, missing):
-        computed.append(missing)
-        return real_now(table, missing)
-
-    monkeypatch.setattr(big_file, "sizes_work", slow)
-    monkeypatch.setattr(big_file, "_sizes_now", now)
-    at = open_page("data.py")
-    _open(at, parquet)
-    at.multiselect(key="w_big_qis").set_value(QIS).run()
-    at.switch_page("pages/risk.py").run()
-    assert not at.exception
-    assert "category" not in computed and not any("counted as a **category**" in w.value for w in at.warning)
     ref = risk_summary(load_dataset(parquet, roles=Roles(qis=tuple(QIS))).qi_matrix(), 3, "wildcard")
     assert metric(at, "Records below k = 3") == f"{ref.n_violating:,}"
