@@ -218,32 +218,18 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     return job
 
 
-def wildcard_sizes_after(params: tuple, k: int) -> Callable[[ClassTable], None]:
-    """What runs once the Data page's class table is counted, in its worker thread: the Risk page's figures
-    at the session's ``k`` with missing values as a category (stored under that page's own memo keys), then
-    the wildcard class sizes the page shows by default (when the table has missing cells), as that page's
-    own job, with their figures at ``k`` once the sizes are ready. So they are computed while the officer
-    is still on the Data page. Captured here in the script thread: the session's jobs and memo, and the
-    keys."""
+def wildcard_sizes_after(params: tuple) -> Callable[[ClassTable], None]:
+    """What runs once the Data page's class table is counted, in its worker thread: the wildcard class sizes
+    the Risk page shows by default (when the table has missing cells), as that page's own job, so they are
+    computed while the officer is still on the Data page. Captured here in the script thread: the session's
+    jobs and memo, and the job's key."""
     jobs = st.session_state.setdefault("jobs", {})
     view = st.session_state["memo"]
     sizes = (params, "wildcard")
     key = job_key("big_sizes", sizes)
     stopped = _stopped()
-    keys = {"per_qi": job_key("big_per_qi", params), "sizes_cat": job_key("big_sizes", (params, "category")),
-            "risk_cat": job_key("big_risk", (params, k, "category")),
-            "risk_wild": job_key("big_risk", (params, k, "wildcard"))}
 
-    def figures(table: ClassTable, sizes: ClassSizes, missing: str, risk_key: tuple) -> None:
-        if risk_key in view:
-            return
-        per_qi = view.get(keys["per_qi"])
-        if per_qi is None:
-            per_qi = per_qi_of(table)
-            view.put(keys["per_qi"], per_qi)
-        view.put(risk_key, risk_of_table(table, k, missing, sizes=sizes, per_qi=per_qi))
-
-    def wildcard(table: ClassTable) -> None:
+    def then(table: ClassTable) -> None:
         if key in view or key in stopped or not bool((table.codes < 0).any()):
             return
         old = jobs.get("big_sizes")
@@ -251,22 +237,8 @@ def wildcard_sizes_after(params: tuple, k: int) -> Callable[[ClassTable], None]:
             return
         if old is not None and not old.done:
             old.cancel()
-
-        def store(value: ClassSizes) -> bool:
-            kept = view.put(key, value)
-            figures(table, value, "wildcard", keys["risk_wild"])
-            return kept
-
         jobs["big_sizes"] = background.start(key, "Wildcard class sizes", sizes_work(table, "wildcard"),
-                                             store=store)
-
-    def then(table: ClassTable) -> None:
-        wildcard(table)  # started first: the kernel runs while the category figures are computed here
-        cat = view.get(keys["sizes_cat"])
-        if cat is None:
-            cat = _sizes_now(table, "category")
-            view.put(keys["sizes_cat"], cat)
-        figures(table, cat, "category", keys["risk_cat"])
+                                             store=lambda v: view.put(key, v))
     return then
 
 
@@ -371,7 +343,7 @@ def data_panel() -> None:
         if qis and stops_mid_query(current["engine"]):  # counting starts now; a new choice interrupts it
             params = _table_params(current)
             if start("big_table", params, "Counting classes", table_work(*params),
-                     then=wildcard_sizes_after(params, state.session_k())) is not None:
+                     then=wildcard_sizes_after(params)) is not None:
                 st.caption("Counting the classes for the Risk page in the background ...")
         if q3.button("Close", key="w_big_close"):
             del st.session_state[KEY]
