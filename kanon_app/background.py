@@ -14,6 +14,10 @@ At most ``KANON_HEAVY_JOBS`` heavy jobs of all sessions run at once (default 2; 
 say so): each holds its own large memory (a 19-variable MINUC search, hundreds of megabytes). The compiled
 kernels' own thread safety and the process-wide cap on compute threads are kanon_core.threads' (two jobs
 interleave there rather than one starving the other).
+
+Work started ahead of a click (``speculative``, kanon_app.prefetch) never makes an officer's own work wait:
+it starts only when a slot is free at once (else it is skipped, as cancelled), and a job asked for that
+finds every slot taken cancels the speculative jobs holding them, which stop at their next checkpoint.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ _jobs_setting = os.environ.get("KANON_HEAVY_JOBS", "").strip()
 HEAVY_JOBS = max(1, int(_jobs_setting)) if _jobs_setting.isdigit() else 2
 HEAVY_SLOTS = threading.BoundedSemaphore(HEAVY_JOBS)
 POLL_SECONDS = 0.1
+_SPECULATIVE: dict[int, Job] = {}
+"""Speculative jobs holding a heavy slot now (cancelled when asked-for work needs the slot)."""
+_SPECULATIVE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -73,11 +80,13 @@ class Job(Generic[T]):
 
 
 def start(key: Hashable, label: str, work: Callable[[Progress], T],
-          store: Callable[[T], Any] | None = None, heavy: bool = True) -> Job[T]:
+          store: Callable[[T], Any] | None = None, heavy: bool = True, speculative: bool = False) -> Job[T]:
     """Run ``work(progress)`` in a daemon thread; ``store(result)`` is called in that thread when it succeeds.
 
     A ``heavy`` job waits for one of the ``KANON_HEAVY_JOBS`` slots; a light one (a fraction of a second, little
-    memory: kanon_app.prefetch) starts at once, so a page waiting for it never waits behind a long search."""
+    memory: kanon_app.prefetch) starts at once, so a page waiting for it never waits behind a long search. A
+    ``speculative`` heavy job (work started ahead of a click) runs only in a slot free at once and gives it
+    up to work asked for (see the module docstring)."""
     job: Job[T] = Job(key=key, label=label)
 
     def update(fraction: float, message: str) -> None:
@@ -85,12 +94,12 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
 
     job.progress.callback = update
 
-    slots = HEAVY_SLOTS if heavy else contextlib.nullcontext()
+    slots = _Slot(job, speculative) if heavy else contextlib.nullcontext(True)
 
     def run() -> None:
         try:
-            with slots:
-                if job.progress.cancelled:
+            with slots as held:
+                if job.progress.cancelled or not held:
                     job.state = "cancelled"
                     return
                 job.state = "running"
@@ -112,6 +121,35 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
 
     threading.Thread(target=run, name=f"kanon-{label}", daemon=True).start()
     return job
+
+
+class _Slot:
+    """A heavy slot for ``job``, as a context: true when held. A speculative job takes one only if free at
+    once; a job asked for that finds none free first cancels the speculative jobs holding slots."""
+
+    def __init__(self, job: Job, speculative: bool) -> None:
+        self.job, self.speculative, self.held = job, speculative, False
+
+    def __enter__(self) -> bool:
+        if self.speculative:
+            self.held = HEAVY_SLOTS.acquire(blocking=False)
+            if self.held:
+                with _SPECULATIVE_LOCK:
+                    _SPECULATIVE[id(self.job)] = self.job
+            return self.held
+        if not HEAVY_SLOTS.acquire(blocking=False):
+            with _SPECULATIVE_LOCK:
+                for other in list(_SPECULATIVE.values()):
+                    other.cancel()
+            HEAVY_SLOTS.acquire()
+        self.held = True
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            with _SPECULATIVE_LOCK:
+                _SPECULATIVE.pop(id(self.job), None)
+            HEAVY_SLOTS.release()
 
 
 def _jobs() -> dict[str, Job]:

@@ -14,8 +14,10 @@ a search the officer cancelled is never started again by itself.
 
 The report tab starts the report's MINUC counts (:func:`kanon_core.report.report_minuc_searches`, the call
 the report makes) when it opens, unless the MINUCs page has searched both files already: the search is the
-longest part of the report, and it runs while the officer reads the tab and fills in the models. It is a
-heavy job (it waits for a slot like any search).
+longest part of the report, and it runs while the officer reads the tab and fills in the models.
+
+Both searches are speculative heavy jobs (kanon_app.background): they run only in a slot free at once and
+give it up to any work an officer asks for, so they never make anyone wait.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
     def work(progress) -> object:
         return report_minuc_searches(original_with_roles(hist, version.id), version.dataset, tuple(qis), options)
 
-    job = background.start(key, "MINUC counts for the report", work, store=lambda value: view.put(key, value))
+    job = background.start(key, "MINUC counts for the report", work, store=lambda value: view.put(key, value),
+                           speculative=True)
     background.register(REPORT_MINUCS, job)
 
 
@@ -169,5 +172,5 @@ def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], An
     view = state.session_view()
     tried.add(key)
     ahead.add(key)
-    job = background.start(key, "MINUC search", work, store=lambda value: view.put(key, value))
+    job = background.start(key, "MINUC search", work, store=lambda value: view.put(key, value), speculative=True)
     background.register(MINUCS, job)

@@ -138,3 +138,33 @@ def test_a_search_finished_while_the_page_was_not_shown_is_found_and_its_job_dro
     assert not at.exception
     assert metric(at, "MINUCs") == f"{job.result.total:,}"
     assert "minucs" not in at.session_state["jobs"]
+
+
+def test_work_started_ahead_never_makes_asked_for_work_wait(monkeypatch):
+    """A speculative job runs only in a slot free at once (else it is skipped, as cancelled); a job asked for
+    that finds the slots taken cancels the speculative jobs holding them and runs."""
+    monkeypatch.setattr(background, "HEAVY_SLOTS", threading.BoundedSemaphore(1))
+    holding, release = threading.Event(), threading.Event()
+
+    def hold(progress):
+        holding.set()
+        while not release.is_set():
+            progress.update(0.5, "working")  # raises once cancelled
+            threading.Event().wait(0.01)
+        return "held"
+
+    asked = background.start("asked-1", "asked", hold)  # the officer's own job takes the only slot
+    assert holding.wait(30)
+    skipped = background.start("ahead-1", "ahead", lambda progress: "never", speculative=True)
+    assert skipped.wait(30) and skipped.state == "cancelled"  # no free slot: not run, not waiting
+    release.set()
+    assert asked.wait(30) and asked.state == "done"
+
+    holding.clear()
+    release.clear()
+    ahead = background.start("ahead-2", "ahead", hold, speculative=True)
+    assert holding.wait(30) and ahead.state == "running"
+    mine = background.start("asked-2", "asked", lambda progress: "mine")
+    assert mine.wait(30) and mine.result == "mine"  # it did not wait for the speculative job to end
+    assert ahead.wait(30) and ahead.state == "cancelled"
+    release.set()

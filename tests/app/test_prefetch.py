@@ -133,3 +133,36 @@ def test_the_click_takes_the_search_started_ahead_and_a_cancel_is_not_undone(mon
         assert not second.done  # and the search ahead for k = 5 goes on (it is not the officer's)
     finally:
         release.set()
+
+
+def test_a_search_ahead_skipped_for_want_of_a_slot_still_runs_on_the_click(monkeypatch):
+    """With every heavy slot taken, the search ahead is skipped (it never waits for one); the click then
+    runs the search itself and shows it."""
+    import threading
+
+    from kanon_app import background
+    from kanon_core.risk.minucs import find_minucs
+
+    from .helpers import open_page
+
+    monkeypatch.setattr(background, "HEAVY_SLOTS", threading.BoundedSemaphore(1))
+    busy, release = threading.Event(), threading.Event()
+
+    def hold(progress):
+        busy.set()
+        release.wait(60)
+        return "done"
+
+    other = background.start("someone-else", "another officer's search", hold)
+    assert busy.wait(30)
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED"]
+    at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    ahead = at.session_state["jobs"]["minucs"]
+    assert ahead.wait(30) and ahead.state == "cancelled" and not at.metric
+    release.set()
+    assert other.wait(30)
+    at.button(key="btn_find_minucs").click().run()
+    assert not at.exception
+    ds = at.session_state["history"].current.dataset
+    assert metric(at, "MINUCs") == f"{find_minucs(ds.qi_matrix(qis), k=3, missing=ds.missing).total:,}"
