@@ -61,8 +61,10 @@ def test_minuc_search_starts_when_the_page_opens_and_shows_only_after_the_click(
     from .helpers import open_page
 
     at = open_page("minucs.py")
+    _settle(at)  # the searches ahead of each step end (cancelled ones too) before the next: each finds a slot
     qis = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME"]
     at.multiselect(key="w_minuc_qis").set_value(qis).run()
+    _settle(at)
     at.number_input(key="w_minuc_k").set_value(2).run()
     _settle(at)
     h = at.session_state["history"]
