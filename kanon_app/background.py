@@ -129,19 +129,20 @@ class _Slot:
 
     def __init__(self, job: Job, speculative: bool) -> None:
         self.job, self.speculative, self.held = job, speculative, False
+        self.slots = HEAVY_SLOTS  # released where acquired, whatever the module's semaphore is by then
 
     def __enter__(self) -> bool:
         if self.speculative:
-            self.held = HEAVY_SLOTS.acquire(blocking=False)
+            self.held = self.slots.acquire(blocking=False)
             if self.held:
                 with _SPECULATIVE_LOCK:
                     _SPECULATIVE[id(self.job)] = self.job
             return self.held
-        if not HEAVY_SLOTS.acquire(blocking=False):
+        if not self.slots.acquire(blocking=False):
             with _SPECULATIVE_LOCK:
                 for other in list(_SPECULATIVE.values()):
                     other.cancel()
-            HEAVY_SLOTS.acquire()
+            self.slots.acquire()
         self.held = True
         return True
 
@@ -149,7 +150,7 @@ class _Slot:
         if self.held:
             with _SPECULATIVE_LOCK:
                 _SPECULATIVE.pop(id(self.job), None)
-            HEAVY_SLOTS.release()
+            self.slots.release()
 
 
 def _jobs() -> dict[str, Job]:

@@ -165,6 +165,6 @@ def test_a_search_ahead_skipped_for_want_of_a_slot_still_runs_on_the_click(monke
     release.set()
     assert other.wait(30)
     at.button(key="btn_find_minucs").click().run()
-    assert not at.exception
+    assert not at.exception, [e.stack for e in at.exception]
     ds = at.session_state["history"].current.dataset
     assert metric(at, "MINUCs") == f"{find_minucs(ds.qi_matrix(qis), k=3, missing=ds.missing).total:,}"
