@@ -93,6 +93,52 @@ def test_against_brute_force_recount(data, missing, threshold, alpha, weighted, 
         assert not ((released[i] >= 0) & ~prot).any()
 
 
+@settings(max_examples=80, deadline=None)
+@given(_data(), st.sampled_from(["wildcard", "category"]), st.sampled_from([1.0, 0.5, 0.0]), st.booleans(),
+       st.sampled_from(["approx", "exact"]))
+def test_candidate_risk_is_the_risk_after_blanking(data, missing, alpha, weighted, method):
+    # what the chooser predicts for blanking QI j in every record of a class is that class's risk, counted by
+    # brute force on the records, once the cell is blank
+    from kanon_core.classtable import ClassTable
+    from kanon_core.treat.suppress_risk import _candidate_risk
+
+    rows, weights = data
+    ds = _ds(rows, weights if weighted else None, missing)
+    codes = ds.qi_matrix().codes
+    w = np.asarray(weights) if weighted else None
+    table = ClassTable.from_codes(codes, weights=w)
+    for j in range(codes.shape[1]):
+        rows_j = np.flatnonzero(table.codes[:, j] >= 0)
+        if not len(rows_j):
+            continue
+        got = _candidate_risk(table, rows_j, j, missing, alpha, method)
+        for r, c in zip(got, rows_j, strict=True):
+            released = codes.copy()
+            members = np.flatnonzero(table.record_class == c)
+            released[members, j] = -1
+            fk, Fk = brute_force_class_sizes(released, missing, w, alpha=alpha)  # noqa: N806
+            want = individual_risk(fk[members[:1]], Fk[members[:1]] if weighted else None, method)[0]
+            np.testing.assert_allclose(r, want, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_data(), st.sampled_from(["wildcard", "category"]), st.sampled_from([0.05, 0.2, 0.5]), st.booleans(),
+       st.randoms(use_true_random=False))
+def test_records_of_a_class_alike_and_order_free(data, missing, threshold, weighted, rnd):
+    rows, weights = data
+    ds = _ds(rows, weights if weighted else None, missing)
+    res = suppress_to_risk(ds, threshold)
+    codes = ds.qi_matrix().codes
+    for i in range(len(codes)):  # equal rows, equal cells (the records of a class are treated alike)
+        same = np.flatnonzero((codes == codes[i]).all(axis=1))
+        assert (res.mask[same] == res.mask[i]).all()
+    perm = list(range(len(rows)))
+    rnd.shuffle(perm)
+    shuffled = _ds([rows[p] for p in perm], [weights[p] for p in perm] if weighted else None, missing)
+    again = suppress_to_risk(shuffled, threshold)
+    np.testing.assert_array_equal(again.mask, res.mask[perm])
+
+
 def test_cli_max_risk(tmp_path, capsys):
     import json
 

@@ -332,7 +332,7 @@ def test_cli_at_scale_reports_the_in_memory_keys_and_a_valid_release(survey, tmp
     assert f"kanon suppress: {engine}: counting classes" in err
 
 
-@pytest.mark.parametrize("extra", [["--model", "record"], ["--model", "release"], ["--max-risk", "0.1"],
+@pytest.mark.parametrize("extra", [["--model", "record"], ["--model", "release"],
                                    ["--by", "sex"], ["--link", "region=income"], ["--method", "greedy"],
                                    ["--alpha", "0.5"], ["--suppressed-code", "-7"]])
 def test_cli_refuses_options_that_need_the_records_in_one_line(survey, tmp_path, capsys, extra):

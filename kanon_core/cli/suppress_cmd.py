@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-risk", type=float, default=None, metavar="R",
                    help="instead of k: suppress values of the records whose individual risk (Benedetti & "
                         "Franconi, as sdcMicro) exceeds R until none remain (sdcMicro's localSupp, cells chosen "
-                        "by importance and effect on risk, recounted after); with --importance, --protect, "
-                        "--alpha")
+                        "by importance and effect on risk, whole classes alike, recounted after); with --importance, "
+                        "--protect, --alpha")
     p.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
                    help="strict (default): suppressed cells are values, every released class has k records, "
                         "nobody is findable among fewer than k; release: sdcMicro's criterion (wildcard "
@@ -132,21 +132,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_max_risk(args: argparse.Namespace) -> int:
-    """``--max-risk R``: risk-targeted local suppression (:mod:`kanon_core.treat.suppress_risk`)."""
-    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
+def check_max_risk_options(args: argparse.Namespace) -> tuple[float, float]:
+    """The options ``--max-risk`` takes, in memory and at scale: the limit and alpha, checked."""
     from ..risk.classes import check_alpha
     from ..risk.individual import check_max_risk
-    from ..treat.suppress import apply_mask
-    from ..treat.suppress_risk import RiskSuppressStep
 
     if args.k is not None:
         raise InputError("Give either --k or --max-risk, not both.")
     if args.by or args.link or args.model != DEFAULT_MODEL or args.method or args.node_limit is not None:
         raise InputError("--max-risk takes --importance, --protect and --alpha only (no --by, --link, --model, "
                          "--method or --node-limit).")
-    threshold = check_max_risk(args.max_risk)
-    alpha = check_alpha(args.alpha)
+    return check_max_risk(args.max_risk), check_alpha(args.alpha)
+
+
+def say_risk_result(res, threshold: float) -> None:
+    """The closing line on stderr (counts only)."""
+    left = res.records_remaining
+    print(f"kanon suppress: {res.n_suppressed:,} cells suppressed in {res.records_touched:,} records, cost "
+          f"{res.cost:g}; {left:,} records above individual risk {threshold:g} after an independent recount"
+          + (" (every cell they could lose is protected or already missing)" if left else ""), file=sys.stderr)
+
+
+def _run_max_risk(args: argparse.Namespace) -> int:
+    """``--max-risk R``: risk-targeted local suppression (:mod:`kanon_core.treat.suppress_risk`)."""
+    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
+    from ..treat.suppress import apply_mask
+    from ..treat.suppress_risk import RiskSuppressStep
+
+    threshold, alpha = check_max_risk_options(args)
     format_of(args.output)
     options = ExportOptions(csv_code=True, suppressed_code=DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None
                             else args.suppressed_code)
@@ -163,8 +176,5 @@ def _run_max_risk(args: argparse.Namespace) -> int:
         for path, data in files:
             batch.write_bytes(path, data)
         write_json(args.json_out, payload, batch)
-    left = len(res.remaining)
-    print(f"kanon suppress: {res.n_suppressed:,} cells suppressed in {res.records_touched:,} records, cost "
-          f"{res.cost:g}; {left:,} records above individual risk {threshold:g} after an independent recount"
-          + (" (every cell they could lose is protected or already missing)" if left else ""), file=sys.stderr)
+    say_risk_result(res, threshold)
     return 0

@@ -1,5 +1,5 @@
-"""``kanon suppress`` out of core: the strict model solved on the engine's class table, the release
-written by the engine.
+"""``kanon suppress`` out of core: the strict model, or a limit on individual risk (``--max-risk``), solved on
+the engine's class table, the release written by the engine.
 
 The records are never read into pandas (:mod:`kanon_core.engines.local_suppression`: the class table, the
 strict model solved on it and checked independently, the release streamed by the engine with the input's
@@ -20,7 +20,6 @@ import numpy as np
 from ..errors import InputError
 
 REFUSED = {
-    "max_risk": "--max-risk (risk-targeted suppression works record by record)",
     "by": "--by (groups)",
     "link": "--link (linked variables)",
 }
@@ -59,6 +58,8 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     engine = out_of_core_engine(args, args.file)
     if engine is None:
         return None
+    if args.max_risk is not None:
+        return _risk_at_scale(args, engine)
     check_scale_options(args)
     from ..engines.local_suppression import solve_at_scale, write_suppressed_release
     from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
@@ -95,6 +96,50 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
           f"{'proven optimal' if res.optimal else 'not proven optimal'}{gap}; {res.check.violations} records "
           f"below k={args.k} (recounted); {res.check.findable_below_k:,} people findable among fewer than "
           f"{args.k} released records", file=sys.stderr)
+    return 0
+
+
+def _risk_at_scale(args: argparse.Namespace, engine: Any) -> int:
+    """``--max-risk R`` at scale: whole classes blanked on the class table (with the weight's sums), the
+    risks recounted on the released table, the release written by the engine."""
+    from ..engines.local_suppression import solve_risk_at_scale, write_suppressed_release
+    from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
+    from ..treat.suppress import resolve_costs
+    from .common import split_list, write_json
+    from .scale import _missing_codes, _notice_missing_like, engine_settings
+    from .suppress_cmd import check_max_risk_options, parse_importance, say_risk_result
+
+    threshold, alpha = check_max_risk_options(args)
+    if args.suppressed_code is not None:
+        raise InputError("At scale suppressed cells are written empty (missing); use --engine pandas for "
+                         "--suppressed-code.")
+    if Path(args.output).suffix.lower() not in (".csv", ".parquet"):
+        raise InputError("At scale the release is written as .csv or .parquet.")
+    check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
+    t0 = time.perf_counter()
+    settings = engine_settings(args, "suppress")
+    try:
+        qis = list(split_list(args.qi))
+        costs, protected = resolve_costs(qis, parse_importance(args.importance), split_list(args.protect))
+        found = solve_risk_at_scale(engine, args.file, qis, threshold, args.weight, args.missing, costs, protected,
+                                    alpha=alpha, missing_codes=_missing_codes(args), settings=settings,
+                                    progress=_progress(settings))
+        _notice_missing_like("suppress", found.table)
+        with OutputBatch() as batch:
+            t2 = time.perf_counter()
+            written = write_suppressed_release(engine, args.file, found, args.output, _missing_codes(args),
+                                               settings, batch)
+            payload = found.result.summary()
+            payload.update(n_records=found.table.n_records, n_classes=found.table.n_classes, qis=qis,
+                           engine=engine.name, seconds=round(time.perf_counter() - t0, 4),
+                           timings={"aggregate": round(found.seconds_aggregate, 4),
+                                    "solve": round(found.seconds_solve, 4),
+                                    "write": round(time.perf_counter() - t2, 4)},
+                           written=written)
+            write_json(args.json_out, payload, batch)
+    finally:
+        settings.close()
+    say_risk_result(found.result, threshold)
     return 0
 
 

@@ -1,28 +1,33 @@
-"""Risk-targeted local suppression: blank QI cells of the records whose individual risk is too high.
+"""Risk-targeted local suppression: blank QI cells of the classes whose individual risk is too high.
 
 sdcMicro's "suppress values with high risks" (``localSupp``, Templ, Kowarik & Meindl) sets *one* key
 variable, chosen by the user, to missing in every record whose individual risk exceeds a threshold, once,
 and does not check what risk remains. This module does the same job with three differences:
 
-* **cells are chosen per record, by importance and by effect on risk.** For a risky record every cell
-  that may be suppressed (not protected, not already missing) is tried: the record's fk and Fk with
-  that cell blank are counted against the current release (under the data set's missing semantics and
-  sdcMicro's alpha) and its Benedetti–Franconi risk recomputed (:mod:`kanon_core.risk.individual`).
-  If some cells bring the record to the threshold, the cheapest of them is taken (cost = the variable's
-  importance, ties broken by the lower resulting risk); otherwise the cell with the largest risk
-  reduction per unit of cost, and the search goes on for that record. Records are treated highest risk
-  first.
-* **it repeats until no record is above the threshold**, or nothing more can be done: blanking a cell
-  changes other records' classes too (under wildcard semantics it only adds matches; under category
-  semantics a record's former class loses a member, so its risk can rise), so after each pass the risks
-  of all records are recounted and the records still above the threshold are treated again.
-* **the result is recounted independently** — fk and Fk by the exact class-size kernels of
-  :mod:`kanon_core.risk.classes`, not by the per-record count used to choose cells — and the records that
-  remain above the threshold (every cell protected or already missing) are reported with their number,
-  never hidden.
+* **cells are chosen per class, by importance and by effect on risk.** The records of one class (equal
+  QI values) share their fk, Fk and Benedetti–Franconi risk (:mod:`kanon_core.risk.individual`), so they
+  are treated alike: for a risky class every QI that may be suppressed (not protected, not already
+  missing) is tried, the class's fk and Fk with that cell blank in all its records are counted against
+  the current release (under the data set's missing semantics and sdcMicro's alpha), and its risk
+  recomputed. If some cells bring the class to the threshold, the cheapest is taken (cost = the
+  variable's importance, ties broken by the lower resulting risk, then variable order); otherwise the
+  cell with the largest risk reduction per unit of cost (a rise is never chosen over a fall).
+* **it repeats until no class is above the threshold**, or nothing more can be done. Every risky class
+  takes one cell per pass, all chosen on the same release, and then the risks of all classes are
+  recounted: blanking changes other classes too (under wildcard semantics it only adds matches; under
+  category semantics a class that moves joins another, so that one's risk can change either way), and a
+  class still above the threshold is treated again in the next pass. Each pass blanks at least one cell
+  or stops, so the passes end.
+* **the result is recounted independently** — fk and Fk of the released table by the exact class-size
+  kernels (:func:`kanon_core.risk.classes.class_sizes_of_table`), not by the per-candidate count used
+  to choose cells — and the records that remain above the threshold (every cell protected or already
+  missing) are reported with their number, never hidden.
 
-The choice is greedy: it is not claimed to be minimal. Ties are broken by variable order, so a replay on
-the same file gives the same cells.
+Working on classes rather than records makes the result independent of the records' order and lets the
+same code run on a census's class table aggregated by an out-of-core engine
+(:func:`suppress_table_to_risk`; ``kanon suppress --max-risk --engine duckdb``): a release at scale blanks
+whole classes, which an engine writes without numbering records. The choice is greedy: it is not claimed
+to be minimal.
 """
 
 from __future__ import annotations
@@ -35,23 +40,28 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..classtable import ClassTable
 from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InputError
 from ..progress import Progress, report
-from ..risk.classes import check_alpha, compute_class_sizes
+from ..risk.classes import alpha_count, check_alpha
 from ..risk.individual import DEFAULT_MAX_RISK, RISK_METHODS, check_max_risk, global_risk, individual_risk
+from ..risk.keys import group_ids
 from ..steps import Step, register_step
 from .suppress import Importance, apply_mask, resolve_costs
 
-MAX_PASSES = 50
+MAX_PASSES = 100
+"""A guard only: each pass blanks at least one cell, so the passes end by themselves."""
 
 
 @dataclass(frozen=True, eq=False)
 class RiskSuppressionResult:
     """Cells suppressed to bring every record's individual risk to at most ``threshold``.
 
-    ``risk_before``/``risk_after`` are per record (the latter recounted independently on the release);
-    ``remaining`` the records still above the threshold (their free cells are all used up).
+    One row per record, or per class of a class table at scale, with ``count`` the records each row stands
+    for (None: one each); every total weighs the rows by it. ``risk_before``/``risk_after`` are per row
+    (the latter recounted independently on the release); ``remaining`` the rows still above the threshold
+    (their free cells are all used up).
     """
 
     names: tuple[str, ...]
@@ -67,30 +77,40 @@ class RiskSuppressionResult:
     risk_after: np.ndarray = field(repr=False)
     passes: int
     seconds: float
+    count: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def _records(self) -> np.ndarray:
+        return np.ones(len(self.mask), np.int64) if self.count is None else np.asarray(self.count, np.int64)
 
     @property
     def n_suppressed(self) -> int:
-        return int(self.mask.sum())
+        return int((self.mask.sum(axis=1) * self._records).sum())
 
     @property
     def cost(self) -> float:
-        return float((self.mask * self.costs[None, :]).sum())
+        return float(((self.mask * self.costs[None, :]).sum(axis=1) * self._records).sum())
 
     @property
     def records_touched(self) -> int:
-        return int(self.mask.any(axis=1).sum())
+        return int(self._records[self.mask.any(axis=1)].sum())
 
     @property
     def remaining(self) -> np.ndarray:
         return np.flatnonzero(self.risk_after > self.threshold)
 
     @property
+    def records_remaining(self) -> int:
+        return int(self._records[self.remaining].sum())
+
+    @property
     def per_variable(self) -> dict[str, int]:
-        return {n: int(c) for n, c in zip(self.names, self.mask.sum(axis=0).tolist(), strict=True)}
+        per = (self.mask * self._records[:, None]).sum(axis=0)
+        return {n: int(c) for n, c in zip(self.names, per.tolist(), strict=True)}
 
     def summary(self) -> dict[str, Any]:
-        before = global_risk(self.risk_before, threshold=self.threshold)
-        after = global_risk(self.risk_after, threshold=self.threshold)
+        before = global_risk(self.risk_before, self._records, threshold=self.threshold)
+        after = global_risk(self.risk_after, self._records, threshold=self.threshold)
         return {
             "target": "max_individual_risk", "max_risk": self.threshold, "risk_method": self.method,
             "missing": self.missing, "alpha": self.alpha, "risk_weighted": self.weighted,
@@ -104,117 +124,158 @@ class RiskSuppressionResult:
         }
 
 
-def _candidate_sizes(rel: np.ndarray, i: int, blanks: Sequence[int | None], w: np.ndarray | None,
-                     missing: MissingSemantics, alpha: float) -> tuple[np.ndarray, np.ndarray | None]:
-    """fk and Fk of record ``i`` with, in turn, each cell of ``blanks`` made missing (None: as it is).
+def class_risk(table: ClassTable, codes: np.ndarray, missing: MissingSemantics, alpha: float,
+               method: str) -> tuple[np.ndarray, np.ndarray, ClassTable]:
+    """Individual risk of each class of ``table`` when its QI codes are ``codes`` (classes equal after
+    blanking merged): per class the risk, the released class it falls in, and the released table."""
+    gid, _ = group_ids(codes)
+    released = ClassTable(table.qis, codes, table.count, table.weight)._merge(gid, codes)
+    sizes = released.class_sizes(missing, alpha)
+    return individual_risk(sizes.fk, sizes.Fk, method)[gid], gid, released
 
-    Counted against the other records of the release ``rel``: a record s counts for i when it matches
-    (wildcard: agrees wherever both are observed; category: equal codes, missing equal to missing); it
-    counts 1 when it has i's exact codes or none missing, ``alpha`` otherwise (sdcMicro's freqCalc);
-    record i itself counts 1. One pass builds the agreement of every record with i per QI; blanking QI j
-    then only drops column j from it, so all candidates cost one more pass together.
+
+def released_risk(table: ClassTable, blank: np.ndarray, missing: MissingSemantics, alpha: float,
+                  method: str) -> np.ndarray:
+    """Each class's individual risk in the release that blanks ``blank`` (the independent recount)."""
+    return class_risk(table, np.where(blank, np.int32(-1), table.codes), missing, alpha, method)[0]
+
+
+def _candidate_risk(released: ClassTable, rows: np.ndarray, j: int, missing: MissingSemantics, alpha: float,
+                    method: str) -> np.ndarray:
+    """The risk of each released class in ``rows`` if QI ``j`` were blanked in all its records.
+
+    The blanked rows are added to the table with no records and sized with it by the class-size kernels.
+    The class's own records then join the blanked row: under category semantics they add their count and
+    weight to it; under wildcard semantics the class matches its blanked row and is counted already, as a
+    wildcard match when it has a missing QI, which ``alpha`` would discount, so that part is given back
+    (the records become identical to the row, and a record counts in full for its own key).
     """
-    row = rel[i]
-    eq = rel == row[None, :]
-    q = rel.shape[1]
-    not_same = q - np.count_nonzero(eq, axis=1)
+    cand = released.codes[rows].copy()
+    cand[:, j] = -1
+    both = np.vstack([released.codes, cand])
+    n = released.n_classes
+    count = np.concatenate([released.count, np.zeros(len(rows), np.int64)])
+    weight = None if released.weight is None else np.concatenate([released.weight, np.zeros(len(rows))])
+    gid, _ = group_ids(both)
+    merged = ClassTable(released.qis, both, count, weight)._merge(gid, both)
+    sizes = merged.class_sizes(missing, 1.0, wildcard_split=alpha < 1.0)
+    at = gid[n:]
+    own_n = released.count[rows]
+    own_w = None if released.weight is None else released.weight[rows]
     if missing == "category":
-        agree = eq
+        fk = sizes.fk_all[at] + own_n
+        Fk = None if own_w is None else sizes.Fk_all[at] + own_w  # noqa: N806
     else:
-        agree = eq | (rel < 0) | (row < 0)[None, :]
-    clash = q - np.count_nonzero(agree, axis=1)
-    complete = (rel >= 0).all(axis=1)
-    fks, Fks = [], []
-    for j in blanks:
-        if j is None:
-            match, same = clash == 0, not_same == 0
-        else:
-            col_missing = rel[:, j] < 0
-            same = ((not_same - (~eq[:, j])) == 0) & col_missing
-            match = same if missing == "category" else (clash - (~agree[:, j])) == 0
-        share = np.where(match, np.where(same | complete, 1.0, alpha), 0.0)
-        share[i] = 1.0
-        fks.append(np.round(share.sum(), 9))
-        if w is not None:
-            Fks.append(float((share * w).sum()))  # not BLAS: its threads stall on a busy machine
-    fk = np.asarray(fks, dtype=np.float64)
-    return fk, (None if w is None else np.asarray(Fks))
+        wild = (released.codes[rows] < 0).any(axis=1)
+        fk = alpha_count(sizes.fk_all[at], sizes.fk_wild[at] - own_n * wild, alpha) if alpha < 1.0 \
+            else sizes.fk_all[at]
+        Fk = None if own_w is None else (  # noqa: N806
+            sizes.Fk_all[at] - (1.0 - alpha) * (sizes.Fk_wild[at] - own_w * wild) if alpha < 1.0
+            else sizes.Fk_all[at])
+    return individual_risk(fk, Fk, method)
+
+
+def _choose(rows: np.ndarray, cand_row: np.ndarray, cand_j: np.ndarray, cand_risk: np.ndarray,
+            current: np.ndarray, costs: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """One cell per risky row: among the candidates reaching the threshold the cheapest (then lower risk,
+    then variable order); for a row none brings there, the largest reduction per unit of cost (then cost,
+    risk, variable order). Returns the rows and their chosen QIs."""
+    cost = costs[cand_j]
+    enough = cand_risk <= threshold
+    row_has = np.zeros(len(rows), dtype=bool)
+    row_has[cand_row[enough]] = True
+    keep = enough | ~row_has[cand_row]
+    cand_row, cand_j, cand_risk, cost = cand_row[keep], cand_j[keep], cand_risk[keep], cost[keep]
+    reach = row_has[cand_row]
+    gain = -(current[cand_row] - cand_risk) / cost
+    k1 = np.where(reach, cost, gain)
+    k2 = np.where(reach, cand_risk, cost)
+    k3 = np.where(reach, cand_j, cand_risk)
+    k4 = np.where(reach, 0, cand_j)
+    order = np.lexsort((k4, k3, k2, k1, cand_row))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = cand_row[order][1:] != cand_row[order][:-1]
+    pick = order[first]
+    return rows[cand_row[pick]], cand_j[pick]
+
+
+def suppress_table_to_risk(table: ClassTable, threshold: float = DEFAULT_MAX_RISK, *,
+                           costs: np.ndarray | None = None, protected: np.ndarray | None = None,
+                           method: str = "approx", alpha: float = 1.0, missing: MissingSemantics = "wildcard",
+                           progress: Progress | None = None) -> RiskSuppressionResult:
+    """Blank cells class by class until no class's individual risk exceeds ``threshold`` (module docstring).
+
+    ``table`` is a class table (records aggregated on the QIs, with weight sums when weighted); ``costs``
+    the QIs' importances (default 1), ``protected`` flags QIs never blanked. The result has one row per
+    class (``mask[c, j]``: QI j blanked in every record of class c), weighed by the classes' counts.
+    """
+    t0 = time.perf_counter()
+    threshold = check_max_risk(threshold)
+    if method not in RISK_METHODS:
+        raise InputError(f"The individual risk method must be one of {', '.join(RISK_METHODS)}.")
+    alpha = check_alpha(alpha)
+    missing = check_semantics(missing)
+    q = len(table.qis)
+    costs = np.ones(q) if costs is None else np.asarray(costs, dtype=np.float64)
+    prot = np.zeros(q, dtype=bool) if protected is None else np.asarray(protected, dtype=bool)
+    codes = np.array(table.codes, dtype=np.int32, copy=True)
+    report(progress, 0.0, "Counting individual risks")
+    risk, gid, released = class_risk(table, codes, missing, alpha, method)
+    before = risk
+    passes = 0
+    while passes < MAX_PASSES:
+        row_risk = np.zeros(released.n_classes)
+        row_risk[gid] = risk
+        free = (released.codes >= 0) & ~prot[None, :]
+        rows = np.flatnonzero((row_risk > threshold) & free.any(axis=1))
+        if not len(rows):
+            break
+        passes += 1
+        cand_row, cand_j, cand_risk = [], [], []
+        for j in np.flatnonzero(~prot):
+            at = np.flatnonzero(free[rows, j])
+            report(progress, min(0.9, 0.05 * passes), f"Pass {passes}: {len(rows):,} classes above the limit, "
+                                                      f"trying {table.qis[j]}")
+            if len(at):
+                cand_row.append(at)
+                cand_j.append(np.full(len(at), j))
+                cand_risk.append(_candidate_risk(released, rows[at], int(j), missing, alpha, method))
+        chosen_rows, chosen_j = _choose(rows, np.concatenate(cand_row), np.concatenate(cand_j),
+                                        np.concatenate(cand_risk), row_risk[rows], costs, threshold)
+        j_of_row = np.full(released.n_classes, -1, np.int64)
+        j_of_row[chosen_rows] = chosen_j
+        jj = j_of_row[gid]
+        hit = np.flatnonzero(jj >= 0)
+        codes[hit, jj[hit]] = -1
+        risk, gid, released = class_risk(table, codes, missing, alpha, method)
+    report(progress, 0.95, "Recounting the risks independently")
+    blank = (codes < 0) & (table.codes >= 0)
+    after = released_risk(table, blank, missing, alpha, method)
+    report(progress, 1.0, "Done")
+    return RiskSuppressionResult(
+        names=tuple(table.qis), threshold=threshold, method=method, missing=missing, alpha=alpha,
+        weighted=table.weight is not None, mask=blank, costs=costs,
+        protected=tuple(n for n, p in zip(table.qis, prot.tolist(), strict=True) if p),
+        risk_before=before, risk_after=after, passes=passes, seconds=time.perf_counter() - t0,
+        count=np.asarray(table.count, np.int64))
 
 
 def suppress_to_risk(ds: Dataset, threshold: float = DEFAULT_MAX_RISK, *, qis: Sequence[str] | None = None,
                      importance: Importance = None, protected: Sequence[str] = (), method: str = "approx",
                      alpha: float = 1.0, missing: MissingSemantics | None = None,
                      progress: Progress | None = None) -> RiskSuppressionResult:
-    """Suppress QI cells until no record's individual risk exceeds ``threshold`` (module docstring)."""
+    """Suppress QI cells until no record's individual risk exceeds ``threshold`` (module docstring): the
+    records aggregated into their class table, treated by :func:`suppress_table_to_risk`."""
     t0 = time.perf_counter()
-    threshold = check_max_risk(threshold)
-    if method not in RISK_METHODS:
-        raise InputError(f"The individual risk method must be one of {', '.join(RISK_METHODS)}.")
-    alpha = check_alpha(alpha)
-    missing = check_semantics(missing or ds.missing)
     qm = ds.qi_matrix(qis)
     names = qm.names
     costs, prot = resolve_costs(names, importance, protected)
-    w = ds.weights()
-    codes = qm.codes
-    rel = codes.copy()
-    mask = np.zeros(codes.shape, dtype=bool)
-
-    def recount() -> np.ndarray:
-        s = compute_class_sizes(rel, missing, w, alpha=alpha)
-        return individual_risk(s.fk, s.Fk, method)
-
-    report(progress, 0.0, "Counting individual risks")
-    before = recount()
-    risk = before
-    passes = 0
-    stuck: set[int] = set()
-    while passes < MAX_PASSES:
-        todo = [int(i) for i in np.flatnonzero(risk > threshold) if int(i) not in stuck]
-        if not todo:
-            break
-        passes += 1
-        todo.sort(key=lambda i: (-risk[i], i))
-        changed = False
-        for n_done, i in enumerate(todo):
-            report(progress, min(0.9, 0.05 + 0.85 * n_done / len(todo)), f"Pass {passes}: record {n_done + 1:,} "
-                                                                          f"of {len(todo):,}")
-            changed |= _treat_record(rel, mask, i, prot, costs, w, missing, alpha, method, threshold)
-            if not (rel[i] >= 0)[~prot].any():
-                stuck.add(i)
-        risk = recount()
-        if not changed:
-            break
-    report(progress, 0.95, "Recounting the risks independently")
-    after = recount()
-    report(progress, 1.0, "Done")
-    return RiskSuppressionResult(
-        names=names, threshold=threshold, method=method, missing=missing, alpha=alpha, weighted=w is not None,
-        mask=mask, costs=costs, protected=tuple(n for n, p in zip(names, prot.tolist(), strict=True) if p),
-        risk_before=before, risk_after=after, passes=passes, seconds=time.perf_counter() - t0)
-
-
-def _treat_record(rel: np.ndarray, mask: np.ndarray, i: int, prot: np.ndarray, costs: np.ndarray,
-                  w: np.ndarray | None, missing: MissingSemantics, alpha: float, method: str,
-                  threshold: float) -> bool:
-    """Blank cells of record ``i`` until its own risk is at most ``threshold`` or no cell is left."""
-    changed = False
-    while True:
-        free = [j for j in range(rel.shape[1]) if not prot[j] and rel[i, j] >= 0]
-        fk, Fk = _candidate_sizes(rel, i, [None, *free], w, missing, alpha)  # noqa: N806
-        risks = individual_risk(fk, Fk, method)
-        current = float(risks[0])
-        if current <= threshold or not free:
-            return changed
-        trial = list(zip(free, risks[1:].tolist(), strict=True))
-        enough = [(costs[j], r, j) for j, r in trial if r <= threshold]
-        if enough:
-            _, r, j = min(enough)
-        else:  # the best risk reduction per unit of cost (a rise is never chosen over a fall)
-            _, _, r, j = min(((-(current - r) / costs[j], costs[j], r, j) for j, r in trial))
-        rel[i, j] = -1
-        mask[i, j] = True
-        changed = True
+    table = ClassTable.from_codes(qm.codes, names, weights=ds.weights())
+    res = suppress_table_to_risk(table, threshold, costs=costs, protected=prot, method=method, alpha=alpha,
+                                 missing=missing or ds.missing, progress=progress)
+    of = table.record_class if table.n_records else np.zeros(0, np.int64)
+    return dataclasses.replace(res, mask=res.mask[of], risk_before=res.risk_before[of],
+                               risk_after=res.risk_after[of], seconds=time.perf_counter() - t0, count=None)
 
 
 @register_step
