@@ -87,6 +87,7 @@ class ScaleState:
     changed: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     local: LocalAtScale | None = None  # a local suppression solved on the class rows (the last value step)
+    weight_sum: np.ndarray | None = None  # per class row, the sum of the weight risk-targeted steps use
 
     @property
     def value_columns(self) -> list[str]:
@@ -126,6 +127,10 @@ class ScaleStep:
     def typed_columns(self, step: Step) -> set[str]:
         """Variables whose type the step needs (codes given as text are matched to it)."""
         return set()
+
+    def weight(self, step: Step, roles: Roles) -> str | None:
+        """The weight variable whose sums per class row the step needs (None: none)."""
+        return None
 
     def roles_after(self, step: Step, roles: Roles, columns: set[str]) -> Roles:
         return roles
@@ -357,11 +362,6 @@ class _Generalize(ScaleStep):
         state.classes = ds
 
 
-class _Refused(ScaleStep):
-    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
-        self.refuse(step, where)
-
-
 @dataclass(frozen=True)
 class LocalAtScale:
     """A local suppression step solved on the replayed class rows: the class table on its QIs (``gid``: the
@@ -459,9 +459,56 @@ class _LocalSuppression(ScaleStep):
 
 
 @register_scale_step
-class _RiskSuppression(_Refused):
+class _RiskSuppression(ScaleStep):
+    """Suppression to a limit on individual risk at scale: the in-memory algorithm works on the class table
+    of the records (:func:`kanon_core.treat.suppress_risk.suppress_table_to_risk`, whole classes alike), so
+    on the class rows' table (counts and weight sums per class) it blanks the same cells. They are blanked
+    on the class rows as a blanking of small classes is, and written by the engine as a list of classes."""
+
     kind = "risk_suppression"
-    refused = "risk-based suppression chooses cells record by record"
+
+    def value_columns(self, step: Step, roles: Roles) -> set[str]:
+        return set(step.qis or roles.qis)  # type: ignore[attr-defined]
+
+    def weight(self, step: Step, roles: Roles) -> str | None:
+        return roles.weight
+
+    def apply(self, state: ScaleState, step: Step, where: str, strict: bool) -> None:
+        from ..classtable import ClassTable
+        from ..treat.suppress import apply_mask, resolve_costs
+        from ..treat.suppress_risk import RiskSuppressStep, suppress_table_to_risk
+
+        assert isinstance(step, RiskSuppressStep)
+        _check_on_variables(state, step, where)
+        qis = tuple(step.qis or state.variables.roles.qis)
+        assert state.classes is not None
+        absent = [q for q in qis if q not in state.classes.frame.columns]
+        if not qis or absent:
+            raise InputError(f"{_named(step, where)} cannot be applied: "
+                             + (f"Quasi-identifier '{absent[0]}' is not a variable of the data." if absent else
+                                "Choose at least one quasi-identifier."))
+        weighted = state.variables.roles.weight is not None
+        try:
+            costs, protected = resolve_costs(qis, step.importance, step.protected)
+            table, gid = counted_table(state.classes, qis, state.count)
+            if weighted:
+                assert state.weight_sum is not None  # aggregated with the weight (plan_columns)
+                table = ClassTable(qis, table.codes, table.count,
+                                   np.bincount(gid, weights=state.weight_sum, minlength=table.n_classes))
+            res = suppress_table_to_risk(table, step.max_risk, costs=costs, protected=protected, method=step.method,
+                                         alpha=step.alpha, missing=state.classes.missing)
+        except InputError as exc:
+            raise InputError(f"{_named(step, where)} cannot be applied: {exc}") from None
+        mask = res.mask[gid]
+        if not mask.any():
+            return
+        if not state.blanking:
+            state.blanking, state.unblanked = True, state.classes
+        for j, q in enumerate(qis):
+            state.blanked[q] = state.blanked.get(q, np.zeros(len(mask), bool)) | mask[:, j]
+        state.changed.update(q for j, q in enumerate(qis) if mask[:, j].any())
+        state.classes = state.classes.with_frame(apply_mask(state.classes.frame, list(qis), mask),
+                                                 state.classes.meta)
 
 
 def small_classes(ds: Dataset, qis: Iterable[str], count: np.ndarray, missing: str, k: int) -> np.ndarray:
@@ -498,8 +545,9 @@ def _handler(step: Step, where: str) -> ScaleStep:
     return h
 
 
-def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set[str]]:
-    """The value columns to aggregate on (file order) and the variables whose type the steps need.
+def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set[str], str | None]:
+    """The value columns to aggregate on (file order), the variables whose type the steps need and the
+    weight whose sums the steps need (one at most).
 
     Roles are followed through the steps, so a generalization that blanks on "the QIs" aggregates the QIs
     of that moment; the final QIs are value columns too (k is counted on them). Unknown variables are left
@@ -510,6 +558,7 @@ def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set
     roles = recipe.roles
     value: set[str] = set()
     typed: set[str] = set()
+    weights: set[str] = set()
     local = False
     for i, step in enumerate(recipe.steps, start=1):
         h = _handler(step, f"Step {i}")
@@ -519,10 +568,17 @@ def plan_columns(recipe: Recipe, columns: Iterable[str]) -> tuple[list[str], set
         local = local or step.kind == _LocalSuppression.kind
         value |= h.value_columns(step, roles)
         typed |= h.typed_columns(step)
+        w = h.weight(step, roles)
+        if w is not None:
+            weights.add(w)
+            if len(weights) > 1:
+                raise InputError(f"Step {i} ({step.kind}) uses a second weight variable; at scale the steps share "
+                                 "one; use --engine pandas for this recipe.")
         roles = h.roles_after(step, roles, present)
         present -= set(getattr(step, "columns", ())) if isinstance(step, DropVariables) else set()
     value |= set(roles.qis)
-    return [c for c in cols if c in value], {c for c in typed if c in set(cols)}
+    weight = next(iter(weights), None)
+    return [c for c in cols if c in value], {c for c in typed if c in set(cols)}, weight
 
 
 def _series(t: TypedColumn, idx: np.ndarray) -> pd.Series:
@@ -558,20 +614,26 @@ class ClassRows:
     idx: dict[str, np.ndarray]
     typed: dict[str, TypedColumn]
     count: np.ndarray
+    weight_sum: np.ndarray | None = None
 
 
-def read_classes(engine: Engine, source: Source, columns: list[str], settings: EngineSettings) -> ClassRows:
-    from ..engines.table import type_distinct
+def read_classes(engine: Engine, source: Source, columns: list[str], settings: EngineSettings,
+                 weight: str | None = None) -> ClassRows:
+    """The file aggregated on ``columns`` (with ``weight``'s sums per row, its values checked as in memory)."""
+    from ..engines.table import check_weights, type_distinct
 
-    source.require(columns)
+    source.require([*columns, *([weight] if weight else [])])
     settings.say(f"{engine.name}: aggregating on {len(columns)} variable(s)")
-    agg = engine.aggregate(source, columns, None, settings)
+    agg = engine.aggregate(source, columns, weight, settings)
+    if weight is not None:
+        check_weights(agg, weight)
     idx, typed = {}, {}
     for i, c in enumerate(columns):
         ix, dictionary = _encode(agg.column(f"k{i}"))
         idx[c] = ix
         typed[c] = type_distinct(source, c, dictionary, bool((ix < 0).any()))
-    return ClassRows(columns, idx, typed, agg.column("n").to_numpy().astype(np.int64))
+    return ClassRows(columns, idx, typed, agg.column("n").to_numpy().astype(np.int64),
+                     None if weight is None else agg.column("w").to_numpy().astype(np.float64))
 
 
 def start_state(recipe: Recipe, engine: Engine, source: Source, settings: EngineSettings) -> tuple[ScaleState, ClassRows]:
@@ -579,8 +641,8 @@ def start_state(recipe: Recipe, engine: Engine, source: Source, settings: Engine
     from ..engines.api import labelled_columns
     from ..engines.table import declared_meta, type_distinct
 
-    value, typed_needed = plan_columns(recipe, source.columns)
-    rows = read_classes(engine, source, value, settings)
+    value, typed_needed, weight = plan_columns(recipe, source.columns)
+    rows = read_classes(engine, source, value, settings, weight)
     typed = dict(rows.typed)
     for c in sorted((typed_needed | set(labelled_columns(source))) - set(value), key=list(source.columns).index):
         raw = engine.distinct(source, c, DISTINCT_LIMIT, settings)
@@ -601,7 +663,7 @@ def start_state(recipe: Recipe, engine: Engine, source: Source, settings: Engine
         frame = pd.DataFrame({c: _series(rows.typed[c], rows.idx[c]) for c in value})
         classes = Dataset(frame=frame, meta={c: meta[c] for c in value if c in meta}, missing=recipe.missing,
                           name=source.path.stem)
-    return ScaleState(variables, classes, classes, rows.count), rows
+    return ScaleState(variables, classes, classes, rows.count, weight_sum=rows.weight_sum), rows
 
 
 def _refuse_after_local(step: Step, where: str) -> None:

@@ -179,7 +179,9 @@ def _choose(rows: np.ndarray, cand_row: np.ndarray, cand_j: np.ndarray, cand_ris
             current: np.ndarray, costs: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """One cell per risky row: among the candidates reaching the threshold the cheapest (then lower risk,
     then variable order); for a row none brings there, the largest reduction per unit of cost (then cost,
-    risk, variable order). Returns the rows and their chosen QIs."""
+    risk, variable order). Returns the rows and their chosen QIs. Risks are compared to 12 decimals, so that
+    weight sums added up in another order (an engine's aggregate) break ties the same way."""
+    cand_risk, current = np.round(cand_risk, 12), np.round(current, 12)
     cost = costs[cand_j]
     enough = cand_risk <= threshold
     row_has = np.zeros(len(rows), dtype=bool)
