@@ -1,7 +1,8 @@
 """The Suppress page's second target: suppress until no record's individual risk exceeds a threshold.
 
 sdcMicro offers "suppress values with high risks" (``localSupp``); kanon's version (``kanon_core.treat.
-suppress_risk``) treats every record above the threshold, cell by cell, and recounts after. The work runs off
+suppress_risk``) treats every record above the threshold, all records of one combination alike, cell by cell,
+and recounts after. The work runs off
 the script thread like the k-anonymity suppression, and its result becomes a new version only on request.
 """
 
@@ -20,6 +21,28 @@ from kanon_core.treat.suppress_risk import RiskSuppressionResult, RiskSuppressSt
 
 from . import state
 
+RISK_METHOD_TEXT = ("Every combination of quasi-identifier values above the threshold has cells blanked in all "
+                    "its records, the least important first and those that lower its risk most, one per round, "
+                    "until it is at most the threshold; the risks are then recounted for every record. Not "
+                    "proven optimal.")
+"""How the cells are chosen, in the officer's words (the same on the in-memory and the large-file panels)."""
+
+
+def show_summary(result: RiskSuppressionResult) -> None:
+    """The before/after figures of a risk-targeted suppression (in memory or on a large file's classes)."""
+    s = result.summary()
+    m = st.columns(3) + st.columns(3)
+    m[0].metric("Cells suppressed to the risk target", f"{s['n_suppressed']:,}")
+    m[1].metric("Records touched", f"{s['records_touched']:,}")
+    m[2].metric("Records above the threshold", f"{s['records_above_before']:,} → {s['records_above_after']:,}")
+    m[3].metric("Expected re-identifications",
+                f"{s['expected_reidentifications_before']:,.1f} → {s['expected_reidentifications_after']:,.1f}")
+    m[4].metric("Highest risk after", f"{s['highest_risk_after']:.4f}")
+    m[5].metric("Seconds", f"{s['seconds']:,.2f}")
+    if s["records_above_after"]:
+        st.warning(f"{s['records_above_after']:,} records stay above the threshold: every cell they could "
+                   "lose is protected or already missing.")
+
 
 def _make_current(ds: Dataset, step: RiskSuppressStep, result: RiskSuppressionResult) -> None:
     try:
@@ -36,10 +59,8 @@ def risk_target_section(ds: Dataset, qis: Sequence[str], importance: Sequence[tu
     """An expander: threshold, run (with progress and Cancel), before/after figures, make current."""
     with st.expander("Or: suppress until no record's individual risk exceeds a threshold", expanded=False):
         st.caption("The individual risk is Benedetti & Franconi's estimate (as sdcMicro's indivRisk) from the "
-                   "sample frequency and the sampling weights. Every record above the threshold has cells "
-                   "blanked, the least important first and those that lower its risk most, until it is at "
-                   "most the threshold; the risk is then recounted for every record. Importance and "
-                   "protected variables are the ones set above. Not proven optimal.")
+                   "sample frequency and the sampling weights. " + RISK_METHOD_TEXT + " Importance and "
+                   "protected variables are the ones set above.")
         state.widget_value("w_sup_maxrisk", DEFAULT_MAX_RISK)
         threshold = float(st.number_input("Maximum individual risk", min_value=0.0001, max_value=0.99,
                                           step=0.005, format="%.4f", key="w_sup_maxrisk"))
@@ -56,17 +77,6 @@ def risk_target_section(ds: Dataset, qis: Sequence[str], importance: Sequence[tu
                                              lambda progress: step.run(ds, progress), start_now=clicked)
             if result is None:
                 return
-        s = result.summary()
-        m = st.columns(3) + st.columns(3)
-        m[0].metric("Cells suppressed to the risk target", f"{s['n_suppressed']:,}")
-        m[1].metric("Records touched", f"{s['records_touched']:,}")
-        m[2].metric("Records above the threshold", f"{s['records_above_before']:,} → {s['records_above_after']:,}")
-        m[3].metric("Expected re-identifications",
-                    f"{s['expected_reidentifications_before']:,.1f} → {s['expected_reidentifications_after']:,.1f}")
-        m[4].metric("Highest risk after", f"{s['highest_risk_after']:.4f}")
-        m[5].metric("Seconds", f"{s['seconds']:,.2f}")
-        if s["records_above_after"]:
-            st.warning(f"{s['records_above_after']:,} records stay above the threshold: every cell they could "
-                       "lose is protected or already missing.")
+        show_summary(result)
         st.button("Make this the new current version", key="btn_apply_risk_sup", on_click=_make_current,
                   args=(ds, step, result))

@@ -111,3 +111,41 @@ def test_export_says_it_works_on_the_data_set_in_memory(parquet):
     at = _opened(parquet, "export.py")
     assert not at.exception
     assert any("census.parquet" in i.value and "works on the data set in memory" in i.value for i in at.info)
+
+
+def test_risk_target_figures_are_the_core_and_the_release_the_command_lines(parquet, tmp_path):
+    """The second target: the weight chosen on the Data page, the limit on the page; the figures are the core's
+    call on the class table, and the release is ``kanon suppress --max-risk --engine duckdb``'s, in which every
+    record still above the limit (recounted from the file read back) has no cell left to lose."""
+    from kanon_core.cli import main
+    from kanon_core.engines.local_suppression import solve_risk_at_scale
+    from kanon_core.risk.classes import compute_class_sizes
+    from kanon_core.risk.individual import individual_risk
+
+    at = _opened(parquet, "data.py")
+    at.selectbox(key="w_big_weight").set_value("weight").run()
+    at.switch_page("pages/suppress.py").run()
+    at.radio(key="w_big_sup_target").set_value("individual risk at most a limit").run()
+    at.number_input(key="w_big_sup_maxrisk").set_value(0.02).run()
+    assert not at.exception and not at.metric
+    at.button(key="btn_big_risk_suppress").click().run()
+    assert not at.exception and not at.error
+    ref = solve_risk_at_scale(get_engine("duckdb"), str(parquet), QIS, 0.02, "weight", "wildcard").result
+    s = ref.summary()
+    assert s["n_suppressed"] > 0 and s["records_above_before"] > 0
+    assert metric(at, "Cells suppressed to the risk target") == f"{s['n_suppressed']:,}"
+    assert metric(at, "Records above the threshold") == f"{s['records_above_before']:,} → {s['records_above_after']:,}"
+    out = tmp_path / "risk.parquet"
+    at.text_input(key="w_big_sup_release_path").set_value(str(out)).run()
+    at.button(key="btn_big_sup_release").click().run()
+    assert not at.exception and any("Release written" in x.value for x in at.success)
+    cli_out = tmp_path / "cli.parquet"
+    assert main(["suppress", str(parquet), "--qi", ",".join(QIS), "--max-risk", "0.02", "--weight", "weight",
+                 "--engine", "duckdb", "--json", str(tmp_path / "r.json"), "-o", str(cli_out)]) == 0
+    got = load_dataset(out).frame
+    pd.testing.assert_frame_equal(got, load_dataset(cli_out).frame)
+    codes = np.stack([pd.factorize(got[q], use_na_sentinel=True)[0] for q in QIS], axis=1).astype(np.int32)
+    sizes = compute_class_sizes(codes, "wildcard", got["weight"].to_numpy(dtype=float))
+    above = individual_risk(sizes.fk, sizes.Fk) > 0.02
+    assert int(above.sum()) == s["records_above_after"]
+    assert not (codes[above] >= 0).any()  # every record still above the limit has lost every cell
