@@ -111,7 +111,7 @@ def test_candidate_risk_is_the_risk_after_blanking(data, missing, alpha, weighte
         rows_j = np.flatnonzero(table.codes[:, j] >= 0)
         if not len(rows_j):
             continue
-        got = _candidate_risk(table, rows_j, j, missing, alpha, method)
+        got = _candidate_risk(table, rows_j, np.full(len(rows_j), j), missing, alpha, method)
         for r, c in zip(got, rows_j, strict=True):
             released = codes.copy()
             members = np.flatnonzero(table.record_class == c)

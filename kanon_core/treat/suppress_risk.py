@@ -52,6 +52,8 @@ from .suppress import Importance, apply_mask, resolve_costs
 
 MAX_PASSES = 100
 """A guard only: each pass blanks at least one cell, so the passes end by themselves."""
+CANDIDATE_BATCH = 1 << 21
+"""Candidate cells sized in one count, at least (or the table's classes, if more): bounds the memory of a round."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,18 +142,20 @@ def released_risk(table: ClassTable, blank: np.ndarray, missing: MissingSemantic
     return class_risk(table, np.where(blank, np.int32(-1), table.codes), missing, alpha, method)[0]
 
 
-def _candidate_risk(released: ClassTable, rows: np.ndarray, j: int, missing: MissingSemantics, alpha: float,
-                    method: str) -> np.ndarray:
-    """The risk of each released class in ``rows`` if QI ``j`` were blanked in all its records.
+def _candidate_risk(released: ClassTable, rows: np.ndarray, js: np.ndarray, missing: MissingSemantics,
+                    alpha: float, method: str) -> np.ndarray:
+    """The risk of released class ``rows[i]`` if QI ``js[i]`` were blanked in all its records, for every i.
 
-    The blanked rows are added to the table with no records and sized with it by the class-size kernels.
+    The blanked rows are added to the table with no records and sized with it by the class-size kernels,
+    all candidates of a round in one count (the table's own pairs of missing patterns are then matched once,
+    not once per QI).
     The class's own records then join the blanked row: under category semantics they add their count and
     weight to it; under wildcard semantics the class matches its blanked row and is counted already, as a
     wildcard match when it has a missing QI, which ``alpha`` would discount, so that part is given back
     (the records become identical to the row, and a record counts in full for its own key).
     """
     cand = released.codes[rows].copy()
-    cand[:, j] = -1
+    cand[np.arange(len(rows)), js] = -1
     both = np.vstack([released.codes, cand])
     n = released.n_classes
     count = np.concatenate([released.count, np.zeros(len(rows), np.int64)])
@@ -233,17 +237,16 @@ def suppress_table_to_risk(table: ClassTable, threshold: float = DEFAULT_MAX_RIS
         if not len(rows):
             break
         passes += 1
-        cand_row, cand_j, cand_risk = [], [], []
-        for j in np.flatnonzero(~prot):
-            at = np.flatnonzero(free[rows, j])
-            report(progress, min(0.9, 0.05 * passes), f"Pass {passes}: {len(rows):,} classes above the limit, "
-                                                      f"trying {table.qis[j]}")
-            if len(at):
-                cand_row.append(at)
-                cand_j.append(np.full(len(at), j))
-                cand_risk.append(_candidate_risk(released, rows[at], int(j), missing, alpha, method))
-        chosen_rows, chosen_j = _choose(rows, np.concatenate(cand_row), np.concatenate(cand_j),
-                                        np.concatenate(cand_risk), row_risk[rows], costs, threshold)
+        cand_row, cand_j = np.nonzero(free[rows])  # every free cell of every risky class
+        cand_risk = np.empty(len(cand_row))
+        step = max(CANDIDATE_BATCH, released.n_classes)
+        for lo in range(0, len(cand_row), step):
+            report(progress, min(0.9, 0.05 * passes), f"Round {passes}: {len(rows):,} classes above the limit, "
+                                                      f"{len(cand_row):,} cells tried")
+            hi = lo + step
+            cand_risk[lo:hi] = _candidate_risk(released, rows[cand_row[lo:hi]], cand_j[lo:hi], missing, alpha,
+                                               method)
+        chosen_rows, chosen_j = _choose(rows, cand_row, cand_j, cand_risk, row_risk[rows], costs, threshold)
         j_of_row = np.full(released.n_classes, -1, np.int64)
         j_of_row[chosen_rows] = chosen_j
         jj = j_of_row[gid]
