@@ -52,8 +52,8 @@ from .suppress import Importance, apply_mask, resolve_costs
 
 MAX_PASSES = 100
 """A guard only: each pass blanks at least one cell, so the passes end by themselves."""
-CANDIDATE_BATCH = 1 << 21
-"""Candidate cells sized in one count, at least (or the table's classes, if more): bounds the memory of a round."""
+CANDIDATE_BATCH = 1 << 20
+"""Candidate cells sized in one count (with the table): bounds the memory of a round."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -239,7 +239,7 @@ def suppress_table_to_risk(table: ClassTable, threshold: float = DEFAULT_MAX_RIS
         passes += 1
         cand_row, cand_j = np.nonzero(free[rows])  # every free cell of every risky class
         cand_risk = np.empty(len(cand_row))
-        step = max(CANDIDATE_BATCH, released.n_classes)
+        step = CANDIDATE_BATCH
         for lo in range(0, len(cand_row), step):
             report(progress, min(0.9, 0.05 * passes), f"Round {passes}: {len(rows):,} classes above the limit, "
                                                       f"{len(cand_row):,} cells tried")
