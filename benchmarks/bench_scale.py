@@ -145,12 +145,23 @@ def dashboard_risk(path: Path, rows: int) -> list[tuple[str, float, str]]:
             qi_box = page.locator("[data-testid='stMultiSelect']", has_text="Quasi-identifiers (for the Risk page)")
             field = qi_box.locator("input")
             for i, q in enumerate(QIS):
+                for _ in range(100):  # a rerun can briefly leave two copies of the field
+                    if field.count() == 1:
+                        break
+                    time.sleep(0.05)
                 field.click()
                 field.fill(q)
                 if i == len(QIS) - 1:
                     t0 = time.perf_counter()  # the clock starts with the last QI chosen
                 page.get_by_role("option", name=q, exact=True).click()
                 idle(page)
+                for _ in range(100):  # each choice registered before the next (a lost one is a wrong figure)
+                    if qi_box.locator('[data-tag]').count() == i + 1:
+                        break
+                    time.sleep(0.05)
+                else:
+                    raise RuntimeError(f"the QI field holds {qi_box.locator('[data-tag]').count()} "
+                                       f"choices after choosing {i + 1}")
             field.press("Escape")
             page.locator("[data-testid='stSidebarNav']").get_by_text("Risk", exact=True).click()
             page.get_by_text("Records below k = 3").first.wait_for(state="visible")

@@ -38,7 +38,10 @@ T = TypeVar("T")
 _jobs_setting = os.environ.get("KANON_HEAVY_JOBS", "").strip()
 HEAVY_JOBS = max(1, int(_jobs_setting)) if _jobs_setting.isdigit() else 2
 HEAVY_SLOTS = threading.BoundedSemaphore(HEAVY_JOBS)
-POLL_SECONDS = 0.1
+POLL_SECONDS = 0.25
+"""How often a waiting page redraws its progress bar. A finished job ends the wait at once (an event), so
+this sets only the bar's refresh: each redraw is a message the server sends and the browser draws, on the
+cores the job itself is using."""
 _SPECULATIVE: dict[int, Job] = {}
 """Speculative jobs holding a heavy slot now (cancelled when asked-for work needs the slot)."""
 _SPECULATIVE_LOCK = threading.Lock()
@@ -209,8 +212,12 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         bar = st.progress(job.fraction, text=_text(job))
         st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
                   icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
-        while not job.wait(POLL_SECONDS):
-            bar.progress(min(max(job.fraction, 0.0), 1.0), text=_text(job))  # a click elsewhere ends the wait
+        shown = (round(job.fraction, 2), _text(job))
+        while not job.wait(POLL_SECONDS):  # a click elsewhere ends the wait
+            now = (round(min(max(job.fraction, 0.0), 1.0), 2), _text(job))
+            if now != shown:  # redrawn only when it changed
+                bar.progress(now[0], text=now[1])
+                shown = now
         bar.empty()
     if jobs.get(name) is job:
         del jobs[name]

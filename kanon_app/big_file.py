@@ -43,7 +43,7 @@ from kanon_core.engines.generalize import (
     release_recodes,
     write_generalized_release,
 )
-from kanon_core.engines.risk import TableRisk, per_qi_of, risk_of_table
+from kanon_core.engines.risk import TableRisk, headline_of_table, per_qi_of, risk_of_table
 from kanon_core.errors import Cancelled, InputError, KanonError
 from kanon_core.outputs import check_outputs, data_inputs
 from kanon_core.progress import Progress
@@ -373,13 +373,18 @@ def _risk(params: tuple, table: ClassTable, sizes: ClassSizes, k: int, missing: 
                    lambda: risk_of_table(table, k, missing, sizes=sizes, per_qi=per_qi))
 
 
-def _show(risk: TableRisk, k: int) -> None:
-    p = risk.payload
+def _show_headline(p: dict, k: int) -> None:
+    """The four figures of :data:`kanon_core.engines.risk.HEADLINE`."""
     m = st.columns(4)
     m[0].metric("Records", f"{p['n_records']:,}")
     m[1].metric("Classes", f"{p['n_classes']:,}")
     m[2].metric("k achieved", p["k_achieved"])
     m[3].metric(f"Records below k = {k}", f"{p['n_violating']:,}")
+
+
+def _show(risk: TableRisk, k: int) -> None:
+    p = risk.payload
+    _show_headline(p, k)
     if p["wildcard_dependent"]:
         st.caption(f"{p['wildcard_dependent']:,} records reach k only through records with missing values.")
     st.subheader("Violations by k")
@@ -450,20 +455,28 @@ def risk_panel(k: int = 3) -> bool:
             sizes = _peek("big_sizes", (params, missing))
             if sizes is None:  # the category figures now; the wildcard sizes computed meanwhile
                 top = st.container()
-                cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))
-                first = _risk(params, table, cat, k, "category")  # before the kernel's threads take the cores
                 label = "Wildcard class sizes"
                 work = sizes_work(table, missing)
                 start("big_sizes", (params, missing), label, work)
-                st.warning("Shown first: missing values counted as a **category** (a record with a missing value "
-                           "matches only the same missing pattern). The wildcard figures, where a missing value "
-                           "matches any value, replace them when their class sizes are ready.",
-                           icon=":material/hourglass_top:")
-                _show(first, k)
+                cat = _cached("big_sizes", (params, "category"), lambda: _sizes_now(table, "category"))
+                first = st.empty()
+                with first.container():
+                    st.warning("Shown first: missing values counted as a **category** (a record with a missing "
+                               "value matches only the same missing pattern). The wildcard figures, where a missing "
+                               "value matches any value, and the page's charts and tables replace them when their "
+                               "class sizes are ready.", icon=":material/hourglass_top:")
+                    # the headline only: the charts and tables would share the cores with the kernel counting
+                    # the wildcard sizes, in the server and in the browser, and delay the figures that matter
+                    _show_headline(headline_of_table(table, k, cat), k)
                 with top:
                     sizes = drive("big_sizes", (params, missing), label, work,
                                   again_label="Compute the wildcard sizes again")
-                if sizes is None:
+                if sizes is None:  # cancelled or failed: the category figures in full stay
+                    with first.container():
+                        st.warning("Shown: missing values counted as a **category** (a record with a missing "
+                                   "value matches only the same missing pattern); the wildcard class sizes were "
+                                   "not counted.", icon=":material/info:")
+                        _show(_risk(params, table, cat, k, "category"), k)
                     st.caption(AT_SCALE)
                     return True
                 st.rerun()

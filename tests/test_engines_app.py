@@ -66,7 +66,14 @@ def test_one_pass_risk_figures_equal_one_mask_per_threshold(n, q, k, alpha, seed
     """Violations by k, the size distribution and per-variable counts of a class table, computed in one pass
     (kanon_core.engines.risk), equal the masks of their definition, also for fractional sizes (alpha < 1)."""
     from kanon_core.classtable import ClassTable
-    from kanon_core.engines.risk import per_qi_of, risk_of_table, size_distribution_of, violations_of
+    from kanon_core.engines.risk import (
+        HEADLINE,
+        headline_of_table,
+        per_qi_of,
+        risk_of_table,
+        size_distribution_of,
+        violations_of,
+    )
 
     rng = np.random.default_rng(seed)
     codes = rng.integers(-1, 3, (n, q))
@@ -82,3 +89,8 @@ def test_one_pass_risk_figures_equal_one_mask_per_threshold(n, q, k, alpha, seed
     assert violations_of(fk, count, ks) == {kk: int(count[fk < kk].sum()) for kk in ks}
     given_sizes = risk_of_table(table, k, "wildcard", alpha, sizes=sizes, per_qi=per_qi).payload
     assert given_sizes == risk_of_table(table, k, "wildcard", alpha).payload
+    # the Risk page's first figures are those of the summary, by their definitions
+    head = headline_of_table(table, k, sizes)
+    assert head == {key: given_sizes[key] for key in HEADLINE}
+    assert head == {"n_records": int(count.sum()), "n_classes": len(count),
+                    "k_achieved": int(np.floor(fk.min())), "n_violating": int(count[fk < k].sum())}

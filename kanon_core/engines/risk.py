@@ -101,6 +101,20 @@ def per_qi_of(table: ClassTable) -> list[dict]:
     return rows
 
 
+HEADLINE = ("n_records", "n_classes", "k_achieved", "n_violating")
+"""The four figures the Risk page shows first for a large file (see :func:`headline_of_table`)."""
+
+
+def headline_of_table(table: ClassTable, k: int, sizes: ClassSizes) -> dict:
+    """Records, classes, k achieved and records below ``k`` of ``table`` with class sizes ``sizes``: the
+    figures :func:`risk_of_table` gives under these keys, without the rest of its summary (one pass over
+    the classes, so the Risk page can show them at once while the wildcard sizes are being counted)."""
+    fk = sizes.fk
+    return {"n_records": table.n_records, "n_classes": table.n_classes,
+            "k_achieved": math.floor(float(fk.min())) if len(fk) else 0,
+            "n_violating": violations_of(fk, table.count, [k])[k]}
+
+
 def risk_of_table(table: ClassTable, k: int, missing: MissingSemantics, alpha: float = 1.0,
                   sizes: ClassSizes | None = None, per_qi: list[dict] | None = None) -> TableRisk:
     """The risk summary of ``table`` at threshold ``k`` (see the module docstring).
@@ -119,16 +133,17 @@ def risk_of_table(table: ClassTable, k: int, missing: MissingSemantics, alpha: f
     count = table.count
     dep = wildcard_dependent(sizes, k)
     violations = violations_of(fk, count, set(K_RANGE) | {k})
+    head = headline_of_table(table, k, sizes)
     payload = {
-        "n_records": table.n_records,
+        "n_records": head["n_records"],
         "n_qis": len(table.qis),
         "missing": missing,
         "alpha": sizes.alpha,
         "k": k,
-        "k_achieved": math.floor(float(fk.min())) if len(fk) else 0,
-        "n_violating": violations[k],
+        "k_achieved": head["k_achieved"],
+        "n_violating": head["n_violating"],
         "n_sample_uniques": int(count[fk == 1].sum()),
-        "n_classes": table.n_classes,
+        "n_classes": head["n_classes"],
         "wildcard_dependent": int(count[dep].sum()),
         "violations_by_k": {str(kk): v for kk, v in violations.items()},
         "size_distribution": size_distribution_of(fk, count),

@@ -174,6 +174,8 @@ def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet
     assert metric(at, "Records below k = 3") == f"{category.n_violating:,}"
     assert any("counted as a **category**" in w.value for w in at.warning)
     assert any("Wildcard class sizes cancelled" in i.value for i in at.info)
+    # cancelled: the category figures in full (the tables shown first only with the wildcard figures)
+    assert list(frame_with(at, "singletons")["variable"]) == QIS
     monkeypatch.undo()
     at.button(key="btn_big_again_big_sizes").click().run()
     assert not at.exception
