@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,15 @@ REFUSED = {
     "by": "--by (groups)",
     "link": "--link (linked variables)",
 }
+
+
+def check_release_options(args: argparse.Namespace) -> None:
+    """The release at scale: written by the engine as CSV or Parquet, suppressed cells empty."""
+    if args.suppressed_code is not None:
+        raise InputError("At scale suppressed cells are written empty (missing); use --engine pandas for "
+                         "--suppressed-code.")
+    if Path(args.output).suffix.lower() not in (".csv", ".parquet"):
+        raise InputError("At scale the release is written as .csv or .parquet.")
 
 
 def check_scale_options(args: argparse.Namespace) -> None:
@@ -40,28 +50,51 @@ def check_scale_options(args: argparse.Namespace) -> None:
                          "--method greedy.")
     if args.alpha != 1.0:
         raise InputError("--alpha is not available at scale; use --engine pandas.")
-    if args.suppressed_code is not None:
-        raise InputError("At scale suppressed cells are written empty (missing); use --engine pandas for "
-                         "--suppressed-code.")
+    check_release_options(args)
     if args.k is None or args.k < 2:
         raise InputError("--k must be at least 2.")
     if args.node_limit is not None and args.node_limit < 1:
         raise InputError("--node-limit must be at least 1.")
-    if Path(args.output).suffix.lower() not in (".csv", ".parquet"):
-        raise InputError("At scale the release is written as .csv or .parquet.")
 
 
 def suppress_at_scale(args: argparse.Namespace) -> int | None:
-    """``kanon suppress`` when an out-of-core engine is chosen (None: run in memory)."""
-    from .scale import out_of_core_engine
+    """``kanon suppress`` when an out-of-core engine is chosen (None: run in memory): the strict model, or
+    with ``--max-risk R`` whole classes blanked until no class's individual risk exceeds R."""
+    from ..engines.local_suppression import solve_at_scale, solve_risk_at_scale
+    from .scale import _missing_codes, out_of_core_engine
+    from .suppress_cmd import check_max_risk_options, say_risk_result
 
     engine = out_of_core_engine(args, args.file)
     if engine is None:
         return None
     if args.max_risk is not None:
-        return _risk_at_scale(args, engine)
+        threshold, alpha = check_max_risk_options(args)
+        check_release_options(args)
+        found, _ = _solve_and_write(args, engine, lambda qis, costs, protected, settings: solve_risk_at_scale(
+            engine, args.file, qis, threshold, args.weight, args.missing, costs, protected, alpha=alpha,
+            missing_codes=_missing_codes(args), settings=settings, progress=_progress(settings)), _risk_payload)
+        say_risk_result(found.result, threshold)
+        return 0
     check_scale_options(args)
-    from ..engines.local_suppression import solve_at_scale, write_suppressed_release
+    found, payload = _solve_and_write(args, engine, lambda qis, costs, protected, settings: solve_at_scale(
+        engine, args.file, qis, args.k, args.missing, costs, protected, args.node_limit, _missing_codes(args),
+        settings, _progress(settings)), summary)
+    res = found.result
+    gap = "" if res.optimal else f" (gap {100 * payload['gap']:.2f} %)"
+    print(f"kanon suppress: strict model ({engine.name}), {res.n_suppressed:,} cells suppressed in "
+          f"{res.records_touched:,} records, cost {res.cost:g}, "
+          f"{'proven optimal' if res.optimal else 'not proven optimal'}{gap}; {res.check.violations} records "
+          f"below k={args.k} (recounted); {res.check.findable_below_k:,} people findable among fewer than "
+          f"{args.k} released records", file=sys.stderr)
+    return 0
+
+
+def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[..., Any],
+                     payload_of: Callable[..., dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    """The steps both targets share: outputs checked against the inputs, the problem's QIs, importances and
+    protected QIs, ``solve(qis, costs, protected, settings)``, the release written by the engine and the JSON
+    (``payload_of(found, qis, costs, protected, args, engine_name, seconds, timings)``), all in one batch."""
+    from ..engines.local_suppression import write_suppressed_release
     from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
     from ..treat.suppress import resolve_costs
     from .common import split_list, write_json
@@ -74,73 +107,30 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     try:
         qis = list(split_list(args.qi))
         costs, protected = resolve_costs(qis, parse_importance(args.importance), split_list(args.protect))
-        found = solve_at_scale(engine, args.file, qis, args.k, args.missing, costs, protected, args.node_limit,
-                               _missing_codes(args), settings, _progress(settings))
+        found = solve(qis, costs, protected, settings)
         _notice_missing_like("suppress", found.table)
-        res, table = found.result, found.table
         timings = {"aggregate": found.seconds_aggregate, "solve": found.seconds_solve}
         with OutputBatch() as batch:
             t2 = time.perf_counter()
             written = write_suppressed_release(engine, args.file, found, args.output, _missing_codes(args),
                                                settings, batch)
             timings["write"] = time.perf_counter() - t2
-            payload = summary(res, table, qis, costs, protected, args, engine.name, time.perf_counter() - t0,
-                              timings)
+            payload = payload_of(found, qis, costs, protected, args, engine.name, time.perf_counter() - t0,
+                                 timings)
             payload["written"] = written
             write_json(args.json_out, payload, batch)
     finally:
         settings.close()
-    gap = "" if res.optimal else f" (gap {100 * payload['gap']:.2f} %)"
-    print(f"kanon suppress: strict model ({engine.name}), {res.n_suppressed:,} cells suppressed in "
-          f"{res.records_touched:,} records, cost {res.cost:g}, "
-          f"{'proven optimal' if res.optimal else 'not proven optimal'}{gap}; {res.check.violations} records "
-          f"below k={args.k} (recounted); {res.check.findable_below_k:,} people findable among fewer than "
-          f"{args.k} released records", file=sys.stderr)
-    return 0
+    return found, payload
 
 
-def _risk_at_scale(args: argparse.Namespace, engine: Any) -> int:
-    """``--max-risk R`` at scale: whole classes blanked on the class table (with the weight's sums), the
-    risks recounted on the released table, the release written by the engine."""
-    from ..engines.local_suppression import solve_risk_at_scale, write_suppressed_release
-    from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-    from ..treat.suppress import resolve_costs
-    from .common import split_list, write_json
-    from .scale import _missing_codes, _notice_missing_like, engine_settings
-    from .suppress_cmd import check_max_risk_options, parse_importance, say_risk_result
-
-    threshold, alpha = check_max_risk_options(args)
-    if args.suppressed_code is not None:
-        raise InputError("At scale suppressed cells are written empty (missing); use --engine pandas for "
-                         "--suppressed-code.")
-    if Path(args.output).suffix.lower() not in (".csv", ".parquet"):
-        raise InputError("At scale the release is written as .csv or .parquet.")
-    check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
-    t0 = time.perf_counter()
-    settings = engine_settings(args, "suppress")
-    try:
-        qis = list(split_list(args.qi))
-        costs, protected = resolve_costs(qis, parse_importance(args.importance), split_list(args.protect))
-        found = solve_risk_at_scale(engine, args.file, qis, threshold, args.weight, args.missing, costs, protected,
-                                    alpha=alpha, missing_codes=_missing_codes(args), settings=settings,
-                                    progress=_progress(settings))
-        _notice_missing_like("suppress", found.table)
-        with OutputBatch() as batch:
-            t2 = time.perf_counter()
-            written = write_suppressed_release(engine, args.file, found, args.output, _missing_codes(args),
-                                               settings, batch)
-            payload = found.result.summary()
-            payload.update(n_records=found.table.n_records, n_classes=found.table.n_classes, qis=qis,
-                           engine=engine.name, seconds=round(time.perf_counter() - t0, 4),
-                           timings={"aggregate": round(found.seconds_aggregate, 4),
-                                    "solve": round(found.seconds_solve, 4),
-                                    "write": round(time.perf_counter() - t2, 4)},
-                           written=written)
-            write_json(args.json_out, payload, batch)
-    finally:
-        settings.close()
-    say_risk_result(found.result, threshold)
-    return 0
+def _risk_payload(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,
+                  engine: str, seconds: float, timings: dict[str, float]) -> dict[str, Any]:
+    """The in-memory ``--max-risk`` JSON (weighed by the classes' counts) with the table's sizes and ``engine``."""
+    payload = found.result.summary()
+    payload.update(n_records=found.table.n_records, n_classes=found.table.n_classes, qis=qis, engine=engine,
+                   seconds=round(seconds, 4), timings={k: round(v, 4) for k, v in timings.items()})
+    return payload
 
 
 def _progress(settings) -> Any:
@@ -157,9 +147,10 @@ def _progress(settings) -> Any:
     return Progress(show)
 
 
-def summary(res, table, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,
+def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,
             engine: str, seconds: float, timings: dict[str, float]) -> dict[str, Any]:
     """The in-memory command's JSON keys that apply at scale (no data values), with ``engine``."""
+    res, table = found.result, found.table
     n = table.n_records
     per_var = res.per_variable(len(qis))
     cost = float(res.cost)
