@@ -128,6 +128,25 @@ def test_suppression_at_scale_writes_what_duckdb_writes(settings, files, tmp_pat
     assert released.value_counts().min() >= 5
 
 
+def test_risk_suppression_at_scale_writes_what_duckdb_writes(settings, files, tmp_path):
+    """Suppression to a limit on individual risk on Spark's class table (with the weight's sums): the cells
+    DuckDB's run blanks, in the same records, and the same counts."""
+    from kanon_core.engines.local_suppression import solve_risk_at_scale, write_suppressed_release
+
+    found = {}
+    frames = {}
+    for engine in ("duckdb", "spark"):
+        eng = get_engine(engine)
+        found[engine] = solve_risk_at_scale(eng, files[1], QIS, 0.05, "w", "category", settings=settings)
+        out = tmp_path / f"risk_{engine}.parquet"
+        write_suppressed_release(eng, files[1], found[engine], out, settings=settings)
+        frames[engine] = pd.read_parquet(out).astype(object).where(lambda f: f.notna(), None).reset_index(drop=True)
+    assert found["spark"].result.summary()["n_suppressed"] > 0
+    for key in ("n_suppressed", "records_touched", "records_above_before", "records_above_after"):
+        assert found["spark"].result.summary()[key] == found["duckdb"].result.summary()[key], key
+    pd.testing.assert_frame_equal(frames["spark"], frames["duckdb"])
+
+
 def test_apply_at_scale_writes_what_duckdb_writes(settings, files, tmp_path):
     """``kanon apply --engine spark``: a recipe's recode and generalization with blanking give the records
     DuckDB writes (Spark writes a folder of parts, in no set order) and the same summary."""
