@@ -179,30 +179,86 @@ def _candidate_risk(released: ClassTable, rows: np.ndarray, js: np.ndarray, miss
     return individual_risk(fk, Fk, method)
 
 
-def _choose(rows: np.ndarray, cand_row: np.ndarray, cand_j: np.ndarray, cand_risk: np.ndarray,
-            current: np.ndarray, costs: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """One cell per risky row: among the candidates reaching the threshold the cheapest (then lower risk,
-    then variable order); for a row none brings there, the largest reduction per unit of cost (then cost,
-    risk, variable order). Returns the rows and their chosen QIs. Risks are compared to 12 decimals, so that
-    weight sums added up in another order (an engine's aggregate) break ties the same way."""
-    cand_risk, current = np.round(cand_risk, 12), np.round(current, 12)
-    cost = costs[cand_j]
-    enough = cand_risk <= threshold
-    row_has = np.zeros(len(rows), dtype=bool)
-    row_has[cand_row[enough]] = True
-    keep = enough | ~row_has[cand_row]
-    cand_row, cand_j, cand_risk, cost = cand_row[keep], cand_j[keep], cand_risk[keep], cost[keep]
-    reach = row_has[cand_row]
-    gain = -(current[cand_row] - cand_risk) / cost
-    k1 = np.where(reach, cost, gain)
-    k2 = np.where(reach, cand_risk, cost)
-    k3 = np.where(reach, cand_j, cand_risk)
-    k4 = np.where(reach, 0, cand_j)
-    order = np.lexsort((k4, k3, k2, k1, cand_row))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = cand_row[order][1:] != cand_row[order][:-1]
-    pick = order[first]
-    return rows[cand_row[pick]], cand_j[pick]
+def _candidate_risk_by_projection(released: ClassTable, rows: np.ndarray, j: int, method: str) -> np.ndarray:
+    """:func:`_candidate_risk` under wildcard semantics with every match counted in full (alpha = 1), for QI
+    ``j`` of the classes ``rows``, by one class-size count of a table no larger than the table itself.
+
+    A record matches class c with QI j blanked exactly when it agrees with c, or is missing, on every other
+    QI (a blank matches anything): so the blanked class's matches are c's matches on the table projected
+    on the QIs other than j, c's own records (which move to the blanked row) among them. At alpha = 1 every
+    match counts in full, so its fk and Fk are the wildcard sizes of c's row in that projected table.
+    """
+    idx = [i for i in range(len(released.qis)) if i != j]
+    if not idx:  # the class's only QI blanked: it matches every record
+        fk = np.full(len(rows), released.n_records, np.int64)
+        Fk = None if released.weight is None else np.full(len(rows), float(released.weight.sum()))  # noqa: N806
+        return individual_risk(fk, Fk, method)
+    proj_codes = released.codes[:, idx]
+    gid, _ = group_ids(proj_codes)
+    proj = ClassTable(tuple(released.qis[i] for i in idx), proj_codes, released.count,
+                      released.weight)._merge(gid, proj_codes)
+    sizes = proj.class_sizes("wildcard")
+    of = gid[rows]
+    return individual_risk(sizes.fk[of], None if sizes.Fk is None else sizes.Fk[of], method)
+
+
+def _risk_if_blanked(released: ClassTable, rows: np.ndarray, j: int, missing: MissingSemantics, alpha: float,
+                     method: str) -> np.ndarray:
+    """The risk of each class in ``rows`` with QI ``j`` blanked in all its records: by projection where that
+    is the same count (wildcard, alpha = 1), else with the blanked rows sized beside the table, in batches."""
+    if missing == "wildcard" and alpha == 1.0:
+        return _candidate_risk_by_projection(released, rows, j, method)
+    out = np.empty(len(rows))
+    for lo in range(0, len(rows), CANDIDATE_BATCH):
+        hi = lo + CANDIDATE_BATCH
+        out[lo:hi] = _candidate_risk(released, rows[lo:hi], np.full(len(rows[lo:hi]), j), missing, alpha, method)
+    return out
+
+
+class _Choice:
+    """The cell chosen so far for each risky class, folded in one QI at a time, so that a round never holds
+    every candidate cell at once (18.5 million on a census's table).
+
+    The rule: among the cells that bring the class to the threshold the cheapest, then the lower risk; for a
+    class none brings there, the largest reduction per unit of cost (a rise is never chosen over a fall),
+    then the cost, then the risk. QIs are folded in increasing order and only a strictly better cell
+    replaces the one kept, so a tie on every key keeps the earlier QI. Risks are compared to 12 decimals,
+    so that weight sums added up in another order (an engine's aggregate) break ties the same way; an
+    undefined risk ranks after every defined one.
+    """
+
+    def __init__(self, current: np.ndarray, threshold: float) -> None:
+        n = len(current)
+        self.current, self.threshold = np.round(current, 12), threshold
+        self.reach_j, self.other_j = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+        self.reach = (np.full(n, np.inf), np.full(n, np.inf))  # cost, risk
+        self.other = (np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf))  # -gain per cost, cost, risk
+
+    def fold(self, at: np.ndarray, j: int, cost: float, risk: np.ndarray) -> None:
+        """Candidates: QI ``j`` (importance ``cost``) of the classes ``at`` (positions), with these risks."""
+        risk = np.round(risk, 12)
+        risk = np.where(np.isnan(risk), np.inf, risk)
+        enough = risk <= self.threshold
+        a, r = at[enough], risk[enough]
+        c0, r0 = self.reach[0][a], self.reach[1][a]
+        better = (cost < c0) | ((cost == c0) & (r < r0))
+        self._keep(self.reach_j, self.reach, a[better], j, (cost, r[better]))
+        b, r = at[~enough], risk[~enough]
+        gain = -(self.current[b] - r) / cost
+        gain = np.where(np.isnan(gain), np.inf, gain)
+        g0, c0, r0 = self.other[0][b], self.other[1][b], self.other[2][b]
+        better = (gain < g0) | ((gain == g0) & ((cost < c0) | ((cost == c0) & (r < r0))))
+        self._keep(self.other_j, self.other, b[better], j, (gain[better], cost, r[better]))
+
+    @staticmethod
+    def _keep(chosen: np.ndarray, keys: tuple, where: np.ndarray, j: int, values: tuple) -> None:
+        chosen[where] = j
+        for key, value in zip(keys, values, strict=True):
+            key[where] = value
+
+    def chosen(self) -> np.ndarray:
+        """Per class, the QI chosen (a cell reaching the threshold first)."""
+        return np.where(self.reach_j >= 0, self.reach_j, self.other_j)
 
 
 def suppress_table_to_risk(table: ClassTable, threshold: float = DEFAULT_MAX_RISK, *,
@@ -237,16 +293,15 @@ def suppress_table_to_risk(table: ClassTable, threshold: float = DEFAULT_MAX_RIS
         if not len(rows):
             break
         passes += 1
-        cand_row, cand_j = np.nonzero(free[rows])  # every free cell of every risky class
-        cand_risk = np.empty(len(cand_row))
-        step = CANDIDATE_BATCH
-        for lo in range(0, len(cand_row), step):
+        choice = _Choice(row_risk[rows], threshold)
+        for j in np.flatnonzero(~prot):
+            at = np.flatnonzero(free[rows, j])
             report(progress, min(0.9, 0.05 * passes), f"Round {passes}: {len(rows):,} classes above the limit, "
-                                                      f"{len(cand_row):,} cells tried")
-            hi = lo + step
-            cand_risk[lo:hi] = _candidate_risk(released, rows[cand_row[lo:hi]], cand_j[lo:hi], missing, alpha,
-                                               method)
-        chosen_rows, chosen_j = _choose(rows, cand_row, cand_j, cand_risk, row_risk[rows], costs, threshold)
+                                                      f"trying {table.qis[j]}")
+            if len(at):
+                choice.fold(at, int(j), float(costs[j]), _risk_if_blanked(released, rows[at], int(j), missing,
+                                                                         alpha, method))
+        chosen_rows, chosen_j = rows, choice.chosen()
         j_of_row = np.full(released.n_classes, -1, np.int64)
         j_of_row[chosen_rows] = chosen_j
         jj = j_of_row[gid]
