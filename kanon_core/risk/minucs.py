@@ -56,6 +56,7 @@ from .keys import group_ids
 
 if TYPE_CHECKING:
     from ..classtable import ClassTable
+    from .minucs_by_subsets import MinucMethod
 
 MAX_QIS = 64
 
@@ -393,15 +394,26 @@ def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingS
 
 def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
                               max_size: int | None = None, progress: Progress | None = None,
-                              workers: int | None = None) -> MinucSummary:
+                              workers: int | None = None, method: MinucMethod = "auto") -> MinucSummary:
     """The counts of :func:`summarize_minucs` for a class table: its distinct rows with their record counts
     (a file too large for memory, aggregated by an engine). The search already works on distinct rows with
     multiplicities (identical records have identical MINUCs, and a combination's frequency is the sum of
     the counts of the rows that match it), so the table is searched as it is. Every count over records
     (totals, by size, by QI and value, records concerned, the violating QI sets) equals the records' own;
-    a "record" of the per-record views is a class here (``row_of_record`` is the identity)."""
-    codes, _ = _check(table.codes, k, missing, max_size, table.n_records)
+    a "record" of the per-record views is a class here (``row_of_record`` is the identity).
+
+    ``method``: ``pairs`` compares every class below k with every class (cost: their product), ``subsets``
+    counts every QI subset on the table (:mod:`~kanon_core.risk.minucs_by_subsets`; cost: subsets x
+    classes), ``auto`` the cheaper by :func:`choose_method`. Both give the same counts; ``complete`` may
+    differ, as each says "a larger MINUC may exist" from what it looked at.
+    """
+    from .minucs_by_subsets import pick_method, search_subsets
+
+    t0 = time.perf_counter()
+    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
+    if pick_method(method, len(col.mult), int((fk < k).sum()), codes.shape[1], limit) == "subsets":
+        return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0)
     return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
                    prepared=(col, fk, table.n_records))
 

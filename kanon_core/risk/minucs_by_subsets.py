@@ -1,0 +1,295 @@
+"""MINUCs of a census-sized class table by counting every QI subset, table by table.
+
+The pairwise search of :mod:`kanon_core.risk.minucs` compares every unsafe class with every other class:
+its cost is (unsafe classes) x (classes), which a census with millions of classes cannot pay (a 1M-row
+table of 677,548 classes took 372 s at sizes up to 2). With few QIs the other classical route is cheaper:
+count each subset of QIs once, as mu-Argus and Wilson et al. (RTI) tabulate combinations, and read every
+record's MINUCs off the counts.
+
+Definition (the same as :mod:`kanon_core.risk.minucs`). count(r, S) is the number of records that agree
+with record r on every QI of S (under wildcard semantics a missing value of the other record agrees with
+anything, and only sets of QIs r has observed are r's combinations; under category semantics missing is a
+value). S is unsafe for r when count(r, S) < k, and a MINUC of r when it is unsafe and every proper subset
+is safe.
+
+Argument. (1) count(r, S) only falls when S grows (agreeing on more QIs is harder), so unsafe sets are
+closed upwards and S is minimal exactly when S is unsafe and each immediate subset S \\ {j} is safe: if a
+proper subset T were unsafe, the immediate subset S \\ {j} with j outside T would contain T and be unsafe
+too. (2) count(r, S) is the class size of r's class in the table projected on S: the projection merges
+the classes that agree on S, summing their records, and under wildcard semantics the wildcard class size
+of the projected table counts exactly the classes that agree with r wherever both are observed on S.
+(3) A class whose size on all its QIs is at least k is safe on every subset by (1), so only the classes
+below k (here "unsafe rows") are followed. (4) Under wildcard semantics a set holding a QI that r has
+missing is not r's combination: it is marked safe for r, which changes no minimality test of r's own
+combinations (their subsets hold only QIs r has observed). So the unsafe bit of every (row, subset) pair,
+then the test of (1) on 64 rows at a time, gives every MINUC of every row up to ``max_size`` and nothing
+else. The tests check this against brute force over all subsets and against the pairwise search.
+
+Cost. The projections are made by rolling each table up from a parent one QI larger, depth first, so only
+the first levels group all the classes and the tables shrink below: every subset up to ``max_size`` is
+visited once, with the larger ones it is reached through (:func:`visit_count`). Memory: one bit per
+unsafe row and subset (:func:`bits_needed`), the tables along one path of the tree, and the per-row tallies
+of :class:`~kanon_core.risk.minucs.MinucSummary`. The search suits tables with many classes and few QIs;
+the pairwise one suits many QIs, where 2^q subsets are too many: :func:`choose_method` weighs the two.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+from math import comb
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from ..dataset import MissingSemantics
+from ..errors import InputError
+from ..progress import Progress, report
+from .keys import group_ids
+
+if TYPE_CHECKING:
+    from ..classtable import ClassTable
+    from .minucs import Collapsed, MinucSummary
+
+MinucMethod = Literal["auto", "pairs", "subsets"]
+METHODS: tuple[str, ...] = ("auto", "pairs", "subsets")
+
+BIT_BUDGET = 1 << 30
+"""Bytes of unsafe bits (one per unsafe row and subset) the subset search may hold; beyond, it refuses."""
+
+SECONDS_PER_PAIR = 2.5e-10
+"""Seconds per (unsafe class, class, QI) of the pairwise search on one core of the benchmark machine."""
+
+SECONDS_PER_GROUPED_ROW = 6e-8
+"""Seconds per class grouped in one projection of the subset search (an upper bound: tables shrink)."""
+
+
+@dataclass(frozen=True)
+class SubsetPlan:
+    """The subsets searched (bit masks, ascending), their sizes and their immediate subsets' indices."""
+
+    masks: np.ndarray  # (n,) uint64
+    sizes: np.ndarray  # (n,) int64
+    below: np.ndarray  # (n, max(limit, 1)) int64, -1 padded; a single QI has none
+
+    def index(self, mask: int) -> int:
+        return int(np.searchsorted(self.masks, np.uint64(mask)))
+
+
+def n_searched(q: int, limit: int) -> int:
+    """Subsets of 1..limit of q QIs."""
+    return sum(comb(q, s) for s in range(1, limit + 1))
+
+
+def subset_plan(q: int, limit: int) -> SubsetPlan:
+    """Every subset of 1..``limit`` of ``q`` QIs with the indices of its immediate subsets."""
+    if q <= 22:
+        masks = np.arange(1, 1 << q, dtype=np.uint64)
+        if limit < q:
+            from .minucs import popcount
+
+            masks = masks[popcount(masks) <= limit]
+    else:
+        masks = np.array(sorted(sum(1 << j for j in c) for s in range(1, limit + 1)
+                                for c in combinations(range(q), s)), dtype=np.uint64)
+    from .minucs import popcount
+
+    sizes = popcount(masks)
+    below = np.full((len(masks), max(limit, 1)), -1, dtype=np.int64)
+    filled = np.zeros(len(masks), dtype=np.int64)
+    for j in range(q):
+        bit = np.uint64(1) << np.uint64(j)
+        has = ((masks & bit) != 0) & (sizes > 1)
+        rows = np.flatnonzero(has)
+        below[rows, filled[rows]] = np.searchsorted(masks, masks[rows] & ~bit)
+        filled[rows] += 1
+    return SubsetPlan(masks=masks, sizes=sizes, below=below)
+
+
+def visit_count(q: int, limit: int) -> int:
+    """Projections the depth-first roll-up makes: every subset up to ``limit`` and the larger sets it is
+    reached through (see :meth:`_Search.visit`), the full set included."""
+    return _visits(q, 0, limit)
+
+
+@lru_cache(maxsize=4096)
+def _visits(m: int, rest: int, limit: int) -> int:
+    """Nodes of the tree under S = {0..m-1} plus ``rest`` QIs above m (see :meth:`_Search.visit`)."""
+    if m + rest == 1:
+        return 1
+    return 1 + sum(_visits(j, m - 1 - j + rest, limit) for j in range(m) if m - 1 - j + rest <= limit)
+
+
+def bits_needed(n_unsafe: int, q: int, limit: int) -> int:
+    """Bytes of the unsafe bits: one per unsafe row and searched subset, in 64-row words."""
+    return n_searched(q, limit) * ((n_unsafe + 63) // 64) * 8
+
+
+@dataclass
+class _Node:
+    """A projected table: its QIs (column order), distinct rows, record counts, and each unsafe row's class."""
+
+    mask: int
+    cols: tuple[int, ...]
+    codes: np.ndarray
+    count: np.ndarray
+    of_unsafe: np.ndarray
+
+
+def _roll_up(node: _Node, j: int) -> _Node:
+    """The table without QI ``j``: classes that now agree merged, records summed."""
+    p = node.cols.index(j)
+    sub = np.delete(node.codes, p, axis=1)
+    gid, _ = group_ids(sub)
+    n_new = int(gid.max()) + 1 if len(gid) else 0
+    first = np.zeros(n_new, dtype=np.int64)
+    first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
+    count = np.bincount(gid, weights=node.count, minlength=n_new).astype(np.int64)
+    return _Node(mask=node.mask & ~(1 << j), cols=node.cols[:p] + node.cols[p + 1:], codes=sub[first],
+                 count=count, of_unsafe=gid[node.of_unsafe])
+
+
+class _Search:
+    """The state of one search: the plan, the unsafe bits and what the visits have learnt."""
+
+    def __init__(self, codes: np.ndarray, unsafe_rows: np.ndarray, k: int,
+                 missing: MissingSemantics, limit: int, progress: Progress | None) -> None:
+        self.q = codes.shape[1]
+        self.k = k
+        self.limit = limit
+        self.wildcard = missing == "wildcard"
+        self.plan = subset_plan(self.q, limit)
+        self.n_words = (len(unsafe_rows) + 63) // 64
+        self.bits = np.zeros((len(self.plan.masks), self.n_words), dtype=np.uint64)
+        observed = codes[unsafe_rows] >= 0
+        self.observed = (observed.astype(np.uint64) << np.arange(self.q, dtype=np.uint64)).sum(
+            axis=1, dtype=np.uint64) if self.wildcard else None
+        n_eligible = observed.sum(axis=1) if self.wildcard else np.full(len(unsafe_rows), self.q)
+        self.can_grow = n_eligible > limit  # rows with combinations larger than the limit
+        self.complete = True
+        self.progress = progress
+        self.visits = visit_count(self.q, limit)
+        self.done = 0
+
+    def evaluate(self, node: _Node) -> None:
+        """Set the unsafe bits of every unsafe row on ``node``'s QIs (a subset searched)."""
+        from .classes import _wildcard_unique
+
+        if self.wildcard and (node.codes < 0).any():
+            size = _wildcard_unique(node.codes, node.count, node.count.astype(np.float64), "auto", False)[0]
+        else:
+            size = node.count
+        unsafe = size[node.of_unsafe] < self.k
+        eligible = None
+        if self.wildcard:
+            eligible = (self.observed & np.uint64(node.mask)) == np.uint64(node.mask)
+            unsafe &= eligible
+        if len(node.cols) == self.limit < self.q:  # a safe set at the limit: larger MINUCs may exist
+            safe = ~unsafe & self.can_grow
+            if eligible is not None:
+                safe &= eligible
+            if safe.any():
+                self.complete = False
+        packed = np.packbits(unsafe, bitorder="little")
+        words = np.zeros(self.n_words * 8, dtype=np.uint8)
+        words[:len(packed)] = packed
+        self.bits[self.plan.index(node.mask)] = words.view(np.uint64)
+
+    def visit(self, node: _Node, m: int, rest: int) -> None:
+        """``node`` is S = {0..m-1} plus ``rest`` QIs above m (m = S's smallest absent QI). Its children in
+        the tree drop one of 0..m-1, so every subset is reached once; a child whose QIs above its own
+        smallest absent QI already exceed the limit has no descendant searched and is not made."""
+        if len(node.cols) <= self.limit:
+            self.evaluate(node)
+        self.done += 1
+        report(self.progress, 0.02 + 0.9 * self.done / self.visits,
+               f"MINUCs by subsets: {self.done:,} of {self.visits:,} tables")
+        if len(node.cols) == 1:  # the empty set below is safe for everyone
+            return
+        for j in range(m - 1, -1, -1):
+            child_rest = m - 1 - j + rest
+            if child_rest > self.limit:
+                break
+            self.visit(_roll_up(node, j), j, child_rest)
+
+
+def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
+                                max_size: int | None = None, progress: Progress | None = None) -> MinucSummary:
+    """The counts of :func:`~kanon_core.risk.minucs.summarize_minucs_of_table` found by counting every QI
+    subset on the class table (see the module's argument): equal counts, at a cost linear in the classes.
+
+    ``complete`` is False when some row is safe on a set of ``max_size`` QIs and has more QIs it could add
+    (a larger MINUC may exist); the combinations are flagged up to ``STAMP_MAX_BITS`` QIs, as there.
+    """
+    from .minucs import _check, _table_rows
+
+    t0 = time.perf_counter()
+    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
+    report(progress, 0.0, "Class sizes on all quasi-identifiers")
+    col, fk = _table_rows(table, codes, missing)
+    return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0)
+
+
+def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collapsed, fk: np.ndarray, k: int,
+                   missing: MissingSemantics, progress: Progress | None, t0: float) -> MinucSummary:
+    """The search of :func:`summarize_minucs_by_subsets` on checked codes, the table's rows and class sizes."""
+    from ._minuc_kernel import STAMP_MAX_BITS
+    from ._subset_kernel import tally_minimal
+    from .minucs import MinucSummary
+
+    q = codes.shape[1]
+    unsafe_rows = np.flatnonzero(fk < k)
+    need = bits_needed(len(unsafe_rows), q, limit)
+    if need > BIT_BUDGET:
+        raise InputError(f"Counting every subset would hold {need / 2**30:.1f} GiB of flags "
+                         f"({n_searched(q, limit):,} subsets x {len(unsafe_rows):,} classes below k): "
+                         "lower the maximum MINUC size, or use the pairwise search.")
+    row_sizes = np.zeros((len(codes), q), dtype=np.int64)
+    row_qis = np.zeros((len(codes), q), dtype=np.int64)
+    complete = True
+    found_masks = np.zeros(0, dtype=np.uint64)
+    if len(unsafe_rows):
+        search = _Search(codes, unsafe_rows, k, missing, limit, progress)
+        root = _Node(mask=(1 << q) - 1, cols=tuple(range(q)), codes=codes, count=col.mult,
+                     of_unsafe=unsafe_rows.astype(np.int64))
+        search.visit(root, q, 0)
+        report(progress, 0.93, "Tallying the minimal sets")
+        sizes, qis, found = tally_minimal(search.bits, search.plan.masks, search.plan.sizes, search.plan.below,
+                                          len(unsafe_rows), q)
+        row_sizes[unsafe_rows] = sizes
+        row_qis[unsafe_rows] = qis
+        complete = search.complete or limit >= q
+        found_masks = search.plan.masks[found]
+    report(progress, 1.0, "MINUC search done")
+    return MinucSummary(names=table.qis, k=k, missing=missing, max_size=None if limit >= q else limit,
+                        n_records=table.n_records, rows=col.rows, row_mult=col.mult,
+                        row_of_record=col.row_of_record, row_sizes=row_sizes, row_qis=row_qis,
+                        combinations=found_masks if q <= STAMP_MAX_BITS else None, complete=complete,
+                        seconds=time.perf_counter() - t0)
+
+
+def choose_method(n_classes: int, n_unsafe: int, q: int, limit: int, cores: int | None = None) -> str:
+    """``subsets`` when counting every subset is forecast cheaper than comparing every class below k with
+    every class and its flags fit :data:`BIT_BUDGET`, else ``pairs``.
+
+    The pairwise search costs about (classes below k) x classes x QIs operations, split over the cores; the
+    subset search about (projections made) x classes, on one core (an upper bound: the tables shrink as
+    QIs are dropped). The constants were timed on the benchmark machine; the choice only needs the order
+    of magnitude, which differs by 100 times and more on a census table (1M rows: 2 s against 372 s).
+    """
+    if bits_needed(n_unsafe, q, limit) > BIT_BUDGET:
+        return "pairs"
+    cores = max(1, cores or os.cpu_count() or 1)
+    pairs = n_unsafe * n_classes * q * SECONDS_PER_PAIR / cores
+    subsets = visit_count(q, limit) * n_classes * SECONDS_PER_GROUPED_ROW
+    return "subsets" if subsets < pairs else "pairs"
+
+
+def pick_method(method: str, n_classes: int, n_unsafe: int, q: int, limit: int) -> str:
+    """The method asked for (checked), or the cheaper one for ``auto``."""
+    if method not in METHODS:
+        raise InputError(f"Unknown MINUC search method '{method}': choose {', '.join(METHODS)}.")
+    return choose_method(n_classes, n_unsafe, q, limit) if method == "auto" else method
