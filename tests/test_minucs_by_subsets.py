@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import combinations
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -31,15 +32,19 @@ def _table(codes: np.ndarray) -> ClassTable:
     return ClassTable.from_codes(codes)
 
 
-@settings(max_examples=120, deadline=None)
-@given(CODES, st.integers(2, 4), st.sampled_from(["wildcard", "category"]), st.sampled_from([None, 1, 2, 3]))
-def test_every_record_gets_its_brute_force_minucs(codes, k, missing, max_size):
+@settings(max_examples=150, deadline=None)
+@given(CODES, st.integers(2, 4), st.sampled_from(["wildcard", "category"]), st.sampled_from([None, 1, 2, 3]),
+       st.sampled_from([64, 6, 0]), st.sampled_from([1, 2]))
+def test_every_record_gets_its_brute_force_minucs(codes, k, missing, max_size, key_bits, workers):
     """Per record (through its class): the MINUCs by size and by QI, and the QI sets that are some record's
-    MINUC, equal those found by counting every subset for every record (tests/reference)."""
+    MINUC, equal those found by counting every subset for every record (tests/reference). ``key_bits``
+    forces tables held as codes (0), packed keys (64) or codes first and keys further down (6); the
+    subtrees run on one or two threads."""
     if len(codes) < k:
         return
     table = _table(codes)
-    got = summarize_minucs_by_subsets(table, k, missing, max_size)
+    with patch.object(by_subsets, "KEY_BITS", key_bits):
+        got = summarize_minucs_by_subsets(table, k, missing, max_size, workers=workers)
     brute = brute_force_minucs(codes, k, missing, max_size)
     q = codes.shape[1]
     for r, masks in enumerate(brute):

@@ -50,3 +50,75 @@ def tally_minimal(unsafe, masks, sizes, below, n_rows, q):  # pragma: no cover -
                     x &= x - np.uint64(1)
                 m ^= low
     return row_sizes, row_qis, found
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True, nogil=True)
+def roll_up_keys(keys, count, keep, of_unsafe):  # pragma: no cover - compiled
+    """Merge the classes of a packed table that agree on the fields in ``keep`` (the dropped QI's field
+    cleared): returns the new classes' keys and record counts, in order of first appearance, and the new
+    class of every unsafe row (``of_unsafe``: its class in this table). A hash table with open addressing
+    on the masked key; the slot array says which slots are taken (a masked key may be 0)."""
+    n = keys.shape[0]
+    bits = 1
+    while (1 << bits) < 2 * n:
+        bits += 1
+    size = 1 << bits
+    shift = np.uint64(64 - bits)
+    slot_class = np.full(size, -1, dtype=np.int64)
+    slot_key = np.zeros(size, dtype=np.uint64)
+    gid = np.empty(n, dtype=np.int64)
+    new_keys = np.empty(n, dtype=np.uint64)
+    new_count = np.zeros(n, dtype=np.int64)
+    n_new = 0
+    for i in range(n):
+        key = keys[i] & keep
+        s = np.int64((key * _GOLDEN) >> shift)
+        while slot_class[s] >= 0 and slot_key[s] != key:
+            s = (s + 1) & (size - 1)
+        if slot_class[s] < 0:
+            slot_class[s] = n_new
+            slot_key[s] = key
+            new_keys[n_new] = key
+            n_new += 1
+        c = slot_class[s]
+        gid[i] = c
+        new_count[c] += count[i]
+    mapped = np.empty(of_unsafe.shape[0], dtype=np.int64)
+    for i in range(of_unsafe.shape[0]):
+        mapped[i] = gid[of_unsafe[i]]
+    return new_keys[:n_new].copy(), new_count[:n_new].copy(), mapped
+
+
+@numba.njit(cache=True, nogil=True)
+def missing_patterns(keys, fields):  # pragma: no cover - compiled
+    """Per row, bit f set when field ``fields[f]`` is 0 (that QI missing): its missing pattern over them."""
+    n = keys.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        p = 0
+        for f in range(fields.shape[0]):
+            if keys[i] & fields[f] == 0:
+                p |= 1 << f
+        out[i] = p
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def unsafe_bits(size, of_unsafe, k, mask, observed, can_grow, at_limit, words):  # pragma: no cover - compiled
+    """Set bit i of ``words`` when unsafe row i is below k on the subset ``mask`` (its class's size in the
+    projected table) and, with ``observed`` (wildcard semantics), has every QI of the subset observed.
+    Returns True when, at the size limit, some row that could grow is safe here (a larger MINUC may exist)."""
+    wildcard = observed.shape[0] > 0
+    maybe_larger = False
+    for i in range(of_unsafe.shape[0]):
+        eligible = (not wildcard) or (observed[i] & mask) == mask
+        if not eligible:
+            continue
+        if size[of_unsafe[i]] < k:
+            words[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+        elif at_limit and can_grow[i]:
+            maybe_larger = True
+    return maybe_larger

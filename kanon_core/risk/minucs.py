@@ -413,7 +413,7 @@ def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSem
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
     if pick_method(method, len(col.mult), int((fk < k).sum()), codes.shape[1], limit) == "subsets":
-        return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0)
+        return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0, workers)
     return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
                    prepared=(col, fk, table.n_records))
 

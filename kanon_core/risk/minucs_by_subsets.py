@@ -36,6 +36,7 @@ the pairwise one suits many QIs, where 2^q subsets are too many: :func:`choose_m
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -128,9 +129,79 @@ def bits_needed(n_unsafe: int, q: int, limit: int) -> int:
     return n_searched(q, limit) * ((n_unsafe + 63) // 64) * 8
 
 
+KEY_BITS = 64
+"""A projected table whose QIs' codes fit this many bits is held as one packed key per class."""
+
+
 @dataclass
-class _Node:
-    """A projected table: its QIs (column order), distinct rows, record counts, and each unsafe row's class."""
+class _KeyNode:
+    """A projected table as one 64-bit key per class (each QI's code + 1 in its own field, 0: missing),
+    its record counts, and the class of every unsafe row. ``fields[i]`` is the field of QI ``qis[i]``."""
+
+    mask: int
+    qis: np.ndarray  # (s,) int64
+    fields: np.ndarray  # (s,) uint64
+    keys: np.ndarray
+    count: np.ndarray
+    of_unsafe: np.ndarray
+    may_miss: np.ndarray  # (s,) bool: the QI has missing values in the table
+
+    @classmethod
+    def of_codes(cls, mask: int, cols: tuple[int, ...], codes: np.ndarray, count: np.ndarray,
+                 of_unsafe: np.ndarray) -> _KeyNode:
+        from ._wildcard_kernel import pack_keys
+        from .classes import packed_fields
+
+        widths = packed_fields(codes) if len(codes) else np.ones(len(cols), np.int64)
+        shifts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.uint64)
+        fields = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts
+        return cls(mask, np.array(cols, dtype=np.int64), fields, pack_keys(np.ascontiguousarray(codes), shifts),
+                   count, of_unsafe, (codes < 0).any(axis=0))
+
+    @property
+    def n_qis(self) -> int:
+        return len(self.qis)
+
+    def roll_up(self, j: int) -> _KeyNode:
+        """The table without QI ``j``: its field cleared, classes that now agree merged (compiled)."""
+        from ._subset_kernel import roll_up_keys
+
+        p = int(np.flatnonzero(self.qis == j)[0])
+        keys, count, of_unsafe = roll_up_keys(self.keys, self.count, ~self.fields[p], self.of_unsafe)
+        return _KeyNode(self.mask & ~(1 << j), np.delete(self.qis, p), np.delete(self.fields, p), keys, count,
+                        of_unsafe, np.delete(self.may_miss, p))
+
+    def class_sizes(self, wildcard: bool) -> np.ndarray:
+        """Each class's size: its records, plus under wildcard semantics those of every class agreeing with
+        it wherever both are observed (a hash join per pair of missing patterns on the packed keys)."""
+        from ._subset_kernel import missing_patterns
+        from ._wildcard_kernel import pattern_pairs_packed
+
+        gappy = self.fields[self.may_miss]
+        if not wildcard or not len(gappy):
+            return self.count
+        pattern = missing_patterns(self.keys, gappy)  # bits over the QIs that have missing values
+        counts = np.bincount(pattern, minlength=1 << len(gappy))
+        values = np.flatnonzero(counts)
+        if len(values) == 1 and values[0] == 0:
+            return self.count
+        order = np.argsort(pattern.astype(np.uint16 if len(gappy) <= 16 else np.int64), kind="stable")
+        offsets = np.concatenate([[0], np.cumsum(counts[values])]).astype(np.int64)
+        every = np.bitwise_or.reduce(self.fields, initial=np.uint64(0))
+        colmask = np.array([every & ~np.bitwise_or.reduce(gappy[[(v >> f) & 1 == 1 for f in range(len(gappy))]],
+                                                          initial=np.uint64(0)) for v in values.tolist()],
+                           dtype=np.uint64)
+        mult = self.count[order]
+        fk = pattern_pairs_packed(self.keys[order], offsets, colmask, values == 0, mult, mult.astype(np.float64),
+                                  False)[0]
+        size = self.count.copy()
+        size[order] += fk
+        return size
+
+
+@dataclass
+class _CodesNode:
+    """A projected table as a codes matrix (columns ``cols``), for QIs whose codes do not fit one key."""
 
     mask: int
     cols: tuple[int, ...]
@@ -138,25 +209,48 @@ class _Node:
     count: np.ndarray
     of_unsafe: np.ndarray
 
+    @property
+    def n_qis(self) -> int:
+        return len(self.cols)
 
-def _roll_up(node: _Node, j: int) -> _Node:
-    """The table without QI ``j``: classes that now agree merged, records summed."""
-    p = node.cols.index(j)
-    sub = np.delete(node.codes, p, axis=1)
-    gid, _ = group_ids(sub)
-    n_new = int(gid.max()) + 1 if len(gid) else 0
-    first = np.zeros(n_new, dtype=np.int64)
-    first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
-    count = np.bincount(gid, weights=node.count, minlength=n_new).astype(np.int64)
-    return _Node(mask=node.mask & ~(1 << j), cols=node.cols[:p] + node.cols[p + 1:], codes=sub[first],
-                 count=count, of_unsafe=gid[node.of_unsafe])
+    def roll_up(self, j: int) -> _KeyNode | _CodesNode:
+        """The table without QI ``j`` (grouped as any codes are), packed once its codes fit one key."""
+        from .classes import packed_fields
+
+        p = self.cols.index(j)
+        sub = np.delete(self.codes, p, axis=1)
+        gid, _ = group_ids(sub)
+        n_new = int(gid.max()) + 1 if len(gid) else 0
+        first = np.zeros(n_new, dtype=np.int64)
+        first[gid[::-1]] = np.arange(len(gid) - 1, -1, -1)
+        count = np.bincount(gid, weights=self.count, minlength=n_new).astype(np.int64)
+        child = (self.mask & ~(1 << j), self.cols[:p] + self.cols[p + 1:], sub[first], count, gid[self.of_unsafe])
+        widths = packed_fields(child[2])
+        return _KeyNode.of_codes(*child) if widths is not None and widths.sum() <= KEY_BITS else _CodesNode(*child)
+
+    def class_sizes(self, wildcard: bool) -> np.ndarray:
+        from .classes import _wildcard_unique
+
+        if wildcard and (self.codes < 0).any():
+            return _wildcard_unique(self.codes, self.count, self.count.astype(np.float64), "auto", False)[0]
+        return self.count
+
+
+def _root(codes: np.ndarray, count: np.ndarray, unsafe_rows: np.ndarray) -> _KeyNode | _CodesNode:
+    """The class table itself: packed when its codes fit one key."""
+    from .classes import packed_fields
+
+    q = codes.shape[1]
+    widths = packed_fields(codes)
+    node = (((1 << q) - 1), tuple(range(q)), codes, count, unsafe_rows.astype(np.int64))
+    return _KeyNode.of_codes(*node) if widths is not None and widths.sum() <= KEY_BITS else _CodesNode(*node)
 
 
 class _Search:
     """The state of one search: the plan, the unsafe bits and what the visits have learnt."""
 
-    def __init__(self, codes: np.ndarray, unsafe_rows: np.ndarray, k: int,
-                 missing: MissingSemantics, limit: int, progress: Progress | None) -> None:
+    def __init__(self, codes: np.ndarray, unsafe_rows: np.ndarray, k: int, missing: MissingSemantics, limit: int,
+                 progress: Progress | None) -> None:
         self.q = codes.shape[1]
         self.k = k
         self.limit = limit
@@ -165,59 +259,64 @@ class _Search:
         self.n_words = (len(unsafe_rows) + 63) // 64
         self.bits = np.zeros((len(self.plan.masks), self.n_words), dtype=np.uint64)
         observed = codes[unsafe_rows] >= 0
-        self.observed = (observed.astype(np.uint64) << np.arange(self.q, dtype=np.uint64)).sum(
-            axis=1, dtype=np.uint64) if self.wildcard else None
+        self.observed = ((observed.astype(np.uint64) << np.arange(self.q, dtype=np.uint64)).sum(
+            axis=1, dtype=np.uint64) if self.wildcard else np.zeros(0, dtype=np.uint64))
         n_eligible = observed.sum(axis=1) if self.wildcard else np.full(len(unsafe_rows), self.q)
         self.can_grow = n_eligible > limit  # rows with combinations larger than the limit
         self.complete = True
         self.progress = progress
         self.visits = visit_count(self.q, limit)
         self.done = 0
+        self.lock = threading.Lock()
 
-    def evaluate(self, node: _Node) -> None:
+    def evaluate(self, node: _KeyNode | _CodesNode) -> None:
         """Set the unsafe bits of every unsafe row on ``node``'s QIs (a subset searched)."""
-        from .classes import _wildcard_unique
+        from ._subset_kernel import unsafe_bits
 
-        if self.wildcard and (node.codes < 0).any():
-            size = _wildcard_unique(node.codes, node.count, node.count.astype(np.float64), "auto", False)[0]
-        else:
-            size = node.count
-        unsafe = size[node.of_unsafe] < self.k
-        eligible = None
-        if self.wildcard:
-            eligible = (self.observed & np.uint64(node.mask)) == np.uint64(node.mask)
-            unsafe &= eligible
-        if len(node.cols) == self.limit < self.q:  # a safe set at the limit: larger MINUCs may exist
-            safe = ~unsafe & self.can_grow
-            if eligible is not None:
-                safe &= eligible
-            if safe.any():
-                self.complete = False
-        packed = np.packbits(unsafe, bitorder="little")
-        words = np.zeros(self.n_words * 8, dtype=np.uint8)
-        words[:len(packed)] = packed
-        self.bits[self.plan.index(node.mask)] = words.view(np.uint64)
+        size = node.class_sizes(self.wildcard)
+        at_limit = node.n_qis == self.limit < self.q
+        if unsafe_bits(size, node.of_unsafe, self.k, np.uint64(node.mask), self.observed, self.can_grow, at_limit,
+                       self.bits[self.plan.index(node.mask)]):
+            self.complete = False
 
-    def visit(self, node: _Node, m: int, rest: int) -> None:
+    def visit(self, node: _KeyNode | _CodesNode, m: int, rest: int) -> None:
         """``node`` is S = {0..m-1} plus ``rest`` QIs above m (m = S's smallest absent QI). Its children in
         the tree drop one of 0..m-1, so every subset is reached once; a child whose QIs above its own
         smallest absent QI already exceed the limit has no descendant searched and is not made."""
-        if len(node.cols) <= self.limit:
+        if node.n_qis <= self.limit:
             self.evaluate(node)
-        self.done += 1
-        report(self.progress, 0.02 + 0.9 * self.done / self.visits,
-               f"MINUCs by subsets: {self.done:,} of {self.visits:,} tables")
-        if len(node.cols) == 1:  # the empty set below is safe for everyone
-            return
-        for j in range(m - 1, -1, -1):
-            child_rest = m - 1 - j + rest
-            if child_rest > self.limit:
-                break
-            self.visit(_roll_up(node, j), j, child_rest)
+        with self.lock:
+            self.done += 1
+            done = self.done
+        report(self.progress, 0.02 + 0.9 * done / self.visits, f"MINUCs by subsets: {done:,} of {self.visits:,} tables")
+        for j, child_rest in self.children(node, m, rest):
+            self.visit(node.roll_up(j), j, child_rest)
+
+    def children(self, node: _KeyNode | _CodesNode, m: int, rest: int) -> list[tuple[int, int]]:
+        """The QIs ``node`` drops to make its children in the tree, with each child's QIs above its own
+        smallest absent QI; largest subtree first."""
+        if node.n_qis == 1:  # the empty set below is safe for everyone
+            return []
+        return [(j, m - 1 - j + rest) for j in range(m - 1, -1, -1) if m - 1 - j + rest <= self.limit]
+
+    def run(self, root: _KeyNode | _CodesNode, workers: int | None) -> None:
+        """Visit the tree: the root here, its subtrees on ``workers`` threads, largest first (the subtree
+        dropping QI j holds about twice as many tables as the one dropping j - 1, so two threads balance).
+        Each thread holds the tables of one path; the bits of a subset are written by its one visit."""
+        from .. import threads
+
+        if root.n_qis <= self.limit:
+            self.evaluate(root)
+        with self.lock:
+            self.done += 1
+        report(self.progress, 0.02 + 0.9 / self.visits, f"MINUCs by subsets: 1 of {self.visits:,} tables")
+        threads.map_workers(lambda jr: self.visit(root.roll_up(jr[0]), jr[0], jr[1]), self.children(root, self.q, 0),
+                            workers)
 
 
 def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
-                                max_size: int | None = None, progress: Progress | None = None) -> MinucSummary:
+                                max_size: int | None = None, progress: Progress | None = None,
+                                workers: int | None = None) -> MinucSummary:
     """The counts of :func:`~kanon_core.risk.minucs.summarize_minucs_of_table` found by counting every QI
     subset on the class table (see the module's argument): equal counts, at a cost linear in the classes.
 
@@ -230,11 +329,12 @@ def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingS
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     report(progress, 0.0, "Class sizes on all quasi-identifiers")
     col, fk = _table_rows(table, codes, missing)
-    return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0)
+    return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0, workers)
 
 
 def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collapsed, fk: np.ndarray, k: int,
-                   missing: MissingSemantics, progress: Progress | None, t0: float) -> MinucSummary:
+                   missing: MissingSemantics, progress: Progress | None, t0: float,
+                   workers: int | None = None) -> MinucSummary:
     """The search of :func:`summarize_minucs_by_subsets` on checked codes, the table's rows and class sizes."""
     from ._minuc_kernel import STAMP_MAX_BITS
     from ._subset_kernel import tally_minimal
@@ -253,9 +353,7 @@ def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collap
     found_masks = np.zeros(0, dtype=np.uint64)
     if len(unsafe_rows):
         search = _Search(codes, unsafe_rows, k, missing, limit, progress)
-        root = _Node(mask=(1 << q) - 1, cols=tuple(range(q)), codes=codes, count=col.mult,
-                     of_unsafe=unsafe_rows.astype(np.int64))
-        search.visit(root, q, 0)
+        search.run(_root(codes, col.mult, unsafe_rows), workers)
         report(progress, 0.93, "Tallying the minimal sets")
         sizes, qis, found = tally_minimal(search.bits, search.plan.masks, search.plan.sizes, search.plan.below,
                                           len(unsafe_rows), q)
