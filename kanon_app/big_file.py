@@ -676,6 +676,13 @@ def compare_panel() -> bool:
 
 # -- MINUCs page ---------------------------------------------------------------------------------------------
 MINUC_SEARCH = "big_file_minuc_search"  # workflow key: the MINUC search asked for (table params, k, size, semantics)
+MINUC_METHOD_TEXT = {
+    "pairs": "by comparing every class below k with every class (its cost grows with the square of the number "
+             "of classes: suited to many QIs and a moderate number of classes).",
+    "subsets": "by counting every combination of QIs up to the maximum size on the table, one table per "
+               "combination (its cost grows with the number of classes times the number of combinations: "
+               "suited to a census with millions of classes and few QIs).",
+}
 
 
 def minucs_work(table: ClassTable, k: int, max_size: int | None, missing: str) -> Callable[[Progress], Any]:
@@ -718,9 +725,9 @@ def minucs_panel(k: int = 3) -> bool:
         if not asked_for("Find MINUCs", "btn_big_minucs", MINUC_SEARCH, "big_minucs", search):
             est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(table, k, missing, size or None))
             st.info(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, each "
-                    f"class once with its record count; its cost grows with the square of the number of "
-                    f"classes. Estimated from {est.sampled_rows:,} classes: about **{est.seconds:,.0f} s** and "
-                    f"**{est.minucs:,.0f} MINUCs**.")
+                    f"class once with its record count, {MINUC_METHOD_TEXT[est.method]} Estimated: about "
+                    f"**{est.seconds:,.0f} s** and **{est.minucs:,.0f} MINUCs** (from {est.sampled_rows:,} "
+                    f"classes).")
             return True
         found = drive("big_minucs", search, "MINUC search", minucs_work(table, k, size or None, missing),
                       stoppable=True, again_label="Search again")
@@ -734,6 +741,7 @@ def minucs_panel(k: int = 3) -> bool:
         m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}")
         m[3].metric("Complete", "yes" if found.complete else "no", help="No when the maximum size may have cut "
                                                                         "larger MINUCs off.")
+        st.caption(f"Found {MINUC_METHOD_TEXT[found.method].split(' (')[0]} in {found.seconds:,.1f} s.")
         left, right = st.columns(2)
         by_size = [{"size": s, "MINUCs": v} for s, v in found.totals_by_size().items()]
         left.plotly_chart(px.bar(by_size, x="size", y="MINUCs", title="MINUCs by size"), width="stretch",

@@ -162,3 +162,17 @@ def test_a_table_without_unsafe_classes_has_no_minucs():
     codes = np.repeat(np.array([[0, 1], [1, 0]], np.int32), 5, axis=0)
     got = summarize_minucs_by_subsets(_table(codes), 3, "wildcard")
     assert got.total == 0 and got.complete and len(got.combinations) == 0
+
+
+def test_the_estimate_names_the_method_and_counts_its_flags():
+    from kanon_core.risk.minucs import estimate_cost_of_table
+
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 6, size=(2000, 5)).astype(np.int32)
+    table = _table(codes)
+    found = summarize_minucs_of_table(table, 3, "category", method="subsets")
+    est = estimate_cost_of_table(table, 3, "category", method="subsets", sample=table.n_classes)
+    assert est.method == "subsets" and est.seconds > 0 and est.minucs == found.total  # every class sampled
+    n_unsafe = int((found.row_counts > 0).sum())
+    assert est.memory_bytes >= table.n_classes * 5 * 16 + n_searched(5, 5) * ((n_unsafe + 63) // 64) * 8
+    assert estimate_cost_of_table(table, 3, "category", method="pairs").method == "pairs"

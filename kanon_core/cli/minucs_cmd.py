@@ -11,7 +11,10 @@ import pandas as pd
 from ..errors import InputError
 from ..outputs import OutputBatch, check_outputs, data_inputs
 from ..risk.classes import check_alpha
+from ..risk.minucs_by_subsets import METHODS
 from .common import add_input_options, load_from_args, write_json
+from .minucs_scale import minucs_at_scale
+from .scale import add_engine_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
     p.add_argument("--per-record", help="write per-record counts by size (size1..sizeQ) as CSV, input row order")
     p.add_argument("--list", dest="list_out", help="write every MINUC as CSV rows (record, size, variables)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="out-of-core engines: search the class table by comparing classes pairwise (pairs), by "
+                        "counting every QI subset (subsets: a census with millions of classes and few QIs), or "
+                        "the one forecast cheaper (auto, the default); in memory the pairwise search runs")
+    add_engine_options(p)
     p.set_defaults(func=run)
 
 
@@ -40,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
     if check_alpha(args.alpha) != 1.0:
         raise InputError("kanon minucs counts records with missing values in full: --alpha must be 1 "
                          "(use kanon risk --alpha for fractional class sizes).")
+    scaled = minucs_at_scale(args)  # an out-of-core engine: the counts from the class table
+    if scaled is not None:
+        return scaled
+    if args.method == "subsets":
+        raise InputError("--method subsets searches a class table: choose --engine duckdb, polars or spark "
+                         "(in memory every MINUC is kept, for --list and SUDA, by the pairwise search).")
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record, "--list": args.list_out},
                   data_inputs(args.file))
     ds = load_from_args(args)

@@ -41,7 +41,7 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import comb
 from typing import TYPE_CHECKING, cast
 
@@ -95,6 +95,8 @@ class MinucSummary:
     (bit masks, ascending) that are a MINUC of some record, flagged by the kernel up to
     ``STAMP_MAX_BITS`` QIs (None above: read them off the masks); the minimal violating QI sets are the
     minimal ones among them. ``complete`` is False when ``max_size`` may have cut some larger MINUCs off.
+    ``method`` says how they were found: ``pairs`` (every row against every row) or ``subsets`` (every QI
+    subset counted, :mod:`~kanon_core.risk.minucs_by_subsets`).
     """
 
     names: tuple[str, ...]
@@ -110,6 +112,7 @@ class MinucSummary:
     combinations: np.ndarray | None = field(default=None, repr=False)
     complete: bool = True
     seconds: float = 0.0
+    method: str = "pairs"
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- sizes -------------------------------------------------------------------------------------------
@@ -236,6 +239,7 @@ class MinucSummary:
             "missing": self.missing,
             "max_size": self.max_size,
             "complete": self.complete,
+            "method": self.method,
             "n_records": self.n_records,
             "total": self.total,
             **({} if distinct is None else {"distinct": distinct}),
@@ -536,6 +540,7 @@ class CostEstimate:
     seconds: float
     minucs: float
     memory_bytes: float
+    method: str = "pairs"
 
 
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -550,12 +555,25 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
 
 
 def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
-                           max_size: int | None = None, sample: int = 200, seed: int = 0) -> CostEstimate:
-    """:func:`estimate_cost` of :func:`summarize_minucs_of_table`: shown before a search of a census class
-    table, whose cost grows with the square of its number of classes."""
+                           max_size: int | None = None, sample: int = 200, seed: int = 0,
+                           method: MinucMethod = "auto") -> CostEstimate:
+    """:func:`estimate_cost` of :func:`summarize_minucs_of_table` with the method it would use, shown before
+    a search of a census class table. The MINUCs are extrapolated from a timed pairwise search of a sample
+    of classes; the time of the subset search from one timed projection of the whole table (see
+    :func:`~kanon_core.risk.minucs_by_subsets.estimate_seconds`). Memory: the per-class tallies (and the
+    subset search's flags); the counts-only search keeps no MINUC list."""
+    from .minucs_by_subsets import bits_needed, estimate_seconds, pick_method
+
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
-    return _estimate(col, fk, k, missing, limit, sample, seed, table.n_records)
+    n_unsafe = int((fk < k).sum())
+    chosen = pick_method(method, len(col.mult), n_unsafe, codes.shape[1], limit)
+    est = _estimate(col, fk, k, missing, limit, sample, seed, table.n_records)
+    tallies = len(col.mult) * codes.shape[1] * 16
+    if chosen == "pairs":
+        return replace(est, memory_bytes=float(tallies + len(col.mult) * 64))
+    return replace(est, method=chosen, seconds=estimate_seconds(codes, col.mult, fk < k, limit),
+                   memory_bytes=float(tallies + bits_needed(n_unsafe, codes.shape[1], limit)))
 
 
 def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,

@@ -64,8 +64,13 @@ BIT_BUDGET = 1 << 30
 SECONDS_PER_PAIR = 2.5e-10
 """Seconds per (unsafe class, class, QI) of the pairwise search on one core of the benchmark machine."""
 
-SECONDS_PER_GROUPED_ROW = 6e-8
-"""Seconds per class grouped in one projection of the subset search (an upper bound: tables shrink)."""
+SECONDS_PER_GROUPED_ROW = 1.6e-8
+"""CPU seconds per (projection, class of the whole table) of the subset search: 1M generated rows, 677,548
+classes, all 1,023 projections of 10 QIs took 10.9 CPU s (sizes up to 3: 5.9e-9 per pair)."""
+
+ROOT_SHARE = 0.08
+"""A projection costs on average this share of the first one, made from the whole table (measured on the
+same run: 0.135 s for the first, 0.0106 s on average): the tables shrink as QIs are dropped."""
 
 
 @dataclass(frozen=True)
@@ -366,24 +371,41 @@ def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collap
                         n_records=table.n_records, rows=col.rows, row_mult=col.mult,
                         row_of_record=col.row_of_record, row_sizes=row_sizes, row_qis=row_qis,
                         combinations=found_masks if q <= STAMP_MAX_BITS else None, complete=complete,
-                        seconds=time.perf_counter() - t0)
+                        seconds=time.perf_counter() - t0, method="subsets")
 
 
 def choose_method(n_classes: int, n_unsafe: int, q: int, limit: int, cores: int | None = None) -> str:
     """``subsets`` when counting every subset is forecast cheaper than comparing every class below k with
     every class and its flags fit :data:`BIT_BUDGET`, else ``pairs``.
 
-    The pairwise search costs about (classes below k) x classes x QIs operations, split over the cores; the
-    subset search about (projections made) x classes, on one core (an upper bound: the tables shrink as
-    QIs are dropped). The constants were timed on the benchmark machine; the choice only needs the order
+    The pairwise search costs about (classes below k) x classes x QIs operations, the subset search about
+    (projections made) x classes (the tables shrink as QIs are dropped; the constant is an average), both
+    split over the cores. The constants were timed on the benchmark machine; the choice only needs the order
     of magnitude, which differs by 100 times and more on a census table (1M rows: 2 s against 372 s).
     """
     if bits_needed(n_unsafe, q, limit) > BIT_BUDGET:
         return "pairs"
     cores = max(1, cores or os.cpu_count() or 1)
     pairs = n_unsafe * n_classes * q * SECONDS_PER_PAIR / cores
-    subsets = visit_count(q, limit) * n_classes * SECONDS_PER_GROUPED_ROW
+    subsets = visit_count(q, limit) * n_classes * SECONDS_PER_GROUPED_ROW / min(cores, q)
     return "subsets" if subsets < pairs else "pairs"
+
+
+def estimate_seconds(codes: np.ndarray, count: np.ndarray, unsafe: np.ndarray, limit: int,
+                     workers: int | None = None) -> float:
+    """Forecast of the subset search's time: one projection of the whole table, timed on this machine, times
+    the projections made (:func:`visit_count`) times :data:`ROOT_SHARE`, over the threads (an estimate of
+    the order of magnitude: how fast the tables shrink depends on the data)."""
+    from .. import threads
+
+    q = codes.shape[1]
+    t = time.perf_counter()
+    with threads.worker_slot():
+        root = _root(codes, count, np.flatnonzero(unsafe))
+        if q > 1:
+            root.roll_up(q - 1).class_sizes(True)
+    one = time.perf_counter() - t
+    return one * visit_count(q, limit) * ROOT_SHARE / min(threads.workers(workers), q)
 
 
 def pick_method(method: str, n_classes: int, n_unsafe: int, q: int, limit: int) -> str:
