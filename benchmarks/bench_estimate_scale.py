@@ -7,14 +7,15 @@ temporary folder, never into the repository) and each format:
   design) as whole processes under ``/usr/bin/time -v`` (wall time, peak resident memory) with
   ``--engine pandas`` (the file in memory), ``duckdb`` and ``polars``; the largest difference of any
   estimate or standard error from the in-memory one is printed (it must be rounding only);
-* the MINUC counts of a file's class table at k = 3 on ``--minuc-qis`` QIs up to ``--minuc-size``, for the
-  files of ``--minuc-rows`` rows (``summarize_minucs_of_table`` on DuckDB's class table, in this process,
-  after a warm-up on a small table): the estimate shown before the search, the table's time and the
-  search's time. The search compares every class with every other, so its time grows with the square of
-  the number of classes.
+* the MINUC counts of a file's class table at k = 3 on ``--minuc-qis`` QIs for each maximum size of
+  ``--minuc-sizes`` (0 = all), for the files of ``--minuc-rows`` rows (``summarize_minucs_of_table`` on
+  DuckDB's class table, in this process, after a warm-up on a small table): the method ``auto`` chose, the
+  estimate shown before the search, the table's time and the search's time; on files of at most
+  ``--pairs-up-to`` rows the pairwise search is timed too (its time grows with the square of the number
+  of classes, the subset search's with the classes times the subsets).
 
 Run: python benchmarks/bench_estimate_scale.py [--sizes 1000000,10000000] [--formats parquet,csv]
-     [--minuc-rows 100000] [--minuc-qis 10] [--minuc-size 3]
+     [--minuc-rows 100000,1000000,10000000] [--minuc-qis 10] [--minuc-sizes 3,0] [--data DIR]
 """
 
 from __future__ import annotations
@@ -53,24 +54,33 @@ def estimate_rows(path: Path, fmt: str, rows: int, work: Path, engines: list[str
         print(f"| {label(rows)} | {fmt} | {engine} | {wall:.1f} | {rss:.2f} | {len(got)} | {gap:.1e} |", flush=True)
 
 
-def minuc_row(path: Path, rows: int, n_qis: int, size: int) -> None:
+def minuc_row(path: Path, rows: int, n_qis: int, size: int, methods: list[str]) -> None:
+    import resource
+
     import numpy as np
 
     from kanon_core.classtable import ClassTable
     from kanon_core.engines import get_engine
     from kanon_core.risk.minucs import estimate_cost_of_table, summarize_minucs_of_table
 
-    summarize_minucs_of_table(ClassTable.from_codes(np.array([[0, 1], [0, 1], [1, 0]], np.int32)), 2)  # warm-up
+    warm = ClassTable.from_codes(np.array([[0, 1], [0, 1], [1, 0]], np.int32))
+    for m in ("pairs", "subsets"):
+        summarize_minucs_of_table(warm, 2, method=m)  # compile first
     qis = list(QIS[:n_qis])
     t0 = time.perf_counter()
     table = get_engine("duckdb").class_table(str(path), qis)
     t1 = time.perf_counter()
-    est = estimate_cost_of_table(table, 3, "wildcard", size)
-    t2 = time.perf_counter()
-    found = summarize_minucs_of_table(table, 3, "wildcard", size)
-    t3 = time.perf_counter()
-    print(f"| {label(rows)} | {n_qis} | {size} | {table.n_classes:,} | {t1 - t0:.1f} | {est.seconds:.1f} | "
-          f"{t3 - t2:.1f} | {found.total:,} | {found.records_with_minucs():,} |", flush=True)
+    n_unsafe = int((table.class_sizes("wildcard").fk < 3).sum())
+    for method in methods:
+        t2 = time.perf_counter()
+        est = estimate_cost_of_table(table, 3, "wildcard", size or None, method=method)
+        t3 = time.perf_counter()
+        found = summarize_minucs_of_table(table, 3, "wildcard", size or None, method=method)
+        t4 = time.perf_counter()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"| {label(rows)} | {n_qis} | {size or 'all'} | {table.n_classes:,} | {n_unsafe:,} | {found.method} | "
+              f"{t1 - t0:.1f} | {est.seconds:.1f} ({t3 - t2:.1f}) | {t4 - t3:.1f} | {found.total:,} | "
+              f"{found.records_with_minucs():,} | {peak:.2f} |", flush=True)
 
 
 def main() -> None:
@@ -78,9 +88,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--formats", default="parquet,csv")
     ap.add_argument("--engines", default="pandas,duckdb,polars")
-    ap.add_argument("--minuc-rows", default="100000")
+    ap.add_argument("--minuc-rows", default="100000,1000000,10000000")
     ap.add_argument("--minuc-qis", type=int, default=10)
-    ap.add_argument("--minuc-size", type=int, default=3)
+    ap.add_argument("--minuc-sizes", default="3,0", help="maximum MINUC sizes, 0 = all")
+    ap.add_argument("--pairs-up-to", type=int, default=100000,
+                    help="also time the pairwise search on files of at most this many rows (it is quadratic)")
+    ap.add_argument("--data", default=None, help="folder of generated files to reuse (default: a temporary one)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     formats = tuple(f for f in args.formats.split(",") if f)
@@ -92,18 +105,22 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     minuc_paths = []
     with tempfile.TemporaryDirectory(prefix="kanon-estimate-scale-") as tmp:
+        folder = Path(args.data) if args.data else Path(tmp)
         for rows in sizes:
-            data = Path(tmp) / f"r{rows}"
-            paths = generate(rows, data, formats=formats)
+            paths = generate(rows, folder, formats=formats)
             for fmt in formats:
                 estimate_rows(paths[fmt], fmt, rows, Path(tmp), engines)
         for rows in (int(r) for r in args.minuc_rows.split(",") if r):
-            minuc_paths.append((rows, generate(rows, Path(tmp) / f"m{rows}", formats=("parquet",))["parquet"]))
-        print("\nMINUC counts of the class table (DuckDB, Parquet), k = 3, wildcard semantics\n")
-        print("| rows | QIs | max size | classes | table s | estimated s | search s | MINUCs | records with one |")
-        print("|---|---|---|---|---|---|---|---|---|")
+            minuc_paths.append((rows, generate(rows, folder, formats=("parquet",))["parquet"]))
+        print("\nMINUC counts of the class table (DuckDB, Parquet), k = 3, wildcard semantics; estimated s: the "
+              "forecast shown before the search (and the time it took); peak: this process so far\n")
+        print("| rows | QIs | max size | classes | below k | method | table s | estimated s | search s | MINUCs | "
+              "records with one | peak GiB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for rows, path in minuc_paths:
-            minuc_row(path, rows, args.minuc_qis, args.minuc_size)
+            for size in (int(x) for x in args.minuc_sizes.split(",") if x):
+                methods = ["auto"] + (["pairs"] if rows <= args.pairs_up_to else [])
+                minuc_row(path, rows, args.minuc_qis, size, methods)
 
 
 if __name__ == "__main__":
