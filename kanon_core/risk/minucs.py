@@ -530,6 +530,10 @@ def _as_completed(futures):
     return as_completed(futures)
 
 
+SAMPLE_WORK = 200_000_000
+"""Most class comparisons the MINUC estimate of a class table makes (sampled classes x classes)."""
+
+
 @dataclass(frozen=True)
 class CostEstimate:
     """A forecast of a MINUC run, from a timed sample of records (shown before a long run)."""
@@ -568,6 +572,9 @@ def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemant
     col, fk = _table_rows(table, codes, missing)
     n_unsafe = int((fk < k).sum())
     chosen = pick_method(method, len(col.mult), n_unsafe, codes.shape[1], limit)
+    # each sampled class is compared with every class: at most SAMPLE_WORK comparisons (a census table of
+    # 3.5M classes samples 57 classes: about a second)
+    sample = min(sample, max(20, SAMPLE_WORK // max(len(col.mult), 1)))
     est = _estimate(col, fk, k, missing, limit, sample, seed, table.n_records)
     tallies = len(col.mult) * codes.shape[1] * 16
     if chosen == "pairs":

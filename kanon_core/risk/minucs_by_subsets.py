@@ -360,10 +360,8 @@ def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collap
         search = _Search(codes, unsafe_rows, k, missing, limit, progress)
         search.run(_root(codes, col.mult, unsafe_rows), workers)
         report(progress, 0.93, "Tallying the minimal sets")
-        sizes, qis, found = tally_minimal(search.bits, search.plan.masks, search.plan.sizes, search.plan.below,
-                                          len(unsafe_rows), q)
-        row_sizes[unsafe_rows] = sizes
-        row_qis[unsafe_rows] = qis
+        found = tally_minimal(search.bits, search.plan.masks, search.plan.sizes, search.plan.below,
+                              unsafe_rows.astype(np.int64), row_sizes, row_qis)
         complete = search.complete or limit >= q
         found_masks = search.plan.masks[found]
     report(progress, 1.0, "MINUC search done")
