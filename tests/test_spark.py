@@ -83,6 +83,25 @@ def test_risk_json_equals_embedded(settings, files, tmp_path):
         {k: v for k, v in ref.items() if k not in ("seconds", "engine")}
 
 
+def test_minucs_json_and_per_record_equal_embedded(settings, files, tmp_path):
+    """``kanon minucs --engine spark``: the class table's MINUC counts and the per-record counts joined back by
+    Spark equal DuckDB's (both by counting every subset: the weight as a QI makes nearly every class
+    unique)."""
+    outs = {}
+    for engine in ("duckdb", "spark"):
+        out, per = tmp_path / f"m_{engine}.json", tmp_path / f"m_{engine}.csv"
+        assert main(["minucs", str(files[0]), "--qi", ",".join([*QIS, "w"]), "--k", "3", "--engine", engine,
+                     "--method", "subsets", "-o", str(out), "--per-record", str(per)]) == 0
+        parts = sorted(per.glob("part-*.csv")) if per.is_dir() else [per]  # Spark: part files in input order
+        outs[engine] = (json.loads(out.read_text()),
+                        pd.concat([pd.read_csv(p) for p in parts if p.stat().st_size], ignore_index=True))
+    ref, got = outs["duckdb"], outs["spark"]
+    assert ref[0]["total"] > 0
+    assert {k: v for k, v in got[0].items() if k not in ("seconds", "engine")} == \
+        {k: v for k, v in ref[0].items() if k not in ("seconds", "engine")}
+    pd.testing.assert_frame_equal(got[1], ref[1])
+
+
 def test_generalized_release_equals_embedded(settings, files, tmp_path):
     """Ages recoded to decades and one class's region suppressed: the same records as DuckDB writes."""
     ds = load_dataset(files[0])
