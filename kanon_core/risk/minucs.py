@@ -25,7 +25,8 @@ Why this rather than SUDA2's recursion over item subtables (Manning, Haglin & Ke
 same sets; this one needs no special-row check, handles missing values and any k natively, works on
 19-bit masks in registers, parallelises over records, and its cost is one vectorised pass over the rows
 per record plus output-sensitive enumeration. The cost grows with the square of the number of distinct
-rows, so very large files with few QIs are better served by class counting (``kanon risk``).
+rows, so a class table of millions of classes with few QIs is searched by counting every QI subset on it
+instead (:mod:`~kanon_core.risk.minucs_by_subsets`; :func:`summarize_minucs_of_table` chooses).
 
 Results are stored per distinct row in CSR form (offsets + bit masks; bit j = ``names[j]``), 4 bytes per
 MINUC up to 32 QIs, and expanded per record only on demand. The kernel also tallies each row's MINUCs by
