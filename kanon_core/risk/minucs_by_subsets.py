@@ -59,7 +59,8 @@ MinucMethod = Literal["auto", "pairs", "subsets"]
 METHODS: tuple[str, ...] = ("auto", "pairs", "subsets")
 
 BIT_BUDGET = 1 << 30
-"""Bytes of unsafe bits (one per unsafe row and subset) the subset search may hold; beyond, it refuses."""
+"""Bytes of unsafe bits (one per unsafe row and subset) and plan the subset search may hold; beyond, it
+refuses (and ``auto`` runs the pairwise search)."""
 
 SECONDS_PER_PAIR = 2.5e-10
 """Seconds per (unsafe class, class, QI) of the pairwise search on one core of the benchmark machine."""
@@ -130,8 +131,9 @@ def _visits(m: int, rest: int, limit: int) -> int:
 
 
 def bits_needed(n_unsafe: int, q: int, limit: int) -> int:
-    """Bytes of the unsafe bits: one per unsafe row and searched subset, in 64-row words."""
-    return n_searched(q, limit) * ((n_unsafe + 63) // 64) * 8
+    """Bytes of the unsafe bits (one per unsafe row and searched subset, in 64-row words) and of the plan
+    (each subset's mask, size and immediate subsets)."""
+    return n_searched(q, limit) * (((n_unsafe + 63) // 64) * 8 + 16 + 8 * max(limit, 1))
 
 
 KEY_BITS = 64
@@ -348,7 +350,7 @@ def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collap
     q = codes.shape[1]
     unsafe_rows = np.flatnonzero(fk < k)
     need = bits_needed(len(unsafe_rows), q, limit)
-    if need > BIT_BUDGET:
+    if len(unsafe_rows) and need > BIT_BUDGET:
         raise InputError(f"Counting every subset would hold {need / 2**30:.1f} GiB of flags "
                          f"({n_searched(q, limit):,} subsets x {len(unsafe_rows):,} classes below k): "
                          "lower the maximum MINUC size, or use the pairwise search.")
@@ -381,7 +383,7 @@ def choose_method(n_classes: int, n_unsafe: int, q: int, limit: int, cores: int 
     split over the cores. The constants were timed on the benchmark machine; the choice only needs the order
     of magnitude, which differs by 100 times and more on a census table (1M rows: 2 s against 372 s).
     """
-    if bits_needed(n_unsafe, q, limit) > BIT_BUDGET:
+    if n_unsafe and bits_needed(n_unsafe, q, limit) > BIT_BUDGET:
         return "pairs"
     cores = max(1, cores or os.cpu_count() or 1)
     pairs = n_unsafe * n_classes * q * SECONDS_PER_PAIR / cores
