@@ -468,6 +468,9 @@ def risk_panel(k: int = 3) -> bool:
                     # the headline only: the charts and tables would share the cores with the kernel counting
                     # the wildcard sizes, in the server and in the browser, and delay the figures that matter
                     _show_headline(headline_of_table(table, k, cat), k)
+                # the per-variable counts the full figures need, counted here while the kernel runs on the
+                # other core
+                _cached("big_per_qi", params, lambda: per_qi_of(table))
                 with top:
                     sizes = drive("big_sizes", (params, missing), label, work,
                                   again_label="Compute the wildcard sizes again")

@@ -120,6 +120,11 @@ def test_packed_pattern_joins_equal_the_row_joins_exactly(table, split, widen):
         classes.packed_fields = real
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+    grouped = classes._grouped_by_pattern(codes, mult, weights)  # the compiled grouping: the same sums again
+    assert (grouped is None) == (fields is None)
+    if grouped is not None:
+        for g, w in zip(classes._pairs_of_groups(codes, mult, weights, split, grouped), got, strict=True):
+            np.testing.assert_array_equal(g, w)
     uniq_rows = len(np.unique(codes, axis=0)) == len(codes)
     if uniq_rows:  # the joins count distinct rows: a brute force on the rows with their multiplicities
         expanded = np.repeat(codes, mult, axis=0)

@@ -310,3 +310,85 @@ def pack_keys(uniq, shifts):  # pragma: no cover - compiled
             k |= np.uint64(uniq[i, j] + 1) << shifts[j]
         keys[i] = k
     return keys
+
+
+@numba.njit(cache=True, nogil=True)
+def gappy_columns(uniq):  # pragma: no cover - compiled
+    """Per QI: whether some row has it missing (one pass over the rows, in memory order)."""
+    n, q = uniq.shape
+    out = np.zeros(q, dtype=np.bool_)
+    for i in range(n):
+        for j in range(q):
+            if uniq[i, j] < 0:
+                out[j] = True
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def group_by_pattern(uniq, gappy, shifts, mult, wsum):  # pragma: no cover - compiled
+    """The rows grouped by missing pattern, for :func:`pattern_pairs_packed`, in two passes.
+
+    A row's pattern is the bit set of the QIs ``gappy[c]`` (those missing somewhere) it has missing; the
+    groups come in increasing order of it, so the complete rows first (the order of
+    :func:`kanon_core.risk.classes.missing_pattern_ids`), rows in input order within a group (a counting
+    sort). Returns the permutation (``order[s]``: the row at sorted position s), the groups' offsets, their
+    patterns, and the rows' packed keys (each QI's code + 1 at ``shifts``, 0: missing), counts and weights
+    in sorted order.
+    """
+    n, q = uniq.shape
+    m = gappy.shape[0]
+    pat = np.empty(n, dtype=np.int64)
+    counts = np.zeros(1 << m, dtype=np.int64)
+    for i in range(n):
+        p = 0
+        for c in range(m):
+            if uniq[i, gappy[c]] < 0:
+                p |= 1 << c
+        pat[i] = p
+        counts[p] += 1
+    n_pat = 0
+    for v in range(1 << m):
+        if counts[v] > 0:
+            n_pat += 1
+    values = np.empty(n_pat, dtype=np.int64)
+    offsets = np.zeros(n_pat + 1, dtype=np.int64)
+    start = np.zeros(1 << m, dtype=np.int64)
+    t = 0
+    for v in range(1 << m):
+        if counts[v] > 0:
+            values[t] = v
+            start[v] = offsets[t]
+            offsets[t + 1] = offsets[t] + counts[v]
+            t += 1
+    order = np.empty(n, dtype=np.int64)
+    keys = np.empty(n, dtype=np.uint64)
+    m_sorted = np.empty(n, dtype=np.int64)
+    w_sorted = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        s = start[pat[i]]
+        start[pat[i]] = s + 1
+        order[s] = i
+        k = np.uint64(0)
+        for j in range(q):
+            k |= np.uint64(uniq[i, j] + 1) << shifts[j]
+        keys[s] = k
+        m_sorted[s] = mult[i]
+        w_sorted[s] = wsum[i]
+    return order, offsets, values, keys, m_sorted, w_sorted
+
+
+@numba.njit(cache=True, nogil=True)
+def totals_in_row_order(order, mult, wsum, fk_s, Fk_s, fkw_s, Fkw_s):  # pragma: no cover - compiled
+    """Each row's own count and weight plus the matches the join found for it (given in sorted order)."""
+    n = order.shape[0]
+    fk = np.empty(n, dtype=np.int64)
+    Fk = np.empty(n, dtype=np.float64)
+    fkw = np.empty(n, dtype=np.int64)
+    Fkw = np.empty(n, dtype=np.float64)
+    for s in range(n):
+        i = order[s]
+        fk[i] = mult[i] + fk_s[s]
+        Fk[i] = wsum[i] + Fk_s[s]
+        fkw[i] = fkw_s[s]
+        Fkw[i] = Fkw_s[s]
+    return fk, Fk, fkw, Fkw

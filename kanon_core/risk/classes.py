@@ -219,21 +219,71 @@ def class_sizes_of_table(table, missing: MissingSemantics = "wildcard", alpha: f
     )
 
 
+GROUPED_MAX_GAPPY = 16
+"""Up to this many QIs with missing values, rows are grouped by missing pattern by a compiled counting sort
+(:func:`~kanon_core.risk._wildcard_kernel.group_by_pattern`: 2^m counters) when their codes fit one key."""
+
+
 def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod, split: bool):
     n_u, q = uniq.shape
+    if method in ("auto", "pairs"):
+        grouped = _grouped_by_pattern(uniq, mult, wsum)
+        if grouped is not None:
+            order, offsets, values = grouped[:3]
+            with_missing = n_u - int(offsets[1] if values[0] == 0 else 0)
+            if method == "pairs" or _pairs_cheaper(len(values), n_u, q, with_missing):
+                return _pairs_of_groups(uniq, mult, wsum, split, grouped)
+            method = "scan"
     miss = uniq < 0
     has_miss = miss.any(axis=1)
     pattern_ids = None
     if method == "auto":
         pattern_ids = missing_pattern_ids(miss, has_miss)
         n_patterns = int(pattern_ids.max()) + 1 if n_u else 0
-        # seconds on 2 cores, calibrated on survey-like tables (16k rows x 10-19 QIs, 1M rows x 10 QIs)
-        cost_pairs = n_patterns**2 * 1e-6 + n_patterns * n_u * q * 6e-9
-        cost_scan = int(has_miss.sum()) * n_u * q * 1.2e-10
-        method = "pairs" if cost_pairs < cost_scan else "scan"
+        method = "pairs" if _pairs_cheaper(n_patterns, n_u, q, int(has_miss.sum())) else "scan"
     if method == "pairs":
         return _wildcard_by_pattern_pairs(uniq, miss, mult, wsum, split, pattern_ids)
     return _wildcard_scan(uniq, has_miss, mult, wsum, split)
+
+
+def _pairs_cheaper(n_patterns: int, n_u: int, q: int, with_missing: int) -> bool:
+    """Whether the pattern-pair join is forecast cheaper than the pairwise scan of the rows with missing values
+    (seconds on 2 cores, calibrated on survey-like tables: 16k rows x 10-19 QIs, 1M rows x 10 QIs)."""
+    cost_pairs = n_patterns**2 * 1e-6 + n_patterns * n_u * q * 6e-9
+    cost_scan = with_missing * n_u * q * 1.2e-10
+    return cost_pairs < cost_scan
+
+
+def _grouped_by_pattern(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray):
+    """The rows grouped by missing pattern with their packed keys (see ``group_by_pattern``), or None when the
+    codes do not fit one 64-bit key or more than :data:`GROUPED_MAX_GAPPY` QIs have missing values."""
+    from ._wildcard_kernel import gappy_columns, group_by_pattern
+
+    widths = packed_fields(uniq)
+    if widths is None:
+        return None
+    uniq = np.ascontiguousarray(uniq, dtype=np.int32)
+    gappy = np.flatnonzero(gappy_columns(uniq)).astype(np.int64)
+    if len(gappy) > GROUPED_MAX_GAPPY:
+        return None
+    shifts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.uint64)
+    grouped = group_by_pattern(uniq, gappy, shifts, mult.astype(np.int64), wsum.astype(np.float64))
+    return (*grouped, gappy, widths, shifts)
+
+
+def _pairs_of_groups(uniq, mult, wsum, split, grouped):
+    """:func:`_wildcard_by_pattern_pairs` on rows already grouped and packed by :func:`_grouped_by_pattern`
+    (the same sums, bit for bit: the same groups in the same order)."""
+    from ._wildcard_kernel import pattern_pairs_packed, totals_in_row_order
+
+    order, offsets, values, keys, m64, w64, gappy, widths, shifts = grouped
+    field = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts
+    every = np.bitwise_or.reduce(field, initial=np.uint64(0))
+    colmask = np.array([every & ~np.bitwise_or.reduce(field[gappy[[(v >> c) & 1 == 1 for c in range(len(gappy))]]],
+                                                      initial=np.uint64(0)) for v in values.tolist()],
+                       dtype=np.uint64)
+    parts = pattern_pairs_packed(keys, offsets, colmask, values == 0, m64, w64, split)
+    return totals_in_row_order(order, mult.astype(np.int64), wsum.astype(np.float64), *parts)
 
 
 def missing_pattern_ids(miss: np.ndarray, has_miss: np.ndarray | None = None) -> np.ndarray:
