@@ -16,6 +16,8 @@ def tables(draw):
     n_values = draw(st.integers(1, 4))
     rows = draw(st.lists(st.tuples(*[st.integers(-1, n_values - 1)] * q), min_size=1, max_size=40, unique=True))
     codes = np.array(rows, dtype=np.int32).reshape(len(rows), q)
+    if q >= 4 and draw(st.booleans()):  # large codes: the rows do not fit one packed key, the QI loop compares
+        codes[codes >= 0] += np.int32(2**20)
     count = np.array(draw(st.lists(st.integers(1, 4), min_size=len(rows), max_size=len(rows))), dtype=np.int64)
     return codes, count
 

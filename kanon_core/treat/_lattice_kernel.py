@@ -44,6 +44,16 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     # per QI: records with each value, and records missing it; rows per value among the rows with a missing
     # value and among the complete rows, and rows missing it (the sizes of the posting lists below)
     width = max(1, codes.max() + 1) if n > 0 else 1
+    # when every QI's code + 1 fits a field of one 64-bit word, a row is a key (0: missing) and the fields
+    # it has observed: two rows agree wherever both are observed exactly when their keys agree under the
+    # AND of those masks (one comparison instead of a loop over the QIs)
+    bits = 1
+    while (1 << bits) <= width:
+        bits += 1
+    packed = bits * q <= 64
+    keys = np.zeros(n if packed else 0, dtype=np.uint64)
+    seen = np.zeros(n if packed else 0, dtype=np.uint64)
+    one = np.uint64((1 << bits) - 1)
     hist = np.zeros((q, width), dtype=np.int64)
     miss = np.zeros(q, dtype=np.int64)
     n_m = np.zeros(q, dtype=np.int64)
@@ -51,6 +61,8 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     cnt_c = np.zeros((q, width + 1), dtype=np.int64)
     for i in range(n):
         hm = has_miss[i]
+        key = np.uint64(0)
+        obs = np.uint64(0)
         for j in range(q):
             c = codes[i, j]
             if c < 0:
@@ -62,6 +74,13 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
                     cnt_m[j, c + 1] += 1
                 else:
                     cnt_c[j, c + 1] += 1
+                if packed:
+                    shift = np.uint64(j * bits)
+                    key |= np.uint64(c + 1) << shift
+                    obs |= one << shift
+        if packed:
+            keys[i] = key
+            seen[i] = obs
     failed = 0
     target = k if alpha == 1.0 else k + 1e-7
     bound = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
@@ -181,15 +200,19 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
                 s = list_c[best, cnt_c[best, cb] + t - a_m - a_mm]
             if s == r:
                 continue
-            match = True
-            for j in range(q):
-                a = codes[r, j]
-                b = codes[s, j]
-                if a != b and a >= 0 and b >= 0:
-                    match = False
-                    break
-            if not match:
-                continue
+            if packed:
+                if (keys[r] ^ keys[s]) & seen[r] & seen[s]:
+                    continue
+            else:
+                match = True
+                for j in range(q):
+                    a = codes[r, j]
+                    b = codes[s, j]
+                    if a != b and a >= 0 and b >= 0:
+                        match = False
+                        break
+                if not match:
+                    continue
             if has_miss[s]:
                 w += count[s]
             else:
