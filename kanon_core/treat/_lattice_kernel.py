@@ -149,24 +149,11 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     pos_w = off_w[:q].copy()
     pos_m = cnt_m[:, :width].copy()
     pos_c = cnt_c[:, :width].copy()
-    for t in range(n):
-        i = order[t]
-        for j in range(q):
-            c = codes[i, j]
-            if c < 0:
-                list_w[pos_w[j]] = i
-                pos_w[j] += 1
-            elif has_miss[i]:
-                list_m[j, pos_m[j, c]] = i
-                pos_m[j, c] += 1
-            else:
-                list_c[j, pos_c[j, c]] = i
-                pos_c[j, c] += 1
-    for r in todo:
-        own = count[r]
-        f = own
-        w = 0
-        ok = False
+    # each class's shortest list first: only the QIs some class scans get lists (often one or two of them)
+    best_of = np.empty(n_todo, dtype=np.int64)
+    needed = np.zeros(q, dtype=np.bool_)
+    for t in range(n_todo):
+        r = todo[t]
         best = -1
         best_len = 0
         for j in range(q):
@@ -178,6 +165,30 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
                 if best < 0 or ln < best_len:
                     best = j
                     best_len = ln
+        best_of[t] = best
+        if best >= 0:
+            needed[best] = True
+    used = np.flatnonzero(needed)
+    for t in range(n):
+        i = order[t]
+        for j in used:
+            c = codes[i, j]
+            if c < 0:
+                list_w[pos_w[j]] = i
+                pos_w[j] += 1
+            elif has_miss[i]:
+                list_m[j, pos_m[j, c]] = i
+                pos_m[j, c] += 1
+            else:
+                list_c[j, pos_c[j, c]] = i
+                pos_c[j, c] += 1
+    for t in range(n_todo):
+        r = todo[t]
+        best = best_of[t]
+        own = count[r]
+        f = own
+        w = 0
+        ok = False
         cb = 0
         a_m = 0
         a_mm = 0
