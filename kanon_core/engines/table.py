@@ -122,15 +122,17 @@ def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
     return meta
 
 
-def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """Per row the index of its value in the column's distinct values (-1 for null), and those values."""
+def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array, bool]:
+    """Per row the index of its value in the column's distinct values (-1 for null), those values, and
+    whether there is a null."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     enc = pc.dictionary_encode(arr)
     idx = enc.indices
-    if idx.null_count:
+    has_null = bool(idx.null_count)
+    if has_null:
         idx = pc.fill_null(idx, -1)
-    return idx.to_numpy(zero_copy_only=False), enc.dictionary
+    return idx.to_numpy(zero_copy_only=False), enc.dictionary, has_null
 
 
 def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Mapping[str, VariableMeta] | None,
@@ -147,22 +149,28 @@ def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Map
     injective = True
     # each column's dictionary on the compute threads (Arrow's kernels release the interpreter)
     encoded = map_workers(lambda i: _dictionary(agg.column(f"k{i}")), range(len(columns)))
-    for c, (idx, dictionary) in zip(columns, encoded, strict=True):
+    for c, (idx, dictionary, has_null) in zip(columns, encoded, strict=True):
         idxs.append(idx)
-        typed[c] = type_distinct(source, c, dictionary, bool((idx < 0).any()))
+        typed[c] = type_distinct(source, c, dictionary, has_null)
     if meta is None:
         meta = declared_meta(source, typed, missing_codes)
-    values, labels = [], []
-    codes = np.empty((agg.num_rows, len(columns)), np.int32)
-    for j, (c, idx) in enumerate(zip(columns, idxs, strict=True)):
+    from ._codes_kernel import rows_of_codes
+
+    values, labels, lookups = [], [], []
+    for c in columns:
         m = meta.get(c, VariableMeta())
         dict_codes, v, lab = encode_column(typed[c].series(), m.missing_codes, m.value_labels)
-        lookup = np.append(dict_codes.astype(np.int32), np.int32(-1))  # index -1 -> the appended -1
-        codes[:, j] = lookup[idx]
+        lookups.append(dict_codes.astype(np.int32))
         injective &= bool((dict_codes >= 0).all()) and len(np.unique(dict_codes)) == len(dict_codes)
         values.append(v)
         labels.append(lab)
-    return codes, tuple(values), tuple(labels), meta, injective
+    luts = np.full((len(columns), max([len(x) for x in lookups] + [1])), -1, dtype=np.int32)
+    for j, lookup in enumerate(lookups):
+        luts[j, :len(lookup)] = lookup
+    index = np.empty((len(columns), agg.num_rows), dtype=np.int32)  # Arrow's dictionary indices are int32
+    for j, idx in enumerate(idxs):
+        index[j] = idx
+    return rows_of_codes(index, luts), tuple(values), tuple(labels), meta, injective
 
 
 def check_weights(agg: pa.Table, weight: str) -> None:
