@@ -10,7 +10,7 @@ import time
 
 from ..errors import InputError
 from ..progress import Progress
-from .scale import _missing_codes, _notice_missing_like, engine_settings, out_of_core_engine
+from .scale import counted_file, engine_settings, out_of_core_engine, write_per_record
 
 
 def minucs_at_scale(args: argparse.Namespace) -> int | None:
@@ -19,14 +19,11 @@ def minucs_at_scale(args: argparse.Namespace) -> int | None:
     if engine is None:
         return None
     import numpy as np
-    import pyarrow as pa
 
-    from ..engines.source import open_source
-    from ..engines.table import aggregate_table
     from ..outputs import OutputBatch, check_outputs, data_inputs
     from ..risk.minucs import summarize_minucs_of_table
     from ..risk.qid import minimal_qids_from_minucs
-    from .common import split_list, write_json
+    from .common import write_json
 
     if args.list_out:
         raise InputError("--list writes every MINUC of every record, which the class table's search does not "
@@ -35,11 +32,7 @@ def minucs_at_scale(args: argparse.Namespace) -> int | None:
     t0 = time.perf_counter()
     settings = engine_settings(args, "minucs")
     try:
-        source = open_source(args.file)
-        qis = list(split_list(args.qi))
-        table, keys, class_of_row, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args),
-                                                       settings)
-        _notice_missing_like("minucs", table)
+        source, qis, table, keys, class_of_row = counted_file(args, engine, "minucs", settings)
         settings.say(f"MINUC search on {table.n_classes:,} classes ({table.n_records:,} records)")
         last = [-1]
 
@@ -58,13 +51,9 @@ def minucs_at_scale(args: argparse.Namespace) -> int | None:
         with OutputBatch() as batch:
             if args.per_record:
                 settings.say("writing per-record counts (records joined with the class table)")
-                names = [f"size{s + 1}" for s in range(found.n_qis)]
-                per_class = keys
-                for s, name in enumerate(names):
-                    per_class = per_class.append_column(name, pa.array(found.row_sizes[class_of_row, s]
-                                                                       .astype(np.int64)))
-                target = batch.temp_path(args.per_record) if engine.name != "spark" else args.per_record
-                engine.per_record(source, qis, per_class, names, target, settings)
+                by_size = found.row_sizes[class_of_row].astype(np.int64)
+                write_per_record(engine, source, qis, keys, {f"size{s + 1}": by_size[:, s] for s in range(found.n_qis)},
+                                 args.per_record, batch, settings)
             payload["seconds"] = round(time.perf_counter() - t0, 4)
             write_json(args.json_out, payload, batch)
     finally:

@@ -76,14 +76,11 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     if engine is None:
         return None
     import numpy as np
-    import pyarrow as pa
 
     from ..engines.risk import risk_of_table
-    from ..engines.source import open_source
-    from ..engines.table import aggregate_table
     from ..outputs import OutputBatch, check_outputs, data_inputs
     from ..risk.classes import check_alpha
-    from .common import split_list, write_json
+    from .common import write_json
 
     alpha = check_alpha(args.alpha)
     if args.household:
@@ -94,11 +91,7 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
     t0 = time.perf_counter()
     settings = engine_settings(args, "risk")
     try:
-        source = open_source(args.file)
-        qis = list(split_list(args.qi))
-        table, keys, class_of_row, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args),
-                                                       settings)
-        _notice_missing_like("risk", table)
+        source, qis, table, keys, class_of_row = counted_file(args, engine, "risk", settings)
         settings.say(f"class sizes on {table.n_classes:,} classes ({args.missing})")
         risk = risk_of_table(table, args.k, args.missing, alpha)
         payload = dict(risk.payload)
@@ -116,16 +109,40 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
                 cols["individual_risk"] = measures.individual[class_of_row]
                 for name, per_class_l in l_class.items():
                     cols[name] = per_class_l[class_of_row]
-                per_class = keys
-                for name, arr in cols.items():
-                    per_class = per_class.append_column(name, pa.array(arr))
-                target = batch.temp_path(args.per_record) if engine.name != "spark" else args.per_record
-                engine.per_record(source, qis, per_class, list(cols), target, settings)
+                write_per_record(engine, source, qis, keys, cols, args.per_record, batch, settings)
             payload["seconds"] = round(time.perf_counter() - t0, 4)
             write_json(args.json_out, payload, batch)
     finally:
         settings.close()
     return 0
+
+
+def counted_file(args: argparse.Namespace, engine, command: str, settings):
+    """The file of ``args`` opened and counted on its QIs by ``engine``: the source, the QIs, the class table,
+    the engine's raw aggregate keys and each aggregate row's class (for ``--per-record``); the in-memory
+    path's notice about missing-like text is printed."""
+    from ..engines.source import open_source
+    from ..engines.table import aggregate_table
+    from .common import split_list
+
+    source = open_source(args.file)
+    qis = list(split_list(args.qi))
+    table, keys, class_of_row, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
+    _notice_missing_like(command, table)
+    return source, qis, table, keys, class_of_row
+
+
+def write_per_record(engine, source, qis: list[str], keys, columns: dict[str, Any], target: str, batch,
+                     settings) -> None:
+    """Per-class ``columns`` (one value per aggregate row) joined back to the records by the engine and written
+    to ``target`` in input order (through the batch's temporary file; Spark writes its folder itself)."""
+    import pyarrow as pa
+
+    per_class = keys
+    for name, arr in columns.items():
+        per_class = per_class.append_column(name, pa.array(arr))
+    out = batch.temp_path(target) if engine.name != "spark" else target
+    engine.per_record(source, qis, per_class, list(columns), out, settings)
 
 
 def _measures_at_scale(args: argparse.Namespace, engine, source, table, sizes, qis: list[str], settings):
