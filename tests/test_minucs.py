@@ -433,3 +433,16 @@ def test_minucs_of_a_class_table_are_those_of_its_records(codes, k, missing, max
     assert got.complete == ref.complete
     est = estimate_cost_of_table(table, k, missing, max_size, sample=len(codes))  # every class: exact count
     assert est.minucs == ref.total and est.n_records == len(codes) and est.n_distinct_rows == table.n_classes
+
+
+def test_the_memory_forecast_is_what_the_search_keeps():
+    """With every distinct row sampled, the forecast memory is the bytes the full search holds: masks at 4
+    bytes each (up to 32 QIs), offsets, tallies, rows and each record's row."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=(400, 8)).astype(np.int32)
+    est = estimate_cost(codes, 2, "category", sample=400)
+    res = find_minucs(codes, 2, "category")
+    kept = sum(a.nbytes for a in (res.row_masks, res.row_offsets, res.row_sizes, res.row_qis, res.rows,
+                                  res.row_of_record))
+    assert res.row_masks.itemsize == 4 and len(res.row_masks) > 100
+    assert 0.95 * kept <= est.memory_bytes <= 1.05 * kept

@@ -603,8 +603,13 @@ def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics,
     scale = n_rows / max(len(pick), 1)
     cores = max(1, os.cpu_count() or 1)
     minucs = found * scale
+    # what find_minucs keeps: the masks once per distinct row (4 bytes each up to 32 QIs), its offsets, the
+    # rows' tallies by size and by QI, and each record's row
+    q = col.rows.shape[1]
+    masks = float(cnt.sum()) * scale * (4 if q <= 32 else 8)
+    memory = masks + n_rows * (8 + 16 * q + 4 * q) + len(col.row_of_record) * 8
     return CostEstimate(n_records=n_records, n_distinct_rows=n_rows, sampled_rows=len(pick),
-                        seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=minucs * 8 + n_rows * 64)
+                        seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=memory)
 
 
 def n_subsets(q: int, max_size: int | None = None) -> int:
