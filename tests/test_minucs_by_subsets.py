@@ -176,3 +176,36 @@ def test_the_estimate_names_the_method_and_counts_its_flags():
     n_unsafe = int((found.row_counts > 0).sum())
     assert est.memory_bytes >= table.n_classes * 5 * 16 + n_searched(5, 5) * ((n_unsafe + 63) // 64) * 8
     assert estimate_cost_of_table(table, 3, "category", method="pairs").method == "pairs"
+
+
+@settings(max_examples=60, deadline=None)
+@given(CODES, st.integers(2, 4), st.sampled_from(["wildcard", "category"]), st.sampled_from([None, 2]))
+def test_the_records_counts_by_subsets_equal_the_pairwise_ones(codes, k, missing, max_size):
+    """``summarize_minucs`` (the report's counts) on records: counting subsets on the distinct records gives
+    every record the counts of the pairwise search, by size and by QI, and the same QI sets."""
+    from kanon_core.risk.minucs import summarize_minucs
+
+    if len(codes) < k:
+        return
+    names = [f"v{j}" for j in range(codes.shape[1])]
+    pairs = summarize_minucs(codes, k, missing, max_size, names=names, method="pairs")
+    subsets = summarize_minucs(codes, k, missing, max_size, names=names, method="subsets")
+    assert subsets.method == "subsets" and pairs.method == "pairs" and subsets.names == pairs.names
+    np.testing.assert_array_equal(subsets.counts_by_size(), pairs.counts_by_size())
+    np.testing.assert_array_equal(subsets.row_qis[subsets.row_of_record], pairs.row_qis[pairs.row_of_record])
+    np.testing.assert_array_equal(subsets.combinations, pairs.combinations)
+    assert subsets.n_records == pairs.n_records == len(codes)
+    for a, b in zip(subsets.value_counts(), pairs.value_counts(), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_report_forecast_follows_the_method_it_will_run():
+    """A file of many records and few QIs: the counts-only search and its forecast both count subsets."""
+    from kanon_core.risk.minucs import estimate_cost, summarize_minucs
+
+    rng = np.random.default_rng(9)
+    codes = rng.integers(0, 12, size=(30_000, 6)).astype(np.int32)
+    est = estimate_cost(codes, 3, "category", method="auto")
+    found = summarize_minucs(codes, 3, "category")
+    assert est.method == found.method == "subsets"
+    assert estimate_cost(codes, 3, "category").method == "pairs"  # find_minucs keeps every MINUC: pairwise

@@ -389,12 +389,33 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
 
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                      max_size: int | None = None, progress: Progress | None = None,
-                     names: Sequence[str] | None = None, workers: int | None = None) -> MinucSummary:
+                     names: Sequence[str] | None = None, workers: int | None = None,
+                     method: MinucMethod = "auto") -> MinucSummary:
     """The counts of :func:`find_minucs` (totals, by size, per record, per QI, per value) without the
     MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
     anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
+    Without masks to keep, the counts may also come from counting every QI subset on the distinct records
+    (``method``, as in :func:`summarize_minucs_of_table`): a file of many records and few QIs.
     """
-    return _search(codes, k, missing, max_size, progress, names, workers, keep=False)
+    if method == "pairs":
+        return _search(codes, k, missing, max_size, progress, names, workers, keep=False)
+    from .minucs_by_subsets import pick_method, search_subsets
+
+    t0 = time.perf_counter()
+    if isinstance(codes, QIMatrix):
+        names = codes.names
+        codes = codes.codes
+    checked, limit = _check(codes, k, missing, max_size)
+    names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(checked.shape[1]))
+    if len(names) != checked.shape[1]:
+        raise InputError("Give one name per quasi-identifier column.")
+    report(progress, 0.0, "Collapsing identical records")
+    col = collapse(checked)
+    fk = _row_class_sizes(checked, col, missing)
+    if pick_method(method, len(col.mult), int((fk < k).sum()), checked.shape[1], limit) == "subsets":
+        return search_subsets(names, len(checked), limit, col, fk, int(k), missing, progress, t0, workers)
+    return _search(checked, k, missing, max_size, progress, names, workers, keep=False,
+                   prepared=(col, fk, len(checked)))
 
 
 def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -418,7 +439,7 @@ def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSem
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
     if pick_method(method, len(col.mult), int((fk < k).sum()), codes.shape[1], limit) == "subsets":
-        return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0, workers)
+        return search_subsets(table.qis, table.n_records, limit, col, fk, int(k), missing, progress, t0, workers)
     return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
                    prepared=(col, fk, table.n_records))
 
@@ -549,39 +570,52 @@ class CostEstimate:
 
 
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
-                  max_size: int | None = None, sample: int = 200, seed: int = 0) -> CostEstimate:
-    """Run the search on a random sample of distinct rows and extrapolate time, MINUCs and memory."""
+                  max_size: int | None = None, sample: int = 200, seed: int = 0,
+                  method: MinucMethod = "pairs") -> CostEstimate:
+    """Run the search on a random sample of distinct rows and extrapolate time, MINUCs and memory: of
+    :func:`find_minucs` (``pairs``, the default: it keeps every MINUC), or of :func:`summarize_minucs` with
+    the method it would use (``auto``)."""
 
     if isinstance(codes, QIMatrix):
         codes = codes.codes
     codes, limit = _check(codes, k, missing, max_size)
     col = collapse(codes)
-    return _estimate(col, _row_class_sizes(codes, col, missing), k, missing, limit, sample, seed, len(codes))
+    return _estimate_for(col, _row_class_sizes(codes, col, missing), k, missing, limit, sample, seed, len(codes),
+                         method, keep=method == "pairs")
 
 
 def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
                            max_size: int | None = None, sample: int = 200, seed: int = 0,
                            method: MinucMethod = "auto") -> CostEstimate:
     """:func:`estimate_cost` of :func:`summarize_minucs_of_table` with the method it would use, shown before
-    a search of a census class table. The MINUCs are extrapolated from a timed pairwise search of a sample
-    of classes; the time of the subset search from one timed projection of the whole table (see
-    :func:`~kanon_core.risk.minucs_by_subsets.estimate_seconds`). Memory: the per-class tallies (and the
-    subset search's flags); the counts-only search keeps no MINUC list."""
-    from .minucs_by_subsets import bits_needed, estimate_seconds, pick_method
-
+    a search of a census class table."""
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
+    return _estimate_for(col, fk, k, missing, limit, sample, seed, table.n_records, method, keep=False)
+
+
+def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
+                  seed: int, n_records: int, method: str, keep: bool) -> CostEstimate:
+    """The forecast for the method ``method`` resolves to. The MINUCs are extrapolated from a timed pairwise
+    search of a sample of distinct rows; the time of the subset search from one timed projection of the whole
+    table (:func:`~kanon_core.risk.minucs_by_subsets.estimate_seconds`). Memory: what the search keeps (the
+    masks only when ``keep``; the per-row tallies; the subset search's flags)."""
+    from .minucs_by_subsets import bits_needed, estimate_seconds, pick_method
+
+    q = col.rows.shape[1]
     n_unsafe = int((fk < k).sum())
-    chosen = pick_method(method, len(col.mult), n_unsafe, codes.shape[1], limit)
-    # each sampled class is compared with every class: at most SAMPLE_WORK comparisons (a census table of
+    chosen = pick_method(method, len(col.mult), n_unsafe, q, limit)
+    # each sampled row is compared with every row: at most SAMPLE_WORK comparisons (a census table of
     # 3.5M classes samples 57 classes: about a second)
     sample = min(sample, max(20, SAMPLE_WORK // max(len(col.mult), 1)))
-    est = _estimate(col, fk, k, missing, limit, sample, seed, table.n_records)
-    tallies = len(col.mult) * codes.shape[1] * 16
+    est = _estimate(col, fk, k, missing, limit, sample, seed, n_records)
+    if keep:
+        return est
+    tallies = len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8
     if chosen == "pairs":
-        return replace(est, memory_bytes=float(tallies + len(col.mult) * 64))
-    return replace(est, method=chosen, seconds=estimate_seconds(codes, col.mult, fk < k, limit),
-                   memory_bytes=float(tallies + bits_needed(n_unsafe, codes.shape[1], limit)))
+        return replace(est, memory_bytes=float(tallies))
+    return replace(est, method=chosen, seconds=estimate_seconds(col.rows, col.mult, fk < k, limit),
+                   memory_bytes=float(tallies + bits_needed(n_unsafe, q, limit)))
 
 
 def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,

@@ -336,17 +336,19 @@ def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingS
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
     report(progress, 0.0, "Class sizes on all quasi-identifiers")
     col, fk = _table_rows(table, codes, missing)
-    return search_subsets(table, codes, limit, col, fk, int(k), missing, progress, t0, workers)
+    return search_subsets(table.qis, table.n_records, limit, col, fk, int(k), missing, progress, t0, workers)
 
 
-def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collapsed, fk: np.ndarray, k: int,
+def search_subsets(names: tuple[str, ...], n_records: int, limit: int, col: Collapsed, fk: np.ndarray, k: int,
                    missing: MissingSemantics, progress: Progress | None, t0: float,
                    workers: int | None = None) -> MinucSummary:
-    """The search of :func:`summarize_minucs_by_subsets` on checked codes, the table's rows and class sizes."""
+    """The search of :func:`summarize_minucs_by_subsets` on distinct rows (checked codes, their record counts
+    and each record's row: a class table's classes, or a file's distinct records) with their class sizes."""
     from ._minuc_kernel import STAMP_MAX_BITS
     from ._subset_kernel import tally_minimal
     from .minucs import MinucSummary
 
+    codes = col.rows
     q = codes.shape[1]
     unsafe_rows = np.flatnonzero(fk < k)
     need = bits_needed(len(unsafe_rows), q, limit)
@@ -367,8 +369,8 @@ def search_subsets(table: ClassTable, codes: np.ndarray, limit: int, col: Collap
         complete = search.complete or limit >= q
         found_masks = search.plan.masks[found]
     report(progress, 1.0, "MINUC search done")
-    return MinucSummary(names=table.qis, k=k, missing=missing, max_size=None if limit >= q else limit,
-                        n_records=table.n_records, rows=col.rows, row_mult=col.mult,
+    return MinucSummary(names=tuple(names), k=k, missing=missing, max_size=None if limit >= q else limit,
+                        n_records=n_records, rows=col.rows, row_mult=col.mult,
                         row_of_record=col.row_of_record, row_sizes=row_sizes, row_qis=row_qis,
                         combinations=found_masks if q <= STAMP_MAX_BITS else None, complete=complete,
                         seconds=time.perf_counter() - t0, method="subsets")
