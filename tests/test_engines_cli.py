@@ -154,7 +154,7 @@ def run_minucs(path, tmp_path, engine, *extra):
 def test_minucs_at_scale_equal_the_in_memory_search(data, tmp_path, engine, method, missing):
     """``kanon minucs --engine``: the class table's counts (by either method) and the per-record counts
     written by the engine equal the in-memory search's, the weight used as a fourth QI (many classes)."""
-    ref, ref_rec = run_minucs(data, tmp_path, "pandas", "--missing", missing)
+    ref, ref_rec = run_minucs(data, tmp_path, "pandas", "--missing", missing, "--method", "pairs")
     got, got_rec = run_minucs(data, tmp_path, engine, "--missing", missing, "--method", method)
     assert got["engine"] == engine and ref["method"] == "pairs"
     assert got["method"] == method or (method == "auto" and got["method"] in ("pairs", "subsets"))
@@ -169,6 +169,26 @@ def test_minucs_options_that_need_every_minuc_stay_in_memory(data, tmp_path, cap
     assert main(["minucs", str(data), "--qi", "a,b", "--k", "3", "--engine", "duckdb", "--list",
                  str(tmp_path / "l.csv")]) == 2
     assert "--engine pandas" in capsys.readouterr().err
-    assert main(["minucs", str(data), "--qi", "a,b", "--k", "3", "--method", "subsets"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "--engine duckdb" in err and len(err.splitlines()) == 1
+    with pytest.raises(SystemExit) as stop:
+        main(["minucs", str(data), "--qi", "a,b", "--k", "3", "--method", "fast"])
+    assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", ["pairs", "subsets"])
+def test_minucs_in_memory_by_either_method_writes_the_same_list(data, tmp_path, method):
+    """In memory both methods keep every MINUC: the JSON counts, the per-record file and the list agree."""
+    outs = {}
+    for m in ("pairs", method):
+        js, per, lst = (tmp_path / f"{m}.{x}" for x in ("json", "csv", "list.csv"))
+        assert main(["minucs", str(data), "--qi", "a,b,c,w", "--k", "2", "--method", m, "-o", str(js),
+                     "--per-record", str(per), "--list", str(lst)]) == 0
+        listed = pd.read_csv(lst)
+        listed["variables"] = listed["variables"].map(lambda v: "|".join(sorted(v.split("|"))))
+        outs[m] = (json.loads(js.read_text()), pd.read_csv(per),
+                   listed.sort_values(["record", "size", "variables"], ignore_index=True))
+    ref, got = outs["pairs"], outs[method]
+    assert got[0]["method"] == method and ref[0]["total"] > 0
+    assert {k: v for k, v in got[0].items() if k not in ("seconds", "method")} == \
+        {k: v for k, v in ref[0].items() if k not in ("seconds", "method")}
+    pd.testing.assert_frame_equal(got[1], ref[1])
+    pd.testing.assert_frame_equal(got[2], ref[2])

@@ -440,8 +440,8 @@ def test_the_memory_forecast_is_what_the_search_keeps():
     bytes each (up to 32 QIs), offsets, tallies, rows and each record's row."""
     rng = np.random.default_rng(11)
     codes = rng.integers(0, 3, size=(400, 8)).astype(np.int32)
-    est = estimate_cost(codes, 2, "category", sample=400)
-    res = find_minucs(codes, 2, "category")
+    est = estimate_cost(codes, 2, "category", sample=400, method="pairs")
+    res = find_minucs(codes, 2, "category", method="pairs")
     kept = sum(a.nbytes for a in (res.row_masks, res.row_offsets, res.row_sizes, res.row_qis, res.rows,
                                   res.row_of_record))
     assert res.row_masks.itemsize == 4 and len(res.row_masks) > 100

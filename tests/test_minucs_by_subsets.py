@@ -205,7 +205,31 @@ def test_the_report_forecast_follows_the_method_it_will_run():
 
     rng = np.random.default_rng(9)
     codes = rng.integers(0, 12, size=(30_000, 6)).astype(np.int32)
-    est = estimate_cost(codes, 3, "category", method="auto")
+    est = estimate_cost(codes, 3, "category", keep=False)
     found = summarize_minucs(codes, 3, "category")
     assert est.method == found.method == "subsets"
-    assert estimate_cost(codes, 3, "category").method == "pairs"  # find_minucs keeps every MINUC: pairwise
+    assert estimate_cost(codes, 3, "category", method="pairs").method == "pairs"
+
+
+@settings(max_examples=60, deadline=None)
+@given(CODES, st.integers(2, 4), st.sampled_from(["wildcard", "category"]), st.sampled_from([None, 2]))
+def test_every_minuc_kept_by_subsets_is_the_pairwise_one(codes, k, missing, max_size):
+    """``find_minucs`` by counting subsets keeps, for every record, the very MINUCs of the pairwise search
+    (as sets of QIs; ascending within a record), so the record view, the filter and SUDA read the same."""
+    from kanon_core.risk.minucs import find_minucs
+
+    if len(codes) < k:
+        return
+    pairs = find_minucs(codes, k, missing, max_size, method="pairs")
+    subsets = find_minucs(codes, k, missing, max_size, method="subsets")
+    assert subsets.method == "subsets" and subsets.n_distinct == pairs.n_distinct
+    assert subsets.row_masks.dtype == pairs.row_masks.dtype
+    for r in range(len(codes)):
+        got = subsets.masks_of(r)
+        assert (np.diff(got.astype(np.int64)) > 0).all()
+        assert sorted(got.tolist()) == sorted(pairs.masks_of(r).tolist())
+        assert subsets.combinations_of(r) == pairs.combinations_of(r)
+    np.testing.assert_array_equal(subsets.count_containing(["q0"]), pairs.count_containing(["q0"]))
+    for a, b in zip(subsets.value_tally(np.arange(codes.shape[1] + 1, dtype=np.float64)),
+                    pairs.value_tally(np.arange(codes.shape[1] + 1, dtype=np.float64)), strict=True):
+        np.testing.assert_allclose(a, b)

@@ -31,9 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-record", help="write per-record counts by size (size1..sizeQ) as CSV, input row order")
     p.add_argument("--list", dest="list_out", help="write every MINUC as CSV rows (record, size, variables)")
     p.add_argument("--method", choices=METHODS, default="auto",
-                   help="out-of-core engines: search the class table by comparing classes pairwise (pairs), by "
-                        "counting every QI subset (subsets: a census with millions of classes and few QIs), or "
-                        "the one forecast cheaper (auto, the default); in memory the pairwise search runs")
+                   help="compare distinct records (or an engine's classes) pairwise (pairs: many QIs), count "
+                        "every QI subset on them (subsets: many records or classes, few QIs), or the one "
+                        "forecast cheaper (auto, the default); the same MINUCs either way")
     add_engine_options(p)
     p.set_defaults(func=run)
 
@@ -51,14 +51,11 @@ def run(args: argparse.Namespace) -> int:
     scaled = minucs_at_scale(args)  # an out-of-core engine: the counts from the class table
     if scaled is not None:
         return scaled
-    if args.method == "subsets":
-        raise InputError("--method subsets searches a class table: choose --engine duckdb, polars or spark "
-                         "(in memory every MINUC is kept, for --list and SUDA, by the pairwise search).")
     check_outputs({"-o/--json": args.json_out, "--per-record": args.per_record, "--list": args.list_out},
                   data_inputs(args.file))
     ds = load_from_args(args)
     qm = ds.qi_matrix()
-    res = find_minucs(qm, k=args.k, missing=ds.missing, max_size=args.max_size)
+    res = find_minucs(qm, k=args.k, missing=ds.missing, max_size=args.max_size, method=args.method)
     payload = res.to_json()
     payload["top_values"] = res.value_contributions(qm, top=20).drop(columns="code").to_dict(orient="records")
     if res.complete:

@@ -530,7 +530,7 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
     estimate = getattr(minuc_module, "estimate_cost", None)
     if estimate is not None and options.minuc_budget_seconds is not None:
         try:
-            est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size, method="auto")
+            est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size, keep=False)
         except KanonError as exc:
             return f"MINUCs not computed: {exc}"
         if est.seconds > options.minuc_budget_seconds:

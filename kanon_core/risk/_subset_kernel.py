@@ -121,3 +121,28 @@ def unsafe_bits(size, of_unsafe, k, mask, observed, can_grow, at_limit, words): 
         elif at_limit and can_grow[i]:
             maybe_larger = True
     return maybe_larger
+
+
+@numba.njit(cache=True, nogil=True)
+def fill_masks(unsafe, masks, below, rows, offsets, out):  # pragma: no cover - compiled
+    """Write every unsafe row's MINUCs (the minimal unsafe subsets of :func:`tally_minimal`) as bit masks into
+    ``out``, row ``rows[i]``'s from ``offsets[rows[i]]`` on, in ascending order of the mask (the subsets are
+    listed so); ``offsets`` come from the tallies, so every row's run is exactly filled."""
+    n_sub, n_words = unsafe.shape
+    cursor = np.zeros(rows.shape[0], dtype=np.int64)
+    for s in range(n_sub):
+        for w in range(n_words):
+            m = unsafe[s, w]
+            if m == 0:
+                continue
+            for p in range(below.shape[1]):
+                sub = below[s, p]
+                if sub < 0:
+                    break
+                m &= ~unsafe[sub, w]
+            while m:
+                low = m & (~m + np.uint64(1))
+                i = w * 64 + _bit_index(low)
+                out[offsets[rows[i]] + cursor[i]] = masks[s]
+                cursor[i] += 1
+                m ^= low

@@ -376,15 +376,18 @@ def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None,
 
 def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                 max_size: int | None = None, progress: Progress | None = None,
-                names: Sequence[str] | None = None, workers: int | None = None) -> MinucResult:
+                names: Sequence[str] | None = None, workers: int | None = None,
+                method: MinucMethod = "auto") -> MinucResult:
     """Every MINUC of every record for threshold ``k`` (k = 2: minimal sample uniques).
 
     ``codes`` are integer QI codes (-1 = missing) or a :class:`QIMatrix`. ``max_size`` limits the size of
-    the MINUCs searched (the result says whether it may have cut some off). Work is split into chunks of
-    distinct rows run on ``workers`` threads (default: all cores); ``progress`` is updated per chunk and
-    can cancel the run.
+    the MINUCs searched (the result says whether it may have cut some off). ``method``: ``pairs`` compares
+    distinct records pairwise, split into chunks run on ``workers`` threads (default: all cores);
+    ``subsets`` counts every QI subset on the distinct records (:mod:`~kanon_core.risk.minucs_by_subsets`:
+    many records, few QIs); ``auto`` the one forecast cheaper. ``progress`` is updated as the search goes
+    and can cancel it.
     """
-    return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True))
+    return cast(MinucResult, _records_search(codes, k, missing, max_size, progress, names, workers, True, method))
 
 
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -394,11 +397,17 @@ def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingS
     """The counts of :func:`find_minucs` (totals, by size, per record, per QI, per value) without the
     MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
     anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
-    Without masks to keep, the counts may also come from counting every QI subset on the distinct records
-    (``method``, as in :func:`summarize_minucs_of_table`): a file of many records and few QIs.
     """
+    return _records_search(codes, k, missing, max_size, progress, names, workers, False, method)
+
+
+def _records_search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
+                    progress: Progress | None, names: Sequence[str] | None, workers: int | None, keep: bool,
+                    method: str) -> MinucSummary:
+    """:func:`find_minucs` (``keep``) and :func:`summarize_minucs`: the method chosen on the distinct records
+    (the pairwise search collapses them itself when it runs alone)."""
     if method == "pairs":
-        return _search(codes, k, missing, max_size, progress, names, workers, keep=False)
+        return _search(codes, k, missing, max_size, progress, names, workers, keep=keep)
     from .minucs_by_subsets import pick_method, search_subsets
 
     t0 = time.perf_counter()
@@ -413,8 +422,8 @@ def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingS
     col = collapse(checked)
     fk = _row_class_sizes(checked, col, missing)
     if pick_method(method, len(col.mult), int((fk < k).sum()), checked.shape[1], limit) == "subsets":
-        return search_subsets(names, len(checked), limit, col, fk, int(k), missing, progress, t0, workers)
-    return _search(checked, k, missing, max_size, progress, names, workers, keep=False,
+        return search_subsets(names, len(checked), limit, col, fk, int(k), missing, progress, t0, workers, keep)
+    return _search(checked, k, missing, max_size, progress, names, workers, keep=keep,
                    prepared=(col, fk, len(checked)))
 
 
@@ -455,7 +464,8 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
             keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None) -> MinucSummary:
     """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`;
-    ``prepared`` gives the distinct rows, their class sizes and the number of records of a class table."""
+    ``prepared`` gives the distinct rows (a class table's classes, or the records collapsed), their class sizes
+    and the number of records."""
     from ._minuc_kernel import STAMP_MAX_BITS, minucs_of_rows
 
     t0 = time.perf_counter()
@@ -571,17 +581,16 @@ class CostEstimate:
 
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                   max_size: int | None = None, sample: int = 200, seed: int = 0,
-                  method: MinucMethod = "pairs") -> CostEstimate:
-    """Run the search on a random sample of distinct rows and extrapolate time, MINUCs and memory: of
-    :func:`find_minucs` (``pairs``, the default: it keeps every MINUC), or of :func:`summarize_minucs` with
-    the method it would use (``auto``)."""
+                  method: MinucMethod = "auto", keep: bool = True) -> CostEstimate:
+    """The forecast of :func:`find_minucs` (``keep``: every MINUC kept) or :func:`summarize_minucs` with the
+    method it would use: time, MINUCs (from a timed search of a random sample of distinct rows) and memory."""
 
     if isinstance(codes, QIMatrix):
         codes = codes.codes
     codes, limit = _check(codes, k, missing, max_size)
     col = collapse(codes)
     return _estimate_for(col, _row_class_sizes(codes, col, missing), k, missing, limit, sample, seed, len(codes),
-                         method, keep=method == "pairs")
+                         method, keep)
 
 
 def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -609,13 +618,11 @@ def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemant
     # 3.5M classes samples 57 classes: about a second)
     sample = min(sample, max(20, SAMPLE_WORK // max(len(col.mult), 1)))
     est = _estimate(col, fk, k, missing, limit, sample, seed, n_records)
-    if keep:
-        return est
-    tallies = len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8
+    held = est.memory_bytes if keep else len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8
     if chosen == "pairs":
-        return replace(est, memory_bytes=float(tallies))
+        return replace(est, memory_bytes=float(held))
     return replace(est, method=chosen, seconds=estimate_seconds(col.rows, col.mult, fk < k, limit),
-                   memory_bytes=float(tallies + bits_needed(n_unsafe, q, limit)))
+                   memory_bytes=float(held + bits_needed(n_unsafe, q, limit)))
 
 
 def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,

@@ -341,12 +341,14 @@ def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingS
 
 def search_subsets(names: tuple[str, ...], n_records: int, limit: int, col: Collapsed, fk: np.ndarray, k: int,
                    missing: MissingSemantics, progress: Progress | None, t0: float,
-                   workers: int | None = None) -> MinucSummary:
+                   workers: int | None = None, keep: bool = False) -> MinucSummary:
     """The search of :func:`summarize_minucs_by_subsets` on distinct rows (checked codes, their record counts
-    and each record's row: a class table's classes, or a file's distinct records) with their class sizes."""
+    and each record's row: a class table's classes, or a file's distinct records) with their class sizes.
+    With ``keep`` it returns a :class:`~kanon_core.risk.minucs.MinucResult`: every row's MINUCs as bit masks
+    (ascending within a row), written in a second pass over the flags once the tallies give each row's run."""
     from ._minuc_kernel import STAMP_MAX_BITS
-    from ._subset_kernel import tally_minimal
-    from .minucs import MinucSummary
+    from ._subset_kernel import fill_masks, tally_minimal
+    from .minucs import MinucResult, MinucSummary
 
     codes = col.rows
     q = codes.shape[1]
@@ -368,12 +370,20 @@ def search_subsets(names: tuple[str, ...], n_records: int, limit: int, col: Coll
                               unsafe_rows.astype(np.int64), row_sizes, row_qis)
         complete = search.complete or limit >= q
         found_masks = search.plan.masks[found]
+    common = dict(names=tuple(names), k=k, missing=missing, max_size=None if limit >= q else limit,
+                  n_records=n_records, rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
+                  row_sizes=row_sizes, row_qis=row_qis, combinations=found_masks if q <= STAMP_MAX_BITS else None,
+                  complete=complete, method="subsets")
+    if not keep:
+        report(progress, 1.0, "MINUC search done")
+        return MinucSummary(**common, seconds=time.perf_counter() - t0)
+    offsets = np.concatenate([[0], np.cumsum(row_sizes.sum(axis=1))]).astype(np.int64)
+    row_masks = np.zeros(int(offsets[-1]), dtype=np.uint32 if q <= 32 else np.uint64)
+    if len(unsafe_rows):
+        fill_masks(search.bits, search.plan.masks.astype(row_masks.dtype), search.plan.below,
+                   unsafe_rows.astype(np.int64), offsets, row_masks)
     report(progress, 1.0, "MINUC search done")
-    return MinucSummary(names=tuple(names), k=k, missing=missing, max_size=None if limit >= q else limit,
-                        n_records=n_records, rows=col.rows, row_mult=col.mult,
-                        row_of_record=col.row_of_record, row_sizes=row_sizes, row_qis=row_qis,
-                        combinations=found_masks if q <= STAMP_MAX_BITS else None, complete=complete,
-                        seconds=time.perf_counter() - t0, method="subsets")
+    return MinucResult(**common, row_offsets=offsets, row_masks=row_masks, seconds=time.perf_counter() - t0)
 
 
 def choose_method(n_classes: int, n_unsafe: int, q: int, limit: int, cores: int | None = None) -> str:
