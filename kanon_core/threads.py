@@ -100,6 +100,11 @@ def _count() -> int:
     return int(getattr(_held, "count", 0))
 
 
+def holds_slots() -> bool:
+    """Whether this thread holds compute slots (work it starts must then run in it, not wait for more)."""
+    return bool(_count())
+
+
 @contextmanager
 def worker_slot() -> Iterator[None]:
     """Hold one compute slot while the block runs (a no-op in a thread that already holds slots)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from itertools import combinations
 from unittest.mock import patch
 
@@ -127,13 +128,24 @@ def test_the_plan_lists_every_subset_with_its_immediate_subsets():
 def test_progress_reaches_every_table_and_cancel_stops():
     rng = np.random.default_rng(3)
     codes = rng.integers(0, 4, size=(400, 5)).astype(np.int32)
-    seen: list[tuple[float, str]] = []
-    summarize_minucs_by_subsets(_table(codes), 3, "wildcard", None, Progress(lambda f, m: seen.append((f, m))))
-    assert seen[-1][0] == 1.0 and sum(1 for _, m in seen if m.endswith(" tables")) == visit_count(5, 5)
+    for workers in (1, 2):
+        seen: list[tuple[float, str, int]] = []
+        progress = Progress(lambda f, m: seen.append((f, m, threading.get_ident())))
+        summarize_minucs_by_subsets(_table(codes), 3, "wildcard", None, progress, workers=workers)
+        assert seen[-1][0] == 1.0
+        assert {t for _, _, t in seen} == {threading.get_ident()}  # told on the caller's thread only
+        tables = [m for _, m, _ in seen if m.endswith(" tables")]
+        assert tables[-1] == f"MINUCs by subsets: {visit_count(5, 5)} of {visit_count(5, 5)} tables"
+        if workers == 1:
+            assert len(tables) == visit_count(5, 5)
     progress = Progress()
     progress.cancel()
     with pytest.raises(Cancelled):
         summarize_minucs_by_subsets(_table(codes), 3, "wildcard", None, progress)
+    box: list[Progress] = []  # a Cancel clicked while the subtrees run on two threads
+    box.append(Progress(lambda f, m: box[0].cancel() if m.endswith(" tables") else None))
+    with pytest.raises(Cancelled):
+        summarize_minucs_by_subsets(_table(codes), 3, "wildcard", None, box[0], workers=2)
 
 
 def test_flags_beyond_the_budget_are_refused_and_auto_falls_back(monkeypatch):

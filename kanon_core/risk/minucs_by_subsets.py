@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ..dataset import MissingSemantics
-from ..errors import InputError
+from ..errors import Cancelled, InputError
 from ..progress import Progress, report
 from .keys import group_ids
 
@@ -275,6 +275,8 @@ class _Search:
         self.visits = visit_count(self.q, limit)
         self.done = 0
         self.lock = threading.Lock()
+        self.owner = threading.get_ident()  # the caller's thread: the only one that tells the progress
+        self.stopped = False
 
     def evaluate(self, node: _KeyNode | _CodesNode) -> None:
         """Set the unsafe bits of every unsafe row on ``node``'s QIs (a subset searched)."""
@@ -290,14 +292,20 @@ class _Search:
         """``node`` is S = {0..m-1} plus ``rest`` QIs above m (m = S's smallest absent QI). Its children in
         the tree drop one of 0..m-1, so every subset is reached once; a child whose QIs above its own
         smallest absent QI already exceed the limit has no descendant searched and is not made."""
+        if self.stopped or (self.progress is not None and self.progress.cancelled):
+            raise Cancelled("The computation was cancelled.")
         if node.n_qis <= self.limit:
             self.evaluate(node)
         with self.lock:
             self.done += 1
-            done = self.done
-        report(self.progress, 0.02 + 0.9 * done / self.visits, f"MINUCs by subsets: {done:,} of {self.visits:,} tables")
+        if threading.get_ident() == self.owner:  # progress is told on the caller's thread only (a page's
+            self.tell()                          # progress bar cannot be drawn from a worker)
         for j, child_rest in self.children(node, m, rest):
             self.visit(node.roll_up(j), j, child_rest)
+
+    def tell(self) -> None:
+        report(self.progress, 0.02 + 0.9 * self.done / self.visits,
+               f"MINUCs by subsets: {self.done:,} of {self.visits:,} tables")
 
     def children(self, node: _KeyNode | _CodesNode, m: int, rest: int) -> list[tuple[int, int]]:
         """The QIs ``node`` drops to make its children in the tree, with each child's QIs above its own
@@ -309,16 +317,40 @@ class _Search:
     def run(self, root: _KeyNode | _CodesNode, workers: int | None) -> None:
         """Visit the tree: the root here, its subtrees on ``workers`` threads, largest first (the subtree
         dropping QI j holds about twice as many tables as the one dropping j - 1, so two threads balance).
-        Each thread holds the tables of one path; the bits of a subset are written by its one visit."""
+        Each thread holds the tables of one path; the bits of a subset are written by its one visit. This
+        thread tells the progress (and a Cancel) every quarter second; the workers stop at their next table
+        once the progress is cancelled."""
+        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
         from .. import threads
 
         if root.n_qis <= self.limit:
             self.evaluate(root)
         with self.lock:
             self.done += 1
-        report(self.progress, 0.02 + 0.9 / self.visits, f"MINUCs by subsets: 1 of {self.visits:,} tables")
-        threads.map_workers(lambda jr: self.visit(root.roll_up(jr[0]), jr[0], jr[1]), self.children(root, self.q, 0),
-                            workers)
+        self.tell()
+        subtrees = self.children(root, self.q, 0)
+        n = threads.workers(workers)
+        if n == 1 or len(subtrees) <= 1 or threads.holds_slots():  # here (a slot holder must not wait for more)
+            with threads.worker_slot():
+                for j, rest in subtrees:
+                    self.visit(root.roll_up(j), j, rest)
+            return
+        self.owner = -1  # no worker tells the progress: this thread polls
+        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="kanon-subsets") as pool:
+            futures = threads.submit_all(pool, lambda jr: self.visit(root.roll_up(jr[0]), jr[0], jr[1]), subtrees)
+            try:
+                pending = set(futures)
+                while pending:
+                    done, pending = wait(pending, timeout=0.25, return_when=FIRST_EXCEPTION)
+                    for f in done:
+                        f.result()  # a worker's error (or its Cancelled) is raised here
+                    self.tell()  # raises Cancelled when the officer cancelled
+            except BaseException:
+                self.stopped = True  # the other workers stop at their next table
+                for f in futures:
+                    f.cancel()
+                raise
 
 
 def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
