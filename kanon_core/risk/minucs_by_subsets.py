@@ -69,6 +69,11 @@ SECONDS_PER_GROUPED_ROW = 1.6e-8
 """CPU seconds per (projection, class of the whole table) of the subset search: 1M generated rows, 677,548
 classes, all 1,023 projections of 10 QIs took 10.9 CPU s (sizes up to 3: 5.9e-9 per pair)."""
 
+SECONDS_PER_PROJECTION = 1e-3
+"""Seconds each projection costs whatever its size (the calls, the plan lookups, the pattern grouping): on
+the bundled sample's 8 QIs (255 projections of about 15,000 classes) the search took 0.26-0.36 s, where
+the pairwise one took 0.22 s, and on 12 QIs (4,095 projections) 5 s against 0.1 s."""
+
 ROOT_SHARE = 0.08
 """A projection costs on average this share of the first one, made from the whole table (measured on the
 same run: 0.135 s for the first, 0.0106 s on average): the tables shrink as QIs are dropped."""
@@ -424,14 +429,14 @@ def choose_method(n_classes: int, n_unsafe: int, q: int, limit: int, cores: int 
 
     The pairwise search costs about (classes below k) x classes x QIs operations, the subset search about
     (projections made) x classes (the tables shrink as QIs are dropped; the constant is an average), both
-    split over the cores. The constants were timed on the benchmark machine; the choice only needs the order
+    split over the cores, plus a fixed cost per projection (which decides small tables). The constants were timed on the benchmark machine; the choice only needs the order
     of magnitude, which differs by 100 times and more on a census table (1M rows: 2 s against 372 s).
     """
     if n_unsafe and bits_needed(n_unsafe, q, limit) > BIT_BUDGET:
         return "pairs"
     cores = max(1, cores or os.cpu_count() or 1)
     pairs = n_unsafe * n_classes * q * SECONDS_PER_PAIR / cores
-    subsets = visit_count(q, limit) * n_classes * SECONDS_PER_GROUPED_ROW / min(cores, q)
+    subsets = visit_count(q, limit) * (SECONDS_PER_PROJECTION + n_classes * SECONDS_PER_GROUPED_ROW / min(cores, q))
     return "subsets" if subsets < pairs else "pairs"
 
 
@@ -449,7 +454,8 @@ def estimate_seconds(codes: np.ndarray, count: np.ndarray, unsafe: np.ndarray, l
         if q > 1:
             root.roll_up(q - 1).class_sizes(True)
     one = time.perf_counter() - t
-    return one * visit_count(q, limit) * ROOT_SHARE / min(threads.workers(workers), q)
+    visits = visit_count(q, limit)
+    return visits * (SECONDS_PER_PROJECTION + one * ROOT_SHARE / min(threads.workers(workers), q))
 
 
 def pick_method(method: str, n_classes: int, n_unsafe: int, q: int, limit: int) -> str:
