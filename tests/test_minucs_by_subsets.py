@@ -130,7 +130,7 @@ def test_progress_reaches_every_table_and_cancel_stops():
     codes = rng.integers(0, 4, size=(400, 5)).astype(np.int32)
     for workers in (1, 2):
         seen: list[tuple[float, str, int]] = []
-        progress = Progress(lambda f, m: seen.append((f, m, threading.get_ident())))
+        progress = Progress(lambda f, m, seen=seen: seen.append((f, m, threading.get_ident())))
         summarize_minucs_by_subsets(_table(codes), 3, "wildcard", None, progress, workers=workers)
         assert seen[-1][0] == 1.0
         assert {t for _, _, t in seen} == {threading.get_ident()}  # told on the caller's thread only
