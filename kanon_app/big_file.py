@@ -679,13 +679,6 @@ def compare_panel() -> bool:
 
 # -- MINUCs page ---------------------------------------------------------------------------------------------
 MINUC_SEARCH = "big_file_minuc_search"  # workflow key: the MINUC search asked for (table params, k, size, semantics)
-MINUC_METHOD_TEXT = {
-    "pairs": "by comparing every class below k with every class (its cost grows with the square of the number "
-             "of classes: suited to many QIs and a moderate number of classes).",
-    "subsets": "by counting every combination of QIs up to the maximum size on the table, one table per "
-               "combination (its cost grows with the number of classes times the number of combinations: "
-               "suited to a census with millions of classes and few QIs).",
-}
 
 
 def minucs_work(table: ClassTable, k: int, max_size: int | None, missing: str) -> Callable[[Progress], Any]:
@@ -707,6 +700,7 @@ def minucs_panel(k: int = 3) -> bool:
 
     from kanon_core.fmt import readable_table
     from kanon_core.risk.minucs import estimate_cost_of_table
+    from kanon_core.risk.minucs_by_subsets import METHOD_TEXT
     from kanon_core.risk.qid import minimal_qids_from_minucs
 
     current = _open_with_qis("MINUCs")
@@ -728,7 +722,7 @@ def minucs_panel(k: int = 3) -> bool:
         if not asked_for("Find MINUCs", "btn_big_minucs", MINUC_SEARCH, "big_minucs", search):
             est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(table, k, missing, size or None))
             st.info(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, each "
-                    f"class once with its record count, {MINUC_METHOD_TEXT[est.method]} Estimated: about "
+                    f"class once with its record count, {METHOD_TEXT[est.method]}. Estimated: about "
                     f"**{est.seconds:,.0f} s** and **{est.minucs:,.0f} MINUCs** (from {est.sampled_rows:,} "
                     f"classes).")
             return True
@@ -744,7 +738,7 @@ def minucs_panel(k: int = 3) -> bool:
         m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}")
         m[3].metric("Complete", "yes" if found.complete else "no", help="No when the maximum size may have cut "
                                                                         "larger MINUCs off.")
-        st.caption(f"Found {MINUC_METHOD_TEXT[found.method].split(' (')[0]} in {found.seconds:,.1f} s.")
+        st.caption(f"Found {METHOD_TEXT[found.method].split(' (')[0]} in {found.seconds:,.1f} s.")
         left, right = st.columns(2)
         by_size = [{"size": s, "MINUCs": v} for s, v in found.totals_by_size().items()]
         left.plotly_chart(px.bar(by_size, x="size", y="MINUCs", title="MINUCs by size"), width="stretch",

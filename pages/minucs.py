@@ -17,6 +17,7 @@ from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.risk.minucs import estimate_cost, find_minucs
+from kanon_core.risk.minucs_by_subsets import METHOD_TEXT
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
 from kanon_core.utility.plots import inert_frame, label_every_category, wrap_title
@@ -76,7 +77,7 @@ if result is None:
                 st.stop()
             st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
                     f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
-                    f"{est.memory_bytes / 2**20:,.0f} MB.")
+                    f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
         if clicked:
             prefetch.ask_minucs(params)

@@ -57,6 +57,14 @@ if TYPE_CHECKING:
 
 MinucMethod = Literal["auto", "pairs", "subsets"]
 METHODS: tuple[str, ...] = ("auto", "pairs", "subsets")
+METHOD_TEXT = {
+    "pairs": "by comparing every distinct record below k with every other (its cost grows with the square of "
+             "their number: suited to many QIs and a survey-sized file)",
+    "subsets": "by counting every combination of QIs up to the maximum size, one table per combination (its "
+               "cost grows with the distinct records times the combinations: suited to many records and "
+               "few QIs)",
+}
+"""How each method finds the MINUCs, in words for the pages (a class of a large file is a distinct record)."""
 
 BIT_BUDGET = 1 << 30
 """Bytes of unsafe bits (one per unsafe row and subset) and plan the subset search may hold; beyond, it

@@ -247,7 +247,7 @@ def test_minucs_page_searches_the_class_table(parquet, missing):
     at.number_input(key="w_big_minuc_max").set_value(0).run()
     at.radio(key="w_big_minuc_missing").set_value(missing).run()
     assert not at.metric  # nothing searched before the click
-    assert any("Estimated: about" in i.value and ("comparing every class" in i.value or "counting every "
+    assert any("Estimated: about" in i.value and ("comparing every distinct record" in i.value or "counting every "
                "combination" in i.value) for i in at.info)  # the forecast names the method that will run
     at.button(key="btn_big_minucs").click().run()
     assert not at.exception and not at.error

@@ -24,7 +24,7 @@ def page() -> AppTest:
 
 
 def test_estimate_then_run_shows_core_numbers(page):
-    assert any("Estimated from" in i.value for i in page.info)
+    assert any("Estimated from" in i.value and "by comparing every distinct record" in i.value for i in page.info)
     assert not page.metric  # nothing computed before the click
     page.button(key="btn_find_minucs").click().run()
     assert not page.exception
