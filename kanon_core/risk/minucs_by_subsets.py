@@ -1,10 +1,10 @@
-"""MINUCs of a census-sized class table by counting every QI subset, table by table.
+"""MINUCs by counting every QI subset, table by table: for many distinct rows and few QIs.
 
-The pairwise search of :mod:`kanon_core.risk.minucs` compares every unsafe class with every other class:
-its cost is (unsafe classes) x (classes), which a census with millions of classes cannot pay (a 1M-row
-table of 677,548 classes took 372 s at sizes up to 2). With few QIs the other classical route is cheaper:
-count each subset of QIs once, as mu-Argus and Wilson et al. (RTI) tabulate combinations, and read every
-record's MINUCs off the counts.
+The pairwise search of :mod:`kanon_core.risk.minucs` compares every unsafe distinct row (a class of a class
+table, or a distinct record of a file in memory) with every other: its cost is (unsafe rows) x (rows),
+which a census with millions of classes cannot pay (a 1M-row table of 677,548 classes took 372 s at sizes
+up to 2). With few QIs the other classical route is cheaper: count each subset of QIs once, as mu-Argus
+and Wilson et al. (RTI) tabulate combinations, and read every record's MINUCs off the counts.
 
 Definition (the same as :mod:`kanon_core.risk.minucs`). count(r, S) is the number of records that agree
 with record r on every QI of S (under wildcard semantics a missing value of the other record agrees with
@@ -29,8 +29,10 @@ Cost. The projections are made by rolling each table up from a parent one QI lar
 the first levels group all the classes and the tables shrink below: every subset up to ``max_size`` is
 visited once, with the larger ones it is reached through (:func:`visit_count`). Memory: one bit per
 unsafe row and subset (:func:`bits_needed`), the tables along one path of the tree, and the per-row tallies
-of :class:`~kanon_core.risk.minucs.MinucSummary`. The search suits tables with many classes and few QIs;
-the pairwise one suits many QIs, where 2^q subsets are too many: :func:`choose_method` weighs the two.
+of :class:`~kanon_core.risk.minucs.MinucSummary` (and, when the MINUCs are kept, their masks, written in a
+second pass over the bits once the tallies give each row's run). The root's subtrees run on two threads;
+the caller's thread tells the progress. The search suits many distinct rows and few QIs; the pairwise one
+suits many QIs, where 2^q subsets are too many: :func:`choose_method` weighs the two.
 """
 
 from __future__ import annotations
