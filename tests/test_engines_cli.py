@@ -160,7 +160,7 @@ def test_minucs_at_scale_equal_the_in_memory_search(data, tmp_path, engine, meth
     assert got["method"] == method or (method == "auto" and got["method"] in ("pairs", "subsets"))
     assert ref["total"] > 0
     for key in ("total", "by_size", "records_with_minucs", "variable_contributions", "complete", "n_records",
-                "minimal_violating_qids"):
+                "minimal_violating_qids", "top_values"):
         assert got[key] == ref[key], key
     pd.testing.assert_frame_equal(got_rec, ref_rec)
 

@@ -45,6 +45,8 @@ def minucs_at_scale(args: argparse.Namespace) -> int | None:
                                           method=args.method)
         payload = found.to_json()
         payload["engine"] = engine.name
+        # the class table carries the values' labels as the in-memory reader makes them
+        payload["top_values"] = found.value_contributions(table, top=20).drop(columns="code").to_dict(orient="records")
         if found.complete and found.combinations is not None:
             qids = minimal_qids_from_minucs(found)
             payload["minimal_violating_qids"] = {"count": len(qids), "smallest": list(qids[0]) if qids else []}

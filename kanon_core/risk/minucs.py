@@ -193,8 +193,9 @@ class MinucSummary:
                       (self.row_qis[:, j] * self.row_mult).astype(np.float64))
         return [flat[offset[j]:offset[j + 1]] for j in range(self.n_qis)]
 
-    def value_contributions(self, qm: QIMatrix | None = None, top: int | None = None) -> pd.DataFrame:
-        """Per (QI, value): the MINUCs (over records) that contain that value of that QI.
+    def value_contributions(self, qm: QIMatrix | ClassTable | None = None, top: int | None = None) -> pd.DataFrame:
+        """Per (QI, value): the MINUCs (over records) that contain that value of that QI (labelled by ``qm``'s
+        labels: the records' QI matrix, or the class table the search ran on).
 
         This is what an officer recodes first: a rare category sitting in many MINUCs.
         """
@@ -206,7 +207,7 @@ class MinucSummary:
         out = out.sort_values(["minucs", "variable", "code"], ascending=[False, True, True], ignore_index=True)
         return out if top is None else out.head(top)
 
-    def value_rows(self, counts: list[np.ndarray], qm: QIMatrix | None):
+    def value_rows(self, counts: list[np.ndarray], qm: QIMatrix | ClassTable | None):
         for j, arr in enumerate(counts):
             for c in np.flatnonzero(arr).tolist():
                 code = int(c) - 1
