@@ -12,6 +12,21 @@ import numpy as np
 from ._minuc_kernel import _bit_index
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _minimal_word(unsafe, below, s, w):  # pragma: no cover - compiled
+    """The rows 64 w .. 64 w + 63 for which subset s is minimal: unsafe there, and safe on every immediate
+    subset (``below[s]``, -1 after the last)."""
+    m = unsafe[s, w]
+    if m == 0:
+        return m
+    for p in range(below.shape[1]):
+        sub = below[s, p]
+        if sub < 0:
+            break
+        m &= ~unsafe[sub, w]
+    return m
+
+
 @numba.njit(cache=True, nogil=True)
 def tally_minimal(unsafe, masks, sizes, below, rows, row_sizes, row_qis):  # pragma: no cover - compiled
     """Tally the minimal unsafe sets of every unsafe row from the unsafe bits of every subset.
@@ -28,14 +43,7 @@ def tally_minimal(unsafe, masks, sizes, below, rows, row_sizes, row_qis):  # pra
     for s in range(n_sub):
         size = sizes[s]
         for w in range(n_words):
-            m = unsafe[s, w]
-            if m == 0:
-                continue
-            for p in range(below.shape[1]):
-                sub = below[s, p]
-                if sub < 0:
-                    break
-                m &= ~unsafe[sub, w]
+            m = _minimal_word(unsafe, below, s, w)
             if m == 0:
                 continue
             found[s] = True
@@ -132,14 +140,7 @@ def fill_masks(unsafe, masks, below, rows, offsets, out):  # pragma: no cover - 
     cursor = np.zeros(rows.shape[0], dtype=np.int64)
     for s in range(n_sub):
         for w in range(n_words):
-            m = unsafe[s, w]
-            if m == 0:
-                continue
-            for p in range(below.shape[1]):
-                sub = below[s, p]
-                if sub < 0:
-                    break
-                m &= ~unsafe[sub, w]
+            m = _minimal_word(unsafe, below, s, w)
             while m:
                 low = m & (~m + np.uint64(1))
                 i = w * 64 + _bit_index(low)
