@@ -123,7 +123,7 @@ def test_packed_pattern_joins_equal_the_row_joins_exactly(table, split, widen):
     grouped = classes._grouped_by_pattern(codes, mult, weights)  # the compiled grouping: the same sums again
     assert (grouped is None) == (fields is None)
     if grouped is not None:
-        for g, w in zip(classes._pairs_of_groups(codes, mult, weights, split, grouped), got, strict=True):
+        for g, w in zip(classes.join_pattern_groups(grouped, mult, weights, split), got, strict=True):
             np.testing.assert_array_equal(g, w)
     uniq_rows = len(np.unique(codes, axis=0)) == len(codes)
     if uniq_rows:  # the joins count distinct rows: a brute force on the rows with their multiplicities

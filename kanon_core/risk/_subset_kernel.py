@@ -100,20 +100,6 @@ def roll_up_keys(keys, count, keep, of_unsafe):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def missing_patterns(keys, fields):  # pragma: no cover - compiled
-    """Per row, bit f set when field ``fields[f]`` is 0 (that QI missing): its missing pattern over them."""
-    n = keys.shape[0]
-    out = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        p = 0
-        for f in range(fields.shape[0]):
-            if keys[i] & fields[f] == 0:
-                p |= 1 << f
-        out[i] = p
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
 def unsafe_bits(size, of_unsafe, k, mask, observed, can_grow, at_limit, words):  # pragma: no cover - compiled
     """Set bit i of ``words`` when unsafe row i is below k on the subset ``mask`` (its class's size in the
     projected table) and, with ``observed`` (wildcard semantics), has every QI of the subset observed.

@@ -325,24 +325,23 @@ def gappy_columns(uniq):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def group_by_pattern(uniq, gappy, shifts, mult, wsum):  # pragma: no cover - compiled
-    """The rows grouped by missing pattern, for :func:`pattern_pairs_packed`, in two passes.
+def group_keys_by_pattern(keys, gappy, mult, wsum):  # pragma: no cover - compiled
+    """Packed rows grouped by missing pattern, for :func:`pattern_pairs_packed`, in two passes.
 
-    A row's pattern is the bit set of the QIs ``gappy[c]`` (those missing somewhere) it has missing; the
-    groups come in increasing order of it, so the complete rows first (the order of
+    A row's pattern is the bit set of the fields ``gappy[c]`` (of the QIs missing somewhere) that are 0 in
+    its key; the groups come in increasing order of it, so the complete rows first (the order of
     :func:`kanon_core.risk.classes.missing_pattern_ids`), rows in input order within a group (a counting
     sort). Returns the permutation (``order[s]``: the row at sorted position s), the groups' offsets, their
-    patterns, and the rows' packed keys (each QI's code + 1 at ``shifts``, 0: missing), counts and weights
-    in sorted order.
+    patterns, and the rows' keys, counts and weights in sorted order.
     """
-    n, q = uniq.shape
+    n = keys.shape[0]
     m = gappy.shape[0]
     pat = np.empty(n, dtype=np.int64)
     counts = np.zeros(1 << m, dtype=np.int64)
     for i in range(n):
         p = 0
         for c in range(m):
-            if uniq[i, gappy[c]] < 0:
+            if keys[i] & gappy[c] == 0:
                 p |= 1 << c
         pat[i] = p
         counts[p] += 1
@@ -361,20 +360,17 @@ def group_by_pattern(uniq, gappy, shifts, mult, wsum):  # pragma: no cover - com
             offsets[t + 1] = offsets[t] + counts[v]
             t += 1
     order = np.empty(n, dtype=np.int64)
-    keys = np.empty(n, dtype=np.uint64)
+    k_sorted = np.empty(n, dtype=np.uint64)
     m_sorted = np.empty(n, dtype=np.int64)
     w_sorted = np.empty(n, dtype=np.float64)
     for i in range(n):
         s = start[pat[i]]
         start[pat[i]] = s + 1
         order[s] = i
-        k = np.uint64(0)
-        for j in range(q):
-            k |= np.uint64(uniq[i, j] + 1) << shifts[j]
-        keys[s] = k
+        k_sorted[s] = keys[i]
         m_sorted[s] = mult[i]
         w_sorted[s] = wsum[i]
-    return order, offsets, values, keys, m_sorted, w_sorted
+    return order, offsets, values, k_sorted, m_sorted, w_sorted
 
 
 @numba.njit(cache=True, nogil=True)

@@ -221,7 +221,8 @@ def class_sizes_of_table(table, missing: MissingSemantics = "wildcard", alpha: f
 
 GROUPED_MAX_GAPPY = 16
 """Up to this many QIs with missing values, rows are grouped by missing pattern by a compiled counting sort
-(:func:`~kanon_core.risk._wildcard_kernel.group_by_pattern`: 2^m counters) when their codes fit one key."""
+(:func:`~kanon_core.risk._wildcard_kernel.group_keys_by_pattern`: 2^m counters) when their codes fit one
+key."""
 
 
 def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, method: WildcardMethod, split: bool):
@@ -229,10 +230,8 @@ def _wildcard_unique(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray, metho
     if method in ("auto", "pairs"):
         grouped = _grouped_by_pattern(uniq, mult, wsum)
         if grouped is not None:
-            order, offsets, values = grouped[:3]
-            with_missing = n_u - int(offsets[1] if values[0] == 0 else 0)
-            if method == "pairs" or _pairs_cheaper(len(values), n_u, q, with_missing):
-                return _pairs_of_groups(uniq, mult, wsum, split, grouped)
+            if method == "pairs" or _pairs_cheaper(len(grouped.values), n_u, q, grouped.with_missing):
+                return join_pattern_groups(grouped, mult, wsum, split)
             method = "scan"
     miss = uniq < 0
     has_miss = miss.any(axis=1)
@@ -254,36 +253,69 @@ def _pairs_cheaper(n_patterns: int, n_u: int, q: int, with_missing: int) -> bool
     return cost_pairs < cost_scan
 
 
-def _grouped_by_pattern(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray):
-    """The rows grouped by missing pattern with their packed keys (see ``group_by_pattern``), or None when the
-    codes do not fit one 64-bit key or more than :data:`GROUPED_MAX_GAPPY` QIs have missing values."""
-    from ._wildcard_kernel import gappy_columns, group_by_pattern
+def _grouped_by_pattern(uniq: np.ndarray, mult: np.ndarray, wsum: np.ndarray) -> PatternGroups | None:
+    """The rows packed into 64-bit keys and grouped by missing pattern, or None when the codes do not fit one
+    key or more than :data:`GROUPED_MAX_GAPPY` QIs have missing values."""
+    from ._wildcard_kernel import gappy_columns, pack_keys
 
     widths = packed_fields(uniq)
     if widths is None:
         return None
     uniq = np.ascontiguousarray(uniq, dtype=np.int32)
-    gappy = np.flatnonzero(gappy_columns(uniq)).astype(np.int64)
-    if len(gappy) > GROUPED_MAX_GAPPY:
+    gappy = gappy_columns(uniq)
+    if int(gappy.sum()) > GROUPED_MAX_GAPPY:
         return None
     shifts = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.uint64)
-    grouped = group_by_pattern(uniq, gappy, shifts, mult.astype(np.int64), wsum.astype(np.float64))
-    return (*grouped, gappy, widths, shifts)
+    fields = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts
+    return group_by_pattern(pack_keys(uniq, shifts), fields, fields[gappy], mult, wsum)
 
 
-def _pairs_of_groups(uniq, mult, wsum, split, grouped):
-    """:func:`_wildcard_by_pattern_pairs` on rows already grouped and packed by :func:`_grouped_by_pattern`
-    (the same sums, bit for bit: the same groups in the same order)."""
+@dataclass(frozen=True)
+class PatternGroups:
+    """Rows packed into 64-bit keys (``fields[j]``: the bits of QI j's code + 1, 0: missing) grouped by
+    missing pattern over the QIs whose fields are ``gappy`` (see ``group_keys_by_pattern``): the permutation,
+    the groups' offsets and patterns, and the keys, counts and weights in that order."""
+
+    order: np.ndarray
+    offsets: np.ndarray
+    values: np.ndarray
+    keys: np.ndarray
+    mult: np.ndarray
+    wsum: np.ndarray
+    fields: np.ndarray
+    gappy: np.ndarray
+
+    @property
+    def with_missing(self) -> int:
+        """Rows with a missing value (all but the complete group, which comes first when present)."""
+        return len(self.order) - int(self.offsets[1] if self.values[0] == 0 else 0)
+
+
+def group_by_pattern(keys: np.ndarray, fields: np.ndarray, gappy: np.ndarray, mult: np.ndarray,
+                     wsum: np.ndarray) -> PatternGroups:
+    """Packed rows grouped by missing pattern (a compiled counting sort), ready for :func:`join_pattern_groups`;
+    used for a table's rows and for the subset MINUC search's projected tables alike."""
+    from ._wildcard_kernel import group_keys_by_pattern
+
+    grouped = group_keys_by_pattern(keys, np.asarray(gappy, dtype=np.uint64), mult.astype(np.int64),
+                                    wsum.astype(np.float64))
+    return PatternGroups(*grouped, fields=np.asarray(fields, dtype=np.uint64), gappy=np.asarray(gappy, np.uint64))
+
+
+def join_pattern_groups(groups: PatternGroups, mult: np.ndarray, wsum: np.ndarray, split: bool):
+    """fk, Fk (and their wildcard parts with ``split``) of grouped rows, in the rows' own order: their own
+    counts and weights plus the pattern-pair joins (:func:`~kanon_core.risk._wildcard_kernel.
+    pattern_pairs_packed`; the sums of :func:`_wildcard_by_pattern_pairs`, bit for bit: the same groups in
+    the same order)."""
     from ._wildcard_kernel import pattern_pairs_packed, totals_in_row_order
 
-    order, offsets, values, keys, m64, w64, gappy, widths, shifts = grouped
-    field = ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1)) << shifts
-    every = np.bitwise_or.reduce(field, initial=np.uint64(0))
-    colmask = np.array([every & ~np.bitwise_or.reduce(field[gappy[[(v >> c) & 1 == 1 for c in range(len(gappy))]]],
-                                                      initial=np.uint64(0)) for v in values.tolist()],
+    g = groups
+    every = np.bitwise_or.reduce(g.fields, initial=np.uint64(0))
+    colmask = np.array([every & ~np.bitwise_or.reduce(g.gappy[[(v >> c) & 1 == 1 for c in range(len(g.gappy))]],
+                                                      initial=np.uint64(0)) for v in g.values.tolist()],
                        dtype=np.uint64)
-    parts = pattern_pairs_packed(keys, offsets, colmask, values == 0, m64, w64, split)
-    return totals_in_row_order(order, mult.astype(np.int64), wsum.astype(np.float64), *parts)
+    parts = pattern_pairs_packed(g.keys, g.offsets, colmask, g.values == 0, g.mult, g.wsum, split)
+    return totals_in_row_order(g.order, mult.astype(np.int64), wsum.astype(np.float64), *parts)
 
 
 def missing_pattern_ids(miss: np.ndarray, has_miss: np.ndarray | None = None) -> np.ndarray:

@@ -195,30 +195,16 @@ class _KeyNode:
 
     def class_sizes(self, wildcard: bool) -> np.ndarray:
         """Each class's size: its records, plus under wildcard semantics those of every class agreeing with
-        it wherever both are observed (a hash join per pair of missing patterns on the packed keys)."""
-        from ._subset_kernel import missing_patterns
-        from ._wildcard_kernel import pattern_pairs_packed
+        it wherever both are observed (the pattern-pair join of :mod:`kanon_core.risk.classes`, on the keys)."""
+        from .classes import group_by_pattern, join_pattern_groups
 
-        gappy = self.fields[self.may_miss]
-        if not wildcard or not len(gappy):
+        if not wildcard or not self.may_miss.any():
             return self.count
-        pattern = missing_patterns(self.keys, gappy)  # bits over the QIs that have missing values
-        counts = np.bincount(pattern, minlength=1 << len(gappy))
-        values = np.flatnonzero(counts)
-        if len(values) == 1 and values[0] == 0:
+        weights = self.count.astype(np.float64)
+        groups = group_by_pattern(self.keys, self.fields, self.fields[self.may_miss], self.count, weights)
+        if len(groups.values) == 1 and groups.values[0] == 0:
             return self.count
-        order = np.argsort(pattern.astype(np.uint16 if len(gappy) <= 16 else np.int64), kind="stable")
-        offsets = np.concatenate([[0], np.cumsum(counts[values])]).astype(np.int64)
-        every = np.bitwise_or.reduce(self.fields, initial=np.uint64(0))
-        colmask = np.array([every & ~np.bitwise_or.reduce(gappy[[(v >> f) & 1 == 1 for f in range(len(gappy))]],
-                                                          initial=np.uint64(0)) for v in values.tolist()],
-                           dtype=np.uint64)
-        mult = self.count[order]
-        fk = pattern_pairs_packed(self.keys[order], offsets, colmask, values == 0, mult, mult.astype(np.float64),
-                                  False)[0]
-        size = self.count.copy()
-        size[order] += fk
-        return size
+        return join_pattern_groups(groups, self.count, weights, False)[0]
 
 
 @dataclass
@@ -377,13 +363,9 @@ def summarize_minucs_by_subsets(table: ClassTable, k: int = 2, missing: MissingS
     ``complete`` is False when some row is safe on a set of ``max_size`` QIs and has more QIs it could add
     (a larger MINUC may exist); the combinations are flagged up to ``STAMP_MAX_BITS`` QIs, as there.
     """
-    from .minucs import _check, _table_rows
+    from .minucs import summarize_minucs_of_table
 
-    t0 = time.perf_counter()
-    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
-    report(progress, 0.0, "Class sizes on all quasi-identifiers")
-    col, fk = _table_rows(table, codes, missing)
-    return search_subsets(table.qis, table.n_records, limit, col, fk, int(k), missing, progress, t0, workers)
+    return summarize_minucs_of_table(table, k, missing, max_size, progress, workers, method="subsets")
 
 
 def search_subsets(names: tuple[str, ...], n_records: int, limit: int, col: Collapsed, fk: np.ndarray, k: int,

@@ -60,7 +60,7 @@ def test_warm_up_loads_the_pattern_join_kernels():
     """A large file's wildcard sizes take the packed pattern joins, which the sample's count never runs."""
     probe = ("from kanon_app.serve import warm_up\nwarm_up()\n"
              "from kanon_core.risk import _wildcard_kernel as k\n"
-             "print(*(len(f.signatures) for f in (k.pattern_pairs_packed, k.gappy_columns, k.group_by_pattern, "
+             "print(*(len(f.signatures) for f in (k.pattern_pairs_packed, k.gappy_columns, k.group_keys_by_pattern, "
              "k.totals_in_row_order)))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          check=True)
