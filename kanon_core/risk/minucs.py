@@ -388,7 +388,7 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     many records, few QIs); ``auto`` the one forecast cheaper. ``progress`` is updated as the search goes
     and can cancel it.
     """
-    return cast(MinucResult, _records_search(codes, k, missing, max_size, progress, names, workers, True, method))
+    return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True, method=method))
 
 
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -399,33 +399,7 @@ def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingS
     MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
     anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
     """
-    return _records_search(codes, k, missing, max_size, progress, names, workers, False, method)
-
-
-def _records_search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
-                    progress: Progress | None, names: Sequence[str] | None, workers: int | None, keep: bool,
-                    method: str) -> MinucSummary:
-    """:func:`find_minucs` (``keep``) and :func:`summarize_minucs`: the method chosen on the distinct records
-    (the pairwise search collapses them itself when it runs alone)."""
-    if method == "pairs":
-        return _search(codes, k, missing, max_size, progress, names, workers, keep=keep)
-    from .minucs_by_subsets import pick_method, search_subsets
-
-    t0 = time.perf_counter()
-    if isinstance(codes, QIMatrix):
-        names = codes.names
-        codes = codes.codes
-    checked, limit = _check(codes, k, missing, max_size)
-    names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(checked.shape[1]))
-    if len(names) != checked.shape[1]:
-        raise InputError("Give one name per quasi-identifier column.")
-    report(progress, 0.0, "Collapsing identical records")
-    col = collapse(checked)
-    fk = _row_class_sizes(checked, col, missing)
-    if pick_method(method, len(col.mult), int((fk < k).sum()), checked.shape[1], limit) == "subsets":
-        return search_subsets(names, len(checked), limit, col, fk, int(k), missing, progress, t0, workers, keep)
-    return _search(checked, k, missing, max_size, progress, names, workers, keep=keep,
-                   prepared=(col, fk, len(checked)))
+    return _search(codes, k, missing, max_size, progress, names, workers, keep=False, method=method)
 
 
 def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -443,15 +417,10 @@ def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSem
     classes), ``auto`` the cheaper by :func:`choose_method`. Both give the same counts; ``complete`` may
     differ, as each says "a larger MINUC may exist" from what it looked at.
     """
-    from .minucs_by_subsets import pick_method, search_subsets
-
-    t0 = time.perf_counter()
-    codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
+    codes, _ = _check(table.codes, k, missing, max_size, table.n_records)
     col, fk = _table_rows(table, codes, missing)
-    if pick_method(method, len(col.mult), int((fk < k).sum()), codes.shape[1], limit) == "subsets":
-        return search_subsets(table.qis, table.n_records, limit, col, fk, int(k), missing, progress, t0, workers)
     return _search(codes, k, missing, max_size, progress, table.qis, workers, keep=False,
-                   prepared=(col, fk, table.n_records))
+                   prepared=(col, fk, table.n_records), method=method)
 
 
 def _table_rows(table: ClassTable, codes: np.ndarray, missing: MissingSemantics) -> tuple[Collapsed, np.ndarray]:
@@ -463,11 +432,14 @@ def _table_rows(table: ClassTable, codes: np.ndarray, missing: MissingSemantics)
 
 def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
-            keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None) -> MinucSummary:
-    """The search of :func:`find_minucs` (``keep``: with the masks) and :func:`summarize_minucs`;
-    ``prepared`` gives the distinct rows (a class table's classes, or the records collapsed), their class sizes
-    and the number of records."""
+            keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None,
+            method: str = "pairs") -> MinucSummary:
+    """The search of :func:`find_minucs` (``keep``: with the masks), :func:`summarize_minucs` and
+    :func:`summarize_minucs_of_table`; ``prepared`` gives the distinct rows (a class table's classes), their
+    class sizes and the number of records. ``method`` other than ``pairs`` may hand the distinct rows to the
+    subset search (:func:`~kanon_core.risk.minucs_by_subsets.pick_method`)."""
     from ._minuc_kernel import STAMP_MAX_BITS, minucs_of_rows
+    from .minucs_by_subsets import pick_method, search_subsets
 
     t0 = time.perf_counter()
     if isinstance(codes, QIMatrix):
@@ -485,6 +457,8 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
         n_records = len(codes)
     else:
         col, fk, n_records = prepared
+    if method != "pairs" and pick_method(method, len(col.mult), int((fk < k).sum()), q, limit) == "subsets":
+        return search_subsets(names, n_records, limit, col, fk, int(k), missing, progress, t0, workers, keep)
     cols, bitvals = kernel_inputs(col.rows)
     n_rows = len(col.mult)
     chunks = _chunks(n_rows)
