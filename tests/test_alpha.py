@@ -307,3 +307,39 @@ def test_risk_summary_with_fractional_sizes():
     assert table["record"].tolist() == [0, 3] and table["fk_alpha0"].tolist() == [1, 2]
     assert table["fk_alpha1"].tolist() == [4, 4]
     assert s.to_json()["wildcard_dependent"] == 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(tables(), st.sampled_from(ALPHAS), st.sampled_from(["wildcard", "category"]), st.booleans(), st.integers(1, 5))
+def test_risk_summary_of_sizes_counted_once_is_the_summary_counted_here(table, alpha, missing, weighted, k):
+    """The report counts each file once, with weights, and hands the sizes to risk_summary: the summary is the
+    one risk_summary counts itself, with or without weights, at any alpha."""
+    from kanon_core.dataset import QIMatrix
+    from kanon_core.risk.summary import risk_summary
+
+    codes, weights = table
+    qm = QIMatrix(names=tuple(f"q{j}" for j in range(codes.shape[1])), codes=codes,
+                  values=tuple(() for _ in range(codes.shape[1])), labels=tuple(() for _ in range(codes.shape[1])))
+    w = weights if weighted else None
+    counted = compute_class_sizes(codes, missing, weights, wildcard_split=True)  # always with weights
+    given_sizes = risk_summary(qm, k, missing, w, alpha, sizes=counted)
+    here = risk_summary(qm, k, missing, w, alpha)
+    np.testing.assert_array_equal(given_sizes.sizes.fk, here.sizes.fk)
+    assert (given_sizes.sizes.Fk is None) == (here.sizes.Fk is None) == (not weighted)
+    if weighted:
+        np.testing.assert_allclose(given_sizes.sizes.Fk, here.sizes.Fk)
+    assert given_sizes.violations == here.violations and given_sizes.k_achieved == here.k_achieved
+    np.testing.assert_array_equal(given_sizes.wildcard_dependent, here.wildcard_dependent)
+    assert given_sizes.size_distribution.equals(here.size_distribution)
+
+
+def test_risk_summary_refuses_sizes_of_other_codes():
+    from kanon_core.dataset import QIMatrix
+    from kanon_core.risk.summary import risk_summary
+
+    codes = np.array([[0, 1], [0, -1], [1, 1]], dtype=np.int32)
+    qm = QIMatrix(names=("a", "b"), codes=codes, values=((), ()), labels=((), ()))
+    with pytest.raises(ValueError):
+        risk_summary(qm, 2, "wildcard", sizes=compute_class_sizes(codes[:2], "wildcard", wildcard_split=True))
+    with pytest.raises(ValueError):  # counted without the split: alpha and the dependent records need it
+        risk_summary(qm, 2, "wildcard", sizes=compute_class_sizes(codes, "wildcard"))

@@ -78,6 +78,15 @@ def test_discernibility_is_the_sum_of_class_sizes_both_semantics():
         for ds, value in ((o, res.discernibility_original), (t, res.discernibility_treated)):
             codes = ds.qi_matrix(["age", "sex"]).codes
             assert value == int(brute_force_class_sizes(codes, missing)[0].sum())
+        # class sizes counted by the caller (the report counts each file once) give the same figures
+        counted = [brute_force_class_sizes(ds.qi_matrix(["age", "sex"]).codes, missing)[0] for ds in (o, t)]
+        given_sizes = information_loss(o, t, ["age", "sex"], counted=counted)
+        assert given_sizes.table.equals(res.table)
+        assert (given_sizes.discernibility_original, given_sizes.discernibility_treated,
+                given_sizes.avg_class_original, given_sizes.avg_class_treated) == (
+            res.discernibility_original, res.discernibility_treated, res.avg_class_original, res.avg_class_treated)
+        with pytest.raises(ValueError):
+            information_loss(o, t, ["age", "sex"], counted=[c[:-1] for c in counted])
 
 
 @settings(max_examples=30, deadline=None)

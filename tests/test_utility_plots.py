@@ -146,3 +146,24 @@ def test_class_size_figure_on_the_risk_summary_bins():
     assert len(set(red)) == 1 and red[0] != bar.marker.color[-1]  # below k = 3 stands out
     big = int(dist["records"].iloc[10:].sum())
     assert f"{big:,} records in classes larger than 10" in fig.layout.annotations[0].text
+
+
+def test_every_figure_draws_plotly_white_with_the_defaults_of_its_traces(pair):
+    """The lean template is plotly_white's look: its whole layout, and for each trace a figure draws, that trace
+    type's defaults; a figure drawing a trace type the template does not carry would change look, and fails."""
+    import plotly.io as pio
+
+    from kanon_core.risk.summary import risk_summary
+    from kanon_core.utility.plots import class_size_figure
+
+    original, treated = pair
+    table = compare_distributions(*pair).table
+    figures = [ci_comparison_figure(table, "g"), relative_difference_histogram(table),
+               coefficient_figure(compare_models(*pair, "y ~ x + g").coefficients_long()),
+               bias_figure(bias_of_means(original, treated, ["x", "y"]), bias_of_correlations(original, treated, ["x", "y"])),
+               class_size_figure(risk_summary(original.qi_matrix(), 3).size_distribution, 3)]
+    white = pio.templates["plotly_white"]
+    for fig in figures:
+        assert fig.layout.template.layout == white.layout
+        for trace in fig.data:
+            assert fig.layout.template.data[trace.type] == white.data[trace.type]

@@ -228,18 +228,35 @@ def identifier_like(original: Dataset, treated: Dataset) -> tuple[IdentifierFlag
     return tuple(out)
 
 
-def _risk_beyond_k(original: Dataset, treated: Dataset, qis: tuple[str, ...]) -> tuple[tuple[Any, Any] | None, str]:
+def _class_sizes(original: Dataset, treated: Dataset, qis: tuple[str, ...]) -> list[Any]:
+    """The class sizes of both files on ``qis`` under the release's semantics, with the wildcard split and
+    each file's weights: one count per file for the risk summaries and the risk measures beyond k. Weights
+    that cannot be read leave them out (the measures then say why, :func:`_risk_beyond_k`)."""
+    from ..risk.classes import compute_class_sizes
+
+    def weights(ds: Dataset) -> np.ndarray | None:
+        try:
+            return ds.weights()
+        except KanonError:
+            return None
+
+    return [compute_class_sizes(ds.qi_matrix(qis).codes, treated.missing, weights(ds), wildcard_split=True)
+            for ds in (original, treated)]
+
+
+def _risk_beyond_k(original: Dataset, treated: Dataset, qis: tuple[str, ...],
+                   counted: Sequence[Any]) -> tuple[tuple[Any, Any] | None, str]:
     """Individual and global risk (Benedetti & Franconi, as sdcMicro) before and after, on the release's
-    QIs and weight: aggregates only. None with the reason when the measures cannot be computed."""
+    QIs and weight: aggregates only. None with the reason when the measures cannot be computed.
+    ``counted``: both files' class sizes (:func:`_class_sizes`)."""
     try:
-        from ..risk.classes import compute_class_sizes
         from ..risk.summary import risk_measures
     except ImportError:
         return None, "The risk measures beyond k are not available in this installation."
     try:
         out = []
-        for ds in (original, treated):
-            sizes = compute_class_sizes(ds.qi_matrix(qis).codes, treated.missing, ds.weights())
+        for ds, sizes in zip((original, treated), counted, strict=True):
+            ds.weights()  # weights that cannot be read: said here, as when they were counted here
             out.append(risk_measures(ds, sizes, qis))
     except KanonError as exc:
         return None, f"Risk measures beyond k not computed: {exc}"
@@ -629,7 +646,8 @@ def _reusable(comparison: Any | None, variables: Sequence[str]) -> bool:
 
 def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
              hierarchies: Mapping[str, Any] | None, log: MaskLog,
-             comparison: Any | None = None) -> UtilitySection:
+             comparison: Any | None = None, counted: Sequence[Any] = ()) -> UtilitySection:
+    """The utility section; ``counted``: both files' class sizes on ``qis`` (:func:`_class_sizes`)."""
     from ..utility import compare_distributions, compare_models
     from ..utility.formula import parse_formula
     from ..utility.info_loss import information_loss
@@ -685,7 +703,9 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     present = [q for q in qis if q in treated.frame.columns and q in original.frame.columns]
     if present:
         try:
-            loss = information_loss(original, treated, present, hierarchies)
+            same = tuple(present) == tuple(qis) and original.missing == treated.missing
+            loss = information_loss(original, treated, present, hierarchies,
+                                    counted=[c.fk_all for c in counted] if same and counted else None)
         except KanonError as exc:
             notes.append(f"Information loss could not be computed: {exc}")
     return UtilitySection(comparison=comparison, models=tuple(models), figures=tuple(figures), notes=tuple(notes),
@@ -774,8 +794,9 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         pool = ThreadPoolExecutor(1, thread_name_prefix="kanon-report-minucs")
         minuc_job = pool.submit(_minuc_section, original, treated, qis, options, None)
         pool.shutdown(wait=False)  # the thread ends with the search; its result is taken below
-    before = risk_summary(original.qi_matrix(qis), k, treated.missing)
-    after = risk_summary(treated.qi_matrix(qis), k, treated.missing)
+    counted = _class_sizes(original, treated, qis)
+    before = risk_summary(original.qi_matrix(qis), k, treated.missing, sizes=counted[0])
+    after = risk_summary(treated.qi_matrix(qis), k, treated.missing, sizes=counted[1])
     risk_table, violations = _risk_tables(before, after, k)
     sup_steps = []
     for i, v in enumerate(lineage[1:], start=1):
@@ -786,9 +807,10 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     overall = _mask_most_suppressed(suppressed_cells(original, treated, list(qis)),
                                     small_categories(original, treated, qis, k), "most_suppressed",
                                     "most_suppressed_n", log, "suppression per variable: value suppressed most")
-    beyond, beyond_note = _risk_beyond_k(original, treated, qis)
+    beyond, beyond_note = _risk_beyond_k(original, treated, qis, counted)
     hierarchies = version_hierarchies(history, version.id, options.hierarchies)
-    utility = _utility(original, treated, qis, options, hierarchies, log, comparison) if options.utility else None
+    utility = (_utility(original, treated, qis, options, hierarchies, log, comparison, counted)
+               if options.utility else None)
     minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
                                  else _minuc_section(original, treated, qis, options, minucs))
     if recipe_json is None:

@@ -106,13 +106,15 @@ def _figure(fig: Any, div_id: str) -> str:
 def _violations_figure(report: Report) -> Any:
     import plotly.graph_objects as go
 
+    from ..utility.plots import white_template
+
     v = report.violations
     fig = go.Figure()
     for side, color in (("before", "#1f77b4"), ("after", "#d62728")):
         fig.add_trace(go.Bar(x=v["k"], y=v[side], name=side.capitalize(), marker={"color": color},
                              hovertemplate="k=%{x}: %{y:,} records<extra>" + side + "</extra>"))
     fig.update_layout(title="Records in classes smaller than k, before and after", barmode="group",
-                      xaxis={"title": "k", "dtick": 1}, yaxis={"title": "Records"}, template="plotly_white",
+                      xaxis={"title": "k", "dtick": 1}, yaxis={"title": "Records"}, template=white_template(),
                       legend={"orientation": "h", "y": 1.1}, height=380)
     return fig
 

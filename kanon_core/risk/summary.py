@@ -80,6 +80,7 @@ def risk_summary(
     missing: MissingSemantics = "wildcard",
     weights: np.ndarray | None = None,
     alpha: float = 1.0,
+    sizes: ClassSizes | None = None,
 ) -> RiskSummary:
     """Summarise re-identification risk of the QIs in ``qm`` for threshold ``k``.
 
@@ -87,10 +88,20 @@ def risk_summary(
     the pattern count is what is reported. ``k_achieved`` is the floor of the smallest fk (the data is
     k-anonymous for every k up to it). ``alpha`` weighs wildcard matches as in sdcMicro's ``freqCalc``;
     sample uniques are the records with fk = 1 (sdcMicro's ``n1``).
+
+    ``sizes`` hands in the class sizes of ``qm``'s codes already counted under ``missing`` with the
+    wildcard split (:func:`compute_class_sizes`, e.g. with weights for the risk measures of the same file),
+    so one file is counted once; they are taken at ``alpha`` and with ``weights``' sums, as if counted here.
     """
     if k < 1:
         raise ValueError("k must be at least 1")
-    sizes = compute_class_sizes(qm.codes, missing, weights, alpha=alpha, wildcard_split=True)
+    if sizes is None:
+        sizes = compute_class_sizes(qm.codes, missing, weights, alpha=alpha, wildcard_split=True)
+    else:
+        if sizes.missing != missing or sizes.fk_wild is None or len(sizes.fk_all) != qm.n_records:
+            raise ValueError("The class sizes given were not counted on these codes with the wildcard split.")
+        sizes = ClassSizes(sizes.fk_all, sizes.Fk_all if weights is not None else None, missing, alpha,
+                           sizes.fk_wild, sizes.Fk_wild if weights is not None else None)
     fk = sizes.fk
     _, counts = group_ids(qm.codes)
     violations = {kk: int((fk < kk).sum()) for kk in sorted(set(K_RANGE) | {k})}

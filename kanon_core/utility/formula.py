@@ -275,11 +275,29 @@ SUPPRESSED_LEVEL = "(suppressed)"
 def _level_codes(series: pd.Series, sample: np.ndarray) -> tuple[list[Any], np.ndarray]:
     """Sorted levels present in ``sample`` and each record's level index (-1 outside the levels)."""
     values = series.to_numpy(dtype=object)
-    # the level of suppressed cells (model 3 of the model comparison) sorts last: never the reference
-    present = sorted({values[i] for i in np.flatnonzero(sample)}, key=lambda v: (v == SUPPRESSED_LEVEL, _sort_key(v)))
-    index = {level: i for i, level in enumerate(present)}
-    codes = np.fromiter((index.get(x, -1) for x in values), dtype=np.int64, count=len(values))
-    return [_plain(v) for v in present], codes
+    rows = np.flatnonzero(sample)
+    # Distinct values by Python equality (1, 1.0 and True are one level, as in a set or a dict), hashed
+    # once in compiled code instead of a dict lookup per record.
+    found, _ = pd.factorize(values, use_na_sentinel=True)
+    seen, first = np.unique(found[rows], return_index=True)
+    if len(seen) and seen[0] < 0:  # an empty cell inside the sample: levels by Python sets, as they are
+        present = sorted({values[i] for i in rows}, key=_level_order)
+        index = {level: i for i, level in enumerate(present)}
+        codes = np.fromiter((index.get(x, -1) for x in values), dtype=np.int64, count=len(values))
+        return [_plain(v) for v in present], codes
+    # each level is written as its first record in the sample shows it (what a set built in record order keeps)
+    shown = [values[rows[i]] for i in first]
+    order = sorted(range(len(shown)), key=lambda j: _level_order(shown[j]))
+    level_of = np.full(max(int(found.max(initial=-1)) + 1, 1), -1, dtype=np.int64)
+    level_of[seen[order]] = np.arange(len(order), dtype=np.int64)
+    codes = np.where(found >= 0, level_of[np.maximum(found, 0)], -1)
+    return [_plain(shown[j]) for j in order], codes
+
+
+def _level_order(value: Any) -> tuple[bool, tuple[int, Any]]:
+    """Levels in their natural order (numbers, then texts); the level of suppressed cells (model 3 of the
+    model comparison) sorts last, so it is never the reference."""
+    return (value == SUPPRESSED_LEVEL, _sort_key(value))
 
 
 def _outcome(
