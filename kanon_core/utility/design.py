@@ -243,7 +243,8 @@ class SurveyDesign:
     def degf(self, domain: np.ndarray | None = None) -> int:
         """Design degrees of freedom, R's ``degf``: PSUs minus strata, counting those with domain records."""
         d = self._domain(domain)
-        return int(np.unique(self.psu[d]).size - np.unique(self.stratum[d]).size)
+        # PSUs and strata are codes 0..m-1: the distinct ones are the non-empty counts (no sort)
+        return int(np.count_nonzero(np.bincount(self.psu[d])) - np.count_nonzero(np.bincount(self.stratum[d])))
 
     def lonely_strata_in(self, domain: np.ndarray | None = None) -> int:
         """Single-PSU strata of the design that have records in the domain."""
