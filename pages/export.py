@@ -151,8 +151,9 @@ with tab_report:
         compared = state.memo_peek(prefetch.COMPARE, compare_key)
 
         def _build(progress):
+            # the counts computed ahead are waited for while the report's other sections are gathered
             html = report_html(hist, version.id, recipe_json, opts, version_risks=risks,
-                               minucs=ahead(), comparison=compared).encode("utf-8")
+                               minucs=ahead, comparison=compared).encode("utf-8")
             progress.update(1.0)  # a Cancel clicked meanwhile drops the report
             return html
 

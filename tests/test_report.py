@@ -218,6 +218,36 @@ def _small() -> History:
     return h
 
 
+def test_minuc_counts_computed_elsewhere_are_waited_for_in_the_reports_thread():
+    """The dashboard hands the report a function that waits for the counts its tab started: the report
+    gathers its other sections meanwhile, calls it off the caller's thread, and uses what it gives; a function
+    that gives None (nothing ahead) leaves the search to the report itself. Same sections either way."""
+    import threading
+
+    from kanon_core.report import report_minuc_searches
+    from kanon_core.utility.baseline import original_with_roles
+
+    h = _small()
+    opts = ReportOptions(k=2, utility=False, created="2026-01-01")
+    qis = tuple(h.current.dataset.roles.qis)
+    pair = report_minuc_searches(original_with_roles(h, h.current_id), h.current.dataset, qis, opts)
+    callers = []
+
+    def ahead():
+        callers.append(threading.current_thread())
+        return pair
+
+    given_pair = build_report(h, options=opts, minucs=pair)
+    waited = build_report(h, options=opts, minucs=ahead)
+    searched = build_report(h, options=opts, minucs=lambda: None)
+    assert callers and callers[0] is not threading.current_thread()
+    assert waited.minucs.before is pair[0] and waited.minucs.after is pair[1]
+    for other in (waited, searched):
+        assert other.minucs.by_size.equals(given_pair.minucs.by_size)
+        assert other.minucs.contributions.equals(given_pair.minucs.contributions)
+    assert searched.minucs.before is not pair[0]
+
+
 def test_minuc_section_is_skipped_without_the_engine(monkeypatch):
     monkeypatch.setitem(sys.modules, "kanon_core.risk.minucs", None)  # import now fails
     report = build_report(_small(), options=ReportOptions(k=2))

@@ -22,7 +22,7 @@ what it withheld.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -752,19 +752,21 @@ def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> s
 
 def build_report(history: History, vid: int | None = None, recipe_json: str | None = None,
                  options: ReportOptions = ReportOptions(),
-                 minucs: tuple[Any, Any] | None = None, version_risks: dict[int, Any] | None = None,
-                 comparison: Any | None = None) -> Report:
+                 minucs: tuple[Any, Any] | Callable[[], tuple[Any, Any] | None] | None = None,
+                 version_risks: dict[int, Any] | None = None, comparison: Any | None = None) -> Report:
     """Gather the report of version ``vid`` (default: current) of ``history``.
 
     ``minucs`` may pass (before, after) MINUC results already computed (e.g. on the MINUCs page) for
-    the same QIs, k and semantics, ``version_risks`` the :func:`version_risk` of versions at
+    the same QIs, k and semantics, or a function that gives them once a search under way elsewhere has
+    finished (None when there is none: the report then searches itself), ``version_risks`` the
+    :func:`version_risk` of versions at
     ``options.k`` (e.g. from the sidebar timeline), and ``comparison`` the weighted percentages of the
     original (with the release's roles) against the release (e.g. the Compare page's), to avoid computing
     them twice; a comparison of other variables or intervals is not used.
 
-    A MINUC search the report has to make itself runs in a thread of its own while the other sections are
-    gathered: its compiled kernels release the interpreter, so on a machine of two cores the search and the
-    report's Python work overlap instead of adding up.
+    A MINUC search the report has to make itself, or waits for, runs in a thread of its own while the other
+    sections are gathered: its compiled kernels release the interpreter, so on a machine of two cores the
+    search and the report's Python work overlap instead of adding up.
     """
     from ..recipe import Recipe
     from ..utility.baseline import original_with_roles
@@ -788,11 +790,13 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     k = int(options.k)
     log = MaskLog(k)
     minuc_job = None
-    if minucs is None and options.minucs:
+    if (minucs is None or callable(minucs)) and options.minucs:
         from concurrent.futures import ThreadPoolExecutor
 
+        ahead = minucs if callable(minucs) else None
         pool = ThreadPoolExecutor(1, thread_name_prefix="kanon-report-minucs")
-        minuc_job = pool.submit(_minuc_section, original, treated, qis, options, None)
+        minuc_job = pool.submit(lambda: _minuc_section(original, treated, qis, options,
+                                                       ahead() if ahead is not None else None))
         pool.shutdown(wait=False)  # the thread ends with the search; its result is taken below
     counted = _class_sizes(original, treated, qis)
     before = risk_summary(original.qi_matrix(qis), k, treated.missing, sizes=counted[0])
@@ -812,7 +816,8 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     utility = (_utility(original, treated, qis, options, hierarchies, log, comparison, counted)
                if options.utility else None)
     minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
-                                 else _minuc_section(original, treated, qis, options, minucs))
+                                 else _minuc_section(original, treated, qis, options,
+                                                     None if callable(minucs) else minucs))
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
     recipe_json = _mask_recipe(recipe_json, raw_original, k, log)
