@@ -343,3 +343,5 @@ def test_risk_summary_refuses_sizes_of_other_codes():
         risk_summary(qm, 2, "wildcard", sizes=compute_class_sizes(codes[:2], "wildcard", wildcard_split=True))
     with pytest.raises(ValueError):  # counted without the split: alpha and the dependent records need it
         risk_summary(qm, 2, "wildcard", sizes=compute_class_sizes(codes, "wildcard"))
+    with pytest.raises(ValueError):  # weighted sums asked for, but counted without weights
+        risk_summary(qm, 2, "wildcard", np.ones(3), sizes=compute_class_sizes(codes, "wildcard", wildcard_split=True))
