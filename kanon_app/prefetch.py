@@ -110,7 +110,8 @@ def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
 
 def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tuple[Any, Any] | None]:
     """What the report's build (in a worker thread) calls for the MINUC counts computed ahead: it waits for
-    the job when it is still running, and gives the pair, or None when there is none (the report then
+    the job when it is still running (the report's own, or the MINUCs page's search that covers the report,
+    :func:`minucs_page_search_for_report`), and gives the pair, or None when there is none (the report then
     searches, or says why it did not)."""
     from kanon_core.report import report_minuc_k
 
@@ -118,15 +119,46 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
     params = report_minuc_params(qis, report_minuc_k(options), version.dataset.missing)
     job = background.running(REPORT_MINUCS, (state.history().uid, version.id, REPORT_MINUCS, params))
     found = state.memo_peek(REPORT_MINUCS, params)
+    page_job = minucs_page_search_for_report(qis, options) if job is None and found is None else None
 
     def ready() -> tuple[Any, Any] | None:
         value = found
         if job is not None:
             job.wait()
             value = job.result
+        elif page_job is not None:
+            page_job.wait()
+            # the version shows the original's codes on these QIs: one search is both sides
+            value = (page_job.result, page_job.result) if page_job.state == "done" else None
         return value if isinstance(value, tuple) else None
 
     return ready
+
+
+def minucs_page_search_for_report(qis: tuple[str, ...], options: Any) -> background.Job | None:
+    """The MINUCs page's search under way (started ahead or clicked) that gives the report's MINUC counts
+    for the current version, or None. It does when it is on the report's QIs, k and semantics with the
+    report's maximum size, and the version shows the original's codes on those QIs (the first version, or
+    one that only set roles): the report's before and after are then that one search. The report waits for
+    it instead of searching the same data a second time on the same cores."""
+    import numpy as np
+
+    from kanon_core.errors import KanonError
+    from kanon_core.report import report_minuc_k
+    from kanon_core.utility.baseline import original_with_roles
+
+    version = state.current()
+    max_size = getattr(options, "minuc_max_size", None)
+    params = (tuple(qis), report_minuc_k(options), max_size or None, version.dataset.missing)
+    job = background.running(MINUCS, _minuc_key(params))
+    if job is None:
+        return None
+    try:
+        base = original_with_roles(state.history(), version.id).qi_matrix(list(qis)).codes
+        same = np.array_equal(version.dataset.qi_matrix(list(qis)).codes, base)
+    except KanonError:
+        return None
+    return job if same else None
 
 
 def _minuc_key(params: Hashable) -> tuple:

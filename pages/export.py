@@ -133,7 +133,8 @@ with tab_report:
                          formulas=formulas, minucs=with_minucs)
     # MINUCs already found on the MINUCs page (same QIs, k and semantics, same codes) are not searched again
     found = export_ui.minucs_of_minucs_page(hist, version, qis, k) if qis and with_minucs else None
-    if qis and with_minucs and found is None and built is None:
+    if (qis and with_minucs and found is None and built is None
+            and prefetch.minucs_page_search_for_report(qis, opts) is None):  # else the report waits for it
         prefetch.start_report_minucs(qis, opts)  # the longest part of the report, while the officer reads
     clicked = (not state.job_running("report_html", params)
                and st.button("Build the report", key="btn_build_report", disabled=not qis))

@@ -242,7 +242,7 @@ def comparison_frame(v: str, variable_label: str, est_o: pd.DataFrame, est_t: pd
             columns[f"{col}_{name}"] = 100 * np.where(present, got, 0.0)
     pct_o = columns["pct_original"]
     columns["difference"] = difference = pct_o - columns["pct_treated"]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf for a tiny percentage, as pandas gave
         columns["relative_difference"] = np.where(pct_o > 0, difference / pct_o, np.nan)
     columns["overlap"] = intervals_overlap(columns["ci_low_original"], columns["ci_high_original"],
                                            columns["ci_low_treated"], columns["ci_high_treated"])

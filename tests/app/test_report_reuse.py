@@ -127,3 +127,47 @@ def test_report_takes_the_minuc_counts_computed_ahead(monkeypatch):
     html_own = _build(own)  # the report searches while building
     assert len(calls) == before + 1
     assert html_ahead == html_own
+
+
+def test_report_waits_for_the_minucs_pages_search_under_way(monkeypatch):
+    """The MINUCs page's search (started as the page opens) is still running when the officer opens the report
+    tab: the report starts no search of its own, waits for the page's when built, and gives the same report as
+    one that searched itself."""
+    import threading
+
+    import kanon_app.prefetch as prefetch
+
+    release = threading.Event()
+    finds, counts = [], []
+    real_find, real_counts = minucs_module.find_minucs, minucs_module.summarize_minucs
+
+    def slow_find(*args, **kwargs):
+        finds.append(1)
+        release.wait(60)
+        return real_find(*args, **kwargs)
+
+    def counted_counts(*args, **kwargs):
+        counts.append(1)
+        return real_counts(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "find_minucs", slow_find)
+    monkeypatch.setattr(minucs_module, "summarize_minucs", counted_counts)
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    h = at.session_state["history"]
+    r = h.current.dataset.roles
+    h.apply(SetRoles(QIS, r.weight, r.strata, r.psu, r.outcomes, r.direct_ids))  # v1: roles only
+    try:
+        at.switch_page("pages/minucs.py").run()
+        page_job = at.session_state["jobs"][prefetch.MINUCS]
+        assert not page_job.done and page_job.key[3][:2] == (QIS, 3)  # searching ahead, held back
+        at.switch_page("pages/export.py").run()
+        assert not at.exception
+        assert prefetch.REPORT_MINUCS not in at.session_state["jobs"]  # no second search of the same data
+    finally:
+        release.set()
+    html_waited = _build(at)
+    assert page_job.state == "done" and len(finds) == 1 and not counts  # the report took the page's search
+    monkeypatch.setattr(minucs_module, "find_minucs", real_find)
+    html_own = _build(_session(find_first=False))
+    assert counts  # this one searched itself
+    assert html_waited == html_own
