@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,26 @@ SAMPLES = {
 DEFAULT_SAMPLE = "els"
 
 
+_PARSED: dict[str, tuple[tuple[int, int], Dataset]] = {}
+"""Each sample as read, by key, with the file's modification time and size when it was read."""
+_PARSED_LOCK = threading.Lock()
+
+
 def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
+    """The bundled sample ``key`` with its preset roles, as a dataset of its own: its own copy of the frame
+    and its own caches, so no session can see what another does with it.
+
+    Every new dashboard session starts on the default sample, so the file is read (and its types inferred)
+    once per process, and again only when the file changes; each call copies the frame read (under a
+    millisecond, against about 0.1 s for reading it, twice that while the browser draws the first page)."""
     s = SAMPLES[key]
-    return load_dataset(s.path, roles=s.roles)
+    stat = s.path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    with _PARSED_LOCK:
+        kept = _PARSED.get(key)
+    if kept is None or kept[0] != stamp:
+        kept = (stamp, load_dataset(s.path, roles=s.roles))
+        with _PARSED_LOCK:
+            _PARSED[key] = kept
+    read = kept[1]
+    return dataclasses.replace(read, frame=read.frame.copy(deep=True), _cache={})

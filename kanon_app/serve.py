@@ -40,6 +40,17 @@ def warm_up() -> None:
     sample = load_sample()
     version_risk(sample, sample, 3)
     _warm_pattern_joins()
+    _skip_direct_run_check()
+
+
+def _skip_direct_run_check() -> None:
+    """Streamlit checks once per process, at the first element any session draws, whether it was started
+    without ``streamlit run`` (to print how to run an app); the check walks the whole call stack and resolves
+    every module's file (0.2 s of the first page on 2 cores). This launcher always hands over to ``streamlit
+    run``, so the check is marked done here. Only a flag is set: a Streamlit without it is not affected."""
+    import streamlit.delta_generator as delta_generator
+
+    delta_generator._use_warning_has_been_displayed = True
 
 
 def _warm_pattern_joins() -> None:

@@ -65,3 +65,38 @@ def test_warm_up_loads_the_pattern_join_kernels():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          check=True)
     assert [int(v) for v in out.stdout.split()[-4:]] == [1, 1, 1, 1]
+
+
+def test_warm_up_spares_the_first_page_streamlits_direct_run_check():
+    """The first element any session draws makes Streamlit walk the call stack once per process (to tell a
+    user who ran ``python app.py`` how to start an app); the launcher always runs ``streamlit run``, so its
+    warm-up marks that check done and the first page does not pay for it."""
+    probe = ("from kanon_app.serve import warm_up\nwarm_up()\n"
+             "import streamlit.env_util as env_util\ncalls = []\n"
+             "env_util.is_repl = lambda: calls.append(1) or False\n"
+             "from streamlit.testing.v1 import AppTest\n"
+             "at = AppTest.from_file('app.py', default_timeout=120).run()\n"
+             "assert not at.exception\nprint('stack walks', len(calls))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         check=True)
+    assert out.stdout.split()[-1] == "0"
+
+
+def test_each_sample_load_is_a_dataset_of_its_own_read_once(monkeypatch):
+    """Every new session starts on the default sample: the file is read once per process, and each session
+    gets its own frame and caches, equal to a fresh read."""
+    import kanon_app.samples as samples
+    from kanon_core.io import load_dataset
+
+    reads = []
+    real = samples.load_dataset
+    monkeypatch.setattr(samples, "load_dataset", lambda *a, **k: reads.append(1) or real(*a, **k))
+    monkeypatch.setattr(samples, "_PARSED", {})
+    a, b = samples.load_sample(), samples.load_sample()
+    assert len(reads) == 1
+    fresh = load_dataset(samples.SAMPLES["els"].path, roles=samples.SAMPLES["els"].roles)
+    assert a.frame.equals(fresh.frame) and a.roles == fresh.roles and a.meta == fresh.meta
+    assert a.fingerprint == fresh.fingerprint
+    assert a.frame is not b.frame and a._cache is not b._cache
+    a.frame.iloc[0, 0] = a.frame.iloc[0, 0] + 1  # (never done by kanon: a dataset's frame is not modified in place)
+    assert b.frame.equals(fresh.frame) and samples.load_sample().frame.equals(fresh.frame)
