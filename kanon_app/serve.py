@@ -5,7 +5,8 @@ fresh server waits while pandas, numba's compiled kernels and the app's own modu
 of a 3.5 s first page on 2 cores). This launcher loads them first, in the server's own process, where
 every session's script finds them already imported, and then hands over to ``streamlit run app.py``
 with the options given. The server answers once it is ready, and the first page opens as fast as the
-next ones. Nothing about a session is kept: the warm-up reads the bundled sample and forgets it.
+next ones. Nothing about a session is kept: the warm-up reads the bundled sample, which every session then
+gets a copy of (kanon_app.samples.load_sample), and nothing else.
 """
 
 from __future__ import annotations
