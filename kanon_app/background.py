@@ -169,10 +169,16 @@ def register(name: str, job: Job) -> None:
     _jobs()[name] = job
 
 
+def registered(name: str, key: Hashable) -> Job | None:
+    """This session's job ``name`` for ``key``, running or finished (until :func:`sweep` drops it)."""
+    job = _jobs().get(name)
+    return job if job is not None and job.key == key else None
+
+
 def running(name: str, key: Hashable) -> Job | None:
     """This session's unfinished job ``name`` for ``key`` (e.g. to hide a Run button while it runs)."""
-    job = _jobs().get(name)
-    return job if job is not None and job.key == key and not job.done else None
+    job = registered(name, key)
+    return job if job is not None and not job.done else None
 
 
 def sweep() -> None:

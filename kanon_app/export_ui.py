@@ -129,23 +129,31 @@ def minucs_of_minucs_page(history: History, version: Version, qis: tuple[str, ..
     version and the original (seen with the version's roles) on the same QIs, k and semantics, else None.
     A search made on a version with the original's codes (e.g. one that only set roles) counts as the
     original's."""
-    import numpy as np
-
-    from kanon_core.errors import KanonError
-    from kanon_core.utility.baseline import original_with_roles
-
     from . import state
 
     key = (tuple(qis), int(k), None, version.dataset.missing)
     after = state.memo_peek("minucs", key)
     if after is None:
         return None
+    for v in (version, history.original):
+        found = state.memo_peek("minucs", key, version=v)
+        if found is not None and shows_original_codes(history, version, qis, v):
+            return found, after
+    return None
+
+
+def shows_original_codes(history: History, version: Version, qis: tuple[str, ...],
+                         other: Version | None = None) -> bool:
+    """Whether ``other`` (default ``version``) holds, on ``qis``, the codes of the original seen with
+    ``version``'s roles: a MINUC search of it is then the original's for ``version``'s report (the first
+    version, or one that only set roles). False when the codes cannot be read (the report says why)."""
+    import numpy as np
+
+    from kanon_core.errors import KanonError
+    from kanon_core.utility.baseline import original_with_roles
+
     try:
         base = original_with_roles(history, version.id).qi_matrix(list(qis)).codes
-        for v in (version, history.original):
-            found = state.memo_peek("minucs", key, version=v)
-            if found is not None and np.array_equal(v.dataset.qi_matrix(list(qis)).codes, base):
-                return found, after
+        return bool(np.array_equal((other or version).dataset.qi_matrix(list(qis)).codes, base))
     except KanonError:
-        return None  # the report says what is wrong
-    return None
+        return False

@@ -136,29 +136,23 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
 
 
 def minucs_page_search_for_report(qis: tuple[str, ...], options: Any) -> background.Job | None:
-    """The MINUCs page's search under way (started ahead or clicked) that gives the report's MINUC counts
-    for the current version, or None. It does when it is on the report's QIs, k and semantics with the
+    """The MINUCs page's search under way (started ahead or clicked), or finished with its result, that gives
+    the report's MINUC counts for the current version, or None (a finished one is taken too: it may finish
+    between the page's look at the memo and this call). It does when it is on the report's QIs, k and semantics with the
     report's maximum size, and the version shows the original's codes on those QIs (the first version, or
     one that only set roles): the report's before and after are then that one search. The report waits for
     it instead of searching the same data a second time on the same cores."""
-    import numpy as np
-
-    from kanon_core.errors import KanonError
     from kanon_core.report import report_minuc_k
-    from kanon_core.utility.baseline import original_with_roles
+
+    from .export_ui import shows_original_codes
 
     version = state.current()
     max_size = getattr(options, "minuc_max_size", None)
     params = (tuple(qis), report_minuc_k(options), max_size or None, version.dataset.missing)
-    job = background.running(MINUCS, _minuc_key(params))
-    if job is None:
+    job = background.registered(MINUCS, _minuc_key(params))
+    if job is None or (job.done and job.state != "done"):
         return None
-    try:
-        base = original_with_roles(state.history(), version.id).qi_matrix(list(qis)).codes
-        same = np.array_equal(version.dataset.qi_matrix(list(qis)).codes, base)
-    except KanonError:
-        return None
-    return job if same else None
+    return job if shows_original_codes(state.history(), version, tuple(qis)) else None
 
 
 def _minuc_key(params: Hashable) -> tuple:
