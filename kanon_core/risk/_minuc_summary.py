@@ -106,3 +106,28 @@ def minimal_masks(sorted_masks):  # pragma: no cover - compiled
             keep[n] = x
             n += 1
     return keep[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def copy_ranges(src, src_start, length, dst, dst_start, flags):  # pragma: no cover - compiled
+    """dst[dst_start[i]:+length[i]] = src[src_start[i]:+length[i]] for every i, flagging each mask copied in
+    ``flags`` (a byte per possible mask; empty: none). One pass over millions of carried MINUCs, where numpy
+    would build an index array as large."""
+    flag = flags.shape[0] > 0
+    for i in range(length.shape[0]):
+        a = src_start[i]
+        o = dst_start[i]
+        for t in range(length[i]):
+            m = src[a + t]
+            dst[o + t] = m
+            if flag:
+                flags[m] = 1
+
+
+@numba.njit(cache=True, nogil=True)
+def flag_ranges(src, src_start, length, flags):  # pragma: no cover - compiled
+    """flags[m] = 1 for every mask m of src[src_start[i]:+length[i]] (the distinct QI sets of carried rows)."""
+    for i in range(length.shape[0]):
+        a = src_start[i]
+        for t in range(length[i]):
+            flags[src[a + t]] = 1

@@ -58,6 +58,7 @@ from .keys import group_ids
 if TYPE_CHECKING:
     from ..classtable import ClassTable
     from .minucs_by_subsets import MinucMethod
+    from .minucs_carry import CarryPlan
 
 MAX_QIS = 64
 
@@ -114,6 +115,9 @@ class MinucSummary:
     complete: bool = True
     seconds: float = 0.0
     method: str = "pairs"
+    rows_carried: int = 0
+    """Distinct rows whose MINUCs were carried over from an earlier search of the same records, not searched
+    (:mod:`~kanon_core.risk.minucs_carry`)."""
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- sizes -------------------------------------------------------------------------------------------
@@ -378,7 +382,7 @@ def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None,
 def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                 max_size: int | None = None, progress: Progress | None = None,
                 names: Sequence[str] | None = None, workers: int | None = None,
-                method: MinucMethod = "auto") -> MinucResult:
+                method: MinucMethod = "auto", carry: CarryPlan | None = None) -> MinucResult:
     """Every MINUC of every record for threshold ``k`` (k = 2: minimal sample uniques).
 
     ``codes`` are integer QI codes (-1 = missing) or a :class:`QIMatrix`. ``max_size`` limits the size of
@@ -386,9 +390,12 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     distinct records pairwise, split into chunks run on ``workers`` threads (default: all cores);
     ``subsets`` counts every QI subset on the distinct records (:mod:`~kanon_core.risk.minucs_by_subsets`:
     many records, few QIs); ``auto`` the one forecast cheaper. ``progress`` is updated as the search goes
-    and can cancel it.
+    and can cancel it. ``carry`` (:func:`~kanon_core.risk.minucs_carry.plan_carry`): the records whose
+    MINUCs an earlier search of the same records holds, taken from it instead of searched again (with the
+    pairwise search; the result says how many distinct rows in ``rows_carried``).
     """
-    return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True, method=method))
+    return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True,
+                                     method=method, carry=carry))
 
 
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -433,12 +440,13 @@ def _table_rows(table: ClassTable, codes: np.ndarray, missing: MissingSemantics)
 def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
             keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None,
-            method: str = "pairs") -> MinucSummary:
+            method: str = "pairs", carry: CarryPlan | None = None) -> MinucSummary:
     """The search of :func:`find_minucs` (``keep``: with the masks), :func:`summarize_minucs` and
     :func:`summarize_minucs_of_table`; ``prepared`` gives the distinct rows (a class table's classes), their
     class sizes and the number of records. ``method`` other than ``pairs`` may hand the distinct rows to the
-    subset search (:func:`~kanon_core.risk.minucs_by_subsets.pick_method`)."""
-    from ._minuc_kernel import STAMP_MAX_BITS, minucs_of_rows
+    subset search (:func:`~kanon_core.risk.minucs_by_subsets.pick_method`). ``carry``: the rows whose MINUCs
+    an earlier search of the same records already holds (:mod:`~kanon_core.risk.minucs_carry`); the others
+    are searched."""
     from .minucs_by_subsets import pick_method, search_subsets
 
     t0 = time.perf_counter()
@@ -461,16 +469,50 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
         return search_subsets(names, n_records, limit, col, fk, int(k), missing, progress, t0, workers, keep)
     cols, bitvals = kernel_inputs(col.rows)
     n_rows = len(col.mult)
-    chunks = _chunks(n_rows)
-    workers = threads.workers(workers)
     category = missing == "category"
+    searched = np.arange(n_rows, dtype=np.int64)
+    carried_from = None
+    if carry is not None and carry.serves(names, int(k), missing, None if limit >= q else limit):
+        carried_from = _carried_rows(carry, col, n_rows)
+    if carried_from is not None:
+        searched = np.flatnonzero(carried_from < 0)
+        if not _spot_check(carry, carried_from, cols, col.mult, fk, int(k), category, limit, bitvals):
+            carried_from, searched = None, np.arange(n_rows, dtype=np.int64)
+    report(progress, 0.01, f"Searching {len(searched):,} of {n_rows:,} distinct records"
+           if carried_from is not None else f"Searching {n_rows:,} distinct records")
+    results = _run_rows(cols, col.mult, fk, int(k), category, limit, searched, bitvals, keep, workers, progress)
+    found = _Found.of(results, q)
+    if carried_from is not None:
+        found = found.with_carried(cast("MinucResult", carry.prior), carried_from, searched, keep)
+    complete = bool(found.complete) or limit >= q
+    combos = found.combinations()
+    common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
+                  n_records=n_records, rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
+                  row_sizes=found.sizes, row_qis=found.qis, combinations=combos, complete=complete,
+                  rows_carried=n_rows - len(searched))
+    report(progress, 1.0, "MINUC search done")
+    if not keep:
+        return MinucSummary(**common, seconds=time.perf_counter() - t0)
+    masks = found.masks
+    if q <= 32:  # 4 bytes per MINUC (the kernel writes them so): tens of millions stay in a few hundred MB
+        masks = masks.astype(np.uint32, copy=False)
+    offsets = np.concatenate([[0], np.cumsum(found.counts)]).astype(np.int64)
+    return MinucResult(**common, row_offsets=offsets, row_masks=masks, seconds=time.perf_counter() - t0)
+
+
+def _run_rows(cols: np.ndarray, mult: np.ndarray, fk: np.ndarray, k: int, category: bool, limit: int,
+              which: np.ndarray, bitvals: np.ndarray, keep: bool, workers: int | None,
+              progress: Progress | None) -> list:
+    """The kernel on the distinct rows ``which`` (against every row), in chunks on ``workers`` threads:
+    its results per chunk, in the order of ``which``."""
+    from ._minuc_kernel import minucs_of_rows
+
+    chunks = _chunks(len(which))
     results: list = [None] * len(chunks)
     done = 0
-    report(progress, 0.01, f"Searching {n_rows:,} distinct records")
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kanon-minucs") as pool:
+    with ThreadPoolExecutor(max_workers=threads.workers(workers), thread_name_prefix="kanon-minucs") as pool:
         submitted = threads.submit_all(pool, lambda span: minucs_of_rows(
-            cols, col.mult, fk, int(k), category, limit, np.arange(span[0], span[1], dtype=np.int64), bitvals,
-            keep), chunks)
+            cols, mult, fk, k, category, limit, which[span[0]:span[1]], bitvals, keep), chunks)
         futures = {fut: i for i, fut in enumerate(submitted)}
         try:
             for fut in _as_completed(futures):
@@ -482,28 +524,113 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
             for f in futures:
                 f.cancel()
             raise
-    complete = bool(all(r[2].all() for r in results)) or limit >= q
-    sizes = np.concatenate([r[3] for r in results]) if results else np.zeros((0, q), np.int64)
-    qis = np.concatenate([r[4] for r in results]) if results else np.zeros((0, q), np.int64)
-    combos = None
-    if q <= STAMP_MAX_BITS:  # each part's flagged masks, united in a table of 2^q flags
-        flags = np.zeros(1 << q, dtype=bool)
-        for r in results:
-            flags[r[5]] = True
-        combos = np.flatnonzero(flags).astype(np.uint64)
-    common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
-                  n_records=n_records, rows=col.rows, row_mult=col.mult, row_of_record=col.row_of_record,
-                  row_sizes=sizes, row_qis=qis, combinations=combos, complete=complete)
-    if not keep:
-        report(progress, 1.0, "MINUC search done")
-        return MinucSummary(**common, seconds=time.perf_counter() - t0)
-    counts = np.concatenate([r[0] for r in results]) if results else np.zeros(0, np.int64)
-    masks = np.concatenate([r[1] for r in results]) if results else np.zeros(0, np.uint64)
-    if q <= 32:  # 4 bytes per MINUC (the kernel writes them so): tens of millions stay in a few hundred MB
-        masks = masks.astype(np.uint32, copy=False)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    report(progress, 1.0, "MINUC search done")
-    return MinucResult(**common, row_offsets=offsets, row_masks=masks, seconds=time.perf_counter() - t0)
+    return results
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The kernel's results of one search, per distinct row in the order searched (or, once carried rows
+    are merged in, of every row): MINUCs per row, their masks (when kept), completeness, tallies by size
+    and by QI, and a flag per possible QI set that is some row's MINUC (None above STAMP_MAX_BITS QIs,
+    where the kernel flags none)."""
+
+    counts: np.ndarray
+    masks: np.ndarray
+    complete: bool
+    sizes: np.ndarray
+    qis: np.ndarray
+    flags: np.ndarray | None
+
+    @classmethod
+    def of(cls, results: list, q: int) -> _Found:
+        from ._minuc_kernel import STAMP_MAX_BITS
+
+        def joined(i: int, empty: np.ndarray) -> np.ndarray:
+            return np.concatenate([r[i] for r in results]) if results else empty
+
+        flags = None
+        if q <= STAMP_MAX_BITS:  # each part's flagged masks, united in a table of 2^q flags
+            flags = np.zeros(1 << q, dtype=np.uint8)
+            for r in results:
+                flags[r[5]] = 1
+        return cls(counts=joined(0, np.zeros(0, np.int64)), masks=joined(1, np.zeros(0, np.uint64)),
+                   complete=all(bool(r[2].all()) for r in results), sizes=joined(3, np.zeros((0, q), np.int64)),
+                   qis=joined(4, np.zeros((0, q), np.int64)), flags=flags)
+
+    def combinations(self) -> np.ndarray | None:
+        """The distinct QI sets that are a MINUC of some row, ascending (None above STAMP_MAX_BITS QIs)."""
+        return None if self.flags is None else np.flatnonzero(self.flags).astype(np.uint64)
+
+    def with_carried(self, prior: MinucResult, carried_from: np.ndarray, searched: np.ndarray,
+                     keep: bool) -> _Found:
+        """Every row's results: the searched rows' from this search, the others' from ``prior``'s rows
+        ``carried_from`` (>= 0 where carried). The carried rows' QI sets are flagged in this search's table."""
+        from ._minuc_summary import copy_ranges, flag_ranges
+
+        n_rows, q = len(carried_from), self.sizes.shape[1]
+        carried = np.flatnonzero(carried_from >= 0)
+        src = carried_from[carried]
+        sizes = np.zeros((n_rows, q), dtype=np.int64)
+        qis = np.zeros((n_rows, q), dtype=np.int64)
+        counts = np.zeros(n_rows, dtype=np.int64)
+        sizes[searched], qis[searched], counts[searched] = self.sizes, self.qis, self.counts
+        sizes[carried], qis[carried] = prior.row_sizes[src], prior.row_qis[src]
+        counts[carried] = prior.row_counts[src]
+        flags = self.flags if self.flags is not None else np.zeros(0, dtype=np.uint8)
+        masks = self.masks
+        if keep:
+            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            masks = np.empty(int(offsets[-1]), dtype=prior.row_masks.dtype)
+            copy_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], masks, offsets[carried], flags)
+            own = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
+            copy_ranges(self.masks.astype(masks.dtype, copy=False), own[:-1], self.counts, masks,
+                        offsets[searched], np.zeros(0, dtype=np.uint8))
+        elif len(flags):
+            flag_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], flags)
+        return _Found(counts=counts, masks=masks, complete=self.complete, sizes=sizes, qis=qis, flags=self.flags)
+
+
+def _carried_rows(carry: CarryPlan, col: Collapsed, n_rows: int) -> np.ndarray | None:
+    """Per distinct row: the prior's row whose MINUCs it keeps, or -1 to search it (None: carry nothing).
+    A row is carried only when all its records keep the same prior row and that row has as many records
+    (which :mod:`~kanon_core.risk.minucs_carry` proves; checked here, not assumed)."""
+    if carry.n_records != len(col.row_of_record):
+        return None
+    prior_row = carry.prior_row
+    lo = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(n_rows, -2, dtype=np.int64)
+    np.minimum.at(lo, col.row_of_record, prior_row)
+    np.maximum.at(hi, col.row_of_record, prior_row)
+    out = np.where((lo == hi) & (lo >= 0), lo, -1)
+    ok = out >= 0
+    ok[ok] = carry.prior.row_mult[out[ok]] == col.mult[ok]
+    return np.where(ok, out, -1).astype(np.int64)
+
+
+def _spot_check(carry: CarryPlan | None, carried_from: np.ndarray, cols: np.ndarray, mult: np.ndarray,
+                fk: np.ndarray, k: int, category: bool, limit: int, bitvals: np.ndarray) -> bool:
+    """Re-search up to SPOT_CHECK_ROWS carried rows that have MINUCs now or had them (spread over the file)
+    and compare their MINUCs with the carried ones: a run-time check of the carrying argument, by the search
+    itself."""
+    from ._minuc_kernel import minucs_of_rows
+    from .minucs_carry import SPOT_CHECK_ROWS
+
+    assert carry is not None
+    prior = carry.prior
+    rows = np.flatnonzero(carried_from >= 0)
+    rows = rows[(prior.row_counts[carried_from[rows]] > 0) | (fk[rows] < k)]
+    if len(rows) == 0:
+        return True
+    rows = rows[np.linspace(0, len(rows) - 1, min(SPOT_CHECK_ROWS, len(rows))).astype(np.int64)]
+    counts, masks = minucs_of_rows(cols, mult, fk, k, category, limit, rows, bitvals, True)[:2]
+    start = 0
+    for row, n in zip(rows.tolist(), counts.tolist()):
+        src = int(carried_from[row])
+        old = prior.row_masks[prior.row_offsets[src]:prior.row_offsets[src + 1]].astype(np.uint64)
+        if not np.array_equal(np.sort(old), np.sort(masks[start:start + n].astype(np.uint64))):
+            return False
+        start += n
+    return True
 
 
 def kernel_inputs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
