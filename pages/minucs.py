@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 # the Records tab's styled record view: pandas' Styler and its templates load with the page (about 60 ms),
@@ -10,7 +12,7 @@ import pandas.io.formats.style  # noqa: F401
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import big_file, prefetch, state
+from kanon_app import big_file, minuc_carry, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
@@ -56,14 +58,20 @@ except KanonError as exc:
     st.error(str(exc))
     st.stop()
 
-def _search(progress):
-    return find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress)
-
-
 # the search runs off the script thread (kanon_app.background): the page stays responsive, Cancel works. When
 # cheap enough it starts as the page opens (kanon_app.prefetch), its results shown only after the click.
 ahead = prefetch.minucs_ahead(params)
 result = None if ahead else state.memo_peek("minucs", params)
+# after a recode, the records it did not touch keep the MINUCs an earlier version's search found
+carry = None if result is not None else minuc_carry.earlier_search(params, tuple(qis), qm, k, ds.missing,
+                                                                    max_size or None)
+
+
+def _search(progress):
+    return find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress,
+                       carry=None if carry is None else carry.plan)
+
+
 if result is None:
     offer = st.empty()
     clicked = False
@@ -78,6 +86,9 @@ if result is None:
             st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
                     f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
                     f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
+            if carry is not None:
+                st.caption(carry.text(est.seconds))
+                est = replace(est, seconds=est.seconds * carry.plan.searched_share)
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
         if clicked:
             prefetch.ask_minucs(params)
@@ -103,6 +114,9 @@ m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}",
 m[3].metric("Seconds", f"{result.seconds:,.2f}")
 m[4].metric("Complete", "yes" if result.complete else "no",
             help="No when a maximum size may have cut larger MINUCs off.")
+if result.rows_carried:
+    st.caption(f"{result.rows_carried:,} of {len(result.row_mult):,} distinct records kept the MINUCs an earlier "
+               "version's search found (the change did not touch them); the others were searched again.")
 
 left, right = st.columns(2)
 with left:

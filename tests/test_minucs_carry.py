@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kanon_core.dataset import QIMatrix
-from kanon_core.risk.minucs import find_minucs
+from kanon_core.risk.minucs import MinucSummary, find_minucs, summarize_minucs
 from kanon_core.risk.minucs_carry import CarryPlan, plan_carry, stable_records
 from tests.reference.brute_force import brute_force_minucs
 
@@ -158,3 +158,17 @@ def test_carrying_on_many_qis_keeps_the_masks_exact():
     res = find_minucs(after, k=2, carry=plan)
     assert res.combinations is None and res.rows_carried > 0
     _same(res, find_minucs(after, k=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(before_after(), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
+def test_carried_counts_equal_counts_from_scratch(pair, k, missing):
+    """The counts-only search (the report's) carries the tallies and the QI sets found."""
+    before, after = pair
+    plan = plan_carry(find_minucs(before, k=k, missing=missing), before, after, k, missing, None)
+    got = summarize_minucs(after, k=k, missing=missing, carry=plan)
+    ref = summarize_minucs(after, k=k, missing=missing)
+    assert np.array_equal(got.row_sizes, ref.row_sizes) and np.array_equal(got.row_qis, ref.row_qis)
+    assert np.array_equal(got.combinations, ref.combinations) and got.complete == ref.complete
+    counts = find_minucs(before, k=k, missing=missing).counts_only()
+    assert type(counts) is MinucSummary and counts.total == find_minucs(before, k=k, missing=missing).total

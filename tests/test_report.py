@@ -584,3 +584,30 @@ def test_variable_labels_set_as_a_step_after_loading_reach_the_report():
     report = build_report(h, options=ReportOptions(k=2, utility=False, minuc_budget_seconds=0.0))
     assert report.roles.set_index("variable").loc["a", "label"] == "Region of residence"
     assert "Region of residence" in render_html(report)
+
+
+def test_the_reports_minuc_counts_after_a_recode_equal_searches_from_scratch():
+    """On a release whose QI codes differ, the report keeps the original's MINUCs for the release's search,
+    which carries the untouched records' over: both sides equal counts searched from scratch, the original's
+    side holds no list of MINUCs, and the release's search carried some rows."""
+    from kanon_core.report import report_minuc_searches
+    from kanon_core.risk.minucs import MinucResult, summarize_minucs
+    from kanon_core.treat.recode import RecodeStep
+    from kanon_core.utility.baseline import original_with_roles
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"a": rng.integers(0, 6, 120), "b": rng.integers(0, 3, 120), "c": rng.integers(0, 5, 120)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b", "c")), name="small"))
+    h.apply(RecodeStep(column="a", merge=(4, 5)))
+    qis = ("a", "b", "c")
+    for k in (2, 3):
+        opts = ReportOptions(k=k, utility=False, created="2026-01-01")
+        original = original_with_roles(h, h.current_id)
+        before, after = report_minuc_searches(original, h.current.dataset, qis, opts)
+        assert not isinstance(before, MinucResult)
+        assert after.rows_carried > 0
+        for got, ds in ((before, original), (after, h.current.dataset)):
+            ref = summarize_minucs(ds.qi_matrix(list(qis)), k=k, missing=ds.missing)
+            assert np.array_equal(got.row_sizes, ref.row_sizes) and np.array_equal(got.row_qis, ref.row_qis)
+            assert np.array_equal(got.row_of_record, ref.row_of_record)
+            assert np.array_equal(got.combinations, ref.combinations) and got.total == ref.total

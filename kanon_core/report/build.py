@@ -555,13 +555,20 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
                     f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
                     "Use the MINUCs page or a maximum size.")
     search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
+    missing, max_size = treated.missing, options.minuc_max_size
     try:
-        before = search(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size)
-        same = np.array_equal(qb.codes, qa.codes)  # nothing changed on the QIs: the same MINUCs
-        after = before if same else search(qa, k=k, missing=treated.missing, max_size=options.minuc_max_size)
+        if np.array_equal(qb.codes, qa.codes):  # nothing changed on the QIs: the same MINUCs
+            before = search(qb, k=k, missing=missing, max_size=max_size)
+            return before, before
+        # the original's MINUCs are kept for the release's search, which takes those of the records the
+        # treatment did not touch (kanon_core.risk.minucs_carry) and searches the others
+        found = minuc_module.find_minucs(qb, k=k, missing=missing, max_size=max_size)
+        carry = importlib.import_module("kanon_core.risk.minucs_carry").plan_carry(
+            found, qb, qa, k, missing, max_size)
+        after = search(qa, k=k, missing=missing, max_size=max_size, carry=carry)
     except KanonError as exc:
         return f"MINUCs not computed: {exc}"
-    return before, after
+    return found.counts_only(), after
 
 
 def report_minuc_k(options: ReportOptions) -> int:

@@ -42,7 +42,7 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from math import comb
 from typing import TYPE_CHECKING, cast
 
@@ -345,6 +345,11 @@ class MinucResult(MinucSummary):
     def to_json(self) -> dict:
         return {**self._json_counts(self.n_distinct), "seconds": round(self.seconds, 4)}
 
+    def counts_only(self) -> MinucSummary:
+        """The counts without the MINUCs (what :func:`summarize_minucs` gives): the list's memory is freed."""
+        kept = {f.name: getattr(self, f.name) for f in fields(MinucSummary) if f.name != "_cache"}
+        return MinucSummary(**kept)
+
 
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Bits set per mask (vectorised)."""
@@ -401,12 +406,13 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                      max_size: int | None = None, progress: Progress | None = None,
                      names: Sequence[str] | None = None, workers: int | None = None,
-                     method: MinucMethod = "auto") -> MinucSummary:
+                     method: MinucMethod = "auto", carry: CarryPlan | None = None) -> MinucSummary:
     """The counts of :func:`find_minucs` (totals, by size, per record, per QI, per value) without the
     MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
     anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
+    ``carry`` as in :func:`find_minucs`.
     """
-    return _search(codes, k, missing, max_size, progress, names, workers, keep=False, method=method)
+    return _search(codes, k, missing, max_size, progress, names, workers, keep=False, method=method, carry=carry)
 
 
 def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",

@@ -152,3 +152,28 @@ def test_violating_sets_are_paged_in_the_cores_order(page):
         page.number_input(key="w_minuc_qid_page").set_value(2).run()
         shown = next(df.value for df in page.dataframe if list(df.value.columns) == ["variables", "size"])
         assert shown["variables"].tolist() == [", ".join(q) for q in qids[PAGE_ROWS:2 * PAGE_ROWS]]
+
+
+def test_after_a_recode_the_untouched_records_keep_their_minucs(page):
+    """Search v0, merge two race categories (v1), search again: the records the merge did not touch keep
+    v0's MINUCs, the page says so, and every figure equals a search from scratch."""
+    from kanon_core.treat.recode import RecodeStep
+
+    page.button(key="btn_find_minucs").click().run()
+    assert metric(page, "Records with a MINUC")
+    page.session_state["history"].apply(RecodeStep(column="BYRACE", merge=(1, 2)))
+    page.run()
+    assert not page.exception
+    assert any("Version v0's search is reused" in c.value for c in page.caption)
+    page.button(key="btn_find_minucs").click().run()
+    assert not page.exception
+    ds = page.session_state["history"].current.dataset
+    fresh = find_minucs(ds.qi_matrix(QIS), k=2, missing=ds.missing)
+    shown = [v for key, v in page.session_state["memo"].items()
+             if key[1] == 1 and key[2] == "minucs" and key[3][:2] == (tuple(QIS), 2)]
+    assert len(shown) == 1 and 0 < shown[0].rows_carried < len(shown[0].row_mult)
+    assert metric(page, "MINUCs") == f"{fresh.total:,}"
+    assert metric(page, "Records with a MINUC") == f"{fresh.records_with_minucs():,}"
+    assert [set(shown[0].masks_of(r).tolist()) for r in range(ds.n_records)] == \
+        [set(fresh.masks_of(r).tolist()) for r in range(ds.n_records)]
+    assert any("kept the MINUCs an earlier version's search found" in c.value for c in page.caption)
