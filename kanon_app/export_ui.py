@@ -135,10 +135,22 @@ def minucs_of_minucs_page(history: History, version: Version, qis: tuple[str, ..
     after = state.memo_peek("minucs", key)
     if after is None:
         return None
-    for v in (version, history.original):
+    before = original_minucs_of_minucs_page(history, version, qis, k)
+    return None if before is None else (before, after)
+
+
+def original_minucs_of_minucs_page(history: History, version: Version, qis: tuple[str, ...], k: int) -> Any | None:
+    """The MINUCs page's search of the original seen with ``version``'s roles (made on ``version``, the original
+    or a version between them that shows the original's codes on ``qis``, such as one that only set roles), on
+    the same QIs, k, semantics and all sizes, or None: the report's side before, whose MINUCs the release's
+    search can carry over."""
+    from . import state
+
+    key = (tuple(qis), int(k), None, version.dataset.missing)
+    for v in reversed(history.lineage(version.id)):
         found = state.memo_peek("minucs", key, version=v)
         if found is not None and shows_original_codes(history, version, qis, v):
-            return found, after
+            return found
     return None
 
 

@@ -14,7 +14,9 @@ a search the officer cancelled is never started again by itself.
 
 The report tab starts the report's MINUC counts (:func:`kanon_core.report.report_minuc_searches`, the call
 the report makes) when it opens, unless the MINUCs page has searched both files already: the search is the
-longest part of the report, and it runs while the officer reads the tab and fills in the models.
+longest part of the report, and it runs while the officer reads the tab and fills in the models. When that
+page has searched the original only, its MINUCs are the report's side before, not searched again, and the
+release's search carries over those of the records the treatment did not touch.
 
 Both searches are speculative heavy jobs (kanon_app.background): they run only in a slot free at once and
 give it up to any work an officer asks for, so they never make anyone wait.
@@ -92,6 +94,8 @@ def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
     from kanon_core.report import report_minuc_k, report_minuc_searches
     from kanon_core.utility.baseline import original_with_roles
 
+    from .export_ui import original_minucs_of_minucs_page
+
     hist = state.history()
     version = state.current()
     params = report_minuc_params(qis, report_minuc_k(options), version.dataset.missing)
@@ -99,9 +103,13 @@ def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
         return
     key = (hist.uid, version.id, REPORT_MINUCS, params)
     view = state.session_view()
+    # the original's MINUCs found on the MINUCs page: not searched again, and carried over to the release's
+    found = (original_minucs_of_minucs_page(hist, version, tuple(qis), report_minuc_k(options))
+             if getattr(options, "minuc_max_size", None) is None else None)
 
     def work(progress) -> object:
-        return report_minuc_searches(original_with_roles(hist, version.id), version.dataset, tuple(qis), options)
+        return report_minuc_searches(original_with_roles(hist, version.id), version.dataset, tuple(qis), options,
+                                     original_found=found)
 
     job = background.start(key, "MINUC counts for the report", work, store=lambda value: view.put(key, value),
                            speculative=True)

@@ -523,7 +523,7 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
 
 
 def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, ...],
-                          options: ReportOptions) -> tuple[Any, Any] | str:
+                          options: ReportOptions, original_found: Any = None) -> tuple[Any, Any] | str:
     """The MINUC counts of the report's section, before (``original``, seen with the release's roles) and
     after: ``(before, after)``, or the sentence the report prints when they are not computed (MINUCs off,
     the engine absent, the search on the original estimated above ``options.minuc_budget_seconds``, or
@@ -532,7 +532,10 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
     The one place the report's MINUC search is made, whether by :func:`build_report` itself or ahead of it
     (the dashboard starts it when the report tab opens, and hands the pair in). The section shows counts
     only, so the search tallies them and keeps no list of MINUCs; when nothing changed on the QIs the
-    release's MINUCs are the original's and are not searched twice.
+    release's MINUCs are the original's and are not searched twice. ``original_found``: every MINUC of the
+    original already found (a :class:`~kanon_core.risk.minucs.MinucResult`, e.g. by the MINUCs page) on
+    ``qis`` with the report's k, size limit and semantics; it is then not searched again (nor estimated), and
+    the release's search carries its untouched records' MINUCs over. Anything else is ignored.
     """
     import importlib
 
@@ -544,8 +547,12 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
         return "MINUCs were not computed for this report."
     k = report_minuc_k(options)
     qb, qa = original.qi_matrix(qis), treated.qi_matrix(qis)
+    missing, max_size = treated.missing, options.minuc_max_size
+    carry_module = importlib.import_module("kanon_core.risk.minucs_carry")
+    if original_found is not None and not carry_module.prior_answers(original_found, qb, k, missing, max_size):
+        original_found = None  # another question (QIs, k, semantics, size limit) or other records
     estimate = getattr(minuc_module, "estimate_cost", None)
-    if estimate is not None and options.minuc_budget_seconds is not None:
+    if original_found is None and estimate is not None and options.minuc_budget_seconds is not None:
         try:
             est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size, keep=False)
         except KanonError as exc:
@@ -555,16 +562,16 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
                     f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
                     "Use the MINUCs page or a maximum size.")
     search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
-    missing, max_size = treated.missing, options.minuc_max_size
     try:
         if np.array_equal(qb.codes, qa.codes):  # nothing changed on the QIs: the same MINUCs
-            before = search(qb, k=k, missing=missing, max_size=max_size)
+            before = (original_found.counts_only() if original_found is not None
+                      else search(qb, k=k, missing=missing, max_size=max_size))
             return before, before
         # the original's MINUCs are kept for the release's search, which takes those of the records the
         # treatment did not touch (kanon_core.risk.minucs_carry) and searches the others
-        found = minuc_module.find_minucs(qb, k=k, missing=missing, max_size=max_size)
-        carry = importlib.import_module("kanon_core.risk.minucs_carry").plan_carry(
-            found, qb, qa, k, missing, max_size)
+        found = (original_found if original_found is not None
+                 else minuc_module.find_minucs(qb, k=k, missing=missing, max_size=max_size))
+        carry = carry_module.plan_carry(found, qb, qa, k, missing, max_size)
         after = search(qa, k=k, missing=missing, max_size=max_size, carry=carry)
     except KanonError as exc:
         return f"MINUCs not computed: {exc}"

@@ -104,15 +104,22 @@ def plan_carry(prior: MinucResult, prior_codes: np.ndarray | QIMatrix, codes: np
     same records in the same order), or None when the prior cannot serve: other QIs, k, semantics or size
     limit, another number of records, or a prior cut short by its size limit (which rows it cut is not kept).
     """
-    names = tuple(codes.names) if isinstance(codes, QIMatrix) else tuple(prior.names)
-    prior_names = tuple(prior_codes.names) if isinstance(prior_codes, QIMatrix) else tuple(prior.names)
+    if not prior_answers(prior, prior_codes, k, missing, max_size) or not prior_answers(
+            prior, codes, k, missing, max_size):
+        return None
     before = np.asarray(prior_codes.codes if isinstance(prior_codes, QIMatrix) else prior_codes)
     after = np.asarray(codes.codes if isinstance(codes, QIMatrix) else codes)
-    if after.ndim != 2 or before.shape != after.shape or len(prior.row_of_record) != len(after):
-        return None
-    q = after.shape[1]
-    limit = None if max_size is None or max_size >= q else int(max_size)
-    if prior_names != names or not _same_question(prior, names, k, missing, limit):
-        return None
     stable = stable_records(before, after, missing)
     return CarryPlan(prior=prior, prior_row=np.where(stable, prior.row_of_record, -1).astype(np.int64))
+
+
+def prior_answers(prior: MinucResult, codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics,
+                  max_size: int | None) -> bool:
+    """Whether ``prior`` is a complete pairwise search, for k, ``missing`` and ``max_size``, of as many
+    records with as many QIs as ``codes`` (and the same QI names, when ``codes`` has names)."""
+    names = tuple(codes.names) if isinstance(codes, QIMatrix) else tuple(prior.names)
+    arr = np.asarray(codes.codes if isinstance(codes, QIMatrix) else codes)
+    if arr.ndim != 2 or len(prior.row_of_record) != len(arr) or prior.n_qis != arr.shape[1]:
+        return False
+    limit = None if max_size is None or max_size >= arr.shape[1] else int(max_size)
+    return _same_question(prior, names, k, missing, limit)

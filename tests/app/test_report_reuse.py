@@ -174,3 +174,48 @@ def test_report_waits_for_the_minucs_pages_search_under_way(monkeypatch):
     html_own = _build(_session(find_first=False))
     assert counts  # this one searched itself
     assert html_waited == html_own
+
+
+def test_report_after_a_recode_takes_the_originals_minucs_from_the_minucs_page(monkeypatch):
+    """The MINUCs page searched the original; the officer recodes and opens the report tab: the report's counts
+    computed ahead do not search the original again, carry its untouched records' MINUCs over to the release's
+    search, and give the same report as one that searched both files itself."""
+    from kanon_core.treat.recode import RecodeStep
+
+    finds, counts = [], []
+    real_find, real_counts = minucs_module.find_minucs, minucs_module.summarize_minucs
+
+    def counted_find(*args, **kwargs):
+        finds.append(kwargs.get("carry"))
+        return real_find(*args, **kwargs)
+
+    def counted_counts(*args, **kwargs):
+        counts.append(kwargs.get("carry"))
+        return real_counts(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "find_minucs", counted_find)
+    monkeypatch.setattr(minucs_module, "summarize_minucs", counted_counts)
+
+    def session(find_first: bool) -> AppTest:
+        at = _session(find_first=find_first)
+        at.session_state["history"].apply(RecodeStep(column="BYRACE", merge=(1, 2)))  # v2: a recode
+        at.switch_page("pages/export.py").run()
+        assert not at.exception
+        _settle(at)
+        return at
+
+    at = session(find_first=True)
+    assert len(finds) == 1  # the page's search of the original only
+    assert len(counts) == 1 and counts[0] is not None  # the release's, carrying the original's over
+    ahead = next(v for key, v in at.session_state["memo"].items() if key[2] == "report_minucs")
+    assert 0 < ahead[1].rows_carried < len(ahead[1].row_mult)
+    html_carried = _build(at)
+    assert len(finds) == 1 and len(counts) == 1  # the build took the counts computed ahead
+    import kanon_app.prefetch as prefetch
+
+    monkeypatch.setattr(prefetch, "start_report_minucs", lambda *a, **kw: None)  # nothing computed ahead
+    finds.clear()
+    counts.clear()
+    html_own = _build(session(find_first=False))
+    assert finds and counts  # this one searched both files itself
+    assert html_carried == html_own
