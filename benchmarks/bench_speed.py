@@ -60,6 +60,9 @@ class Case:
     goal: float | None
 
 
+RECODE_TEXT = "race categories 1 and 2 merged"
+
+
 CASES: tuple[Case, ...] = (
     Case("gen0", "optimal generalization, 0 % suppression", "Adult, 30,162 x 8 QIs, k = 5, Prec",
          "ARX Flash 27 ms (ARX benchmark, 2015 desktop)", 0.1),
@@ -77,6 +80,10 @@ CASES: tuple[Case, ...] = (
     Case("dash_minucs", f"MINUCs page core call, k = {DASHBOARD_K}", "sample, 16,197 x 19 QIs (wildcard)", "—", 2.0),
     Case("report_minucs", f"report's MINUC counts (no list kept), k = {DASHBOARD_K}",
          "sample, 16,197 x 19 QIs (wildcard)", "—", None),
+    Case("dash_minucs_recode", f"MINUCs page core call after a recode, k = {DASHBOARD_K} (the earlier search "
+         "carried over)", f"sample, 16,197 x 19 QIs, {RECODE_TEXT}", "—", 2.0),
+    Case("report_minucs_recode", f"report's MINUC counts after a recode, k = {DASHBOARD_K} (the original's "
+         "from the MINUCs page, carried over)", f"sample, 16,197 x 19 QIs, {RECODE_TEXT}", "—", 2.0),
 )
 
 DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
@@ -195,12 +202,57 @@ def _report_minucs():
             lambda r: f"{r.total:,} MINUCs counted, {r.records_with_minucs():,} records with one")
 
 
+def _recoded():
+    """The sample, a version with two race categories merged, and the MINUCs page's search of the original."""
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.history import History
+    from kanon_core.risk.minucs import find_minucs
+    from kanon_core.treat.recode import RecodeStep
+
+    h = History.start(load_sample("els"))
+    h.apply(RecodeStep(column="BYRACE", merge=(1, 2)))
+    ds0, ds1 = h.original.dataset, h.current.dataset
+    qm0 = ds0.qi_matrix(list(ELS_QIS))
+    found = find_minucs(qm0, k=DASHBOARD_K, missing=ds0.missing)
+    find_minucs(qm0.codes[:200, :4], k=2)
+    return h, ds1, qm0, found
+
+
+def _dash_minucs_recode():
+    from kanon_app.samples import ELS_QIS
+    from kanon_core.risk.minucs import find_minucs
+    from kanon_core.risk.minucs_carry import plan_carry
+
+    _, ds, qm0, found = _recoded()
+
+    def page(qm):
+        plan = plan_carry(found, qm0, qm, DASHBOARD_K, ds.missing, None)
+        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing, carry=plan)
+        r.totals_by_size(), r.records_with_minucs(), r.variable_contributions(), r.value_contributions(qm)
+        return r
+
+    return (lambda: ds.qi_matrix(list(ELS_QIS)), page,
+            lambda r: f"{r.total:,} MINUCs; {r.rows_carried:,} of {len(r.row_mult):,} distinct records carried")
+
+
+def _report_minucs_recode():
+    from kanon_app.samples import ELS_QIS
+    from kanon_core.report import ReportOptions, report_minuc_searches
+
+    h, ds, _, found = _recoded()
+    opts = ReportOptions(k=DASHBOARD_K, utility=False)
+    return (lambda: h.original.dataset,
+            lambda original: report_minuc_searches(original, ds, tuple(ELS_QIS), opts, original_found=found),
+            lambda pair: f"{pair[1].rows_carried:,} of {len(pair[1].row_mult):,} distinct records carried")
+
+
 SETUPS: dict[str, Callable[[], tuple]] = {
     "gen0": lambda: _adult(0.0), "gen1": lambda: _adult(0.01),
     "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
     "minucs13": lambda: _minucs(13, "seeded"), "minucs19": lambda: _minucs(19, "seeded"),
     "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
     "dash_minucs": _dash_minucs, "report_minucs": _report_minucs,
+    "dash_minucs_recode": _dash_minucs_recode, "report_minucs_recode": _report_minucs_recode,
 }
 
 
