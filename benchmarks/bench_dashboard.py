@@ -10,6 +10,8 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 * Find MINUCs (19 QIs, the page's default k): clicking "Find MINUCs" until the results are shown, and the time the core
   search itself reported (the page's overhead is the difference);
 * switching MINUC sections: each of the four result sections, until it is shown and the app is idle;
+* Find MINUCs after a recode: race categories 1 and 2 merged on the Recode page, then "Find MINUCs" again
+  (the records the merge did not touch keep the first search's MINUCs);
 * suppression at k = 3 (the page's default model and method): clicking "Run suppression" until the results
   are shown, with the seconds the core reported.
 
@@ -212,6 +214,14 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                    "Download the report (")
         rows.append(Row("build the report after Find MINUCs (v0)", s, 2.0, "the MINUCs page's search reused"))
 
+    if "minucs" not in skip and "recode" not in skip:  # recode and recheck: the untouched records' MINUCs kept
+        _recode_race(page)
+        s = _timed(page, lambda: _nav(page, "MINUCs"), "Version v0's search is reused")
+        rows.append(Row("MINUCs page open after a recode (estimate)", s, None))
+        s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC")
+        rows.append(Row("Find MINUCs after a recode (race 1 and 2 merged)", s, 2.0,
+                        f"core search {_metric(page, 'Seconds')} s, v0's search carried over"))
+
     if "suppress" not in skip:
         _timed(page, lambda: _nav(page, "Suppress"), "Run suppression", rerun=False)
         work = "suppression, k = 3, 19 QIs (default model)"
@@ -222,6 +232,24 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         else:
             rows.append(Row(work, s, 5.0, f"core {_metric(page, 'Seconds')} s"))
     return rows
+
+
+def _recode_race(page) -> None:
+    """On the Recode page's single recode: merge BYRACE's categories 1 and 2 (American Indian or Alaska Native,
+    Asian or Pacific Islander: 141 and 839 records) and apply (a new version)."""
+    _timed(page, lambda: _nav(page, "Recode"), "Single recode", rerun=False)
+    _timed(page, _section(page, "Single recode"), "Merge these categories", rerun=False)
+    panel = page.get_by_role("tabpanel", name="Single recode")
+    panel.locator("[data-testid='stSelectbox']").filter(has_text="Variable").first.click()
+    page.get_by_role("option", name="BYRACE", exact=True).click()
+    _idle(page)
+    merge = panel.locator("[data-testid='stMultiSelect']").filter(has_text="Merge these categories").first
+    for label in ("Amer. Indian/Alaska Native, non-Hispanic (", "Asian, Hawaii/Pac. Islander, non-Hispanic ("):
+        merge.click()
+        page.get_by_role("option").filter(has_text=label).first.click()
+        _idle(page)
+    page.keyboard.press("Escape")
+    _timed(page, lambda: page.get_by_role("button", name="Apply this recode").click(), "applied")
 
 
 def machine() -> str:
@@ -244,7 +272,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
     ap.add_argument("--servers", type=int, default=1,
                     help="fresh servers to run in turn; the best time per row over all of them is kept")
-    ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, suppress")
+    ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, recode, suppress")
     ap.add_argument("--read", type=float, default=0.0,
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")
