@@ -35,7 +35,7 @@ import pandas as pd
 from ..dataset import Dataset, QIMatrix
 from ..errors import InputError
 from ..progress import Progress
-from ..risk.minucs import MinucResult, find_minucs
+from ..risk.minucs import MinucResult, summarize_minucs
 from .hierarchy import greedy_bins
 from .recode import RecodeStep
 
@@ -158,14 +158,22 @@ def suggestions_frame(suggestions: Sequence[Suggestion]) -> pd.DataFrame:
 def suggestion_effect(
     ds: Dataset, suggestion: Suggestion, minucs: MinucResult, progress: Progress | None = None
 ) -> SuggestionEffect:
-    """Apply the suggestion to a copy and search the MINUCs again (same QIs, k, semantics and max size)."""
+    """Apply the suggestion to a copy and count the MINUCs again (same QIs, k, semantics and max size).
+
+    Only the records the recode touched are searched: the others keep ``minucs``' MINUCs
+    (:mod:`~kanon_core.risk.minucs_carry`), since a recode leaves every other record's disagreement sets as
+    they were."""
     from ..risk.classes import class_sizes
+    from ..risk.minucs_carry import plan_carry
 
     t0 = time.perf_counter()
     after = suggestion.apply(ds)
     qa = after.qi_matrix(minucs.names)
-    res = find_minucs(qa, k=minucs.k, missing=minucs.missing, max_size=minucs.max_size, progress=progress)
-    below_before = int((class_sizes(ds.qi_matrix(minucs.names).codes, minucs.missing) < minucs.k).sum())
+    qb = ds.qi_matrix(minucs.names)
+    carry = plan_carry(minucs, qb, qa, minucs.k, minucs.missing, minucs.max_size)
+    res = summarize_minucs(qa, k=minucs.k, missing=minucs.missing, max_size=minucs.max_size, progress=progress,
+                           carry=carry)
+    below_before = int((class_sizes(qb.codes, minucs.missing) < minucs.k).sum())
     below_after = int((class_sizes(qa.codes, minucs.missing) < minucs.k).sum())
     return SuggestionEffect(suggestion, int(minucs.total), int(res.total), int(minucs.records_with_minucs()),
                             int(res.records_with_minucs()), time.perf_counter() - t0, below_before, below_after)
