@@ -9,21 +9,20 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 from kanon_core.dataset import QIMatrix
 from kanon_core.risk.minucs import MinucSummary, find_minucs, summarize_minucs
 from kanon_core.risk.minucs_carry import CarryPlan, plan_carry, stable_records
 from tests.reference.brute_force import brute_force_minucs
+from tests.test_minucs import tables
 
 
 @st.composite
 def before_after(draw, max_n=30, max_q=6, max_card=4):
     """Codes, and the same records after a change of one of the kinds an officer makes."""
-    n = draw(st.integers(4, max_n))
-    q = draw(st.integers(1, max_q))
-    card = draw(st.integers(1, max_card))
-    before = draw(arrays(np.int32, (n, q), elements=st.integers(-1, card - 1)))
+    before = draw(tables(max_n=max_n, max_q=max_q, max_card=max_card).filter(lambda c: len(c) >= 4))
+    n, q = before.shape
+    card = max(1, int(before.max()) + 1)
     after = before.copy()
     j = draw(st.integers(0, q - 1))
     kind = draw(st.sampled_from(["merge", "renumber", "cells", "to_missing", "nothing"]))
