@@ -8,7 +8,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from kanon_app import big_file, hierarchy_ui, state
+from kanon_app import big_file, hierarchy_ui, minuc_carry, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.fmt import markdown_literal, readable_table
@@ -83,8 +83,10 @@ def _show_preview(step, name: str) -> None:
     """Counts per new value and the risk before/after."""
     with_minucs = st.checkbox("Include the MINUC count (a MINUC search on the result)", key=f"w_prev_minucs_{name}")
     try:
+        # the MINUCs page's search of this version, when made: not searched again, and carried over
+        found = state.memo_peek("minucs", (tuple(qis), k, None, ds.missing)) if with_minucs else None
         prev = state.memo("recode_preview", (step, tuple(qis), k, with_minucs),
-                          lambda: preview_step(ds, step, k, qis, minucs=with_minucs))
+                          lambda: preview_step(ds, step, k, qis, minucs=with_minucs, minucs_before=found))
     except KanonError as exc:
         st.error(str(exc))
         return
@@ -278,8 +280,11 @@ with tab_suggest:
         st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
         clicked = (not state.job_running("minucs", mparams)  # the MINUCs page's search, shared
                    and st.button("Find MINUCs", key="btn_sug_minucs", type="primary"))
+        qm = ds.qi_matrix(qis)
+        carry = minuc_carry.earlier_search(mparams, tuple(qis), qm, k, ds.missing, None)  # as the MINUCs page
         res = state.run_in_background("minucs", mparams, "MINUC search", lambda progress: find_minucs(
-            ds.qi_matrix(qis), k=k, missing=ds.missing, progress=progress), start_now=clicked)
+            qm, k=k, missing=ds.missing, progress=progress, carry=None if carry is None else carry.plan),
+            start_now=clicked)
         if res is not None:
             st.rerun()
     else:

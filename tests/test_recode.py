@@ -241,3 +241,25 @@ def test_preview_step_is_the_applied_step(ds):
     assert preview.counts["variable"].unique().tolist() == ["income"]
     # the top code shows with its new value label: 50, 60 and 70 became it
     assert preview.counts.set_index("value").loc["50 or more"].tolist() == ["income", 3, 3]
+
+
+def test_preview_minuc_counts_carry_over_and_match_fresh_searches():
+    """The preview's MINUC count after a merge carries the untouched records' MINUCs over from the search
+    before (its own, or one handed in, e.g. the MINUCs page's): the same counts as two searches from scratch;
+    a search for another k handed in is ignored."""
+    from kanon_core.risk.minucs import find_minucs
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"a": rng.integers(0, 7, 150), "b": rng.integers(0, 3, 150), "c": rng.integers(0, 4, 150),
+                          "d": rng.choice([1.0, 2.0, np.nan], 150)})
+    before = Dataset(frame, roles=Roles(qis=("a", "b", "c", "d")))
+    step = RecodeStep(column="a", merge=(5, 6))
+    after = step.apply(before)
+    qis = ("a", "b", "c", "d")
+    for k in (2, 3):
+        fresh = [find_minucs(ds.qi_matrix(list(qis)), k=k, missing=ds.missing).total for ds in (before, after)]
+        page = find_minucs(before.qi_matrix(list(qis)), k=k, missing=before.missing)
+        other_k = find_minucs(before.qi_matrix(list(qis)), k=k + 1, missing=before.missing)
+        for given in (None, page, other_k):
+            risk = preview_step(before, step, k=k, qis=qis, minucs=True, minucs_before=given).risk
+            assert risk.set_index("measure").loc["MINUCs", ["before", "after"]].tolist() == fresh

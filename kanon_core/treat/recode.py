@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..dataset import Dataset, VariableMeta
+from ..dataset import Dataset, MissingSemantics, QIMatrix, VariableMeta
 from ..errors import InputError
 from ..progress import Progress, report
 from ..steps import Step, register_step
@@ -393,13 +393,16 @@ def changed_counts(before: Dataset, after: Dataset, columns: Sequence[str]) -> p
 
 
 def risk_effect(
-    before: Dataset, after: Dataset, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False
+    before: Dataset, after: Dataset, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False,
+    minucs_before: Any = None,
 ) -> pd.DataFrame:
     """Risk measures on ``qis`` before and after: violations of k, sample uniques, patterns, smallest class.
 
     ``minucs=True`` adds the number of MINUCs (minimal unsafe combinations, one count per record and
     combination, as :func:`kanon_core.risk.minucs.find_minucs` finds them for ``k``); it is the costly
-    part, so it is opt-in.
+    part, so it is opt-in. The search after takes the MINUCs of the records the change did not touch from
+    the search before (:mod:`kanon_core.risk.minucs_carry`), which ``minucs_before`` may give (every MINUC of
+    ``before`` on ``qis`` at ``k``, e.g. the MINUCs page's; anything else is ignored).
     """
     from ..risk.classes import class_sizes
     from ..risk.keys import group_ids
@@ -409,9 +412,12 @@ def risk_effect(
         raise InputError("Choose at least one quasi-identifier.")
     rows = []
     measures: dict[str, list[int]] = {}
+    matrices = []
     for ds in (before, after):
         present = tuple(q for q in qis if q in ds.frame.columns)
-        codes = ds.qi_matrix(present).codes
+        qm = ds.qi_matrix(present)
+        matrices.append(qm)
+        codes = qm.codes
         fk = class_sizes(codes, ds.missing)
         vals = {
             f"Records in classes smaller than {k}": int((fk < k).sum()),
@@ -419,25 +425,33 @@ def risk_effect(
             "Distinct QI patterns": int(len(group_ids(codes)[1])),
             "Smallest class size": int(fk.min()),
         }
-        if minucs:
-            vals["MINUCs"] = _minuc_count(codes, k, ds.missing)
         for name, v in vals.items():
             measures.setdefault(name, []).append(v)
+    if minucs:
+        measures["MINUCs"] = _minuc_counts(matrices[0], matrices[1], k, before.missing, after.missing, minucs_before)
     for name, (b, a) in measures.items():
         rows.append({"measure": name, "before": b, "after": a, "change": a - b})
     return pd.DataFrame(rows)
 
 
-def _minuc_count(codes: np.ndarray, k: int, missing: str) -> int:
-    from ..risk.minucs import find_minucs
+def _minuc_counts(qb: QIMatrix, qa: QIMatrix, k: int, missing_before: MissingSemantics,
+                  missing_after: MissingSemantics, found: Any) -> list[int]:
+    """MINUCs before and after, the search after carrying over the untouched records' MINUCs."""
+    from ..risk.minucs import find_minucs, summarize_minucs
+    from ..risk.minucs_carry import plan_carry, prior_answers
 
-    return int(find_minucs(codes, k=k, missing=missing).total)
+    if found is None or not prior_answers(found, qb, k, missing_before, None):
+        found = find_minucs(qb, k=k, missing=missing_before)
+    carry = plan_carry(found, qb, qa, k, missing_after, None) if missing_after == missing_before else None
+    return [int(found.total), int(summarize_minucs(qa, k=k, missing=missing_after, carry=carry).total)]
 
 
 def preview_step(
-    ds: Dataset, step: Step, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False
+    ds: Dataset, step: Step, k: int = 3, qis: Sequence[str] | None = None, minucs: bool = False,
+    minucs_before: Any = None,
 ) -> RecodePreview:
-    """Apply ``step`` to a copy and compare: the officer decides before a new version is made."""
+    """Apply ``step`` to a copy and compare: the officer decides before a new version is made
+    (``minucs``, ``minucs_before``: as :func:`risk_effect`)."""
     after = step.apply(ds)
     if isinstance(step, GeneralizeStep):
         cols = [v for v, lv in sorted(step.levels.items()) if lv > 0]
@@ -447,6 +461,6 @@ def preview_step(
         cols = [c for c in after.columns if c in ds.frame.columns and not after.frame[c].equals(ds.frame[c])]
     return RecodePreview(
         counts=changed_counts(ds, after, cols),
-        risk=risk_effect(ds, after, k, qis, minucs),
+        risk=risk_effect(ds, after, k, qis, minucs, minucs_before),
         dataset=after,
     )

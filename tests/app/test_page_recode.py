@@ -174,3 +174,27 @@ def test_scale_override_rebuilds_the_automatic_hierarchy(page):
     h = page.session_state["hierarchies"]["BYREGION"]
     labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
     assert not any(re.fullmatch(r"\d+-\d+", lab) for lab in labels)
+
+
+def test_single_recode_preview_with_minucs_takes_the_minucs_pages_search(page, monkeypatch):
+    """The preview's MINUC count: with the MINUCs page's search of this version in the memo, that search is the
+    count before (not searched again) and the count after carries it over; the numbers are fresh searches'."""
+    import kanon_core.risk.minucs as minucs_module
+
+    ds = load_sample("els")
+    found = find_minucs(ds.qi_matrix(QIS), k=3, missing=ds.missing)
+    memo = page.session_state["memo"]
+    memo.put((page.session_state["history"].uid, 0, "minucs", (tuple(QIS), 3, None, ds.missing)), found)
+    calls = []
+    real = minucs_module.find_minucs
+    monkeypatch.setattr(minucs_module, "find_minucs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    page.selectbox(key="w_single_var").set_value("BYRACE").run()
+    page.multiselect(key="w_single_merge_BYRACE").set_value([0, 1]).run()
+    page.checkbox(key="w_prev_minucs_single").check().run()
+    assert not page.exception
+    risk = frame_with(page, "measure").set_index("measure")
+    step = RecodeStep(column="BYRACE", merge=tuple(ds.qi_matrix(["BYRACE"]).values[0][:2]))
+    after = step.apply(ds)
+    assert not calls  # the count before is the page's search; the one after counts, carrying it over
+    assert risk.loc["MINUCs", "before"] == found.total
+    assert risk.loc["MINUCs", "after"] == real(after.qi_matrix(QIS), k=3, missing=ds.missing).total
