@@ -11,7 +11,7 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
   search itself reported (the page's overhead is the difference);
 * switching MINUC sections: each of the four result sections, until it is shown and the app is idle;
 * Find MINUCs after a recode: race categories 1 and 2 merged on the Recode page, then "Find MINUCs" again
-  (the records the merge did not touch keep the first search's MINUCs);
+  (the records the merge did not touch keep the first search's MINUCs), and the report of that version;
 * suppression at k = 3 (the page's default model and method): clicking "Run suppression" until the results
   are shown, with the seconds the core reported.
 
@@ -221,6 +221,14 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC")
         rows.append(Row("Find MINUCs after a recode (race 1 and 2 merged)", s, 2.0,
                         f"core search {_metric(page, 'Seconds')} s, v0's search carried over"))
+        if "report" not in skip:
+            _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
+            _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
+                   rerun=not _is_tab(page, "Report"))
+            s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
+                       "Download the report (")
+            rows.append(Row("build the report after the recode (v1)", s, 2.0,
+                            "the MINUCs page's searches of v0 and v1 reused"))
 
     if "suppress" not in skip:
         _timed(page, lambda: _nav(page, "Suppress"), "Run suppression", rerun=False)
