@@ -25,12 +25,11 @@ class Carry:
     plan: CarryPlan
     version_id: int
 
-    def text(self, seconds: float) -> str:
-        """What the page says before the search: how much is carried and the estimate that is left."""
+    def text(self) -> str:
+        """What the page says before the search (its estimate is of the records searched again)."""
         n, searched = self.plan.n_records, self.plan.records_searched
         return (f"Version v{self.version_id}'s search is reused: {n - searched:,} of {n:,} records keep their "
-                f"MINUCs (the change did not touch them) and {searched:,} are searched again, about "
-                f"**{seconds * self.plan.searched_share:,.1f} s**.")
+                f"MINUCs (the change did not touch them); the estimate is for the {searched:,} searched again.")
 
 
 def earlier_search(params: Hashable, qis: tuple[str, ...], qm: QIMatrix, k: int, missing: str,

@@ -83,12 +83,13 @@ if result is None:
             except KanonError as exc:
                 st.error(str(exc))
                 st.stop()
+            if carry is not None:  # only the records the change touched are searched
+                est = replace(est, seconds=est.seconds * carry.plan.searched_share)
             st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
                     f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
                     f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
             if carry is not None:
-                st.caption(carry.text(est.seconds))
-                est = replace(est, seconds=est.seconds * carry.plan.searched_share)
+                st.caption(carry.text())
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
         if clicked:
             prefetch.ask_minucs(params)
