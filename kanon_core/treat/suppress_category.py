@@ -32,6 +32,9 @@ from ..risk.keys import group_ids
 
 FULL_ENUMERATION_MAX = 12
 SMALL_PATTERN_SIZE = 3
+HASH_BITS = 48
+"""Bits of a projected row's hash kept in its slot beside the pattern's tag (matches are then compared value
+by value, so a collision never merges two rows; 2^16 patterns and 2^32 rows at most)."""
 
 
 def _patterns(free: list[int], costs: np.ndarray) -> list[tuple[int, ...]]:
@@ -64,6 +67,7 @@ def category_suppress(codes: np.ndarray, costs: np.ndarray, protected: np.ndarra
     lower = float(np.count_nonzero(unsafe & complete)) * (float(costs[free].min()) if free else 0.0)
     placed = ~unsafe
     masks = np.array([sum(1 << v for v in pattern) for pattern in _patterns(free, costs)], dtype=np.uint64)
+    assert len(masks) < 1 << (64 - HASH_BITS) and n < 1 << 32  # the tags and rows place_patterns packs
     bits = np.uint64(1) << np.arange(q, dtype=np.uint64)
     obs_bits = (obs.astype(np.uint64) * bits[None, :]).sum(axis=1, dtype=np.uint64) if q else np.zeros(n, np.uint64)
     place_patterns(X, placed, obs_bits, masks, int(k))
@@ -120,8 +124,11 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
     size = 1
     while size < 2 * n + 2:
         size <<= 1
-    # one row per slot (pattern tag, row hash, representative row, count): a lookup touches one cache line
-    table = np.zeros((size, 4), dtype=np.int64)
+    # 16 bytes per slot, a lookup within one cache line: (pattern tag << HASH_BITS | row hash) and
+    # (representative row << 32 | count); the table of a pattern then fits a core's own cache
+    table = np.zeros((size, 2), dtype=np.uint64)
+    hash_mask = np.uint64((1 << HASH_BITS) - 1)
+    low32 = np.uint64(0xFFFFFFFF)
     neg_bits = np.zeros(n, dtype=np.uint64)
     h = np.empty(n, dtype=np.uint64)
     delta = np.empty((n, q), dtype=np.uint64)  # what suppressing position j changes in row r's hash
@@ -142,7 +149,7 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
         if remaining == 0:
             break
         pm = patterns[p]
-        tag = p + 1
+        tag = np.uint64(p + 1) << np.uint64(HASH_BITS)
         nt = 0
         ncand = 0
         for r in range(n):
@@ -171,19 +178,18 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
             for i in range(npos):
                 hp += delta[r, pos[i]]
             s = np.int64((hp ^ (hp >> np.uint64(29))) & umask)
-            hs = np.int64(hp >> np.uint64(1))  # 63 bits: fits the table's signed integers
-            while table[s, 0] == tag and not (table[s, 1] == hs and _same_projection(X, table[s, 2], r, pm, q)):
+            key = tag | ((hp >> np.uint64(64 - HASH_BITS)) & hash_mask)
+            while (table[s, 0] & ~hash_mask) == tag and not (
+                    table[s, 0] == key and _same_projection(X, np.int64(table[s, 1] >> np.uint64(32)), r, pm, q)):
                 s = (s + 1) & mask
-            if table[s, 0] != tag:
-                table[s, 0] = tag
-                table[s, 1] = hs
-                table[s, 2] = r
-                table[s, 3] = 0
-            table[s, 3] += 1
+            if (table[s, 0] & ~hash_mask) != tag:
+                table[s, 0] = key
+                table[s, 1] = np.uint64(r) << np.uint64(32)
+            table[s, 1] += np.uint64(1)
             if t < nt:
                 slot_of[t] = s
         for t in range(nt):
-            if table[slot_of[t], 3] >= k:
+            if np.int64(table[slot_of[t], 1] & low32) >= k:
                 r = todo[t]
                 for i in range(npos):
                     X[r, pos[i]] = -1
