@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from .minucs import MinucResult
 
 SPOT_CHECK_ROWS = 16
-"""Carried rows with MINUCs that each carrying search re-searches and compares (a run-time check)."""
+"""Carried rows (with MINUCs before, or below k now) that each carrying search re-searches and compares with
+what it carried: a run-time check of the argument above."""
 
 
 @dataclass(frozen=True, eq=False)
