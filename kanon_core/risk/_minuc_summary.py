@@ -109,19 +109,14 @@ def minimal_masks(sorted_masks):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def copy_ranges(src, src_start, length, dst, dst_start, flags):  # pragma: no cover - compiled
-    """dst[dst_start[i]:+length[i]] = src[src_start[i]:+length[i]] for every i, flagging each mask copied in
-    ``flags`` (a byte per possible mask; empty: none). One pass over millions of carried MINUCs, where numpy
-    would build an index array as large."""
-    flag = flags.shape[0] > 0
+def copy_ranges(src, src_start, length, dst, dst_start):  # pragma: no cover - compiled
+    """dst[dst_start[i]:+length[i]] = src[src_start[i]:+length[i]] for every i: one pass over millions of
+    carried MINUCs, where numpy would build an index array as large."""
     for i in range(length.shape[0]):
         a = src_start[i]
         o = dst_start[i]
         for t in range(length[i]):
-            m = src[a + t]
-            dst[o + t] = m
-            if flag:
-                flags[m] = 1
+            dst[o + t] = src[a + t]
 
 
 @numba.njit(cache=True, nogil=True)

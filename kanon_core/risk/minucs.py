@@ -476,20 +476,21 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
     cols, bitvals = kernel_inputs(col.rows)
     n_rows = len(col.mult)
     category = missing == "category"
-    searched = np.arange(n_rows, dtype=np.int64)
-    carried_from = None
+    carried_from, prior = None, None
     if carry is not None and carry.serves(names, int(k), missing, None if limit >= q else limit):
         carried_from = _carried_rows(carry, col, n_rows)
-    if carried_from is not None:
-        searched = np.flatnonzero(carried_from < 0)
-        if not _spot_check(carry, carried_from, cols, col.mult, fk, int(k), category, limit, bitvals):
-            carried_from, searched = None, np.arange(n_rows, dtype=np.int64)
+        if carried_from is not None and _spot_check(carry, carried_from, cols, col.mult, fk, int(k), category,
+                                                    limit, bitvals):
+            prior = carry.prior
+        else:
+            carried_from = None
+    searched = np.arange(n_rows, dtype=np.int64) if carried_from is None else np.flatnonzero(carried_from < 0)
     report(progress, 0.01, f"Searching {len(searched):,} of {n_rows:,} distinct records"
            if carried_from is not None else f"Searching {n_rows:,} distinct records")
     results = _run_rows(cols, col.mult, fk, int(k), category, limit, searched, bitvals, keep, workers, progress)
     found = _Found.of(results, q)
-    if carried_from is not None:
-        found = found.with_carried(cast("MinucResult", carry.prior), carried_from, searched, keep)
+    if carried_from is not None and prior is not None:
+        found = found.with_carried(prior, carried_from, searched, keep)
     complete = bool(found.complete) or limit >= q
     combos = found.combinations()
     common = dict(names=names, k=int(k), missing=missing, max_size=None if limit >= q else limit,
@@ -582,17 +583,15 @@ class _Found:
         sizes[searched], qis[searched], counts[searched] = self.sizes, self.qis, self.counts
         sizes[carried], qis[carried] = prior.row_sizes[src], prior.row_qis[src]
         counts[carried] = prior.row_counts[src]
-        flags = self.flags if self.flags is not None else np.zeros(0, dtype=np.uint8)
+        if self.flags is not None:
+            flag_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], self.flags)
         masks = self.masks
         if keep:
             offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             masks = np.empty(int(offsets[-1]), dtype=prior.row_masks.dtype)
-            copy_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], masks, offsets[carried], flags)
+            copy_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], masks, offsets[carried])
             own = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
-            copy_ranges(self.masks.astype(masks.dtype, copy=False), own[:-1], self.counts, masks,
-                        offsets[searched], np.zeros(0, dtype=np.uint8))
-        elif len(flags):
-            flag_ranges(prior.row_masks, prior.row_offsets[src], counts[carried], flags)
+            copy_ranges(self.masks.astype(masks.dtype, copy=False), own[:-1], self.counts, masks, offsets[searched])
         return _Found(counts=counts, masks=masks, complete=self.complete, sizes=sizes, qis=qis, flags=self.flags)
 
 
@@ -613,7 +612,7 @@ def _carried_rows(carry: CarryPlan, col: Collapsed, n_rows: int) -> np.ndarray |
     return np.where(ok, out, -1).astype(np.int64)
 
 
-def _spot_check(carry: CarryPlan | None, carried_from: np.ndarray, cols: np.ndarray, mult: np.ndarray,
+def _spot_check(carry: CarryPlan, carried_from: np.ndarray, cols: np.ndarray, mult: np.ndarray,
                 fk: np.ndarray, k: int, category: bool, limit: int, bitvals: np.ndarray) -> bool:
     """Re-search up to SPOT_CHECK_ROWS carried rows that have MINUCs now or had them (spread over the file)
     and compare their MINUCs with the carried ones: a run-time check of the carrying argument, by the search
@@ -621,7 +620,6 @@ def _spot_check(carry: CarryPlan | None, carried_from: np.ndarray, cols: np.ndar
     from ._minuc_kernel import minucs_of_rows
     from .minucs_carry import SPOT_CHECK_ROWS
 
-    assert carry is not None
     prior = carry.prior
     rows = np.flatnonzero(carried_from >= 0)
     rows = rows[(prior.row_counts[carried_from[rows]] > 0) | (fk[rows] < k)]
