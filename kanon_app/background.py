@@ -45,6 +45,9 @@ cores the job itself is using."""
 _SPECULATIVE: dict[int, Job] = {}
 """Speculative jobs holding a heavy slot now (cancelled when asked-for work needs the slot)."""
 _SPECULATIVE_LOCK = threading.Lock()
+_UNFINISHED: dict[int, Job] = {}
+"""Every job of this process not yet finished (all sessions'), for :func:`unfinished`."""
+_UNFINISHED_LOCK = threading.Lock()
 
 
 @dataclass
@@ -98,6 +101,8 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
     job.progress.callback = update
 
     slots = _Slot(job, speculative) if heavy else contextlib.nullcontext(True)
+    with _UNFINISHED_LOCK:
+        _UNFINISHED[id(job)] = job
 
     def run() -> None:
         try:
@@ -120,10 +125,40 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
         except BaseException as exc:  # noqa: BLE001 - handed to the script thread, which re-raises it
             job.exception, job.state = exc, "failed"
         finally:
+            with _UNFINISHED_LOCK:
+                _UNFINISHED.pop(id(job), None)
             job.finished.set()
 
     threading.Thread(target=run, name=f"kanon-{label}", daemon=True).start()
     return job
+
+
+def unfinished() -> list[Job]:
+    """The jobs of every session of this process that have not finished yet (queued or running)."""
+    with _UNFINISHED_LOCK:
+        return list(_UNFINISHED.values())
+
+
+QUEUED_PATIENCE = 1.0
+"""Seconds :func:`finish_unless_queued` lets a job wait for a heavy slot before it gives up on it."""
+
+
+def finish_unless_queued(job: Job, patience: float = QUEUED_PATIENCE) -> bool:
+    """Wait for ``job`` to finish, unless it is queued for a heavy slot for ``patience`` seconds; true when it
+    finished.
+
+    For work that holds a heavy slot itself (the report's build) and would take another job's result: if
+    that job waits for a slot, the slots may all be held by such waiters, none of which can ever go on. A job
+    running (it holds its slot) is waited for to its end, as it ends or is cancelled at its next checkpoint.
+    """
+    queued = 0.0
+    step = 0.05
+    while not job.wait(step):
+        if job.state == "waiting":
+            queued += step
+            if queued >= patience:
+                return False
+    return True
 
 
 class _Slot:
@@ -219,7 +254,8 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
                   icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
         shown = (round(job.fraction, 2), _text(job))
-        while not job.wait(POLL_SECONDS):  # a click elsewhere ends the wait
+        while not job.wait(POLL_SECONDS):
+            _interruption_point()  # a click elsewhere ends the wait, even while the bar stands still
             now = (round(min(max(job.fraction, 0.0), 1.0), 2), _text(job))
             if now != shown:  # redrawn only when it changed
                 bar.progress(now[0], text=now[1])
@@ -236,6 +272,19 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         st.error(job.error)
         return None
     return job.result
+
+
+def _interruption_point() -> None:
+    """Let Streamlit end this script run here if a click (a rerun) or the server (a stop) asked it to.
+
+    Streamlit honours those requests only where the script sends an element or touches the session state;
+    a wait whose progress bar does not change (a job waiting for a slot, or a long step that reports
+    nothing) would otherwise hold the script thread until the job ends: no click on the page would be
+    heard, Cancel included. Looking at the session state is such a point, and costs nothing.
+    """
+    import streamlit as st
+
+    _ = "jobs" in st.session_state
 
 
 def _text(job: Job) -> str:

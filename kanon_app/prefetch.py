@@ -119,8 +119,9 @@ def start_report_minucs(qis: tuple[str, ...], options: Any) -> None:
 def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tuple[Any, Any] | None]:
     """What the report's build (in a worker thread) calls for the MINUC counts computed ahead: it waits for
     the job when it is still running (the report's own, or the MINUCs page's search that covers the report,
-    :func:`minucs_page_search_for_report`), and gives the pair, or None when there is none (the report then
-    searches, or says why it did not)."""
+    :func:`minucs_page_search_for_report`), and gives the pair, or None when there is none or the job is still
+    queued for a heavy slot (the report then searches, or says why it did not: the build holds a slot itself,
+    and waiting for a job that waits for one could wait for ever)."""
     from kanon_core.report import report_minuc_k
 
     version = state.current()
@@ -132,10 +133,8 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
     def ready() -> tuple[Any, Any] | None:
         value = found
         if job is not None:
-            job.wait()
-            value = job.result
-        elif page_job is not None:
-            page_job.wait()
+            value = job.result if background.finish_unless_queued(job) else None
+        elif page_job is not None and background.finish_unless_queued(page_job):
             # the version shows the original's codes on these QIs: one search is both sides
             value = (page_job.result, page_job.result) if page_job.state == "done" else None
         return value if isinstance(value, tuple) else None

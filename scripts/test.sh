@@ -7,4 +7,5 @@ bash scripts/setup.sh
 bash scripts/system_deps.sh
 .venv/bin/ruff check .
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
-.venv/bin/python -m pytest -n 2 --dist loadfile -q -rs -p no:cacheprovider "$@"
+# the whole run is bounded as well (it takes about 10 minutes): a hang ends it, with the stacks printed
+timeout -k 60 2400 .venv/bin/python -m pytest -n 2 --dist loadfile -q -rs -p no:cacheprovider "$@"

@@ -168,3 +168,70 @@ def test_work_started_ahead_never_makes_asked_for_work_wait(monkeypatch):
     assert mine.wait(30) and mine.result == "mine"  # it did not wait for the speculative job to end
     assert ahead.wait(30) and ahead.state == "cancelled"
     release.set()
+
+
+def _page_waiting_for_a_stalled_job() -> None:
+    """A page driving a job whose progress never changes (it waits for the gate the test holds)."""
+    import streamlit as st
+
+    from kanon_app import background
+
+    gate = st.session_state["gate"]
+    background.run("stalled", "stalled", "A stalled job", lambda progress: gate.wait(120), start_now=True)
+    st.write("done")
+
+
+def test_a_rerun_or_stop_is_heard_while_the_progress_bar_stands_still():
+    """While a job reports no progress (e.g. it waits for a heavy slot), the page's wait must still give way to
+    a click or a stop: Streamlit hears them only at its interruption points. AppTest stops a run that times
+    out and waits for the script thread; a wait deaf to that stop would hang here."""
+    from streamlit.testing.v1 import AppTest
+
+    gate = threading.Event()
+    at = AppTest.from_function(_page_waiting_for_a_stalled_job, default_timeout=2)
+    at.session_state["gate"] = gate
+    outcome: list = []
+
+    def drive() -> None:
+        try:
+            at.run()
+            outcome.append("finished")
+        except RuntimeError as exc:  # "AppTest script run timed out": the stop was heard
+            outcome.append(str(exc))
+
+    driver = threading.Thread(target=drive, daemon=True)
+    try:
+        driver.start()
+        driver.join(30)
+        assert not driver.is_alive(), "the page's wait did not hear the stop"
+        assert outcome and "timed out" in outcome[0]
+    finally:
+        gate.set()
+
+
+def test_work_holding_a_slot_does_not_wait_for_a_job_queued_for_one(monkeypatch):
+    """The report's build holds a heavy slot and may take the MINUCs page's search: with every slot taken, a
+    search still queued is given up on (waiting could never end), while a running one is waited for."""
+    monkeypatch.setattr(background, "HEAVY_SLOTS", threading.BoundedSemaphore(1))
+
+    def search(progress):
+        return "minucs"
+
+    queued = background.start("search", "MINUC search", search)  # takes the only slot ...
+    assert queued.wait(30) and queued.result == "minucs"
+    assert background.finish_unless_queued(queued)  # finished: nothing to wait for
+
+    holder = threading.Event()
+    first = background.start("hold", "another computation", lambda progress: holder.wait(30))
+    queued = background.start("search", "MINUC search", search)  # ... now queued behind it
+    try:
+        assert not queued.wait(0.3) and queued.state == "waiting"
+        assert not background.finish_unless_queued(queued, patience=0.3)
+    finally:
+        holder.set()
+    assert first.wait(30) and queued.wait(30) and queued.state == "done"
+
+    running_release = threading.Event()
+    running = background.start("slow", "slow search", lambda progress: running_release.wait(30) and "found")
+    threading.Timer(0.5, running_release.set).start()
+    assert background.finish_unless_queued(running, patience=0.1) and running.result == "found"
