@@ -189,7 +189,7 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     """Start job ``name`` for ``params`` unless its result is cached, it has a job already, or the user
     stopped it (``again``: the user asked for it, so a stopped job starts anew). A job of the same name for
     other parameters is cancelled (its result is no longer wanted). ``then(result)`` runs in the worker
-    thread once the result is stored (to start what the next page will need). Returns the job for
+    thread just before the result is stored (to start what the next page will need). Returns the job for
     ``params``, if any."""
     key = job_key(name, params)
     if _peek(name, params) is not None:
@@ -208,10 +208,11 @@ def start(name: str, params: Hashable, label: str, work: Callable[[Progress], An
     view = st.session_state["memo"]
 
     def store(value: Any) -> bool:
-        kept = view.put(key, value)
+        # what follows is registered before the result is visible: a page that finds the result in the memo
+        # (it does not wait for this job then) finds the follow-up job too, and does not start a second one
         if then is not None:
             then(value)
-        return kept
+        return view.put(key, value)
 
     job = background.start(key, label, work, store=store)
     jobs[name] = job

@@ -183,6 +183,31 @@ def test_category_figures_first_and_a_cancelled_wildcard_step_keeps_them(parquet
     assert not any("counted as a **category**" in w.value for w in at.warning)
 
 
+def test_the_wildcard_sizes_job_is_registered_before_the_class_table_is_visible(parquet, monkeypatch):
+    """A page that finds the class table in the memo does not wait for the table's job, and starts the wildcard
+    sizes itself unless their job is registered: the table must not be visible before that job is, or two
+    jobs compute the same sizes (and the page may wait for one that nobody else knows of)."""
+    from kanon_app.cache import SessionView
+
+    at = open_page("data.py")
+    _open(at, parquet)
+    jobs = at.session_state["jobs"]
+    seen = []
+    real_put = SessionView.put
+
+    def put(self, key, value):
+        if key[2] == "big_table":
+            seen.append(jobs.get("big_sizes"))
+        return real_put(self, key, value)
+
+    monkeypatch.setattr(SessionView, "put", put)
+    at.multiselect(key="w_big_qis").set_value(QIS).run()
+    table_job = jobs["big_table"]
+    assert table_job.wait(60) and table_job.state == "done"
+    assert len(seen) == 1 and seen[0] is not None and seen[0].key[2] == "big_sizes"
+    assert seen[0].wait(60) and seen[0].state == "done"
+
+
 def test_polars_path_says_cancel_waits_for_the_query_and_gives_the_same_figures(parquet, monkeypatch):
     from kanon_core.dataset import Roles
     from kanon_core.io import load_dataset
