@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 # the Records tab's styled record view: pandas' Styler and its templates load with the page (about 60 ms),
@@ -18,7 +16,7 @@ from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
-from kanon_core.risk.minucs import estimate_cost, find_minucs
+from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
 from kanon_core.risk.minucs_by_subsets import METHOD_TEXT
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
@@ -67,9 +65,16 @@ carry = None if result is not None else minuc_carry.earlier_search(params, tuple
                                                                     max_size or None)
 
 
+plan = None if carry is None else carry.plan
+# the distinct records and their class sizes, made once for this version's QIs (whatever k and the size
+# limit) and shared by the estimate and the search
+rows = None if result is not None else state.memo("minuc_rows", (tuple(qis), ds.missing),
+                                                  lambda: minuc_rows(qm, ds.missing))
+
+
 def _search(progress):
-    return find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress,
-                       carry=None if carry is None else carry.plan)
+    return find_minucs(qm, k=k, missing=ds.missing, max_size=max_size or None, progress=progress, carry=plan,
+                       rows=rows)
 
 
 if result is None:
@@ -78,13 +83,13 @@ if result is None:
     if ahead or not state.job_running("minucs", params):
         with offer.container():
             try:
-                est = state.memo("minuc_estimate", params,
-                                 lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None))
+                # with a carry-over, the time is that of the records searched again
+                est = state.memo("minuc_estimate", (params, None if carry is None else carry.version_id),
+                                 lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None,
+                                                       carry=plan, rows=rows))
             except KanonError as exc:
                 st.error(str(exc))
                 st.stop()
-            if carry is not None:  # only the records the change touched are searched
-                est = replace(est, seconds=est.seconds * carry.plan.searched_share)
             st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
                     f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
                     f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")

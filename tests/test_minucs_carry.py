@@ -171,3 +171,44 @@ def test_carried_counts_equal_counts_from_scratch(pair, k, missing):
     assert np.array_equal(got.combinations, ref.combinations) and got.complete == ref.complete
     counts = find_minucs(before, k=k, missing=missing).counts_only()
     assert type(counts) is MinucSummary and counts.total == find_minucs(before, k=k, missing=missing).total
+
+
+@settings(max_examples=150, deadline=None)
+@given(before_after(), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
+def test_the_estimate_with_a_carry_samples_the_rows_searched_and_counts_the_carried(pair, k, missing):
+    """With a sample as large as the rows searched again, the estimate's MINUCs are exact: the searched rows'
+    counted by the sample, the carried rows' taken as they were; it samples only the rows the search searches,
+    and forecasts no time when there are none. Its MINUCs and memory are those of the estimate without a
+    carry."""
+    from kanon_core.risk.minucs import estimate_cost
+
+    before, after = pair
+    prior = find_minucs(before, k=k, missing=missing)
+    plan = plan_carry(prior, before, after, k, missing, None)
+    est = estimate_cost(after, k=k, missing=missing, carry=plan, sample=10_000)
+    carried = find_minucs(after, k=k, missing=missing, carry=plan)
+    assert est.minucs == carried.total
+    assert est.sampled_rows == len(carried.row_mult) - carried.rows_carried  # the rows the search searched
+    whole = estimate_cost(after, k=k, missing=missing, sample=10_000)
+    assert whole.minucs == est.minucs and whole.memory_bytes == est.memory_bytes
+    if plan.records_searched == 0:
+        assert est.sampled_rows == 0 and est.seconds == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(before_after(), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
+def test_prepared_rows_are_used_only_for_the_codes_they_were_made_from(pair, k, missing):
+    """A search handed the distinct rows and class sizes made already gives what it finds without them; rows
+    made from other codes or under the other semantics are not used (the result is still exact)."""
+    from kanon_core.risk.minucs import minuc_rows
+
+    before, after = pair
+    fresh = find_minucs(after, k=k, missing=missing)
+    _same(find_minucs(after, k=k, missing=missing, rows=minuc_rows(after, missing)), fresh)
+    other = "category" if missing == "wildcard" else "wildcard"
+    _same(find_minucs(after, k=k, missing=missing, rows=minuc_rows(before, missing)), fresh)
+    _same(find_minucs(after, k=k, missing=missing, rows=minuc_rows(after, other)), fresh)
+    counts = summarize_minucs(after, k=k, missing=missing, rows=minuc_rows(after, missing))
+    assert counts.total == fresh.total and np.array_equal(counts.row_sizes, fresh.row_sizes)
+    rows = minuc_rows(after, missing)
+    assert rows.fits(after, missing) and rows.fits(after.copy(), missing) and not rows.fits(after, other)

@@ -85,6 +85,48 @@ def collapse(codes: np.ndarray) -> Collapsed:
                      row_of_record=rank[gid].astype(np.int64))
 
 
+@dataclass(frozen=True, eq=False)
+class MinucRows:
+    """A file's distinct QI rows and each one's class size on all its QIs under one missing-value semantics:
+    where every MINUC search and estimate of these records starts, whatever k and the size limit.
+
+    The MINUCs page makes it once per version and hands it to the estimate and to the search, which would
+    otherwise each compute it (a wildcard class size count: about a tenth of a second on the bundled sample).
+    Whoever is handed one checks that it was made from the very codes and semantics it was given
+    (:meth:`fits`), and computes its own otherwise.
+    """
+
+    codes: np.ndarray
+    missing: str
+    col: Collapsed
+    fk: np.ndarray  # per distinct row: its records' class size on all QIs
+
+    def fits(self, codes: np.ndarray, missing: str) -> bool:
+        """Whether these rows were made from ``codes`` (the same values) under ``missing``."""
+        return (self.missing == missing and self.codes.shape == codes.shape
+                and (self.codes is codes or np.array_equal(self.codes, codes)))
+
+
+def minuc_rows(codes: np.ndarray | QIMatrix, missing: MissingSemantics = "wildcard") -> MinucRows:
+    """The :class:`MinucRows` of ``codes`` (integer QI codes, -1 = missing, or a :class:`QIMatrix`)."""
+    if isinstance(codes, QIMatrix):
+        codes = codes.codes
+    check_semantics(missing)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.ndim != 2:
+        raise InputError("Codes must be a 2-D array (records x quasi-identifiers).")
+    col = collapse(codes)
+    return MinucRows(codes, missing, col, _row_class_sizes(codes, col, missing))
+
+
+def _rows_of(codes: np.ndarray, missing: MissingSemantics, rows: MinucRows | None) -> tuple[Collapsed, np.ndarray]:
+    """The distinct rows of ``codes`` and their class sizes: ``rows``' when they fit, else computed."""
+    if rows is not None and rows.fits(codes, missing):
+        return rows.col, rows.fk
+    col = collapse(codes)
+    return col, _row_class_sizes(codes, col, missing)
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class MinucSummary:
     """The counts of all MINUCs (up to ``max_size`` when given) of every record, without the MINUCs.
@@ -387,7 +429,8 @@ def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None,
 def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                 max_size: int | None = None, progress: Progress | None = None,
                 names: Sequence[str] | None = None, workers: int | None = None,
-                method: MinucMethod = "auto", carry: CarryPlan | None = None) -> MinucResult:
+                method: MinucMethod = "auto", carry: CarryPlan | None = None,
+                rows: MinucRows | None = None) -> MinucResult:
     """Every MINUC of every record for threshold ``k`` (k = 2: minimal sample uniques).
 
     ``codes`` are integer QI codes (-1 = missing) or a :class:`QIMatrix`. ``max_size`` limits the size of
@@ -397,22 +440,26 @@ def find_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemant
     many records, few QIs); ``auto`` the one forecast cheaper. ``progress`` is updated as the search goes
     and can cancel it. ``carry`` (:func:`~kanon_core.risk.minucs_carry.plan_carry`): the records whose
     MINUCs an earlier search of the same records holds, taken from it instead of searched again (with the
-    pairwise search; the result says how many distinct rows in ``rows_carried``).
+    pairwise search; the result says how many distinct rows in ``rows_carried``). ``rows``
+    (:func:`minuc_rows`): the distinct rows and class sizes of these codes, made already (checked, not
+    trusted).
     """
     return cast(MinucResult, _search(codes, k, missing, max_size, progress, names, workers, keep=True,
-                                     method=method, carry=carry))
+                                     method=method, carry=carry, rows=rows))
 
 
 def summarize_minucs(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                      max_size: int | None = None, progress: Progress | None = None,
                      names: Sequence[str] | None = None, workers: int | None = None,
-                     method: MinucMethod = "auto", carry: CarryPlan | None = None) -> MinucSummary:
+                     method: MinucMethod = "auto", carry: CarryPlan | None = None,
+                     rows: MinucRows | None = None) -> MinucSummary:
     """The counts of :func:`find_minucs` (totals, by size, per record, per QI, per value) without the
     MINUCs themselves: the same search, tallied row by row and the masks dropped. For the report and
     anything else that shows only counts (15 million MINUCs at k = 3 on the sample need no 60 MB list).
-    ``carry`` as in :func:`find_minucs`.
+    ``carry`` and ``rows`` as in :func:`find_minucs`.
     """
-    return _search(codes, k, missing, max_size, progress, names, workers, keep=False, method=method, carry=carry)
+    return _search(codes, k, missing, max_size, progress, names, workers, keep=False, method=method, carry=carry,
+                   rows=rows)
 
 
 def summarize_minucs_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -446,13 +493,14 @@ def _table_rows(table: ClassTable, codes: np.ndarray, missing: MissingSemantics)
 def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max_size: int | None,
             progress: Progress | None, names: Sequence[str] | None, workers: int | None,
             keep: bool, prepared: tuple[Collapsed, np.ndarray, int] | None = None,
-            method: str = "pairs", carry: CarryPlan | None = None) -> MinucSummary:
+            method: str = "pairs", carry: CarryPlan | None = None, rows: MinucRows | None = None
+            ) -> MinucSummary:
     """The search of :func:`find_minucs` (``keep``: with the masks), :func:`summarize_minucs` and
     :func:`summarize_minucs_of_table`; ``prepared`` gives the distinct rows (a class table's classes), their
     class sizes and the number of records. ``method`` other than ``pairs`` may hand the distinct rows to the
     subset search (:func:`~kanon_core.risk.minucs_by_subsets.pick_method`). ``carry``: the rows whose MINUCs
     an earlier search of the same records already holds (:mod:`~kanon_core.risk.minucs_carry`); the others
-    are searched."""
+    are searched. ``rows``: this file's :class:`MinucRows`, used when they fit (else computed)."""
     from .minucs_by_subsets import pick_method, search_subsets
 
     t0 = time.perf_counter()
@@ -466,8 +514,7 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
         raise InputError("Give one name per quasi-identifier column.")
     report(progress, 0.0, "Collapsing identical records")
     if prepared is None:
-        col = collapse(codes)
-        fk = _row_class_sizes(codes, col, missing)
+        col, fk = _rows_of(codes, missing, rows)
         n_records = len(codes)
     else:
         col, fk, n_records = prepared
@@ -477,8 +524,8 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
     n_rows = len(col.mult)
     category = missing == "category"
     carried_from, prior = None, None
-    if carry is not None and carry.serves(names, int(k), missing, None if limit >= q else limit):
-        carried_from = _carried_rows(carry, col, n_rows)
+    if carry is not None:
+        carried_from = _carried_rows(carry, names, int(k), missing, limit, col)
         if carried_from is not None and _spot_check(carry, carried_from, cols, col.mult, fk, int(k), category,
                                                     limit, bitvals):
             prior = carry.prior
@@ -595,12 +642,18 @@ class _Found:
         return _Found(counts=counts, masks=masks, complete=self.complete, sizes=sizes, qis=qis, flags=self.flags)
 
 
-def _carried_rows(carry: CarryPlan, col: Collapsed, n_rows: int) -> np.ndarray | None:
-    """Per distinct row: the prior's row whose MINUCs it keeps, or -1 to search it (None: carry nothing).
-    A row is carried only when all its records keep the same prior row and that row has as many records
-    (which :mod:`~kanon_core.risk.minucs_carry` proves; checked here, not assumed)."""
+def _carried_rows(carry: CarryPlan, names: tuple[str, ...], k: int, missing: MissingSemantics, limit: int,
+                  col: Collapsed) -> np.ndarray | None:
+    """Per distinct row: the prior's row whose MINUCs it keeps, or -1 to search it (None: carry nothing, as
+    the prior answers another question: QIs ``names``, ``k``, semantics, size ``limit``). A row is carried
+    only when all its records keep the same prior row and that row has as many records (which
+    :mod:`~kanon_core.risk.minucs_carry` proves; checked here, not assumed)."""
+    q = col.rows.shape[1]
+    if not carry.serves(names, k, missing, None if limit >= q else limit):
+        return None
     if carry.n_records != len(col.row_of_record):
         return None
+    n_rows = len(col.mult)
     prior_row = carry.prior_row
     lo = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
     hi = np.full(n_rows, -2, dtype=np.int64)
@@ -687,16 +740,24 @@ class CostEstimate:
 
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                   max_size: int | None = None, sample: int = 200, seed: int = 0,
-                  method: MinucMethod = "auto", keep: bool = True) -> CostEstimate:
+                  method: MinucMethod = "auto", keep: bool = True, carry: CarryPlan | None = None,
+                  rows: MinucRows | None = None) -> CostEstimate:
     """The forecast of :func:`find_minucs` (``keep``: every MINUC kept) or :func:`summarize_minucs` with the
-    method it would use: time, MINUCs (from a timed search of a random sample of distinct rows) and memory."""
-
+    method it would use: time, MINUCs (from a timed search of a random sample of distinct rows) and memory.
+    With ``carry`` (as the search would take it) the time is that of the rows searched again, sampled among
+    them, and the carried rows' MINUCs are counted as they are; ``rows`` as in :func:`find_minucs`."""
+    names = codes.names if isinstance(codes, QIMatrix) else None
     if isinstance(codes, QIMatrix):
         codes = codes.codes
     codes, limit = _check(codes, k, missing, max_size)
-    col = collapse(codes)
-    return _estimate_for(col, _row_class_sizes(codes, col, missing), k, missing, limit, sample, seed, len(codes),
-                         method, keep)
+    col, fk = _rows_of(codes, missing, rows)
+    carried_from = None
+    if carry is not None:
+        q = codes.shape[1]
+        names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
+        carried_from = _carried_rows(carry, names, int(k), missing, limit, col)
+    return _estimate_for(col, fk, k, missing, limit, sample, seed, len(codes), method, keep,
+                         None if carried_from is None else (carry, carried_from))
 
 
 def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
@@ -710,11 +771,13 @@ def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemant
 
 
 def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
-                  seed: int, n_records: int, method: str, keep: bool) -> CostEstimate:
+                  seed: int, n_records: int, method: str, keep: bool,
+                  carried: tuple[CarryPlan, np.ndarray] | None = None) -> CostEstimate:
     """The forecast for the method ``method`` resolves to. The MINUCs are extrapolated from a timed pairwise
     search of a sample of distinct rows; the time of the subset search from one timed projection of the whole
     table (:func:`~kanon_core.risk.minucs_by_subsets.estimate_seconds`). Memory: what the search keeps (the
-    masks only when ``keep``; the per-row tallies; the subset search's flags)."""
+    masks only when ``keep``; the per-row tallies; the subset search's flags). ``carried``: the carry plan and
+    each row's prior row (-1: searched), for a pairwise search that carries rows over."""
     from .minucs_by_subsets import bits_needed, estimate_seconds, pick_method
 
     q = col.rows.shape[1]
@@ -723,7 +786,7 @@ def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemant
     # each sampled row is compared with every row: at most SAMPLE_WORK comparisons (a census table of
     # 3.5M classes samples 57 classes: about a second)
     sample = min(sample, max(20, SAMPLE_WORK // max(len(col.mult), 1)))
-    est = _estimate(col, fk, k, missing, limit, sample, seed, n_records)
+    est = _estimate(col, fk, k, missing, limit, sample, seed, n_records, carried)
     held = est.memory_bytes if keep else len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8
     if chosen == "pairs":
         return replace(est, memory_bytes=float(held))
@@ -732,13 +795,15 @@ def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemant
 
 
 def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
-              seed: int, n_records: int) -> CostEstimate:
-    """The timed search of a random sample of distinct rows, extrapolated."""
+              seed: int, n_records: int, carried: tuple[CarryPlan, np.ndarray] | None = None) -> CostEstimate:
+    """The timed search of a random sample of the distinct rows to search, extrapolated to them; the rows
+    ``carried`` over (plan, prior row per row or -1) add their MINUCs as counted, and no time."""
     from ._minuc_kernel import minucs_of_rows
 
     n_rows = len(col.mult)
+    among = np.arange(n_rows, dtype=np.int64) if carried is None else np.flatnonzero(carried[1] < 0)
     rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(n_rows, size=min(sample, n_rows), replace=False)).astype(np.int64)
+    pick = np.sort(rng.choice(among, size=min(sample, len(among)), replace=False)).astype(np.int64)
     cols, bitvals = kernel_inputs(col.rows)
     category = missing == "category"
     with threads.worker_slot():
@@ -747,13 +812,20 @@ def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics,
         cnt = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals, False)[0]
     found = float((cnt * col.mult[pick]).sum())
     elapsed = time.perf_counter() - t
-    scale = n_rows / max(len(pick), 1)
+    scale = len(among) / max(len(pick), 1)
     cores = max(1, os.cpu_count() or 1)
     minucs = found * scale
+    masks_found = float(cnt.sum()) * scale
+    if carried is not None:  # the carried rows' MINUCs are known: counted, not extrapolated
+        plan, prior_of = carried
+        kept = np.flatnonzero(prior_of >= 0)
+        per_row = plan.prior.row_counts[prior_of[kept]]
+        minucs += float((per_row * col.mult[kept]).sum())
+        masks_found += float(per_row.sum())
     # what find_minucs keeps: the masks once per distinct row (4 bytes each up to 32 QIs), its offsets, the
     # rows' tallies by size and by QI, and each record's row
     q = col.rows.shape[1]
-    masks = float(cnt.sum()) * scale * (4 if q <= 32 else 8)
+    masks = masks_found * (4 if q <= 32 else 8)
     memory = masks + n_rows * (8 + 16 * q + 4 * q) + len(col.row_of_record) * 8
     return CostEstimate(n_records=n_records, n_distinct_rows=n_rows, sampled_rows=len(pick),
                         seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=memory)

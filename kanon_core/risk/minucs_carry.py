@@ -61,17 +61,6 @@ class CarryPlan:
     def records_searched(self) -> int:
         return int((self.prior_row < 0).sum())
 
-    @property
-    def searched_share(self) -> float:
-        """The share of the prior's MINUCs (over records) held by records to search again: the share of the
-        search's cost left, roughly (a record's cost grows with its MINUCs); the share of records when the
-        prior found none."""
-        counts = self.prior.per_record_counts
-        total = float(counts.sum())
-        if total == 0:
-            return self.records_searched / max(self.n_records, 1)
-        return float(counts[self.prior_row < 0].sum()) / total
-
 
 def _same_question(prior: MinucResult, names: tuple[str, ...], k: int, missing: MissingSemantics,
                    limit: int | None) -> bool:

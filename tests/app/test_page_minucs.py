@@ -165,6 +165,7 @@ def test_after_a_recode_the_untouched_records_keep_their_minucs(page):
     page.run()
     assert not page.exception
     assert any("Version v0's search is reused" in c.value for c in page.caption)
+    estimates = [v for key, v in page.session_state["memo"].items() if key[1] == 1 and key[2] == "minuc_estimate"]
     page.button(key="btn_find_minucs").click().run()
     assert not page.exception
     ds = page.session_state["history"].current.dataset
@@ -172,6 +173,17 @@ def test_after_a_recode_the_untouched_records_keep_their_minucs(page):
     shown = [v for key, v in page.session_state["memo"].items()
              if key[1] == 1 and key[2] == "minucs" and key[3][:2] == (tuple(QIS), 2)]
     assert len(shown) == 1 and 0 < shown[0].rows_carried < len(shown[0].row_mult)
+    # the estimate shown before the click sampled only the records searched again, and counted the others'
+    from kanon_core.risk.minucs import estimate_cost
+    from kanon_core.risk.minucs_carry import plan_carry
+
+    h = page.session_state["history"]
+    qm0 = h.original.dataset.qi_matrix(QIS)
+    plan = plan_carry(find_minucs(qm0, k=2, missing=ds.missing), qm0, ds.qi_matrix(QIS), 2, ds.missing, None)
+    want = estimate_cost(ds.qi_matrix(QIS), k=2, missing=ds.missing, carry=plan)
+    assert len(estimates) == 1
+    assert (estimates[0].sampled_rows, estimates[0].minucs) == (want.sampled_rows, want.minucs)
+    assert estimates[0].minucs != estimate_cost(ds.qi_matrix(QIS), k=2, missing=ds.missing).minucs
     assert metric(page, "MINUCs") == f"{fresh.total:,}"
     assert metric(page, "Records with a MINUC") == f"{fresh.records_with_minucs():,}"
     assert [set(shown[0].masks_of(r).tolist()) for r in range(ds.n_records)] == \
