@@ -13,9 +13,10 @@ Rows (the anchors are figures quoted from their sources, not rerun here):
 * exact suppression, default (strict) model, k = 2, on the seeded table with 19 QIs; anchor Wilson et
   al.'s record-wise programmes (SAS);
 * the core calls the dashboard makes on the bundled sample (19 QIs, the app's k = 3): the Suppress page's
-  run (``SuppressStep.run``) and the MINUCs page's search (``find_minucs``) with the figures the page
-  shows at once (sizes, variable and value contributions); the report's search, which keeps only the
-  counts (``summarize_minucs``);
+  run (``SuppressStep.run``) and the MINUCs page's search (``find_minucs``, on the distinct records and
+  class sizes the page made as it opened, ``minuc_rows``) with the figures the page shows at once (sizes,
+  variable and value contributions); the report's search, which keeps only the counts
+  (``summarize_minucs``);
 * the dashboard rows themselves (Chromium, real server) from ``bench_dashboard.py`` when it is present
   and not skipped (``--no-dashboard``); otherwise "not measured".
 
@@ -182,13 +183,23 @@ def _dash_minucs():
 
     ds = load_sample("els")
     find_minucs(ds.qi_matrix(list(ELS_QIS[:4])).codes[:200], k=2)
-    def page(qm):
-        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing)
+
+    def page(prepared):  # the click: the page made the distinct records and their class sizes as it opened
+        qm, rows = prepared
+        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing, rows=rows)
         r.totals_by_size(), r.records_with_minucs(), r.variable_contributions(), r.value_contributions(qm)
         return r
 
-    return (lambda: ds.qi_matrix(list(ELS_QIS)), page,
+    return (lambda: _page_rows(ds.qi_matrix(list(ELS_QIS)), ds.missing), page,
             lambda r: f"{r.total:,} MINUCs; the page's figures included (search {r.seconds:.2f} s)")
+
+
+def _page_rows(qm, missing: str) -> tuple:
+    """What the MINUCs page holds when "Find MINUCs" is clicked: the QI matrix and its distinct records with
+    their class sizes (made as the page opened, shared by the estimate and the search)."""
+    from kanon_core.risk.minucs import minuc_rows
+
+    return qm, minuc_rows(qm, missing)
 
 
 def _report_minucs():
@@ -225,13 +236,14 @@ def _dash_minucs_recode():
 
     _, ds, qm0, found = _recoded()
 
-    def page(qm):
+    def page(prepared):
+        qm, rows = prepared
         plan = plan_carry(found, qm0, qm, DASHBOARD_K, ds.missing, None)
-        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing, carry=plan)
+        r = find_minucs(qm, k=DASHBOARD_K, missing=ds.missing, carry=plan, rows=rows)
         r.totals_by_size(), r.records_with_minucs(), r.variable_contributions(), r.value_contributions(qm)
         return r
 
-    return (lambda: ds.qi_matrix(list(ELS_QIS)), page,
+    return (lambda: _page_rows(ds.qi_matrix(list(ELS_QIS)), ds.missing), page,
             lambda r: f"{r.total:,} MINUCs; {r.rows_carried:,} of {len(r.row_mult):,} distinct records carried")
 
 
