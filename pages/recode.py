@@ -280,8 +280,9 @@ with tab_suggest:
         st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
         clicked = (not state.job_running("minucs", mparams)  # the MINUCs page's search, shared
                    and st.button("Find MINUCs", key="btn_sug_minucs", type="primary"))
-        qm = ds.qi_matrix(qis)
-        carry = minuc_carry.earlier_search(mparams, tuple(qis), qm, k, ds.missing, None)  # as the MINUCs page
+        qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))  # the MINUCs page's, shared
+        # looked up only on the click that starts the search (as the MINUCs page does)
+        carry = minuc_carry.earlier_search(mparams, tuple(qis), qm, k, ds.missing, None) if clicked else None
         res = state.run_in_background("minucs", mparams, "MINUC search", lambda progress: find_minucs(
             qm, k=k, missing=ds.missing, progress=progress, carry=None if carry is None else carry.plan),
             start_now=clicked)

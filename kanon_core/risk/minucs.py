@@ -119,6 +119,11 @@ def minuc_rows(codes: np.ndarray | QIMatrix, missing: MissingSemantics = "wildca
     return MinucRows(codes, missing, col, _row_class_sizes(codes, col, missing))
 
 
+def _names_or_default(names: Sequence[str] | None, q: int) -> tuple[str, ...]:
+    """The QI names given, or q0, q1, ... for codes given without names."""
+    return tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
+
+
 def _rows_of(codes: np.ndarray, missing: MissingSemantics, rows: MinucRows | None) -> tuple[Collapsed, np.ndarray]:
     """The distinct rows of ``codes`` and their class sizes: ``rows``' when they fit, else computed."""
     if rows is not None and rows.fits(codes, missing):
@@ -509,7 +514,7 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
         codes = codes.codes
     codes, limit = _check(codes, k, missing, max_size, None if prepared is None else prepared[2])
     q = codes.shape[1]
-    names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
+    names = _names_or_default(names, q)
     if len(names) != q:
         raise InputError("Give one name per quasi-identifier column.")
     report(progress, 0.0, "Collapsing identical records")
@@ -536,7 +541,7 @@ def _search(codes: np.ndarray | QIMatrix, k: int, missing: MissingSemantics, max
            if carried_from is not None else f"Searching {n_rows:,} distinct records")
     results = _run_rows(cols, col.mult, fk, int(k), category, limit, searched, bitvals, keep, workers, progress)
     found = _Found.of(results, q)
-    if carried_from is not None and prior is not None:
+    if prior is not None:  # (rows carried, and the spot check agreed)
         found = found.with_carried(prior, carried_from, searched, keep)
     complete = bool(found.complete) or limit >= q
     combos = found.combinations()
@@ -753,9 +758,7 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     col, fk = _rows_of(codes, missing, rows)
     carried_from = None
     if carry is not None:
-        q = codes.shape[1]
-        names = tuple(names) if names is not None else tuple(f"q{j}" for j in range(q))
-        carried_from = _carried_rows(carry, names, int(k), missing, limit, col)
+        carried_from = _carried_rows(carry, _names_or_default(names, codes.shape[1]), int(k), missing, limit, col)
     return _estimate_for(col, fk, k, missing, limit, sample, seed, len(codes), method, keep,
                          None if carried_from is None else (carry, carried_from))
 

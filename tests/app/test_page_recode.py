@@ -82,6 +82,26 @@ def test_single_recode_merges_and_applies(page):
     assert current(page).dataset.frame["BYINCOME"].equals(expect.frame["BYINCOME"])
 
 
+def test_the_suggestions_search_after_a_recode_carries_the_earlier_versions_minucs(page):
+    """Find MINUCs on the suggestions tab, recode, find them again: the second search keeps the MINUCs of the
+    records the recode did not touch (as the MINUCs page does), and equals a search from scratch."""
+    page.button(key="btn_sug_minucs").click().run()
+    assert not page.exception
+    hist = page.session_state["history"]
+    hist.apply(RecodeStep(column="BYRACE", merge=(1, 2)))
+    page.run()
+    page.button(key="btn_sug_minucs").click().run()
+    assert not page.exception
+    ds = hist.current.dataset
+    found = page.session_state["memo"].get(
+        next(key for key in page.session_state["memo"] if key[1] == hist.current_id and key[2] == "minucs"))
+    assert 0 < found.rows_carried < len(found.row_mult)
+    fresh = find_minucs(ds.qi_matrix(QIS), k=3, missing=ds.missing)
+    assert found.total == fresh.total
+    assert [set(found.masks_of(r).tolist()) for r in range(ds.n_records)] == \
+        [set(fresh.masks_of(r).tolist()) for r in range(ds.n_records)]
+
+
 def test_suggestions_and_their_effect_equal_core(page):
     page.button(key="btn_sug_minucs").click().run()
     assert not page.exception
