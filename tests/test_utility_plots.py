@@ -15,6 +15,7 @@ from kanon_core.utility.model_compare import compare_models
 from kanon_core.utility.plots import (
     bias_figure,
     ci_comparison_figure,
+    ci_comparison_spec,
     coefficient_figure,
     relative_difference_histogram,
 )
@@ -47,6 +48,38 @@ def test_ci_comparison_has_original_and_treated_with_their_intervals(pair):
     assert list(fig.layout.xaxis.ticktext) == ["a", "b", "c (gone)"]
     with pytest.raises(InputError):
         ci_comparison_figure(table, "nope")
+
+
+def _plain(value):
+    """A figure's JSON with Plotly's base64 arrays decoded to lists, so two encodings of one figure compare equal."""
+    import base64
+
+    if isinstance(value, dict):
+        if set(value) == {"dtype", "bdata"}:
+            return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).tolist()
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def test_the_interval_chart_as_plain_data_is_the_validated_figure(pair):
+    """The report serialises :func:`ci_comparison_spec` without Plotly's validation: what it writes must be
+    exactly what the validated figure writes, numbers, labels, template and all."""
+    import json
+
+    import plotly.io as pio
+
+    table = compare_distributions(*pair).table
+    spec = ci_comparison_spec(table, "g", title="A <b>title</b>")
+    drawn = json.loads(pio.to_json(spec, validate=False))
+    validated = json.loads(pio.to_json(go.Figure(spec)))
+    assert _plain(drawn) == _plain(validated)
+    assert _plain(validated) == _plain(json.loads(pio.to_json(ci_comparison_figure(table, "g", title="A <b>title</b>"))))
+    white = json.loads(pio.to_json(go.Figure(layout={"template": pio.templates["plotly_white"]})))
+    assert drawn["layout"]["template"]["layout"] == white["layout"]["template"]["layout"]
+    assert drawn["data"][0]["type"] == "scatter" and drawn["data"][0]["y"] == table[table["variable"] == "g"][
+        "pct_original"].tolist()
 
 
 def test_histogram_of_relative_differences_over_compared_categories(pair):

@@ -665,7 +665,7 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     from ..utility import compare_distributions, compare_models
     from ..utility.formula import parse_formula
     from ..utility.info_loss import information_loss
-    from ..utility.plots import ci_comparison_figure, coefficient_figure, relative_difference_histogram
+    from ..utility.plots import ci_comparison_spec, coefficient_figure, relative_difference_histogram
 
     k = int(options.k)
     notes: list[str] = []
@@ -692,7 +692,7 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
             figures.append(("Relative differences", relative_difference_histogram(table)))
         for v in list(qis)[: options.max_variable_plots]:
             if (categories["variable"] == v).any():
-                figures.append((v, ci_comparison_figure(categories, v)))
+                figures.append((v, ci_comparison_spec(categories, v)))
     models = []
     formulas = options.formulas if options.formulas is not None else default_formulas(treated, qis)
     for f in formulas:

@@ -99,7 +99,12 @@ def table(df: pd.DataFrame, table_id: str, headers: dict[str, str] | None = None
 
 
 def _figure(fig: Any, div_id: str) -> str:
-    return '<div class="figure">' + fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+    """A figure's div: a Plotly figure, or a figure given as plain data (already in the form Plotly
+    validates, see :func:`kanon_core.utility.plots.ci_comparison_spec`), serialised as it is."""
+    import plotly.io as pio
+
+    return '<div class="figure">' + pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id,
+                                                 validate=not isinstance(fig, dict),
                                                  config={"displaylogo": False, "responsive": True}) + "</div>"
 
 
