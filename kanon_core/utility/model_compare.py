@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import threads
 from ..dataset import Dataset, VariableMeta
 from ..errors import InputError
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
@@ -168,10 +169,17 @@ def compare_models(
                                                                       original.missing_mask(t.variable)))
                                  for t in f.terms), f.text)
     design = design or SurveyDesign.from_dataset(original, lonely_psu=lonely_psu)
-    results = {
-        MODEL_ORIGINAL: regress(original, f, design, family=family, test=test),
-        MODEL_EXCLUDING: regress(treated, f, design, family=family, test=test),
-    }
-    ds3, f3, extra = suppressed_as_category(original, treated, f, design.weights)
-    results[MODEL_CATEGORY] = regress(ds3, f3, design, family=family, test=test, extra_numeric=extra)
+
+    def fit(model: str) -> RegressionResult:
+        if model == MODEL_ORIGINAL:
+            return regress(original, f, design, family=family, test=test)
+        if model == MODEL_EXCLUDING:
+            return regress(treated, f, design, family=family, test=test)
+        ds3, f3, extra = suppressed_as_category(original, treated, f, design.weights)
+        return regress(ds3, f3, design, family=family, test=test, extra_numeric=extra)
+
+    # the three fits are independent: on the process's compute threads (kanon_core.threads), their matrix
+    # work (which releases the interpreter) overlaps
+    models = (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)
+    results = dict(zip(models, threads.map_workers(fit, models), strict=True))
     return ModelComparison(results=results, alpha=alpha, covariates=tuple(t.variable for t in f.terms))
