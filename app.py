@@ -16,7 +16,7 @@ from pathlib import Path  # noqa: E402
 
 import streamlit as st
 
-from kanon_app import glossary_ui, prefetch, sidebar, state
+from kanon_app import chart_code, glossary_ui, prefetch, sidebar, state
 
 st.set_page_config(page_title="kanon — disclosure control", page_icon=":material/shield:", layout="wide")
 
@@ -44,3 +44,4 @@ try:
 finally:
     finish_timeline()
 prefetch.start_default_comparison()  # the page is complete: the Compare page's table, while the officer reads
+chart_code.load_once()  # and the browser's chart code

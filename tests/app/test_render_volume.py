@@ -71,3 +71,23 @@ def test_data_preview_pages():
     preview = next(df.value for df in at.dataframe if list(df.value.columns) == list(ds.frame.columns))
     assert preview.index.tolist() == list(range(PAGE_ROWS, 2 * PAGE_ROWS))
     assert any(c.value == f"records {PAGE_ROWS + 1}–{2 * PAGE_ROWS} of {ds.n_records:,}" for c in at.caption)
+
+
+def test_the_first_run_ends_with_the_chart_code_preload_and_later_runs_do_not():
+    """A session's first page ends with one empty, static chart (so the browser loads its chart code while the
+    officer reads, kanon_app.chart_code); a valid figure (an invalid one shows an error box instead), drawn
+    once: the next run of the same page has no chart."""
+    import json
+
+    from kanon_app.chart_code import LOADED
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1  # the Data page draws no chart of its own
+    spec = json.loads(charts[0].proto.spec)
+    assert spec["data"] == [] and spec["layout"]["height"] == 10
+    assert json.loads(charts[0].proto.config)["staticPlot"] is True
+    assert at.session_state[LOADED] is True
+    at.run()
+    assert not at.exception and len(at.get("plotly_chart")) == 0
