@@ -61,6 +61,10 @@ _DONE = """() => {
   return app !== null && window.__kanonRun !== undefined && window.__kanonRun.changes > 0;
 }"""
 
+_LOADED_SINCE = """([name, since]) => performance.getEntriesByType('resource').some(
+  e => e.name.split('/').pop().startsWith(name) && e.responseEnd > since)"""
+"""Whether the browser finished loading a file whose name starts so after a moment (its own clock: Playwright
+reports its request events only between calls, late when the script sleeps)."""
 _CHARTS_DRAWN = """() => {
   const boxes = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
   return boxes.length > 0 && boxes.every(b => b.querySelector('.main-svg') !== null);
@@ -180,8 +184,6 @@ class _Rows(list):
 
 def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0.0) -> list[Row]:
     rows: list[Row] = _Rows()
-    chunks: list[str] = []  # the browser's code chunks fetched, in order (Streamlit loads an element's on first use)
-    page.on("requestfinished", lambda request: chunks.append(request.url.rsplit("/", 1)[-1]))
     t0 = time.perf_counter()
     page.goto(url)
     page.get_by_text("16,197 records").first.wait_for(state="visible", timeout=TIMEOUT_MS)
@@ -193,9 +195,9 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
     if "compare" not in skip:
         if read > 0:  # the officer reads the first page (the browser loads its chart code meanwhile)
             time.sleep(read)
-        before = len(chunks)
+        clicked = page.evaluate("performance.now()")
         s = _timed(page, lambda: _nav(page, "Compare"), "CIs overlapping", charts=True)
-        plotly = any(c.startswith(PLOTLY_CHUNK) for c in chunks[before:])
+        plotly = page.evaluate(_LOADED_SINCE, [PLOTLY_CHUNK, clicked])
         rows.append(Row("Compare first open" if read <= 0 else f"Compare first open, clicked after {read:g} s on the "
                         "first page", s, 1.0,
                         "until its charts are drawn; the browser loaded Streamlit's Plotly code on this click (the "
