@@ -43,5 +43,5 @@ try:
     nav.run()
 finally:
     finish_timeline()
-prefetch.start_default_comparison()  # the page is complete: the Compare page's table, while the officer reads
-chart_code.load_once()  # and the browser's chart code
+chart_code.load_once()  # the page is complete: the browser's chart code, while the officer reads
+prefetch.start_default_comparison()  # and the Compare page's table

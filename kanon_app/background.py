@@ -22,6 +22,7 @@ finds every slot taken cancels the speculative jobs holding them, which stop at 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -137,6 +138,25 @@ def unfinished() -> list[Job]:
     """The jobs of every session of this process that have not finished yet (queued or running)."""
     with _UNFINISHED_LOCK:
         return list(_UNFINISHED.values())
+
+
+EXIT_PATIENCE = 10.0
+"""Seconds the process waits at exit, in all, for the jobs still unfinished (asked to stop first)."""
+
+
+def drain(patience: float = EXIT_PATIENCE) -> None:
+    """Ask every unfinished job to stop and wait for them, ``patience`` seconds in all. Registered to run at
+    exit: a job's daemon thread still inside compiled code when the interpreter tears down that code's
+    thread pool (OpenMP) aborts the process ("terminate called without an active exception")."""
+    jobs = unfinished()
+    for job in jobs:
+        job.cancel()
+    deadline = time.monotonic() + patience
+    for job in jobs:
+        job.wait(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(drain)
 
 
 QUEUED_PATIENCE = 1.0

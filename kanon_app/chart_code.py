@@ -9,10 +9,20 @@ Later runs do not draw it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 LOADED = "chart_code_loaded"
 """Session-state flag (bound to no widget): the empty chart was sent to this session's browser."""
+
+
+def empty_figure() -> Any:
+    """The empty chart: no trace, no axis, 10 px high (the least Plotly accepts), no margins."""
+    import plotly.graph_objects as go
+
+    return go.Figure(layout={"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "showlegend": False,
+                             "xaxis": {"visible": False}, "yaxis": {"visible": False}})
 
 
 def load_once() -> None:
@@ -20,8 +30,4 @@ def load_once() -> None:
     if st.session_state.get(LOADED):
         return
     st.session_state[LOADED] = True
-    import plotly.graph_objects as go
-
-    empty = go.Figure(layout={"height": 10, "margin": {"l": 0, "r": 0, "t": 0, "b": 0}, "showlegend": False,
-                              "xaxis": {"visible": False}, "yaxis": {"visible": False}})
-    st.plotly_chart(empty, config={"staticPlot": True, "displayModeBar": False}, key="chart_code_preload")
+    st.plotly_chart(empty_figure(), config={"staticPlot": True, "displayModeBar": False}, key="chart_code_preload")

@@ -25,7 +25,8 @@ FIRST_PAGE_MODULES = (
     "kanon_core.utility.compare", "kanon_core.utility.baseline", "kanon_core.cli.common", "kanon_core.outputs",
     "kanon_app.state", "kanon_app.sidebar", "kanon_app.navigation",
     "kanon_app.roles_ui", "kanon_app.guide", "kanon_app.glossary_ui", "kanon_app.labels_ui",
-    "kanon_app.prefetch", "kanon_app.big_file", "kanon_app.pager",
+    "kanon_app.prefetch", "kanon_app.big_file", "kanon_app.pager", "kanon_app.chart_code",
+    "plotly.graph_objects", "plotly.io", "plotly.tools", "plotly.offline",
 )
 """What the first page run imports (the Data page with the sidebar), listed from a fresh session."""
 
@@ -40,8 +41,17 @@ def warm_up() -> None:
 
     sample = load_sample()
     version_risk(sample, sample, 3)
+    _warm_empty_chart()
     _warm_pattern_joins()
     _skip_direct_run_check()
+
+
+def _warm_empty_chart() -> None:
+    """Build and serialise the first page's empty chart once (kanon_app.chart_code): Plotly loads the parts of
+    its figure and of its JSON writer on first use."""
+    from kanon_app.chart_code import empty_figure
+
+    empty_figure().to_json()
 
 
 def _skip_direct_run_check() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from kanon_app import background
 from kanon_core.errors import InputError
@@ -235,3 +236,40 @@ def test_work_holding_a_slot_does_not_wait_for_a_job_queued_for_one(monkeypatch)
     running = background.start("slow", "slow search", lambda progress: running_release.wait(30) and "found")
     threading.Timer(0.5, running_release.set).start()
     assert background.finish_unless_queued(running, patience=0.1) and running.result == "found"
+
+
+def test_the_process_waits_at_exit_for_its_unfinished_jobs(tmp_path):
+    """At exit every unfinished job is asked to stop and waited for (a daemon thread left inside compiled code
+    while the interpreter tears that code's thread pool down aborts the process): a job that ends by itself
+    half a second after the script, and one that runs until cancelled, both finish before the process does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = tmp_path / "done"
+    probe = (
+        "import time\nfrom pathlib import Path\nfrom kanon_app import background\n"
+        f"done = Path({str(done)!r})\n"
+        "def slow(progress):\n    time.sleep(0.5)\n    done.with_suffix('.slow').write_text('1')\n"
+        "def endless(progress):\n"
+        "    try:\n        while True:\n            progress.update(0.5, 'working')\n            time.sleep(0.01)\n"
+        "    finally:\n        done.with_suffix('.endless').write_text('1')\n"
+        "background.start('a', 'slow', slow, heavy=False)\nbackground.start('b', 'endless', endless, heavy=False)\n"
+        "time.sleep(0.1)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert done.with_suffix(".slow").exists() and done.with_suffix(".endless").exists()
+
+
+def test_drain_gives_up_after_its_patience():
+    release = threading.Event()
+    job = background.start("k", "deaf", lambda progress: release.wait(30), heavy=False)  # never checks progress
+    try:
+        t = time.monotonic()
+        background.drain(patience=0.3)
+        assert time.monotonic() - t < 5 and not job.done
+    finally:
+        release.set()
+        assert job.wait(30)
