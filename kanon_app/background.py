@@ -144,16 +144,16 @@ EXIT_PATIENCE = 10.0
 """Seconds the process waits at exit, in all, for the jobs still unfinished (asked to stop first)."""
 
 
-def drain(patience: float = EXIT_PATIENCE) -> None:
-    """Ask every unfinished job to stop and wait for them, ``patience`` seconds in all. Registered to run at
-    exit: a job's daemon thread still inside compiled code when the interpreter tears down that code's
-    thread pool (OpenMP) aborts the process ("terminate called without an active exception")."""
-    jobs = unfinished()
+def drain(jobs: list[Job] | None = None, patience: float = EXIT_PATIENCE) -> list[Job]:
+    """Ask ``jobs`` (default: every unfinished job) to stop and wait for them, ``patience`` seconds in all;
+    returns those still unfinished. Registered to run at exit: a job's daemon thread still inside compiled code
+    when the interpreter tears down that code's thread pool (OpenMP) aborts the process ("terminate called
+    without an active exception")."""
+    jobs = unfinished() if jobs is None else jobs
     for job in jobs:
         job.cancel()
     deadline = time.monotonic() + patience
-    for job in jobs:
-        job.wait(max(0.0, deadline - time.monotonic()))
+    return [job for job in jobs if not job.wait(max(0.0, deadline - time.monotonic()))]
 
 
 atexit.register(drain)

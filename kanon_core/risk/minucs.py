@@ -751,9 +751,9 @@ def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSema
     method it would use: time, MINUCs (from a timed search of a random sample of distinct rows) and memory.
     With ``carry`` (as the search would take it) the time is that of the rows searched again, sampled among
     them, and the carried rows' MINUCs are counted as they are; ``rows`` as in :func:`find_minucs`."""
-    names = codes.names if isinstance(codes, QIMatrix) else None
+    names = None
     if isinstance(codes, QIMatrix):
-        codes = codes.codes
+        names, codes = codes.names, codes.codes
     codes, limit = _check(codes, k, missing, max_size)
     col, fk = _rows_of(codes, missing, rows)
     carried_from = None

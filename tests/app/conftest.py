@@ -2,7 +2,7 @@
 
 Jobs run in daemon threads of the test process and hold the server's heavy slots, so a job one test left
 running would make the next tests' work wait (or, holding every slot, wait for ever). Each test's unfinished
-jobs are cancelled when it ends; one that does not stop within a minute fails the test that left it.
+jobs are cancelled when it ends; those not stopped within a minute fail the test that left them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ def no_job_outlives_its_test():
     before = {id(job) for job in background.unfinished()}
     yield
     left = [job for job in background.unfinished() if id(job) not in before]
-    for job in left:
-        job.cancel()
-    stuck = [job.label for job in left if not job.wait(STOP_SECONDS)]
+    stuck = [job.label for job in background.drain(left, STOP_SECONDS)]
     if stuck:
         pytest.fail(f"jobs still running {STOP_SECONDS:.0f} s after their test was cancelled: {stuck}")
