@@ -2,6 +2,7 @@
 
 * the vectorised scan of the record-wise solver (``scan_row_fast``) against the row-by-row scan;
 * the greedy classes remembered within a run (``GreedyMemo``) against a fresh build;
+* the greedy's pattern loop with the near-record lists against the loop without them and its numpy twin;
 * strict suppression under wildcard missing values with many QIs, where the candidate classes are not
   listed, still recounts every class at k and keeps its bound below the cost.
 """
@@ -151,3 +152,31 @@ def test_compiled_pattern_loop_equals_numpy_twin(case, seed):
     masks = np.array([sum(1 << v for v in p) for p in patterns], dtype=np.uint64)
     place_patterns(got_X, got_placed, bits, masks, k)
     assert np.array_equal(got_X, want_X) and np.array_equal(got_placed, want_placed)
+
+
+@given(tables(min_n=2, max_n=60, max_q=7), st.integers(0, 2**31 - 1))
+def test_pattern_loop_with_near_lists_equals_loop_without(case, seed):
+    """Without suppressed cells in the input (the greedy's own calls), the patterns of up to three positions
+    group only records with k - 1 near records inside them: the classes, so the result, are the same."""
+    from kanon_core.treat.suppress_category import _patterns, place_patterns
+    from kanon_core.treat.suppress_near import near_pairs
+
+    codes, costs, protected, k = case
+    rng = np.random.default_rng(seed)
+    X = np.where(codes < 0, 2, codes).astype(np.int32)
+    X[rng.random(len(X)) < 0.3] = X[0]  # some records alike, so that classes form
+    placed = rng.random(len(X)) < 0.3
+    obs = rng.random(X.shape) < 0.9
+    free = [v for v in range(X.shape[1]) if not protected[v]]
+    patterns = _patterns(free, costs)
+    if not patterns:
+        return
+    masks = np.array([sum(1 << v for v in p) for p in patterns], dtype=np.uint64)
+    bits = (obs * (1 << np.arange(X.shape[1]))).sum(axis=1).astype(np.uint64)
+    want_X, want_placed = _placed_by_projection(X, placed, obs, patterns, k)
+    for near in (False, True):
+        got_X, got_placed = X.copy(), placed.copy()
+        place_patterns(got_X, got_placed, bits, masks, k, near=near)
+        assert np.array_equal(got_X, want_X) and np.array_equal(got_placed, want_placed)
+    if X.shape[1] > 1:  # the lists were made (the path under test was taken)
+        assert near_pairs(X, np.flatnonzero(~placed), min(3, X.shape[1] - 1)) is not None

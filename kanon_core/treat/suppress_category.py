@@ -32,6 +32,8 @@ from ..risk.keys import group_ids
 
 FULL_ENUMERATION_MAX = 12
 SMALL_PATTERN_SIZE = 3
+NEAR_SIZE = 3
+"""Patterns of up to this many positions group only the records with enough near records inside them."""
 HASH_BITS = 48
 """Bits of a projected row's hash kept in its slot beside the pattern's tag (matches are then compared value
 by value, so a collision never merges two rows; 2^16 patterns and 2^32 rows at most)."""
@@ -109,8 +111,8 @@ def _same_projection(X, a, b, pm, q):  # pragma: no cover - compiled
     return True
 
 
-@numba.njit(cache=True, nogil=True)
-def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - compiled
+def place_patterns(X: np.ndarray, placed: np.ndarray, obs_bits: np.ndarray, patterns: np.ndarray, k: int,
+                   near: bool = True) -> None:
     """Step 2 of the module docstring, in place on ``X`` and ``placed``.
 
     For each pattern S in order: every unplaced record observed on S is projected (S set to -1); a
@@ -119,7 +121,41 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
     exactly: an additive hash of (position, code) is updated by S's positions only, and rows whose
     hashes meet are compared value by value (open addressing), so a hash collision never merges two
     different rows.
+
+    With ``near`` (and no cell of ``X`` suppressed yet, the greedy's own input), the patterns of at most
+    :data:`NEAR_SIZE` positions group only the records that can share a class under them. Such a class
+    holds records whose input values agree outside S (a record is suppressed only once, when placed, and
+    then reads -1 where no unplaced record does), so every member differs from each other member on
+    positions inside S only: it has at least k - 1 *near* records (:mod:`.suppress_near`) whose
+    differing positions lie inside S. Records with fewer cannot be in a class of k under S, and leaving
+    them out of the grouping changes no class of k: the result is the same, record by record (tested
+    against the loop without the lists).
     """
+    lists = None
+    if near and k >= 2 and len(X) and not (X < 0).any():
+        from .suppress_near import near_pairs
+
+        lists = near_pairs(X, np.flatnonzero(~placed), min(NEAR_SIZE, X.shape[1] - 1))
+    if lists is None:
+        none = np.zeros(0, np.uint64)
+        _place_patterns(X, placed, obs_bits, patterns, int(k), none, np.zeros(1, np.int64), np.zeros(0, np.int64), -1)
+        return
+    # the near entries (row, differing positions) grouped by their positions: a pattern visits the entries
+    # of its subsets only
+    owner = np.repeat(np.arange(len(X), dtype=np.int64), lists.degree())
+    by_mask = np.argsort(lists.mask, kind="stable")
+    masks, first = np.unique(lists.mask[by_mask], return_index=True)
+    start = np.append(first, len(by_mask)).astype(np.int64)
+    _place_patterns(X, placed, obs_bits, patterns, int(k), masks, start, owner[by_mask], lists.m)
+
+
+@numba.njit(cache=True, nogil=True)
+def _place_patterns(X, placed, obs_bits, patterns, k, near_masks, near_start, near_owner, near_m
+                    ):  # pragma: no cover - compiled
+    """:func:`place_patterns`. The patterns of at most ``near_m`` positions (-1: none) gather the rows with k - 1
+    near rows differing inside the pattern from the near entries: ``near_owner[near_start[i]:near_start[i +
+    1]]`` are the rows having a near row that differs from them exactly on the positions ``near_masks[i]``
+    (sorted)."""
     n, q = X.shape
     size = 1
     while size < 2 * n + 2:
@@ -145,6 +181,8 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
     cand = np.empty(n, dtype=np.int64)
     slot_of = np.empty(n, dtype=np.int64)
     pos = np.empty(q, dtype=np.int64)
+    hits = np.zeros(n, dtype=np.int64)  # near rows inside the pattern, per row (reset after each pattern)
+    touched = np.empty(n, dtype=np.int64)
     for p in range(patterns.shape[0]):
         if remaining == 0:
             break
@@ -152,14 +190,45 @@ def place_patterns(X, placed, obs_bits, patterns, k):  # pragma: no cover - comp
         tag = np.uint64(p + 1) << np.uint64(HASH_BITS)
         nt = 0
         ncand = 0
-        for r in range(n):
-            if not placed[r]:
-                if (obs_bits[r] & pm) == pm:
-                    todo[nt] = r
-                    nt += 1
-            elif (neg_bits[r] & pm) == pm:
-                cand[ncand] = r
-                ncand += 1
+        size_p = 0
+        for j in range(q):
+            if (pm >> np.uint64(j)) & np.uint64(1):
+                size_p += 1
+        if size_p <= near_m:
+            n_touch = 0
+            sub = pm
+            while True:  # every subset of the pattern, itself down to the empty set
+                i = np.searchsorted(near_masks, sub)
+                if i < near_masks.shape[0] and near_masks[i] == sub:
+                    for e in range(near_start[i], near_start[i + 1]):
+                        r = near_owner[e]
+                        if hits[r] == 0:
+                            touched[n_touch] = r
+                            n_touch += 1
+                        hits[r] += 1
+                        if hits[r] != k - 1:
+                            continue
+                        if not placed[r]:
+                            if (obs_bits[r] & pm) == pm:
+                                todo[nt] = r
+                                nt += 1
+                        elif (neg_bits[r] & pm) == pm:
+                            cand[ncand] = r
+                            ncand += 1
+                if sub == 0:
+                    break
+                sub = (sub - np.uint64(1)) & pm
+            for t in range(n_touch):
+                hits[touched[t]] = 0
+        else:
+            for r in range(n):
+                if not placed[r]:
+                    if (obs_bits[r] & pm) == pm:
+                        todo[nt] = r
+                        nt += 1
+                elif (neg_bits[r] & pm) == pm:
+                    cand[ncand] = r
+                    ncand += 1
         if nt == 0:
             continue
         npos = 0
