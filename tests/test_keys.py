@@ -32,3 +32,21 @@ def test_both_paths_are_taken(monkeypatch):
     sorted_ = group_ids(codes)
     assert np.array_equal(dense[0], sorted_[0]) and np.array_equal(dense[1], sorted_[1])
     assert dense[1].tolist() == [1, 1, 2]
+
+
+@given(st.integers(0, 60), st.integers(1, 6), st.integers(1, 3000), st.integers(0, 2**32 - 1))
+@settings(max_examples=80, deadline=None)
+def test_unique_rows_equal_numpy_unique_by_rows(n, q, card, seed):
+    """The same unique rows, first indices, inverse and counts as ``np.unique(axis=0)``, for any integer codes
+    (-2: suppressed) and key ranges that need re-densifying."""
+    from kanon_core.risk.keys import unique_rows
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(-2, card, size=(n, q)).astype(np.int32)
+    if n:
+        codes[rng.random(n) < 0.3] = codes[0]
+    want = np.unique(codes, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    got = unique_rows(codes, return_index=True, return_inverse=True, return_counts=True)
+    for w, g in zip(want, got, strict=True):
+        assert np.array_equal(np.asarray(w).reshape(-1) if w.ndim < 2 else w, g)
+    assert np.array_equal(unique_rows(codes), want[0])

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..dataset import MissingSemantics, check_semantics
 from ..threads import run_parallel
+from .keys import unique_rows
 
 SUPPRESSED = -2
 """Code of a suppressed cell in released codes (-1 stays "missing in the input")."""
@@ -73,8 +74,8 @@ def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
         return np.zeros(0, dtype=np.int64)
     if len(targets) == 0:
         return np.zeros(len(queries), dtype=np.int64)
-    qu, qinv = np.unique(queries, axis=0, return_inverse=True)
-    tu, tinv = np.unique(targets, axis=0, return_inverse=True)
+    qu, qinv = unique_rows(queries, return_inverse=True)
+    tu, tinv = unique_rows(targets, return_inverse=True)
     weights = np.ones(len(targets), np.int64) if target_mult is None else np.asarray(target_mult, np.int64)
     tmult = np.bincount(tinv.reshape(-1), weights=weights, minlength=len(tu)).astype(np.int64)
     counts = run_parallel(_count_consistent, np.ascontiguousarray(qu), np.ascontiguousarray(tu),

@@ -39,6 +39,7 @@ from ..errors import InfeasibleError, InputError
 from ..progress import Progress, report
 from ..risk.classes import check_alpha, class_sizes
 from ..risk.intruder import findable_below_k, released_codes
+from ..risk.keys import unique_rows
 from ..steps import Step, register_step
 from ..threads import run_parallel
 from .protection import DEFAULT_MODEL, get_model
@@ -264,7 +265,7 @@ def _strict_solve(p: Problem, unsafe: np.ndarray, alpha: float, solve: Any) -> n
     force = unsafe.copy()
     mask = np.zeros(p.codes.shape, dtype=bool)
     # identical records must be forced together (they share their counts anyway)
-    inv = np.unique(p.codes[keep], axis=0, return_inverse=True)[1].reshape(-1) if keep.any() else None
+    inv = unique_rows(p.codes[keep], return_inverse=True)[1] if keep.any() else None
     for _round in range(WILDCARD_ROUNDS):
         mask[:] = False
         if inv is not None:
@@ -384,7 +385,7 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
     else:
         lower = sol.lower_bound
         stats["bound"] = "charge bound and class programme"
-    distinct = stats["distinct_rows"] if "distinct_rows" in stats else len(np.unique(p.codes, axis=0))
+    distinct = stats["distinct_rows"] if "distinct_rows" in stats else len(unique_rows(p.codes))
     if lower < cost - 1e-9 and distinct <= RECORD_WISE_BOUND_MAX_ROWS:
         # Wilson et al.'s record-wise optimum bounds the strict one too: a record's strict class is
         # made of input records consistent with its retained values (missing read as wildcards, the
@@ -434,7 +435,7 @@ def _cost(p: Problem, out: np.ndarray) -> float:
 def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit: int,
                   progress: Progress | None) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
     """Neighbour formulation on collapsed rows; returns per-record masks, lower bound, proven flag."""
-    uniq, inv, mult = np.unique(p.codes, axis=0, return_inverse=True, return_counts=True)
+    uniq, inv, mult = unique_rows(p.codes, return_inverse=True, return_counts=True)
     uniq = np.ascontiguousarray(uniq, dtype=np.int32)
     inv = inv.reshape(-1)
     mult = mult.astype(np.int64)

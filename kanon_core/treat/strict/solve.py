@@ -39,6 +39,7 @@ import numpy as np
 
 from ...errors import InfeasibleError
 from ...progress import Progress, report
+from ...risk.keys import unique_rows
 from ..suppress_category import category_suppress
 from .candidates import (
     FULL_ENUMERATION_MAX,
@@ -162,7 +163,7 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     n, q = codes.shape
     missing_matches = bool(missing_matches and (codes < 0).any())  # without missing cells: a partition
     X = missing_as_value(codes)
-    uniq, inv, mult = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    uniq, inv, mult = unique_rows(X, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
     mult = mult.astype(np.int64)
     uniq = np.ascontiguousarray(uniq)
@@ -246,7 +247,7 @@ def solve_strict_classes(codes: np.ndarray, mult: np.ndarray, costs: np.ndarray,
         raise ValueError("one multiplicity (>= 1) per distinct row is needed")
     missing_matches = bool(missing_matches and (codes < 0).any())
     X = missing_as_value(codes)
-    if n_u and len(np.unique(X, axis=0)) != n_u:
+    if n_u and len(unique_rows(X)) != n_u:
         raise ValueError("the rows of a class table must be distinct")
     observed = codes >= 0
     unsafe = mult < k if force is None else np.asarray(force, dtype=bool)
