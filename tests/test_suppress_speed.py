@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -180,3 +180,29 @@ def test_pattern_loop_with_near_lists_equals_loop_without(case, seed):
         assert np.array_equal(got_X, want_X) and np.array_equal(got_placed, want_placed)
     if X.shape[1] > 1:  # the lists were made (the path under test was taken)
         assert near_pairs(X, np.flatnonzero(~placed), min(3, X.shape[1] - 1)) is not None
+
+
+@given(st.integers(SCAN_NEAR * 3, 400), st.integers(2, 10), st.integers(2, 5), st.integers(2, 6),
+       st.integers(0, 2**31 - 1))
+@settings(max_examples=40, deadline=None)
+def test_fast_scan_equals_row_by_row_scan_far_from_the_row(n, q, card, k, seed):
+    """Most rows lie beyond the near ones scanned one by one: the bound from the masks' sizes and the
+    branch-free pass that keeps the rows under it give the row-by-row scan's candidates."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(-1, card, size=(n, q)).astype(np.int32)
+    costs = rng.choice([0.1, 0.5, 1.0, 2.0, 3.0], size=q)
+    protected = rng.random(q) < 0.15
+    uniq, mult = np.unique(codes, axis=0, return_counts=True)
+    uniq = np.ascontiguousarray(uniq, dtype=np.int32)
+    mult = mult.astype(np.int64)
+    m = len(uniq)
+    prot = np.uint64(sum(1 << v for v in np.flatnonzero(protected).tolist()))
+    cols, bitvals = code_columns(uniq)
+    for u in range(0, m, max(1, m // 25)):
+        a = [np.empty(m, np.uint64), np.empty(m), np.empty(m, np.int64)]
+        b = [np.empty(m, np.uint64), np.empty(m), np.empty(m, np.int64)]
+        got_a = scan_row(u, uniq, mult, costs, prot, k, *a)
+        got_b = scan_row_fast(u, uniq, cols, mult, costs, prot, k, *b, np.empty(m, bitvals.dtype), bitvals)
+        assert got_a == got_b
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x[:got_a[0]], y[:got_a[0]])

@@ -129,7 +129,8 @@ def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cove
     """Collect the disagreement masks of row ``u`` that may be part of an optimal solution.
 
     Returns (number of candidates, m0, need): m0 counts the records agreeing with ``u`` on all of its
-    observed positions (``u`` and its duplicates included), need = k - m0 (<= 0: already safe).
+    observed positions (``u`` and its duplicates included), need = k - m0 (<= 0: already safe, and then no
+    candidates).
     Rows whose mask contains a protected position can never join ``u``'s class and are skipped.
     """
     n, q = uniq.shape
@@ -150,6 +151,8 @@ def scan_row(u, uniq, mult, costs, protected, k, cd, cc, cm):  # pragma: no cove
             if not ok:
                 continue
             m0, nc, nb, thr = _add_candidate(d, c, mult[w], k, m0, cd, cc, cm, nc, buf, nb, cap, thr)
+    if m0 >= k:  # safe: no candidate is needed (and which were met before the k-th agreeing record is moot)
+        return 0, m0, k - m0
     return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
 
 
@@ -182,11 +185,17 @@ def _masks_against(u, uniq, cols, dall, bitvals):  # pragma: no cover - compiled
 def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bitvals):  # pragma: no cover - compiled
     """:func:`scan_row` with the same result, computing the masks of all rows in one vectorised pass.
 
-    The outward scan is replayed over the precomputed masks in the same order with the same running
-    bound, so the candidates (and their order) are exactly :func:`scan_row`'s: a mask skipped there
-    because its partial cost passed the bound has a full cost past it too (costs are not negative),
-    and a mask with a protected position is skipped in both; costs are added in position order, as
-    there. ``cols`` and ``bitvals`` come from :func:`code_columns`; ``dall`` is work space of n.
+    The :data:`SCAN_NEAR` nearest rows on each side are scanned one by one as there. Then the masks of
+    all rows are computed at once, and the outward scan is replayed over them in the same order with the
+    same running bound, visiting only the rows whose mask has few enough positions to cost at most an
+    upper bound of the final bound: the summed cost of the k - m0 masks with fewest positions, each
+    costing at most its positions times the dearest cost (one histogram of the masks' sizes). A row
+    visited there but not here costs more than the final bound, so :func:`scan_row` drops it by the end
+    and it is never among the k - m0 cheapest that set that bound (nor does it count in m0: empty masks
+    are always visited). So the candidates (and their order) are exactly :func:`scan_row`'s: a mask
+    skipped there because its partial cost passed the bound has a full cost past it too (costs are not
+    negative), and a mask with a protected position is skipped in both; costs are added in position
+    order, as there. ``cols`` and ``bitvals`` come from :func:`code_columns`; ``dall`` is work space of n.
     """
     n, q = uniq.shape
     m0 = mult[u]
@@ -195,44 +204,98 @@ def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bi
     nb = 0
     thr = np.inf
     nc = 0
-    computed = False
     cheap = np.inf
     for v in range(q):
         cheap = min(cheap, costs[v])
     cheap *= 1.0 - 1e-9
-    for dist in range(1, n):
+    near = min(SCAN_NEAR, n - 1)
+    for dist in range(1, near + 1):
         if m0 >= k:
             break
-        if dist > SCAN_NEAR and not computed:
-            _masks_against(u, uniq, cols, dall, bitvals)
-            computed = True
         for side in range(2):
             w = u + dist if side == 0 else u - dist
             if w < 0 or w >= n:
                 continue
-            if computed:
-                d = np.uint64(dall[w])
-                if d & protected:
-                    continue
-                if popcount(d) * cheap > thr + EPS:
-                    continue  # every position costs at least ``cheap`` (with a margin for rounding)
-                c = 0.0
-                x = d
-                over = False
-                while x:
-                    low = x & (~x + np.uint64(1))
-                    c += costs[popcount(low - np.uint64(1))]
-                    if c > thr + EPS:
-                        over = True
-                        break
-                    x ^= low
-                if over:
-                    continue
-            else:
-                ok, d, c = _pair_mask(uniq, u, w, q, protected, costs, thr)
-                if not ok:
-                    continue
+            ok, d, c = _pair_mask(uniq, u, w, q, protected, costs, thr)
+            if not ok:
+                continue
             m0, nc, nb, thr = _add_candidate(d, c, mult[w], k, m0, cd, cc, cm, nc, buf, nb, cap, thr)
+    if m0 >= k:
+        return 0, m0, k - m0
+    if near >= n - 1:
+        return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
+    _masks_against(u, uniq, cols, dall, bitvals)
+    # The rows whose mask could pass that bound, found in one branch-free pass: a mask costlier than it is
+    # costlier than the final bound, so the outward scan below would drop it by the end (or skip it); the
+    # kept ones are tested there exactly as before
+    # The final bound is at most the summed cost of the k - m0 masks with fewest positions (each costs at
+    # most its positions times the dearest cost): a histogram of the masks' sizes gives it before the scan.
+    dear = 0.0
+    for v in range(q):
+        dear = max(dear, costs[v])
+    sizes = np.zeros(q + 2, dtype=np.int64)
+    for w in range(n):
+        d = np.uint64(dall[w])
+        sizes[popcount(d)] += min(mult[w], cap) if ((d & protected) == 0) & (d != 0) else 0
+    need = k - m0
+    bound = 0.0
+    for p in range(1, q + 1):
+        take = min(sizes[p], need)
+        bound += take * p * dear
+        need -= take
+        if need == 0:
+            break
+    if need == 0 and bound < thr:
+        thr_scan = bound
+    else:
+        thr_scan = thr
+    idx = np.empty(n, dtype=np.int64)
+    m = 0
+    top = q + 1 if thr_scan == np.inf else min(q + 1, np.int64((thr_scan + EPS) / cheap) + 1)
+    for w in range(n):
+        d = np.uint64(dall[w])
+        idx[m] = w
+        m += ((d & protected) == 0) & (popcount(d) <= top)
+    # the kept rows beyond the near ones, outwards (at equal distance the row after u first), as before
+    right = 0
+    while right < m and idx[right] <= u + near:
+        right += 1
+    left = right - 1
+    while left >= 0 and idx[left] >= u - near:
+        left -= 1
+    last = 0  # the distance of the row visited last: as there, a distance begun is finished once safe
+    while right < m or left >= 0:
+        if left < 0 or (right < m and idx[right] - u <= u - idx[left]):
+            w = idx[right]
+        else:
+            w = idx[left]
+        if m0 >= k and abs(w - u) != last:
+            break
+        if w > u:
+            right += 1
+        else:
+            left -= 1
+        last = abs(w - u)
+        d = np.uint64(dall[w])
+        if d & protected:
+            continue
+        if popcount(d) * cheap > thr + EPS:
+            continue  # every position costs at least ``cheap`` (with a margin for rounding)
+        c = 0.0
+        x = d
+        over = False
+        while x:
+            low = x & (~x + np.uint64(1))
+            c += costs[popcount(low - np.uint64(1))]
+            if c > thr + EPS:
+                over = True
+                break
+            x ^= low
+        if over:
+            continue
+        m0, nc, nb, thr = _add_candidate(d, c, mult[w], k, m0, cd, cc, cm, nc, buf, nb, cap, thr)
+    if m0 >= k:
+        return 0, m0, k - m0
     return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
 
 
