@@ -29,8 +29,9 @@ from itertools import combinations
 import numba
 import numpy as np
 
-PAIR_BUDGET = 20_000_000
-"""Most pairs compared to list the near pairs (about 0.1 s); beyond it the caller does without the lists."""
+PAIR_BUDGET = 5_000_000
+"""Most pairs compared to list the near pairs (about 0.1 s, and at most this many pairs kept: 240 MB of lists at
+worst); beyond it the caller does without the lists."""
 
 MAX_EXTRA_BLOCKS = 3
 """Blocks beyond m + 1 tried (more blocks: more, smaller groupings; the cheapest design is kept)."""
