@@ -36,6 +36,9 @@ worst); beyond it the caller does without the lists."""
 MAX_EXTRA_BLOCKS = 3
 """Blocks beyond m + 1 tried (more blocks: more, smaller groupings; the cheapest design is kept)."""
 
+FORECAST_SLACK = 4.0
+"""A design forecast to compare more than this many times the budget's pairs is not tried."""
+
 PAIRS_PER_GROUPING = 20_000
 """Pairs compared in about the time one grouping of the rows takes: the exchange rate of the design choice."""
 
@@ -68,11 +71,12 @@ def _block_designs(q: int, m: int, order: list[int]) -> list[list[list[int]]]:
     return designs
 
 
-def _entropy(col: np.ndarray) -> float:
-    """Shannon entropy of a code column (codes >= -1)."""
+def _column_stats(col: np.ndarray) -> tuple[float, float]:
+    """Shannon entropy of a code column (codes >= -1) and the chance that two rows drawn at random share
+    their code (the sum of the squared shares)."""
     counts = np.bincount(col.astype(np.int64) + 1)
     p = counts[counts > 0] / len(col)
-    return float(-(p * np.log2(p)).sum())
+    return float(-(p * np.log2(p)).sum()), float((p * p).sum())
 
 
 def near_pairs(X: np.ndarray, rows: np.ndarray, m: int, budget: int = PAIR_BUDGET) -> NearPairs | None:
@@ -87,13 +91,20 @@ def near_pairs(X: np.ndarray, rows: np.ndarray, m: int, budget: int = PAIR_BUDGE
     if len(rows) < 2:
         return NearPairs(np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64), m)
     sub = X[rows]
-    order = sorted(range(q), key=lambda j: (-_entropy(sub[:, j]), j))
+    stats = [_column_stats(sub[:, j]) for j in range(q)]
+    order = sorted(range(q), key=lambda j: (-stats[j][0], j))
+    n_u = len(rows)
     best: tuple[int, list[np.ndarray], list[int]] | None = None
     for unions in _block_designs(q, m, order):
         # a design with more blocks groups more often: tried only while the pairs it could save cost more
         # than its groupings (about as much as comparing PAIRS_PER_GROUPING pairs each)
         if best is not None and best[0] <= PAIRS_PER_GROUPING * len(unions):
             break
+        # a design whose pairs, forecast as if the columns were independent, exceed the budget many times
+        # over is not grouped (the forecast only spares work: a design grouped is counted exactly)
+        forecast = sum(n_u * n_u / 2 * float(np.prod([stats[j][1] for j in cols])) for cols in unions)
+        if forecast > FORECAST_SLACK * budget:
+            continue
         gids = []
         cost = 0
         for cols in unions:
