@@ -111,6 +111,20 @@ def _same_projection(X, a, b, pm, q):  # pragma: no cover - compiled
     return True
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gather(r, pm, placed, obs_bits, neg_bits, todo, nt, cand, ncand):  # pragma: no cover - compiled
+    """Row r into the pattern's grouping: an unplaced row observed on all of ``pm`` to be projected
+    (``todo``), a placed row already suppressed on all of it as a possible class-mate (``cand``)."""
+    if not placed[r]:
+        if (obs_bits[r] & pm) == pm:
+            todo[nt] = r
+            nt += 1
+    elif (neg_bits[r] & pm) == pm:
+        cand[ncand] = r
+        ncand += 1
+    return nt, ncand
+
+
 def place_patterns(X: np.ndarray, placed: np.ndarray, obs_bits: np.ndarray, patterns: np.ndarray, k: int,
                    near: bool = True) -> None:
     """Step 2 of the module docstring, in place on ``X`` and ``placed``.
@@ -206,15 +220,8 @@ def _place_patterns(X, placed, obs_bits, patterns, k, near_masks, near_start, ne
                             touched[n_touch] = r
                             n_touch += 1
                         hits[r] += 1
-                        if hits[r] != k - 1:
-                            continue
-                        if not placed[r]:
-                            if (obs_bits[r] & pm) == pm:
-                                todo[nt] = r
-                                nt += 1
-                        elif (neg_bits[r] & pm) == pm:
-                            cand[ncand] = r
-                            ncand += 1
+                        if hits[r] == k - 1:
+                            nt, ncand = _gather(r, pm, placed, obs_bits, neg_bits, todo, nt, cand, ncand)
                 if sub == 0:
                     break
                 sub = (sub - np.uint64(1)) & pm
@@ -222,13 +229,7 @@ def _place_patterns(X, placed, obs_bits, patterns, k, near_masks, near_start, ne
                 hits[touched[t]] = 0
         else:
             for r in range(n):
-                if not placed[r]:
-                    if (obs_bits[r] & pm) == pm:
-                        todo[nt] = r
-                        nt += 1
-                elif (neg_bits[r] & pm) == pm:
-                    cand[ncand] = r
-                    ncand += 1
+                nt, ncand = _gather(r, pm, placed, obs_bits, neg_bits, todo, nt, cand, ncand)
         if nt == 0:
             continue
         npos = 0
