@@ -225,9 +225,6 @@ def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bi
     if near >= n - 1:
         return _keep_within(nc, thr, cd, cc, cm), m0, k - m0
     _masks_against(u, uniq, cols, dall, bitvals)
-    # The rows whose mask could pass that bound, found in one branch-free pass: a mask costlier than it is
-    # costlier than the final bound, so the outward scan below would drop it by the end (or skip it); the
-    # kept ones are tested there exactly as before
     # The final bound is at most the summed cost of the k - m0 masks with fewest positions (each costs at
     # most its positions times the dearest cost): a histogram of the masks' sizes gives it before the scan.
     dear = 0.0
@@ -249,6 +246,9 @@ def scan_row_fast(u, uniq, cols, mult, costs, protected, k, cd, cc, cm, dall, bi
         thr_scan = bound
     else:
         thr_scan = thr
+    # The rows whose mask could pass that bound, found in one branch-free pass: a mask costlier than it is
+    # costlier than the final bound, so the outward scan below would drop it by the end (or skip it); the
+    # kept ones are tested there exactly as before
     idx = np.empty(n, dtype=np.int64)
     m = 0
     top = q + 1 if thr_scan == np.inf else min(q + 1, np.int64((thr_scan + EPS) / cheap) + 1)
