@@ -77,10 +77,10 @@ def _counts(queries: np.ndarray, targets: np.ndarray, query_is_release: bool,
     qu, qinv = unique_rows(queries, return_inverse=True)
     tu, tinv = unique_rows(targets, return_inverse=True)
     weights = np.ones(len(targets), np.int64) if target_mult is None else np.asarray(target_mult, np.int64)
-    tmult = np.bincount(tinv.reshape(-1), weights=weights, minlength=len(tu)).astype(np.int64)
+    tmult = np.bincount(tinv, weights=weights, minlength=len(tu)).astype(np.int64)
     counts = run_parallel(_count_consistent, np.ascontiguousarray(qu), np.ascontiguousarray(tu),
                           tmult, query_is_release, check_semantics(missing) == "wildcard")
-    return counts[qinv.reshape(-1)]
+    return counts[qinv]
 
 
 def released_codes(original: np.ndarray, mask: np.ndarray) -> np.ndarray:

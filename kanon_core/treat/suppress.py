@@ -437,7 +437,6 @@ def _exact_direct(p: Problem, solver: str, time_limit: float | None, node_limit:
     """Neighbour formulation on collapsed rows; returns per-record masks, lower bound, proven flag."""
     uniq, inv, mult = unique_rows(p.codes, return_inverse=True, return_counts=True)
     uniq = np.ascontiguousarray(uniq, dtype=np.int32)
-    inv = inv.reshape(-1)
     mult = mult.astype(np.int64)
     n_u = len(uniq)
     sol = RowSolutions(np.zeros(n_u, np.uint64), np.zeros(n_u), np.zeros(n_u), np.zeros(n_u, np.int8))

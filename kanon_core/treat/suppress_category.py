@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from ..risk.keys import group_ids
+from .suppress_bits import popcount
 
 FULL_ENUMERATION_MAX = 12
 SMALL_PATTERN_SIZE = 3
@@ -204,11 +205,7 @@ def _place_patterns(X, placed, obs_bits, patterns, k, near_masks, near_start, ne
         tag = np.uint64(p + 1) << np.uint64(HASH_BITS)
         nt = 0
         ncand = 0
-        size_p = 0
-        for j in range(q):
-            if (pm >> np.uint64(j)) & np.uint64(1):
-                size_p += 1
-        if size_p <= near_m:
+        if popcount(pm) <= near_m:
             n_touch = 0
             sub = pm
             while True:  # every subset of the pattern, itself down to the empty set

@@ -164,7 +164,6 @@ def solve_strict(codes: np.ndarray, costs: np.ndarray, protected: np.ndarray, k:
     missing_matches = bool(missing_matches and (codes < 0).any())  # without missing cells: a partition
     X = missing_as_value(codes)
     uniq, inv, mult = unique_rows(X, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
     mult = mult.astype(np.int64)
     uniq = np.ascontiguousarray(uniq)
     first = np.zeros(len(uniq), dtype=np.int64)
