@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kanon_core.risk.classes import alpha_count
-from kanon_core.treat._lattice_kernel import missing_order, wildcard_small
+from kanon_core.treat._lattice_kernel import node_marginals, wildcard_small
+from kanon_core.treat.lattice import NodeEvaluator, _Marginals
+from tests.test_lattice import cases
 
 
 @st.composite
@@ -47,8 +49,7 @@ def test_wildcard_scan_matches_brute_force(table, k, alpha, limit, data):
     truly = alpha_count(full_b + wild_b, wild_b, alpha) >= k  # the rule the search applies (sdcMicro's alpha)
     # classes already known to reach k (a random subset of those that do) are not scanned
     known = np.array([bool(t) and data.draw(st.booleans()) for t in truly], dtype=np.bool_)
-    order, has_miss, n_miss = missing_order(codes, count)
-    reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, lim, known)
+    reached, sure, full, wild, stopped = wildcard_small(codes, count, *node_marginals(codes, count), k, alpha, lim, known)
     assert not (reached & ~truly).any()  # a class reported as reaching k does (facts, even when stopped)
     assert not (sure & truly).any()
     failing = int(count[~truly].sum())
@@ -136,8 +137,7 @@ def test_wildcard_scan_with_doomed_classes_matches_brute_force(table, k, alpha, 
     truly = alpha_count(full_b + wild_b, wild_b, alpha) >= k
     doomed = np.array([not t and data.draw(st.booleans()) for t in truly], dtype=np.bool_)
     known = np.zeros(len(codes), dtype=np.bool_)
-    order, has_miss, n_miss = missing_order(codes, count)
-    reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, lim, known,
+    reached, sure, full, wild, stopped = wildcard_small(codes, count, *node_marginals(codes, count), k, alpha, lim, known,
                                                         doomed)
     assert not (reached & ~truly).any() and not (sure & truly).any()
     assert (sure[doomed]).all() or stopped
@@ -146,3 +146,26 @@ def test_wildcard_scan_with_doomed_classes_matches_brute_force(table, k, alpha, 
     if not stopped:
         fails = ~reached & (sure | (alpha_count(full + wild, wild, alpha) < k))
         assert (fails == ~truly).all()
+
+
+
+@given(cases(max_nodes=48))
+def test_marginals_per_qi_and_level_are_each_nodes_own(case):
+    """The search's marginals, counted once per QI and level from the input, are those of each node's own table
+    (the scan's single-QI bound reads them in place of a count per node)."""
+    problem = case.problem()
+    ev = NodeEvaluator(problem, [], 0)
+    marginals = _Marginals(problem, ev.base)
+    q = len(problem.qis)
+    for levels in [(-1,) * q, *np.ndindex(*problem.heights)]:
+        table = ev.base if levels[0] < 0 else ev.table(levels)
+        marg, marg_m, off, miss = marginals.at(levels)
+        own, own_m, own_off, own_miss = node_marginals(table.codes, table.count)
+        ends = [*own_off[1:], own_off[-1] + (table.codes[:, -1].max(initial=-1) + 1)]
+        assert (miss == own_miss).all()
+        for j, lv in enumerate(levels):
+            for got, mine in ((marg, own), (marg_m, own_m)):
+                want = np.zeros(problem.n_groups(j, lv), dtype=np.int64)
+                part = mine[own_off[j]:ends[j]]
+                want[:len(part)] = part
+                assert (got[off[j]:off[j] + len(want)] == want).all()

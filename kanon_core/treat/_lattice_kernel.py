@@ -5,7 +5,7 @@ reach k, so the scan per class stops as soon as the count is reached; a complete
 matched by classes with a missing value, so it scans those alone. Every match of a class agrees with it,
 or is missing, on each QI it has observed, so the class scans only the shortest such posting list (the
 rows missing that QI or holding its value there) instead of every row. The candidate rows are ordered with
-the classes most likely to match first (most missing values, then most records). When only the
+the classes most likely to match first (those missing the most QIs). When only the
 question "within the suppression limit or not?" is asked, the whole scan stops at the first class that
 takes the failing records over the limit.
 
@@ -21,28 +21,65 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known, doomed=None):  # pragma: no cover
+def node_marginals(codes, count):  # pragma: no cover - compiled
+    """A table's marginals: per QI and code, the records holding it and those among them with a missing
+    value on some QI (flat: QI j's code c at ``off[j] + c``), and per QI the records missing it.
+
+    A QI's marginals at a node depend on that QI's level alone (generalizing never makes a cell missing
+    or observed), so the search computes them once per QI and level
+    (:class:`~kanon_core.treat.lattice.NodeEvaluator`) rather than once per node; this function is the
+    definition it is checked against, and the marginals of a table met outside the search.
+    """
+    n, q = codes.shape
+    off = np.zeros(q + 1, dtype=np.int64)
+    for j in range(q):
+        w = 0
+        for i in range(n):
+            if codes[i, j] + 1 > w:
+                w = codes[i, j] + 1
+        off[j + 1] = off[j] + w
+    marg = np.zeros(max(off[q], 1), dtype=np.int64)
+    marg_m = np.zeros(max(off[q], 1), dtype=np.int64)
+    miss = np.zeros(q, dtype=np.int64)
+    for i in range(n):
+        has = False
+        for j in range(q):
+            if codes[i, j] < 0:
+                has = True
+        for j in range(q):
+            c = codes[i, j]
+            if c < 0:
+                miss[j] += count[i]
+            else:
+                marg[off[j] + c] += count[i]
+                if has:
+                    marg_m[off[j] + c] += count[i]
+    return marg, marg_m, off[:q].copy(), miss
+
+
+@numba.njit(cache=True, nogil=True)
+def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, known,
+                   doomed=None):  # pragma: no cover - compiled
     """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
     and whether the scan stopped.
 
-    ``codes`` (n, q) int32 with -1 missing, rows distinct; ``order`` all rows, those with a missing value
-    first (``n_miss`` of them). A class counts as reached when ``full + alpha * wild >= k + 1e-7``
-    (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the records that agree
-    with it or are missing on a single QI (the least such count over its observed QIs); below k it fails
-    without a scan ("surely failing", its counts then left partial). With ``limit`` >= 0 (only at alpha =
-    1) the scan stops as soon as the records of classes not reaching k exceed it (``stopped`` True).
-    ``known`` marks classes already known to reach k (a class containing one that reached k at a less
-    general node: its matches only grew), which are not scanned. ``doomed`` (optional) marks classes known
-    to fail (holding records that fail at a more general node: their matches can only have been fewer
-    here); they count as surely failing, unscanned.
+    ``codes`` (n, q) int32 with -1 missing, rows distinct. ``marg``, ``marg_m``, ``marg_off``, ``miss``: the
+    table's marginals as :func:`node_marginals` gives them. A class counts as reached when ``full + alpha *
+    wild >= k + 1e-7`` (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the
+    records that agree with it or are missing on a single QI (the least such count over its observed
+    QIs); below k it fails without a scan ("surely failing", its counts then left partial). With ``limit``
+    >= 0 (only at alpha = 1) the scan stops as soon as the records of classes not reaching k exceed it
+    (``stopped`` True). ``known`` marks classes already known to reach k (a class containing one that
+    reached k at a less general node: its matches only grew), which are not scanned. ``doomed``
+    (optional) marks classes known to fail (holding records that fail at a more general node: their
+    matches can only have been fewer here); they count as surely failing, unscanned.
     """
     n, q = codes.shape
+    big = np.iinfo(np.int64).max
     reached = np.zeros(n, dtype=np.bool_)
     sure = np.zeros(n, dtype=np.bool_)
     full = np.zeros(n, dtype=np.int64)
     wild = np.zeros(n, dtype=np.int64)
-    # per QI: records with each value, and records missing it; rows per value among the rows with a missing
-    # value and among the complete rows, and rows missing it (the sizes of the posting lists below)
     width = max(1, codes.max() + 1) if n > 0 else 1
     # when every QI's code + 1 fits a field of one 64-bit word, a row is a key (0: missing) and the fields
     # it has observed: two rows agree wherever both are observed exactly when their keys agree under the
@@ -54,36 +91,44 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
     keys = np.zeros(n if packed else 0, dtype=np.uint64)
     seen = np.zeros(n if packed else 0, dtype=np.uint64)
     one = np.uint64((1 << bits) - 1)
-    hist = np.zeros((q, width), dtype=np.int64)
-    miss = np.zeros(q, dtype=np.int64)
-    n_m = np.zeros(q, dtype=np.int64)
-    cnt_m = np.zeros((q, width + 1), dtype=np.int64)
-    cnt_c = np.zeros((q, width + 1), dtype=np.int64)
+    # one pass over the cells, without a branch per cell (which cells are missing is data, and mispredicted
+    # branches were most of this pass): each row's missing cells, bucketed for the order below, and its key
+    has_miss = np.zeros(n, dtype=np.bool_)
+    n_missing = np.empty(n, dtype=np.int64)
+    bucket = np.zeros(q + 2, dtype=np.int64)
     for i in range(n):
-        hm = has_miss[i]
+        m = 0
         key = np.uint64(0)
         obs = np.uint64(0)
         for j in range(q):
             c = codes[i, j]
-            if c < 0:
-                miss[j] += count[i]
-                n_m[j] += 1
-            else:
-                hist[j, c] += count[i]
-                if hm:
-                    cnt_m[j, c + 1] += 1
-                else:
-                    cnt_c[j, c + 1] += 1
-                if packed:
-                    shift = np.uint64(j * bits)
-                    key |= np.uint64(c + 1) << shift
-                    obs |= one << shift
+            m += c < 0
+            if packed:
+                shift = np.uint64(j * bits)
+                key |= np.uint64(c + 1) << shift  # a missing cell's field stays 0
+                obs |= (one * np.uint64(c >= 0)) << shift
         if packed:
             keys[i] = key
             seen[i] = obs
+        n_missing[i] = m
+        bucket[q - m + 1] += 1
+        has_miss[i] = m > 0
+    # rows with a missing value first, those missing the most QIs first (a counting sort: a row missing
+    # more QIs matches more rows), then the complete rows
+    for b in range(1, q + 2):
+        bucket[b] += bucket[b - 1]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        b = q - n_missing[i]
+        order[bucket[b]] = i
+        bucket[b] += 1
+    # per class still open, from the marginals: the single-QI bound on its matches, and the QI of its
+    # shortest posting list (the records missing the QI or holding the class's code there; a complete class
+    # skips the complete rows, which never match it)
     failed = 0
     target = k if alpha == 1.0 else k + 1e-7
-    bound = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    bound = np.full(n, big, dtype=np.int64)
+    best_of = np.full(n, -1, dtype=np.int64)
     for r in range(n):
         own = count[r]
         full[r] = own
@@ -94,30 +139,45 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             sure[r] = True
             failed += own
             continue
-        ub = -1
+        ub = big
+        best = -1
+        best_len = big
+        hm = has_miss[r]
         for j in range(q):
             c = codes[r, j]
-            if c >= 0:
-                b = hist[j, c] + miss[j]
-                if ub < 0 or b < ub:
-                    ub = b
-        if ub >= 0 and ub < k:  # fewer than k records can match it even counted in full
+            at = marg_off[j] + max(c, 0)
+            b = marg[at] + miss[j] if c >= 0 else big
+            ln = b if hm else (marg_m[at] + miss[j] if c >= 0 else big)
+            ub = min(ub, b)
+            if ln < best_len:
+                best = j
+                best_len = ln
+        best_of[r] = best
+        if ub < k:  # fewer than k records can match it even counted in full
             sure[r] = True
             failed += own
-        elif ub >= 0:
+        else:
             bound[r] = ub
     if limit >= 0 and failed > limit:
         return reached, sure, full, wild, True
     # the classes with the fewest possible matches first: a failing node is found failing sooner (a counting
     # sort of the classes still to scan by their bound: linear, where a comparison sort of every class was
-    # a large part of the work)
+    # a large part of the work); only the QIs some class scans get lists (often one or two of them)
     top = 0
     n_todo = 0
+    slot_of = np.full(q, -1, dtype=np.int64)
+    n_used = 0
     for r in range(n):
         if not (reached[r] or sure[r]):
             n_todo += 1
-            if bound[r] < np.iinfo(np.int64).max and bound[r] > top:
+            if bound[r] < big and bound[r] > top:
                 top = bound[r]
+            j = best_of[r]
+            if j >= 0 and slot_of[j] < 0:
+                slot_of[j] = n_used
+                n_used += 1
+    if n_todo == 0:
+        return reached, sure, full, wild, False
     slots = np.zeros(top + 3, dtype=np.int64)
     for r in range(n):
         if not (reached[r] or sure[r]):
@@ -131,105 +191,77 @@ def wildcard_small(codes, count, has_miss, order, n_miss, k, alpha, limit, known
             b = bound[r] if bound[r] <= top else top + 1
             todo[slots[b]] = r
             slots[b] += 1
-    if n_todo == 0:
-        return reached, sure, full, wild, False
-    # Posting lists per QI j: rows missing j, and per code c the rows with a missing value (and the complete
-    # rows) having c at j, each in ``order`` (most missing values first). Every match of a class observed at j
-    # lies in its lists at j, so a class scans only the shortest of them (a complete class: no complete rows).
+    # Posting lists of each QI j some class scans, one array per QI in ``order`` (most missing values first),
+    # grouped: the rows missing j (group 0), then per code c the rows with a missing value holding c (group
+    # c + 1), then per code the complete rows holding it (group width + 2 + c). Every match of a class
+    # observed at j lies in its groups at j, so a class scans only those of its shortest list.
+    used = np.empty(n_used, dtype=np.int64)
     for j in range(q):
-        for c in range(width):
-            cnt_m[j, c + 1] += cnt_m[j, c]
-            cnt_c[j, c + 1] += cnt_c[j, c]
-    off_w = np.zeros(q + 1, dtype=np.int64)
-    for j in range(q):
-        off_w[j + 1] = off_w[j] + n_m[j]
-    list_w = np.empty(max(off_w[q], 1), dtype=np.int64)
-    list_m = np.empty((q, max(n_miss, 1)), dtype=np.int64)
-    list_c = np.empty((q, max(n - n_miss, 1)), dtype=np.int64)
-    pos_w = off_w[:q].copy()
-    pos_m = cnt_m[:, :width].copy()
-    pos_c = cnt_c[:, :width].copy()
-    # each class's shortest list first: only the QIs some class scans get lists (often one or two of them)
-    best_of = np.empty(n_todo, dtype=np.int64)
-    needed = np.zeros(q, dtype=np.bool_)
-    for t in range(n_todo):
-        r = todo[t]
-        best = -1
-        best_len = 0
-        for j in range(q):
-            c = codes[r, j]
-            if c >= 0:
-                ln = n_m[j] + cnt_m[j, c + 1] - cnt_m[j, c]
-                if has_miss[r]:
-                    ln += cnt_c[j, c + 1] - cnt_c[j, c]
-                if best < 0 or ln < best_len:
-                    best = j
-                    best_len = ln
-        best_of[t] = best
-        if best >= 0:
-            needed[best] = True
-    used = np.flatnonzero(needed)
+        if slot_of[j] >= 0:
+            used[slot_of[j]] = j
+    n_groups = 2 * width + 2
+    start = np.zeros((n_used, n_groups + 1), dtype=np.int64)
+    for i in range(n):
+        lift = 0 if has_miss[i] else width + 1
+        for u in range(n_used):
+            start[u, codes[i, used[u]] + 1 + lift + 1] += 1
+    for u in range(n_used):
+        for g in range(n_groups):
+            start[u, g + 1] += start[u, g]
+    lists = np.empty((n_used, max(n, 1)), dtype=np.int64)
+    fill = start[:, :n_groups].copy()
     for t in range(n):
         i = order[t]
-        for j in used:
-            c = codes[i, j]
-            if c < 0:
-                list_w[pos_w[j]] = i
-                pos_w[j] += 1
-            elif has_miss[i]:
-                list_m[j, pos_m[j, c]] = i
-                pos_m[j, c] += 1
-            else:
-                list_c[j, pos_c[j, c]] = i
-                pos_c[j, c] += 1
+        lift = 0 if has_miss[i] else width + 1
+        for u in range(n_used):
+            g = codes[i, used[u]] + 1 + lift
+            lists[u, fill[u, g]] = i
+            fill[u, g] += 1
     for t in range(n_todo):
         r = todo[t]
-        best = best_of[t]
+        best = best_of[r]
         own = count[r]
         f = own
         w = 0
         ok = False
-        cb = 0
-        a_m = 0
-        a_mm = 0
-        if best < 0:  # missing on every QI: every row matches it
-            m = n
-        else:
-            cb = codes[r, best]
-            a_m = n_m[best]
-            a_mm = cnt_m[best, cb + 1] - cnt_m[best, cb]
-            a_c = (cnt_c[best, cb + 1] - cnt_c[best, cb]) if has_miss[r] else 0
-            m = a_m + a_mm + a_c
-        for t in range(m):
-            if best < 0:
-                s = order[t]
-            elif t < a_m:
-                s = list_w[off_w[best] + t]
-            elif t < a_m + a_mm:
-                s = list_m[best, cnt_m[best, cb] + t - a_m]
+        for seg in range(3):
+            if best < 0:  # missing on every QI: every row matches it
+                if seg > 0:
+                    break
+                lst = order
+                lo, hi = 0, n
             else:
-                s = list_c[best, cnt_c[best, cb] + t - a_m - a_mm]
-            if s == r:
-                continue
-            if packed:
-                if (keys[r] ^ keys[s]) & seen[r] & seen[s]:
+                u = slot_of[best]
+                g = 0 if seg == 0 else codes[r, best] + 1 if seg == 1 else codes[r, best] + width + 2
+                if seg == 2 and not has_miss[r]:
+                    break
+                lst = lists[u]
+                lo, hi = start[u, g], start[u, g + 1]
+            for t2 in range(lo, hi):
+                s = lst[t2]
+                if s == r:
                     continue
-            else:
-                match = True
-                for j in range(q):
-                    a = codes[r, j]
-                    b = codes[s, j]
-                    if a != b and a >= 0 and b >= 0:
-                        match = False
-                        break
-                if not match:
-                    continue
-            if has_miss[s]:
-                w += count[s]
-            else:
-                f += count[s]
-            if f + alpha * w >= target:
-                ok = True
+                if packed:
+                    if (keys[r] ^ keys[s]) & seen[r] & seen[s]:
+                        continue
+                else:
+                    match = True
+                    for j in range(q):
+                        a = codes[r, j]
+                        b = codes[s, j]
+                        if a != b and a >= 0 and b >= 0:
+                            match = False
+                            break
+                    if not match:
+                        continue
+                if has_miss[s]:
+                    w += count[s]
+                else:
+                    f += count[s]
+                if f + alpha * w >= target:
+                    ok = True
+                    break
+            if ok:
                 break
         full[r] = f
         wild[r] = w
@@ -425,36 +457,6 @@ def rollup_partitioned(codes, luts, changed, radix, count, slots, scratch):  # p
             new_codes[g, j] = key % radix[j] - 1
             key //= radix[j]
     return gid, new_codes, new_count[:n_new].copy()
-
-
-@numba.njit(cache=True, nogil=True)
-def missing_order(codes, count):  # pragma: no cover - compiled
-    """Rows with a missing value first, those with the most missing cells first (a counting sort: a row
-    missing more QIs matches more rows), then the complete rows; ``count`` is unused but kept for the
-    signature. Returns the order, whether each row has a missing value, and how many do."""
-    n, q = codes.shape
-    n_missing = np.zeros(n, dtype=np.int64)
-    bucket = np.zeros(q + 2, dtype=np.int64)
-    for i in range(n):
-        m = 0
-        for j in range(q):
-            if codes[i, j] < 0:
-                m += 1
-        n_missing[i] = m
-        bucket[q - m + 1] += 1
-    for b in range(1, q + 2):
-        bucket[b] += bucket[b - 1]
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        b = q - n_missing[i]
-        order[bucket[b]] = i
-        bucket[b] += 1
-    has_miss = n_missing > 0
-    n_miss = 0
-    for i in range(n):
-        if has_miss[i]:
-            n_miss += 1
-    return order, has_miss, n_miss
 
 
 @numba.njit(cache=True, nogil=True)

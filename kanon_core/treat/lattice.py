@@ -340,6 +340,45 @@ class _Lookups:
         return luts, changed, radix, span
 
 
+class _Marginals:
+    """Per node, the marginals the wildcard scan reads (:func:`~._lattice_kernel.node_marginals`): per QI and
+    code the records holding it and those among them with a missing value, and the records missing each QI.
+
+    A QI's marginals at a node depend on its own level alone (the node's codes of QI j are the input's codes
+    mapped to its level, :meth:`LatticeProblem.lookup`, and no cell becomes missing or observed), so each
+    (QI, level) is counted once from the input's classes and a node's marginals are gathered by offsets;
+    the tests compare them with :func:`~._lattice_kernel.node_marginals` on each node's own table.
+    """
+
+    def __init__(self, problem: LatticeProblem, base: ClassTable):
+        q = len(problem.qis)
+        parts: list[np.ndarray] = []
+        parts_m: list[np.ndarray] = []
+        self._off = np.zeros((q, int(problem.heights.max(initial=0)) + 1), dtype=np.int64)  # level + 1 -> offset
+        with_missing = (base.codes < 0).any(axis=1)
+        at = 0
+        for j in range(q):
+            col = base.codes[:, j]
+            seen = col >= 0
+            for lv in range(-1, int(problem.heights[j])):
+                codes = col[seen] if lv < 0 else problem.lookup(j, -1, lv)[col[seen]]
+                width = problem.n_groups(j, lv)
+                part = np.bincount(codes, weights=base.count[seen], minlength=width)
+                part_m = np.bincount(codes, weights=base.count[seen] * with_missing[seen], minlength=width)
+                self._off[j, lv + 1] = at
+                parts.append(part.astype(np.int64))
+                parts_m.append(part_m.astype(np.int64))
+                at += width
+        self._flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int64)
+        self._flat_m = np.concatenate(parts_m) if parts_m else np.zeros(1, dtype=np.int64)
+        self._miss = np.array([int(base.count[base.codes[:, j] < 0].sum()) for j in range(q)], dtype=np.int64)
+        self._rows = np.arange(q)
+
+    def at(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(records per code, flat; those with a missing value; each QI's offset; records missing each QI)."""
+        return self._flat, self._flat_m, self._off[self._rows, np.asarray(levels) + 1], self._miss
+
+
 class NodeEvaluator:
     """Evaluates lattice nodes on the class table under a list of criteria (the hot loop of every search).
 
@@ -388,6 +427,7 @@ class NodeEvaluator:
         self.scans_k = self.wildcard and len(self.mono) == 1 and isinstance(self.mono[0], KAnonymity)
         self.last_link: tuple | None = None  # (levels, link) of the table last returned
         self._luts = _Lookups(problem)
+        self._marginals = _Marginals(problem, self.base) if self.wildcard else None  # the scan's bound
         size = 16
         while size < 2 * self.base.n_classes:
             size *= 2
@@ -554,17 +594,16 @@ class NodeEvaluator:
         count = table.count
         if not self.wildcard:
             return count < c.k
-        from ._lattice_kernel import missing_order, wildcard_small
+        from ._lattice_kernel import node_marginals, wildcard_small
 
         codes = table.codes
-        order, has_miss, n_miss = missing_order(codes, count)
+        marginals = self._marginals.at(levels) if levels is not None else node_marginals(codes, count)
         lim = limit if c.alpha == 1.0 else -1
         self._base_facts(c)
         known = self._reached.get((c.spec, levels)) if levels is not None else None
         if known is None:
             known = np.zeros(table.n_classes, dtype=np.bool_)
-        reached, sure, full, wild, stopped = wildcard_small(codes, count, has_miss, order, n_miss, c.k, c.alpha, lim,
-                                                            known, doomed)
+        reached, sure, full, wild, stopped = wildcard_small(codes, count, *marginals, c.k, c.alpha, lim, known, doomed)
         if levels is not None and levels in self._cache:
             self._reached[(c.spec, levels)] = reached  # facts even when the scan stopped early
             self._fact_specs.add(c.spec)
@@ -590,12 +629,11 @@ class NodeEvaluator:
         key = (c.spec, (-1,) * self.q)
         if key in self._reached or self.base.n_classes > self.BASE_FACTS_CLASSES:
             return
-        from ._lattice_kernel import missing_order, wildcard_small
+        from ._lattice_kernel import wildcard_small
 
         base = self.base
-        order, has_miss, n_miss = missing_order(base.codes, base.count)
         known = np.zeros(base.n_classes, dtype=np.bool_)
-        reached = wildcard_small(base.codes, base.count, has_miss, order, n_miss, c.k, c.alpha, -1, known)[0]
+        reached = wildcard_small(base.codes, base.count, *self._marginals.at(key[1]), c.k, c.alpha, -1, known)[0]
         self._reached[key] = reached
         self._fact_specs.add(c.spec)
 
