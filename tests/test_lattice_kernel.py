@@ -169,3 +169,22 @@ def test_marginals_per_qi_and_level_are_each_nodes_own(case):
                 part = mine[own_off[j]:ends[j]]
                 want[:len(part)] = part
                 assert (got[off[j]:off[j] + len(want)] == want).all()
+
+
+@given(tables(), st.data())
+def test_suppressed_observed_cells_and_carried_marks_equal_their_numpy_definitions(table, data):
+    """The compiled helpers of the search's bookkeeping against the array expressions they replace."""
+    from kanon_core.treat._lattice_kernel import carry_marks
+    from kanon_core.treat.metrics import NodeStats, suppressed_observed
+
+    codes, count = table
+    n = len(codes)
+    small = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    stats = NodeStats((0,) * codes.shape[1], codes, count, small)
+    want = ((codes[small] >= 0) * count[small, None]).sum(axis=0)
+    assert (suppressed_observed(stats) == want).all()
+    n_out = data.draw(st.integers(1, n))
+    gid = np.array(data.draw(st.lists(st.integers(0, n_out - 1), min_size=n, max_size=n)), dtype=np.int64)
+    expect = np.zeros(n_out, dtype=np.bool_)
+    expect[gid[small]] = True
+    assert (carry_marks(gid, small, n_out) == expect).all()

@@ -600,3 +600,28 @@ def union_above(lv, cnt, m, levels, offsets, flat, base_count, max_sets, limit, 
     for p in range(n_out):
         mark[out[p]] = False
     return total, n_out
+
+
+@numba.njit(cache=True, nogil=True)
+def carry_marks(gid, marked, n_out):  # pragma: no cover - compiled
+    """``out[c]`` True when some row i with ``gid[i] == c`` is marked: a roll-up's classes holding a class
+    known to reach k (one pass, where numpy's ``out[gid[marked]] = True`` gathered and scattered)."""
+    out = np.zeros(n_out, dtype=np.bool_)
+    for i in range(gid.shape[0]):
+        if marked[i]:
+            out[gid[i]] = True
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def observed_of(codes, count, small):  # pragma: no cover - compiled
+    """Per QI, the records of the ``small`` classes with the QI observed (see
+    :func:`kanon_core.treat.metrics.suppressed_observed`), in one pass without copying the rows."""
+    n, q = codes.shape
+    out = np.zeros(q, dtype=np.float64)
+    for i in range(n):
+        if small[i]:
+            for j in range(q):
+                if codes[i, j] >= 0:
+                    out[j] += count[i]
+    return out

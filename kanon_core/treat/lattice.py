@@ -477,9 +477,9 @@ class NodeEvaluator:
         for spec in self._fact_specs:  # classes holding a class known to reach k are known to reach it
             prev = self._reached.get((spec, src_levels))
             if prev is not None:
-                known = np.zeros(out.n_classes, dtype=np.bool_)
-                known[gid[prev]] = True
-                self._reached[(spec, levels)] = known
+                from ._lattice_kernel import carry_marks
+
+                self._reached[(spec, levels)] = carry_marks(gid, prev, out.n_classes)
         self._store(levels, out, link)
         return out
 

@@ -148,10 +148,10 @@ def n_suppressed(ctx: MetricContext, stats: NodeStats) -> int:
 
 
 def suppressed_observed(stats: NodeStats) -> np.ndarray:
-    """Per QI, the observed input cells of the suppressed records."""
-    if not stats.small.any():
-        return np.zeros(stats.codes.shape[1], dtype=np.float64)
-    return ((stats.codes[stats.small] >= 0) * stats.count[stats.small, None]).sum(axis=0).astype(np.float64)
+    """Per QI, the observed input cells of the suppressed records (their classes' records with the QI observed)."""
+    from ._lattice_kernel import observed_of
+
+    return observed_of(stats.codes, stats.count, np.asarray(stats.small, dtype=np.bool_))
 
 
 def lower_bound(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> float:
