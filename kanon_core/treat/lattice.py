@@ -758,11 +758,15 @@ class NodeSummary:
     n_patterns: int
 
 
-def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int) -> NodeSummary:
+def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int,
+             bound: float | None = None) -> NodeSummary:
+    """``bound``: the node's :func:`~kanon_core.treat.metrics.lower_bound` when the caller has it already (the
+    search computes the level-only bounds of every node at once with ``level_bounds``, the function
+    ``lower_bound`` calls for one node)."""
     st = ev.stats()
     n_small = n_suppressed(ctx, st)
     return NodeSummary(ev.levels, n_small, n_small <= limit, metric_loss(metric, ctx, st),
-                       lower_bound(metric, ctx, st), st.n_patterns)
+                       lower_bound(metric, ctx, st) if bound is None else bound, st.n_patterns)
 
 
 @dataclass(frozen=True)
@@ -1034,7 +1038,7 @@ def search_optimal(
     def finish(i: int, e: NodeEval) -> NodeSummary:
         """Complete a node whose monotonic failing set is exact, record its summary and the bounds it gives."""
         e = ev.complete(e)
-        s = _summary(ctx, metric_name, e, limit)
+        s = _summary(ctx, metric_name, e, limit, float(base_bound[i]) if metric_name in LEVEL_BOUNDED else None)
         known[i] = s
         if s.anonymous:
             passing_loss[i] = s.loss
