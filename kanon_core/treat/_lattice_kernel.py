@@ -38,8 +38,8 @@ def node_marginals(codes, count):  # pragma: no cover - compiled
             if codes[i, j] + 1 > w:
                 w = codes[i, j] + 1
         off[j + 1] = off[j] + w
-    marg = np.zeros(max(off[q], 1), dtype=np.int64)
-    marg_m = np.zeros(max(off[q], 1), dtype=np.int64)
+    marg = np.zeros(off[q] + 1, dtype=np.int64)  # one entry beyond the codes: the scan reads a missing cell's
+    marg_m = np.zeros(off[q] + 1, dtype=np.int64)  # slot without a branch (a QI missing everywhere has none)
     miss = np.zeros(q, dtype=np.int64)
     for i in range(n):
         has = False
@@ -145,7 +145,7 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, 
         hm = has_miss[r]
         for j in range(q):
             c = codes[r, j]
-            at = marg_off[j] + max(c, 0)
+            at = marg_off[j] + max(c, 0)  # a missing cell reads a slot that exists (the arrays end with a spare)
             b = marg[at] + miss[j] if c >= 0 else big
             ln = b if hm else (marg_m[at] + miss[j] if c >= 0 else big)
             ub = min(ub, b)

@@ -369,8 +369,9 @@ class _Marginals:
                 parts.append(part.astype(np.int64))
                 parts_m.append(part_m.astype(np.int64))
                 at += width
-        self._flat = np.concatenate(parts) if parts else np.zeros(1, dtype=np.int64)
-        self._flat_m = np.concatenate(parts_m) if parts_m else np.zeros(1, dtype=np.int64)
+        # one entry beyond the codes, as node_marginals has: the scan reads a missing cell's slot without a branch
+        self._flat = np.concatenate([*parts, np.zeros(1, dtype=np.int64)])
+        self._flat_m = np.concatenate([*parts_m, np.zeros(1, dtype=np.int64)])
         self._miss = np.array([int(base.count[base.codes[:, j] < 0].sum()) for j in range(q)], dtype=np.int64)
         self._rows = np.arange(q)
 
