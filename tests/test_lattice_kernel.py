@@ -148,7 +148,6 @@ def test_wildcard_scan_with_doomed_classes_matches_brute_force(table, k, alpha, 
         assert (fails == ~truly).all()
 
 
-
 @given(cases(max_nodes=48))
 def test_marginals_per_qi_and_level_are_each_nodes_own(case):
     """The search's marginals, counted once per QI and level from the input, are those of each node's own table
