@@ -17,8 +17,12 @@ Each search runs on a freshly built problem (class table and metric tables inclu
 the process's CPU seconds are printed, with the load average: on a shared machine the wall time of a
 compute-bound search is its CPU time stretched by the other processes.
 
+``--phases`` instead splits the sample's search (as ``bench_speed.py`` runs it: k = 3, the dashboard's default,
+and Prec) into its compiled wildcard scans, its compiled roll-ups and the rest (the search's Python
+bookkeeping, the other kernels), each node's scan and roll-up timed where the search calls them.
+
 Run: python benchmarks/bench_generalize.py [--k 5] [--limits 0,0.01] [--metrics prec,dm,aecs,entropy]
-     [--criteria "k=5,l=2:salary-class"] [--skip-sample]
+     [--criteria "k=5,l=2:salary-class"] [--skip-sample] [--phases]
 """
 
 from __future__ import annotations
@@ -66,6 +70,55 @@ def row(name, lim, crit, metric, algo, res, wall, cpu, goal, anchor) -> str:
             f"{anchor}")
 
 
+def phases(limits: list[float], repeat: int = 3) -> None:
+    """The sample's 8-QI search split into the wildcard scans, the roll-ups and the rest, per limit (fastest of
+    ``repeat`` runs by total; the kernels are wrapped where the search looks them up, at each call)."""
+    from benchmarks.bench_speed import _sample8
+    from kanon_core.treat import _lattice_kernel as kernels
+
+    spent = {"scan": 0.0, "roll-up": 0.0}
+    calls = {"scan": 0, "roll-up": 0}
+
+    def clocked(name: str, fn):
+        def run(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] += time.perf_counter() - t
+                calls[name] += 1
+        return run
+
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("sample: 16,197 records x 8 QIs (wildcard), k = 3, Prec; fastest of "
+          f"{repeat} runs by total (wall seconds)")
+    print(f"{'limit':>6} {'evaluated':>9} {'total s':>8} {'scans s':>8} {'roll-ups s':>10} {'rest s':>7} "
+          f"{'scan ms/node':>12} {'roll-up ms/call':>15}")
+    originals = {"scan": kernels.wildcard_small, "roll-up": kernels.rollup}
+    for lim in limits:
+        prepare, call, _ = _sample8(lim)
+        best = None
+        try:
+            kernels.wildcard_small = clocked("scan", originals["scan"])
+            kernels.rollup = clocked("roll-up", originals["roll-up"])
+            for _ in range(repeat):
+                arg = prepare()
+                for name in spent:
+                    spent[name], calls[name] = 0.0, 0
+                res, wall, _cpu = timed(call, arg)
+                got = (wall, dict(spent), dict(calls), res.nodes_evaluated)
+                if best is None or wall < best[0]:
+                    best = got
+        finally:
+            kernels.wildcard_small, kernels.rollup = originals["scan"], originals["roll-up"]
+        wall, sp, n, evaluated = best
+        rest = wall - sp["scan"] - sp["roll-up"]
+        print(f"{100 * lim:>5.1f}% {evaluated:>9,} {wall:>8.2f} {sp['scan']:>8.2f} {sp['roll-up']:>10.2f} "
+              f"{rest:>7.2f} {1e3 * sp['scan'] / max(n['scan'], 1):>12.3f} "
+              f"{1e3 * sp['roll-up'] / max(n['roll-up'], 1):>15.3f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--k", type=int, default=5)
@@ -74,8 +127,12 @@ def main() -> None:
     ap.add_argument("--criteria", default="k=5,l=2:salary-class",
                     help="comma-separated criteria for the Adult rows beyond k ('' to skip)")
     ap.add_argument("--skip-sample", action="store_true")
+    ap.add_argument("--phases", action="store_true", help="split the sample's search (k = 3) into its kernels")
     args = ap.parse_args()
     limits = [float(x) for x in args.limits.split(",")]
+    if args.phases:
+        phases(limits)
+        return
     metrics = args.metrics.split(",")
     criteria = [c for c in args.criteria.split(",") if c]
 
