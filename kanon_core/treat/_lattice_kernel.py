@@ -91,8 +91,8 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, 
     keys = np.zeros(n if packed else 0, dtype=np.uint64)
     seen = np.zeros(n if packed else 0, dtype=np.uint64)
     one = np.uint64((1 << bits) - 1)
-    # one pass over the cells, without a branch per cell (which cells are missing is data, and mispredicted
-    # branches were most of this pass): each row's missing cells, bucketed for the order below, and its key
+    # one pass over the cells, without a branch per cell (which cells are missing is data, so such a branch is
+    # often mispredicted): each row's missing cells, bucketed for the order below, and its key
     has_miss = np.zeros(n, dtype=np.bool_)
     n_missing = np.empty(n, dtype=np.int64)
     bucket = np.zeros(q + 2, dtype=np.int64)
