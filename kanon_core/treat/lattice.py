@@ -475,11 +475,11 @@ class NodeEvaluator:
         if self.track_base:  # how to map input classes to this node's classes, computed when asked
             link = (None if src is self.base else src_levels, gid)
         self.last_link = (levels, link)
+        from ._lattice_kernel import carry_marks
+
         for spec in self._fact_specs:  # classes holding a class known to reach k are known to reach it
             prev = self._reached.get((spec, src_levels))
             if prev is not None:
-                from ._lattice_kernel import carry_marks
-
                 self._reached[(spec, levels)] = carry_marks(gid, prev, out.n_classes)
         self._store(levels, out, link)
         return out
@@ -587,25 +587,24 @@ class NodeEvaluator:
     def _sizes(self, table: ClassTable):
         return table.class_sizes(self.semantics, 1.0, wildcard_split=self.split)
 
-    def _size_small(self, table: ClassTable, c: KAnonymity, limit: int,
-                    levels: tuple[int, ...] | None = None, doomed: np.ndarray | None = None) -> np.ndarray | None:
+    def _size_small(self, table: ClassTable, c: KAnonymity, limit: int, levels: tuple[int, ...],
+                    doomed: np.ndarray | None = None) -> np.ndarray | None:
         """Classes failing k-anonymity, fast; None when the scan stopped because more than ``limit`` >= 0
         records fail (under wildcard semantics at alpha = 1). The classes that reached k at the node this
         one was rolled up from are not scanned again (monotonicity: their matches only grew)."""
         count = table.count
         if not self.wildcard:
             return count < c.k
-        from ._lattice_kernel import node_marginals, wildcard_small
+        from ._lattice_kernel import wildcard_small
 
-        codes = table.codes
-        marginals = self._marginals.at(levels) if levels is not None else node_marginals(codes, count)
         lim = limit if c.alpha == 1.0 else -1
         self._base_facts(c)
-        known = self._reached.get((c.spec, levels)) if levels is not None else None
+        known = self._reached.get((c.spec, levels))
         if known is None:
             known = np.zeros(table.n_classes, dtype=np.bool_)
-        reached, sure, full, wild, stopped = wildcard_small(codes, count, *marginals, c.k, c.alpha, lim, known, doomed)
-        if levels is not None and levels in self._cache:
+        reached, sure, full, wild, stopped = wildcard_small(table.codes, count, *self._marginals.at(levels), c.k,
+                                                            c.alpha, lim, known, doomed)
+        if levels in self._cache:
             self._reached[(c.spec, levels)] = reached  # facts even when the scan stopped early
             self._fact_specs.add(c.spec)
         if stopped:
