@@ -58,6 +58,27 @@ def node_marginals(codes, count):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _posting_list(codes, has_miss, order, j, width, start, out, fill):  # pragma: no cover - compiled
+    """QI j's posting list for :func:`wildcard_small`: every row, in ``order`` (most missing values first),
+    grouped: the rows missing j (group 0), then per code c the rows with a missing value holding c (group
+    c + 1), then per code the complete rows holding it (group width + 2 + c); ``start`` (2 * width + 3
+    entries, zeros) receives the groups' offsets. Every match of a class observed at j lies in its groups
+    at j, so a class scans only those of its shortest list."""
+    n = codes.shape[0]
+    n_groups = 2 * width + 2
+    for i in range(n):
+        start[codes[i, j] + 2 + (0 if has_miss[i] else width + 1)] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    fill[:] = start[:n_groups]
+    for t in range(n):
+        i = order[t]
+        g = codes[i, j] + 1 + (0 if has_miss[i] else width + 1)
+        out[fill[g]] = i
+        fill[g] += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, known,
                    doomed=None):  # pragma: no cover - compiled
     """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
@@ -191,36 +212,21 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, 
             b = bound[r] if bound[r] <= top else top + 1
             todo[slots[b]] = r
             slots[b] += 1
-    # Posting lists of each QI j some class scans, one array per QI in ``order`` (most missing values first),
-    # grouped: the rows missing j (group 0), then per code c the rows with a missing value holding c (group
-    # c + 1), then per code the complete rows holding it (group width + 2 + c). Every match of a class
-    # observed at j lies in its groups at j, so a class scans only those of its shortest list.
-    used = np.empty(n_used, dtype=np.int64)
-    for j in range(q):
-        if slot_of[j] >= 0:
-            used[slot_of[j]] = j
+    # Posting lists of each QI some class scans (see _posting_list), each filled when a class first needs it: a
+    # node found failing stops after a few hundred classes, which on the bundled sample use 1.4 of the 4.7
+    # QIs whose lists the whole scan would need.
     n_groups = 2 * width + 2
     start = np.zeros((n_used, n_groups + 1), dtype=np.int64)
-    for i in range(n):
-        lift = 0 if has_miss[i] else width + 1
-        for u in range(n_used):
-            start[u, codes[i, used[u]] + 1 + lift + 1] += 1
-    for u in range(n_used):
-        for g in range(n_groups):
-            start[u, g + 1] += start[u, g]
     lists = np.empty((n_used, max(n, 1)), dtype=np.int64)
-    fill = start[:, :n_groups].copy()
-    for t in range(n):
-        i = order[t]
-        lift = 0 if has_miss[i] else width + 1
-        for u in range(n_used):
-            g = codes[i, used[u]] + 1 + lift
-            lists[u, fill[u, g]] = i
-            fill[u, g] += 1
+    built = np.zeros(n_used, dtype=np.bool_)
+    fill = np.empty(n_groups, dtype=np.int64)
     for t in range(n_todo):
         r = todo[t]
         best = best_of[r]
         own = count[r]
+        if best >= 0 and not built[slot_of[best]]:
+            _posting_list(codes, has_miss, order, best, width, start[slot_of[best]], lists[slot_of[best]], fill)
+            built[slot_of[best]] = True
         f = own
         w = 0
         ok = False
