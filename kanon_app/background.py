@@ -40,9 +40,13 @@ _jobs_setting = os.environ.get("KANON_HEAVY_JOBS", "").strip()
 HEAVY_JOBS = max(1, int(_jobs_setting)) if _jobs_setting.isdigit() else 2
 HEAVY_SLOTS = threading.BoundedSemaphore(HEAVY_JOBS)
 POLL_SECONDS = 0.25
-"""How often a waiting page redraws its progress bar. A finished job ends the wait at once (an event), so
-this sets only the bar's refresh: each redraw is a message the server sends and the browser draws, on the
-cores the job itself is using."""
+"""How often a waiting page looks whether a click asked for a rerun (:func:`_interruption_point`) and whether
+its progress bar moved. A finished job ends the wait at once (an event)."""
+REDRAW_SECONDS = 1.0
+"""Least time between two redraws of a waiting page's progress bar (a new state, such as waiting for a slot,
+is shown at once). Each redraw is a message the browser draws, on the cores the job itself is using: on two
+cores, Chromium drew four redraws a second of the MINUC search's bar with a fifth of a core, one a second
+with a tenth."""
 _SPECULATIVE: dict[int, Job] = {}
 """Speculative jobs holding a heavy slot now (cancelled when asked-for work needs the slot)."""
 _SPECULATIVE_LOCK = threading.Lock()
@@ -274,12 +278,15 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
                   icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
         shown = (round(job.fraction, 2), _text(job))
+        phase, drawn = _phase(job), time.monotonic()
         while not job.wait(POLL_SECONDS):
             _interruption_point()  # a click elsewhere ends the wait, even while the bar stands still
             now = (round(min(max(job.fraction, 0.0), 1.0), 2), _text(job))
-            if now != shown:  # redrawn only when it changed
+            # redrawn only when it changed: at once when the job is waiting, running or cancelling anew, else
+            # at most once per REDRAW_SECONDS
+            if now != shown and (_phase(job) != phase or time.monotonic() - drawn >= REDRAW_SECONDS):
                 bar.progress(now[0], text=now[1])
-                shown = now
+                shown, phase, drawn = now, _phase(job), time.monotonic()
         bar.empty()
     if jobs.get(name) is job:
         del jobs[name]
@@ -305,6 +312,11 @@ def _interruption_point() -> None:
     import streamlit as st
 
     _ = "jobs" in st.session_state
+
+
+def _phase(job: Job) -> tuple[str, bool]:
+    """What a waiting page shows at once when it changes: the job's state and whether it is being cancelled."""
+    return job.state, job.progress.cancelled
 
 
 def _text(job: Job) -> str:

@@ -368,12 +368,6 @@ def rollup(codes, luts, changed, radix, count, slots, stamp, span):  # pragma: n
     return gid, new_codes[:n_new].copy(), new_count[:n_new].copy()
 
 
-@numba.njit(cache=True, nogil=True)
-def _hash_slot(key, shift, mask):  # pragma: no cover - compiled
-    h = (key ^ (key >> 31)) * _GOLDEN  # multiply-shift: the well-mixed high bits index the table
-    return (h >> shift) & mask
-
-
 PARTITION_ROWS = 1 << 17
 """From this many rows :func:`rollup_partitioned` replaces :func:`rollup`."""
 

@@ -273,3 +273,73 @@ def test_drain_gives_up_after_its_patience():
     finally:
         release.set()
         assert job.wait(30)
+
+
+def _fake_page(monkeypatch) -> list[tuple[float, float, str]]:
+    """Stand in for Streamlit on a page waiting for a job: the redraws of its progress bar (time, value, text)."""
+    import sys
+    import types
+
+    redraws: list[tuple[float, float, str]] = []
+
+    class Bar:
+        def progress(self, value: float, text: str = "") -> None:
+            redraws.append((time.monotonic(), value, text))
+
+        def empty(self) -> None:
+            pass
+
+    fake = types.SimpleNamespace(session_state={}, progress=lambda value, text="": Bar(),
+                                 button=lambda *a, **k: False, info=lambda *a, **k: None)
+    monkeypatch.setitem(sys.modules, "streamlit", fake)
+    monkeypatch.setattr(background, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(background, "REDRAW_SECONDS", 0.3)
+    return redraws
+
+
+def test_a_waiting_bar_is_redrawn_at_most_once_per_redraw_interval_while_the_job_reports(monkeypatch):
+    """The job reports progress every 10 ms for 1.2 s; the page redraws its bar (a message the browser draws, on
+    the job's cores) only every REDRAW_SECONDS, and the last redraw shows a recent step."""
+    redraws = _fake_page(monkeypatch)
+
+    def work(progress):
+        for i in range(120):
+            progress.update(i / 120, f"step {i}")
+            time.sleep(0.01)
+        return 42
+
+    assert background.run("redraw", "key", "Test", work, start_now=True) == 42
+    gaps = [b[0] - a[0] for a, b in zip(redraws, redraws[1:], strict=False)]
+    assert 2 <= len(redraws) <= 5, redraws
+    assert all(g >= 0.3 - 0.005 for g in gaps), gaps
+    assert int(redraws[-1][2].split()[-1]) >= 60  # not stuck on an early step
+
+
+def test_a_waiting_bar_shows_a_cancel_at_once(monkeypatch):
+    """A new state (here: cancelling, while the job runs on to its next checkpoint) is drawn at the next poll,
+    not after the redraw interval."""
+    redraws = _fake_page(monkeypatch)
+    monkeypatch.setattr(background, "REDRAW_SECONDS", 60.0)
+    started = threading.Event()
+    jobs: dict = {}
+
+    def work(progress):
+        started.set()
+        for i in range(300):
+            if not progress.cancelled:  # the next checkpoint lies 0.3 s after the cancel
+                progress.update(i / 300, f"step {i}")
+            elif time.monotonic() - jobs["cancelled_at"] > 0.3:
+                progress.update(1.0)  # raises: cancelled
+            time.sleep(0.01)
+        return 1
+
+    def cancel_soon() -> None:
+        started.wait(10)
+        time.sleep(0.2)
+        jobs["cancelled_at"] = time.monotonic()
+        background._jobs()["cancel"].cancel()
+
+    threading.Thread(target=cancel_soon, daemon=True).start()
+    assert background.run("cancel", "key", "Test", work, start_now=True) is None
+    cancelling = [t for t, _, text in redraws if "cancelling" in text]
+    assert cancelling and cancelling[0] - jobs["cancelled_at"] < 0.5
