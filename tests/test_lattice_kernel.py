@@ -158,10 +158,11 @@ def test_marginals_per_qi_and_level_are_each_nodes_own(case):
     q = len(problem.qis)
     for levels in [(-1,) * q, *np.ndindex(*problem.heights)]:
         table = ev.base if levels[0] < 0 else ev.table(levels)
-        marg, marg_m, off, miss = marginals.at(levels)
-        own, own_m, own_off, own_miss = node_marginals(table.codes, table.count)
+        marg, marg_m, off, miss, width = marginals.at(levels)
+        own, own_m, own_off, own_miss, own_width = node_marginals(table.codes, table.count)
         ends = [*own_off[1:], own_off[-1] + (table.codes[:, -1].max(initial=-1) + 1)]
         assert (miss == own_miss).all()
+        assert own_width == max(1, table.codes.max(initial=-1) + 1) <= width  # the scan's key fields hold every code
         for j, lv in enumerate(levels):
             for got, mine in ((marg, own), (marg_m, own_m)):
                 want = np.zeros(problem.n_groups(j, lv), dtype=np.int64)

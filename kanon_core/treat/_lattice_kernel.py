@@ -23,7 +23,8 @@ import numpy as np
 @numba.njit(cache=True, nogil=True)
 def node_marginals(codes, count):  # pragma: no cover - compiled
     """A table's marginals: per QI and code, the records holding it and those among them with a missing
-    value on some QI (flat: QI j's code c at ``off[j] + c``), and per QI the records missing it.
+    value on some QI (flat: QI j's code c at ``off[j] + c``), per QI the records missing it, and the width
+    of the codes (every code + 1 is at most it: the scan's key fields and posting-list groups).
 
     A QI's marginals at a node depend on that QI's level alone (generalizing never makes a cell missing
     or observed), so the search computes them once per QI and level
@@ -54,7 +55,10 @@ def node_marginals(codes, count):  # pragma: no cover - compiled
                 marg[off[j] + c] += count[i]
                 if has:
                     marg_m[off[j] + c] += count[i]
-    return marg, marg_m, off[:q].copy(), miss
+    width = 1
+    for j in range(q):
+        width = max(width, off[j + 1] - off[j])
+    return marg, marg_m, off[:q].copy(), miss, width
 
 
 @numba.njit(cache=True, nogil=True)
@@ -79,13 +83,14 @@ def _posting_list(codes, has_miss, order, j, width, start, out, fill):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, known,
+def wildcard_small(codes, count, marg, marg_m, marg_off, miss, width, k, alpha, limit, known,
                    doomed=None):  # pragma: no cover - compiled
     """Per class: reached (bool), surely failing (bool), matches counted in full and wildcard matches;
     and whether the scan stopped.
 
-    ``codes`` (n, q) int32 with -1 missing, rows distinct. ``marg``, ``marg_m``, ``marg_off``, ``miss``: the
-    table's marginals as :func:`node_marginals` gives them. A class counts as reached when ``full + alpha *
+    ``codes`` (n, q) int32 with -1 missing, rows distinct. ``marg``, ``marg_m``, ``marg_off``, ``miss``,
+    ``width``: the table's marginals as :func:`node_marginals` gives them (``width`` may exceed every code + 1:
+    the search passes its level's number of codes, sparing a pass over the cells). A class counts as reached when ``full + alpha *
     wild >= k + 1e-7`` (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the
     records that agree with it or are missing on a single QI (the least such count over its observed
     QIs); below k it fails without a scan ("surely failing", its counts then left partial). With ``limit``
@@ -101,7 +106,6 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, k, alpha, limit, 
     sure = np.zeros(n, dtype=np.bool_)
     full = np.zeros(n, dtype=np.int64)
     wild = np.zeros(n, dtype=np.int64)
-    width = max(1, codes.max() + 1) if n > 0 else 1
     # when every QI's code + 1 fits a field of one 64-bit word, a row is a key (0: missing) and the fields
     # it has observed: two rows agree wherever both are observed exactly when their keys agree under the
     # AND of those masks (one comparison instead of a loop over the QIs)

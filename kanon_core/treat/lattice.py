@@ -374,10 +374,17 @@ class _Marginals:
         self._flat_m = np.concatenate([*parts_m, np.zeros(1, dtype=np.int64)])
         self._miss = np.array([int(base.count[base.codes[:, j] < 0].sum()) for j in range(q)], dtype=np.int64)
         self._rows = np.arange(q)
+        self._widths = np.ones_like(self._off)  # level + 1 -> the QI's number of codes (at least 1)
+        for j in range(q):
+            for lv in range(-1, int(problem.heights[j])):
+                self._widths[j, lv + 1] = max(1, problem.n_groups(j, lv))
 
-    def at(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(records per code, flat; those with a missing value; each QI's offset; records missing each QI)."""
-        return self._flat, self._flat_m, self._off[self._rows, np.asarray(levels) + 1], self._miss
+    def at(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """(records per code, flat; those with a missing value; each QI's offset; records missing each QI; the
+        widest QI's number of codes, at least every code + 1 of the node's table)."""
+        at = np.asarray(levels) + 1
+        return (self._flat, self._flat_m, self._off[self._rows, at], self._miss,
+                int(self._widths[self._rows, at].max(initial=1)))
 
 
 class NodeEvaluator:
