@@ -89,9 +89,9 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, width, k, alpha, 
     and whether the scan stopped.
 
     ``codes`` (n, q) int32 with -1 missing, rows distinct. ``marg``, ``marg_m``, ``marg_off``, ``miss``,
-    ``width``: the table's marginals as :func:`node_marginals` gives them (``width`` may exceed every code + 1:
-    the search passes its level's number of codes, sparing a pass over the cells). A class counts as reached when ``full + alpha *
-    wild >= k + 1e-7`` (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the
+    ``width``: the table's marginals as :func:`node_marginals` gives them (``width`` may exceed every code
+    + 1: the search passes its levels' numbers of codes, sparing a pass over the cells). A class counts as
+    reached when ``full + alpha * wild >= k + 1e-7`` (exactly k at alpha = 1). Before any scan, a class's matches are bounded by the
     records that agree with it or are missing on a single QI (the least such count over its observed
     QIs); below k it fails without a scan ("surely failing", its counts then left partial). With ``limit``
     >= 0 (only at alpha = 1) the scan stops as soon as the records of classes not reaching k exceed it
