@@ -308,9 +308,11 @@ def test_a_waiting_bar_is_redrawn_at_most_once_per_redraw_interval_while_the_job
             time.sleep(0.01)
         return 42
 
+    t0 = time.monotonic()
     assert background.run("redraw", "key", "Test", work, start_now=True) == 42
+    elapsed = time.monotonic() - t0  # 1.2 s or more (a busy machine stretches the sleeps)
     gaps = [b[0] - a[0] for a, b in zip(redraws, redraws[1:], strict=False)]
-    assert 2 <= len(redraws) <= 5, redraws
+    assert 2 <= len(redraws) <= elapsed / 0.3 + 1, (elapsed, redraws)  # 120 reports, a handful of redraws
     assert all(g >= 0.3 - 0.005 for g in gaps), gaps
     assert int(redraws[-1][2].split()[-1]) >= 60  # not stuck on an early step
 
