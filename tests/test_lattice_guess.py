@@ -204,3 +204,56 @@ def test_ties_within_rounding_go_to_fewer_levels_whatever_the_order_of_evaluatio
     losses = np.array([1.0, 1.0 + 1e-12, 0.5 + 1e-10, 0.5, 3.0])
     assert _tie_winner(losses, np.array([0, 1, 1, 2, 0]))[0] == 2  # 0.5 + 1e-10 ties 0.5 and has fewer levels
     assert _tie_winner(np.full(3, np.inf), np.zeros(3, int))[0] == -1
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.booleans(), st.data())
+def test_paths_up_take_the_step_their_rule_names_through_unclassified_nodes(heights, balanced, data):
+    """A path is a chain of unclassified nodes, one QI one level up per step, ending where no unclassified node
+    lies one step up; each step is the one its rule names (plain: least relative height added; balanced: the
+    QI least generalized relative to its height), ties to the lowest QI position."""
+    import numpy as np
+
+    from kanon_core.treat.lattice import _Lattice, _path_up
+
+    lat = _Lattice(np.array(heights, dtype=np.int64))
+    lat.status[:] = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=lat.n, max_size=lat.n))
+    unknown = np.flatnonzero(lat.status == lat.UNKNOWN)
+    if len(unknown) == 0:
+        return
+    start = int(data.draw(st.sampled_from(list(unknown))))
+    path = _path_up(lat, start, balanced=balanced)
+    tops = [h - 1 for h in heights]
+
+    def steps(node: int) -> list[tuple[tuple, int, int]]:
+        """(the rule's key, QI, next node) of each unclassified node one step up."""
+        v = lat.nodes[node]
+        out = []
+        for j, top in enumerate(tops):
+            if v[j] < top:
+                nxt = node + int(lat.strides[j])
+                if lat.status[nxt] == lat.UNKNOWN:  # plain: the relative height reached (lat.frac), then the id
+                    key = (v[j] / top, j) if balanced else (float(lat.frac[nxt]), nxt)
+                    out.append((key, j, nxt))
+        return out
+
+    assert path[0] == start and all(lat.status[i] == lat.UNKNOWN for i in path)
+    for a, b in zip(path, path[1:], strict=False):
+        options = steps(a)
+        assert options and b == min(options, key=lambda o: o[0])[2]
+    assert not steps(path[-1])
+
+
+def test_paths_up_on_small_lattices_named_by_hand():
+    """Every node unclassified: the balanced path goes through the QI least generalized so far, first QI first
+    on ties; the plain one takes the QI with the most levels first (the least relative height added)."""
+    import numpy as np
+
+    from kanon_core.treat.lattice import _Lattice, _path_up
+
+    def levels(heights: list[int], balanced: bool) -> list[tuple[int, ...]]:
+        lat = _Lattice(np.array(heights, dtype=np.int64))
+        return [lat.levels[i] for i in _path_up(lat, 0, balanced=balanced)]
+
+    assert levels([2, 2], True) == [(0, 0), (1, 0), (1, 1)]
+    assert levels([3, 2], True) == [(0, 0), (1, 0), (1, 1), (2, 1)]
+    assert levels([2, 3], False) == [(0, 0), (0, 1), (0, 2), (1, 2)]

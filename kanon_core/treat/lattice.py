@@ -1172,7 +1172,7 @@ def search_optimal(
                 continue
             if progress is not None:
                 report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
-            path = _path_up(lat, int(start))
+            path = _path_up(lat, int(start), balanced=ev.wildcard)
 
             guess = _guess_crossing(lat, path, crossing) if guessing else None
             first = _first_passing(len(path), lambda t, path=path: passes(path[t]), guess)
@@ -1341,19 +1341,42 @@ def _names(criteria: Sequence[Criterion]) -> str:
     return " and ".join(c.spec for c in criteria)
 
 
-def _path_up(lat: _Lattice, start: int) -> list[int]:
-    """A chain of unclassified nodes from ``start`` upwards, taking the least-generalizing step each time.
+def _path_up(lat: _Lattice, start: int, balanced: bool = False) -> list[int]:
+    """A chain of unclassified nodes from ``start`` upwards.
 
-    The step that adds the least relative height (ties: lowest QI position) keeps the path close to the
-    specific end of the lattice, where the optimum of monotone metrics lies.
+    Each step adds the least relative height (ties: the lowest QI position): the QIs with the most levels
+    are generalized first, which keeps the path close to the specific end of the lattice, where the optimum
+    of monotone metrics lies. ``balanced``: each step generalizes instead the QI least generalized so far
+    relative to its height (ties: the lowest QI position), so the path climbs through the middle of the
+    lattice, every QI in turn, and the node where it crosses the border tags large up- and down-sets on both
+    sides. On the bundled sample's 8-QI search (wildcard, k = 3) the balanced paths need 2,201 evaluations
+    at 1 % instead of 2,626 and 1,729 at 0 % instead of 2,030, with the same statuses, and the search takes
+    0.87-0.94 of its time. On Adult (category semantics, paths searched from a guess) they need 1,096 and
+    109 instead of 1,121 and 123, but the search took 1.02-1.03 of its time: the search uses them where a
+    node's scan is dear (wildcard semantics).
     """
     path = [start]
     cur = start
+    status, unknown = lat.status, lat.UNKNOWN
+    if not balanced:
+        while True:
+            succ = [s for s in lat.successors(cur) if status[s] == unknown]
+            if not succ:
+                return path
+            cur = min(succ, key=lambda s: (lat._frac[s], s))
+            path.append(cur)
+    tops, strides = lat._tops, lat._strides
     while True:
-        succ = [s for s in lat.successors(cur) if lat.status[s] == lat.UNKNOWN]
-        if not succ:
+        levels = lat.levels[cur]
+        best, best_rel = -1, math.inf
+        for j in range(lat.q):
+            if levels[j] < tops[j]:
+                rel = levels[j] / tops[j]
+                if rel < best_rel and status[cur + strides[j]] == unknown:
+                    best, best_rel = cur + strides[j], rel
+        if best < 0:
             return path
-        cur = min(succ, key=lambda s: (lat._frac[s], s))
+        cur = best
         path.append(cur)
 
 
