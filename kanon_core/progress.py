@@ -46,3 +46,15 @@ def report(progress: Progress | None, fraction: float, message: str = "") -> Non
     """Update ``progress`` when given; a no-op otherwise (keeps call sites short)."""
     if progress is not None:
         progress.update(fraction, message)
+
+
+def scaled_progress(progress: Progress | None, lo: float, hi: float, label: str) -> Progress | None:
+    """A progress for one part of a computation: the part's [0, 1] maps into [lo, hi] of the whole, its
+    messages are prefixed with ``label``, and a cancel of the whole stops the part at its next checkpoint."""
+    if progress is None:
+        return None
+
+    def forward(fraction: float, message: str) -> None:  # the parent raises Cancelled when cancelled
+        progress.update(lo + (hi - lo) * fraction, f"{label}: {message}" if message else label)
+
+    return Progress(forward)

@@ -25,7 +25,7 @@ from . import __version__
 from .dataset import Dataset
 from .errors import InputError
 from .history import History
-from .progress import Progress
+from .progress import Progress, scaled_progress
 from .recipe import (
     Recipe,
     Replay,
@@ -35,7 +35,6 @@ from .recipe import (
     parse_json,
     parse_step,
     pretty_json,
-    scaled_progress,
 )
 from .steps import Step, version_fingerprint
 from .treat.hierarchy import Hierarchy, hierarchy_from_json

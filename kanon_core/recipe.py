@@ -43,7 +43,7 @@ from . import __version__
 from .dataset import Dataset, Roles, check_semantics, validate_roles
 from .errors import Cancelled, InputError, KanonError
 from .history import History, Version
-from .progress import Progress
+from .progress import Progress, scaled_progress
 from .steps import (
     STEP_TYPES,
     DeclareMissingCodes,
@@ -326,17 +326,6 @@ class Replay:
     @property
     def release(self) -> Version:
         return self.history.current
-
-
-def scaled_progress(progress: Progress | None, lo: float, hi: float, label: str) -> Progress | None:
-    """A progress for one step that maps its [0, 1] into [lo, hi] of the whole replay."""
-    if progress is None:
-        return None
-
-    def forward(fraction: float, message: str) -> None:  # the parent raises Cancelled when cancelled
-        progress.update(lo + (hi - lo) * fraction, f"{label}: {message}" if message else label)
-
-    return Progress(forward)
 
 
 def _role_columns(roles: Roles) -> list[str]:

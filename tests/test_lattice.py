@@ -268,6 +268,25 @@ def adult():
     return ds, hs, build_problem(ds, hs, ADULT_QIS)
 
 
+def test_a_cancelled_tradeoff_stops_inside_the_search_under_way(adult):
+    """Each search of the trade-off curve reports within its share of the bar, labelled with its limit, and a
+    cancel stops the search under way, not only the next one."""
+    problem = adult[2]
+    seen: list[tuple[float, str]] = []
+    progress = Progress()
+
+    def listen(fraction: float, message: str) -> None:
+        seen.append((fraction, message))
+        if len(seen) == 3:
+            progress.cancel()
+
+    progress.callback = listen
+    with pytest.raises(Cancelled):
+        tradeoff(problem, 5, (0.0, 0.01), "prec", progress=progress)
+    assert len(seen) == 3  # the next checkpoint of the first search raised
+    assert all(m.startswith("Trade-off, limit 0 %") and 0.0 <= f < 0.5 for f, m in seen)
+
+
 def arx_labels(var: str, level: int) -> dict[str, str]:
     rows = [ln.split(";") for ln in (ADULT / f"adult_hierarchy_{var}.csv").read_text().splitlines() if ln.strip()]
     return {r[0]: r[level] for r in rows}

@@ -66,7 +66,7 @@ from ..criteria.base import Criterion, Evaluation
 from ..criteria.k_anonymity import KAnonymity
 from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InfeasibleError, InputError
-from ..progress import Progress, report
+from ..progress import Progress, report, scaled_progress
 from ..risk.classes import alpha_count
 from ..risk.keys import group_ids
 from .hierarchy import Hierarchy, LevelTables
@@ -1544,12 +1544,14 @@ def tradeoff(
     progress: Progress | None = None,
     criteria: Sequence[Criterion | str] | None = None,
 ) -> pd.DataFrame:
-    """The optimal loss for each suppression limit: one exact search per limit (a plot-ready table)."""
+    """The optimal loss for each suppression limit: one exact search per limit (a plot-ready table). Each
+    search reports its own progress within its share, so a cancel stops the search under way."""
     rows = []
+    n = max(1, len(limits))
     for i, lim in enumerate(limits):
-        report(progress, i / max(1, len(limits)), "Trade-off: searching")
+        sub = scaled_progress(progress, i / n, (i + 1) / n, f"Trade-off, limit {100 * lim:g} %")
         try:
-            r = search_optimal(problem, k, lim, metric, criteria=criteria)
+            r = search_optimal(problem, k, lim, metric, sub, criteria=criteria)
         except InfeasibleError:
             rows.append({"max_suppression": lim, "feasible": False})
             continue
