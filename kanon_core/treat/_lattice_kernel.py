@@ -228,9 +228,10 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, width, k, alpha, 
         r = todo[t]
         best = best_of[r]
         own = count[r]
-        if best >= 0 and not built[slot_of[best]]:
-            _posting_list(codes, has_miss, order, best, width, start[slot_of[best]], lists[slot_of[best]], fill)
-            built[slot_of[best]] = True
+        u = slot_of[best] if best >= 0 else -1
+        if u >= 0 and not built[u]:
+            _posting_list(codes, has_miss, order, best, width, start[u], lists[u], fill)
+            built[u] = True
         f = own
         w = 0
         ok = False
@@ -241,7 +242,6 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, width, k, alpha, 
                 lst = order
                 lo, hi = 0, n
             else:
-                u = slot_of[best]
                 g = 0 if seg == 0 else codes[r, best] + 1 if seg == 1 else codes[r, best] + width + 2
                 if seg == 2 and not has_miss[r]:
                     break

@@ -355,6 +355,7 @@ class _Marginals:
         parts: list[np.ndarray] = []
         parts_m: list[np.ndarray] = []
         self._off = np.zeros((q, int(problem.heights.max(initial=0)) + 1), dtype=np.int64)  # level + 1 -> offset
+        self._widths = np.ones_like(self._off)  # level + 1 -> the QI's number of codes (at least 1)
         with_missing = (base.codes < 0).any(axis=1)
         at = 0
         for j in range(q):
@@ -366,6 +367,7 @@ class _Marginals:
                 part = np.bincount(codes, weights=base.count[seen], minlength=width)
                 part_m = np.bincount(codes, weights=base.count[seen] * with_missing[seen], minlength=width)
                 self._off[j, lv + 1] = at
+                self._widths[j, lv + 1] = max(1, width)
                 parts.append(part.astype(np.int64))
                 parts_m.append(part_m.astype(np.int64))
                 at += width
@@ -374,10 +376,6 @@ class _Marginals:
         self._flat_m = np.concatenate([*parts_m, np.zeros(1, dtype=np.int64)])
         self._miss = np.array([int(base.count[base.codes[:, j] < 0].sum()) for j in range(q)], dtype=np.int64)
         self._rows = np.arange(q)
-        self._widths = np.ones_like(self._off)  # level + 1 -> the QI's number of codes (at least 1)
-        for j in range(q):
-            for lv in range(-1, int(problem.heights[j])):
-                self._widths[j, lv + 1] = max(1, problem.n_groups(j, lv))
 
     def at(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
         """(records per code, flat; those with a missing value; each QI's offset; records missing each QI; the
