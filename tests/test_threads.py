@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+import pytest
 
 from kanon_core import threads
 from kanon_core.risk.minucs import find_minucs
@@ -97,3 +99,101 @@ def test_sections_nest_within_a_thread_and_map_keeps_order():
 def test_map_inside_a_parallel_section_runs_in_the_calling_thread():
     with threads.parallel_section():  # every slot is held here: a pool would wait for ever
         assert threads.map_workers(lambda x: x + 1, range(10)) == list(range(1, 11))
+
+
+def _wait_until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.001)
+
+
+def test_fair_slots_serve_requests_in_the_order_asked():
+    """A thread that gives a slot back and asks again at once goes behind the threads already waiting (a
+    plain semaphore let it take the slot back: a search's pool kept both slots for its whole run)."""
+    slots = threads.FairSlots(1)
+    order: list[str] = []
+    slots.acquire()
+
+    def take(name: str) -> None:
+        slots.acquire()
+        order.append(name)
+        slots.release()
+
+    waiters = [threading.Thread(target=take, args=(name,)) for name in ("b", "c")]
+    for queued, t in enumerate(waiters, start=1):
+        t.start()
+        _wait_until(lambda queued=queued: slots.waiting == queued)
+    slots.release()
+    slots.acquire()  # at once again, as a pool thread going to its next chunk
+    order.append("a")
+    slots.release()
+    for t in waiters:
+        t.join()
+    assert order == ["b", "c", "a"]
+    assert slots.free == 1 and slots.waiting == 0
+
+
+def test_a_request_for_every_slot_is_not_overtaken():
+    """A parallel kernel's request for all slots is served whole in its turn: a later one-slot request
+    waits behind it although a slot is free meanwhile."""
+    slots = threads.FairSlots(2)
+    slots.acquire()
+    events: list[str] = []
+    all_taken = threading.Event()
+
+    def whole() -> None:
+        slots.acquire(2)
+        events.append("all")
+        all_taken.set()
+        time.sleep(0.05)
+        slots.release(2)
+
+    def one() -> None:
+        slots.acquire()
+        events.append("one")
+        slots.release()
+
+    t_all = threading.Thread(target=whole)
+    t_all.start()
+    _wait_until(lambda: slots.waiting == 1)
+    t_one = threading.Thread(target=one)
+    t_one.start()
+    _wait_until(lambda: slots.waiting == 2)
+    assert slots.free == 1 and not events  # a free slot, yet the one-slot request waits its turn
+    slots.release()
+    t_all.join()
+    t_one.join()
+    assert events == ["all", "one"]
+    with pytest.raises(ValueError):
+        slots.release()  # more than taken
+    with pytest.raises(ValueError):
+        slots.acquire(3)
+
+
+def test_a_short_task_waits_for_a_chunk_not_for_a_long_search():
+    """Every slot busy with a long run of chunks (each worker asking again at once): a task asked for in
+    the middle is served after a chunk or two, not after the run."""
+    chunks = 200
+    served_at: list[int] = []
+    done = [0] * threads.MAX_WORKERS
+    go = threading.Event()
+
+    def looper(i: int) -> None:
+        go.wait()
+        for _ in range(chunks):
+            with threads.worker_slot():
+                time.sleep(0.002)
+            done[i] += 1
+
+    loopers = [threading.Thread(target=looper, args=(i,)) for i in range(threads.MAX_WORKERS)]
+    for t in loopers:
+        t.start()
+    go.set()
+    _wait_until(lambda: min(done) >= 5)
+    asked_at = sum(done)
+    with threads.worker_slot():
+        served_at.append(sum(done))
+    for t in loopers:
+        t.join()
+    assert served_at[0] - asked_at <= 2 * threads.MAX_WORKERS  # a chunk or two per slot after it asked
