@@ -8,7 +8,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from kanon_app import big_file, hierarchy_ui, minuc_carry, state
+from kanon_app import big_file, hierarchy_ui, minuc_carry, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.fmt import markdown_literal, readable_table
@@ -278,16 +278,22 @@ with tab_suggest:
     minucs = state.memo_peek("minucs", mparams)
     if minucs is None:
         st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
-        clicked = (not state.job_running("minucs", mparams)  # the MINUCs page's search, shared
+        # the MINUCs page's search, shared; one it started ahead of its own click is not waited for here
+        # until asked for: this tab runs with the page (hidden or not), and waiting held the whole page
+        ahead = prefetch.minucs_ahead(mparams) and state.job_running("minucs", mparams)
+        clicked = ((ahead or not state.job_running("minucs", mparams))
                    and st.button("Find MINUCs", key="btn_sug_minucs", type="primary"))
-        qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))  # the MINUCs page's, shared
-        # looked up only on the click that starts the search (as the MINUCs page does)
-        carry = minuc_carry.earlier_search(mparams, tuple(qis), qm, k, ds.missing, None) if clicked else None
-        res = state.run_in_background("minucs", mparams, "MINUC search", lambda progress: find_minucs(
-            qm, k=k, missing=ds.missing, progress=progress, carry=None if carry is None else carry.plan),
-            start_now=clicked)
-        if res is not None:
-            st.rerun()
+        if clicked and ahead:
+            prefetch.ask_minucs(mparams)  # the search under way is the officer's now
+        if clicked or not ahead:
+            qm = state.memo("qi_matrix", tuple(qis), lambda: ds.qi_matrix(qis))  # the MINUCs page's, shared
+            # looked up only on the click that starts the search (as the MINUCs page does)
+            carry = minuc_carry.earlier_search(mparams, tuple(qis), qm, k, ds.missing, None) if clicked else None
+            res = state.run_in_background("minucs", mparams, "MINUC search", lambda progress: find_minucs(
+                qm, k=k, missing=ds.missing, progress=progress, carry=None if carry is None else carry.plan),
+                start_now=clicked)
+            if res is not None:
+                st.rerun()
     else:
         sugs = state.memo("suggestions", mparams, lambda: suggest_recodes(ds, minucs))
         st.caption(f"{minucs.total:,} MINUCs over {minucs.records_with_minucs():,} records.")

@@ -174,3 +174,49 @@ def test_a_search_ahead_skipped_for_want_of_a_slot_still_runs_on_the_click(monke
     assert not at.exception, [e.stack for e in at.exception]
     ds = at.session_state["history"].current.dataset
     assert metric(at, "MINUCs") == f"{find_minucs(ds.qi_matrix(qis), k=3, missing=ds.missing).total:,}"
+
+
+def test_the_recode_page_does_not_wait_for_a_search_started_ahead_until_asked(monkeypatch):
+    """The Recode page's suggestions share the MINUCs page's search. One that page started ahead of its own
+    click is not waited for when Recode opens (its tabs all run with the page, and the wait held the whole
+    page for the search: 4 s on the sample); the suggestions' own "Find MINUCs" asks for it and waits."""
+    import threading
+
+    import kanon_core.risk.minucs as minucs_module
+
+    from .helpers import open_page
+
+    at = open_page("minucs.py")
+    qis = ["BYSEX", "BYRACE", "BYPARED"]
+    release = threading.Event()
+    real_find = minucs_module.find_minucs
+
+    def held(*args, **kwargs):
+        progress = kwargs.get("progress")
+        while not release.is_set():
+            if progress is not None:
+                progress.update(0.1, "searching")  # raises once cancelled
+            threading.Event().wait(0.01)
+        return real_find(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "find_minucs", held)
+    try:
+        at.multiselect(key="w_minuc_qis").set_value(qis).run()
+        job = at.session_state["jobs"]["minucs"]
+        ds = at.session_state["history"].current.dataset
+        params = (tuple(qis), 3, None, ds.missing)
+        assert not job.done and job.key[3] == params
+        at.switch_page("pages/recode.py")
+        at.session_state["w_rec_qis"] = qis
+        at.run(timeout=20)  # returns while the search is held: the page did not wait for it
+        assert not at.exception and not job.done
+        assert any(b.key == "btn_sug_minucs" for b in at.button)
+        assert job.key in at.session_state[prefetch.AHEAD]  # still a search ahead, not asked for
+        threading.Timer(0.5, release.set).start()
+        at.button(key="btn_sug_minucs").click().run(timeout=60)  # asks for it, and waits for it
+        assert not at.exception and job.state == "done"
+        assert job.key not in at.session_state[prefetch.AHEAD]
+        ref = real_find(ds.qi_matrix(qis), k=3, missing=ds.missing)
+        assert any(f"{ref.total:,} MINUCs over" in c.value for c in at.caption)
+    finally:
+        release.set()
