@@ -85,6 +85,8 @@ CASES: tuple[Case, ...] = (
          "carried over)", f"sample, 16,197 x 19 QIs, {RECODE_TEXT}", "—", 2.0),
     Case("report_minucs_recode", f"report's MINUC counts after a recode, k = {DASHBOARD_K} (the original's "
          "from the MINUCs page, carried over)", f"sample, 16,197 x 19 QIs, {RECODE_TEXT}", "—", 2.0),
+    Case("count_busy", "a page's class count while a MINUC search runs (another officer's, or one started ahead)",
+         f"sample, 16,197 x 19 QIs (wildcard); the MINUCs page's search at k = {DASHBOARD_K} under way", "—", 1.0),
 )
 
 DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
@@ -94,6 +96,7 @@ DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
     ("build the report", "dashboard: build the report (sample)", 2.0),
     ("cold open", "dashboard: cold open", 2.0),
     ("switching MINUC sections", "dashboard: switching MINUC tabs (slowest)", 0.2),
+    ("a page opened during a search started ahead", "dashboard: every click (a page opened while a search runs)", 1.0),
 )
 
 
@@ -258,6 +261,42 @@ def _report_minucs_recode():
             lambda pair: f"{pair[1].rows_carried:,} of {len(pair[1].row_mult):,} distinct records carried")
 
 
+def _count_busy():
+    """A page's class count (the Risk and Recode pages count the 19-QI classes under wildcard semantics) while
+    the MINUCs page's search runs in the same process (another officer's, or one started ahead): the count
+    waits for compute slots, granted in turn (kanon_core.threads.FairSlots)."""
+    import threading
+
+    from kanon_app.samples import ELS_QIS, load_sample
+    from kanon_core.risk.classes import compute_class_sizes
+    from kanon_core.risk.minucs import find_minucs
+
+    ds = load_sample("els")
+    qm = ds.qi_matrix(list(ELS_QIS))
+    compute_class_sizes(qm.codes, ds.missing)
+    find_minucs(qm.codes[:200, :4], k=2)
+    searches: list[threading.Thread] = []
+
+    def prepare():
+        for t in searches:
+            t.join()
+        searches.clear()
+        search = threading.Thread(target=find_minucs, args=(qm,), kwargs={"k": DASHBOARD_K, "missing": ds.missing})
+        search.start()
+        searches.append(search)
+        time.sleep(0.5)  # the search in full swing, every compute slot taken
+        return qm.codes
+
+    def note(r) -> str:
+        running = any(t.is_alive() for t in searches)
+        for t in searches:
+            t.join()
+        return (f"{int((r.fk < DASHBOARD_K).sum()):,} records below k = {DASHBOARD_K}; the MINUC search "
+                f"{'still ran' if running else 'had ended'} when the count ended (CPU s include the search's)")
+
+    return prepare, lambda codes: compute_class_sizes(codes, ds.missing), note
+
+
 SETUPS: dict[str, Callable[[], tuple]] = {
     "gen0": lambda: _adult(0.0), "gen1": lambda: _adult(0.01),
     "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
@@ -265,6 +304,7 @@ SETUPS: dict[str, Callable[[], tuple]] = {
     "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
     "dash_minucs": _dash_minucs, "report_minucs": _report_minucs,
     "dash_minucs_recode": _dash_minucs_recode, "report_minucs_recode": _report_minucs_recode,
+    "count_busy": _count_busy,
 }
 
 
