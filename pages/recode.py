@@ -98,6 +98,9 @@ def _show_preview(step, name: str) -> None:
 tab_levels, tab_search, tab_single, tab_suggest, tab_build = st.tabs(
     ["Levels", "Optimal generalization", "Single recode", "Suggestions from MINUCs", "Hierarchies"])
 
+# The tabs' bodies run in this order, whichever tab is open (st.tabs runs them all): the two that may wait
+# for a search under way (optimal generalization, suggestions) come last, so a wait holds no other tab.
+
 # -- manual level choice ---------------------------------------------------------------------------------------
 with tab_levels:
     st.caption("Choose a level per variable; the preview shows the counts per generalized value and the risk "
@@ -118,6 +121,83 @@ with tab_levels:
                   args=(step, "Generalization applied."))
     else:
         st.info("All variables are at level 0 (original values).")
+
+# -- single recode -------------------------------------------------------------------------------------------
+with tab_single:
+    col = st.selectbox("Variable", qis, key="w_single_var")
+    qm1 = ds.qi_matrix([col])
+    vals, labs = list(qm1.values[0]), list(qm1.labels[0])
+    codes1 = qm1.codes[:, 0]
+    n_of = np.bincount(codes1[codes1 >= 0], minlength=len(vals)).tolist()
+    choice = st.multiselect("Merge these categories", list(range(len(vals))), key=f"w_single_merge_{col}",
+                            format_func=lambda i, labs=labs, n_of=n_of: f"{labs[i]} ({int(n_of[i]):,})")
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    c1, c2, c3 = st.columns(3)
+    into = c1.text_input("Into (empty: the smallest value)", "", key=f"w_single_into_{col}")
+    top = c2.text_input("Top-code at (values at or above)", "", key=f"w_single_top_{col}", disabled=not numeric)
+    bottom = c3.text_input("Bottom-code at (values at or below)", "", key=f"w_single_bot_{col}", disabled=not numeric)
+    try:
+        into_value = None
+        if into.strip():
+            into_value = next((v for v in vals if value_key(v) == value_key(into)), None) or (
+                float(into) if numeric else into.strip())
+            if isinstance(into_value, float) and into_value.is_integer():
+                into_value = int(into_value)
+        step = RecodeStep(column=col, merge=tuple(vals[i] for i in choice), into=into_value,
+                          top=hierarchy_ui._opt(top) if numeric else None,
+                          bottom=hierarchy_ui._opt(bottom) if numeric else None)
+    except (KanonError, ValueError) as exc:
+        if choice or top.strip() or bottom.strip():
+            st.error(str(exc))
+        else:
+            st.info("Choose categories to merge, or a top or bottom code.")
+    else:
+        _show_preview(step, "single")
+        st.button("Apply this recode", key="btn_apply_single", type="primary", on_click=_apply,
+                  args=(step, f"{step.describe()}: applied."))
+
+    st.markdown("**Drop variables from the release** (Wilson et al., RTI: often the best recode for a variable in many "
+                "MINUCs that analysts rarely need)")
+    drop = st.multiselect("Variables to drop", ds.columns, key="w_drop_vars")
+    st.button("Drop these variables", key="btn_drop", disabled=not drop, on_click=_apply,
+              args=(DropVariables(tuple(drop)), f"Dropped {', '.join(drop)}."))
+
+# -- hierarchy builder -----------------------------------------------------------------------------------------
+with tab_build:
+    col = st.selectbox("Variable", qis, key="w_hb_var")
+    qm1 = ds.qi_matrix([col])
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in qm1.values[0])
+    hierarchy_ui.scale_widget(ds, col)
+    current = hierarchies[col]
+    st.caption(f"In use: {current.height} levels ({' → '.join(str(g) for g in current.n_groups())} values)"
+               + (" — your own." if col in state.hierarchies() else " — the default."))
+    try:
+        built = hierarchy_ui.build_widgets(ds, col, numeric)
+    except KanonError as exc:
+        st.error(str(exc))
+        built = None
+    shown = built or current
+    st.dataframe(hierarchy_ui.hierarchy_table(shown, ds, col), hide_index=True, width="stretch", height=260)
+    lvl = st.select_slider("Preview level", options=list(range(shown.height)), key=f"w_hb_prev_{col}")
+    try:
+        counts = level_counts(ds, col, shown, lvl)
+    except KanonError as exc:
+        st.error(str(exc))
+    else:
+        fig = px.bar(inert_frame(counts), x="value", y="records",
+                     title=inert_text(f"Records per value of {col} at level {lvl}"))
+        fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
+        st.plotly_chart(fig, width="stretch", key="chart_hb_counts")
+
+    def _use(h=built, c=col) -> None:
+        state.hierarchies()[c] = h.with_name(c)
+        state.flash(f"Hierarchy of {c} saved ({h.height} levels).")
+
+    b1, b2 = st.columns(2)
+    b1.button(f"Use this hierarchy for {col}", key="btn_hb_use", type="primary", disabled=built is None,
+              on_click=_use)
+    b2.download_button("Download as ARX CSV", shown.to_arx_csv(), file_name=f"hierarchy_{col}.csv",
+                       mime="text/csv", key="btn_hb_download")
 
 # -- optimal search --------------------------------------------------------------------------------------------
 with tab_search:
@@ -229,46 +309,6 @@ with tab_search:
             st.dataframe(readable_table(result.k_minimal, digits=4, rename={"n_suppressed": "records suppressed"}),
                          hide_index=True, width="stretch", height=260)
 
-# -- single recode -------------------------------------------------------------------------------------------
-with tab_single:
-    col = st.selectbox("Variable", qis, key="w_single_var")
-    qm1 = ds.qi_matrix([col])
-    vals, labs = list(qm1.values[0]), list(qm1.labels[0])
-    codes1 = qm1.codes[:, 0]
-    n_of = np.bincount(codes1[codes1 >= 0], minlength=len(vals)).tolist()
-    choice = st.multiselect("Merge these categories", list(range(len(vals))), key=f"w_single_merge_{col}",
-                            format_func=lambda i, labs=labs, n_of=n_of: f"{labs[i]} ({int(n_of[i]):,})")
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
-    c1, c2, c3 = st.columns(3)
-    into = c1.text_input("Into (empty: the smallest value)", "", key=f"w_single_into_{col}")
-    top = c2.text_input("Top-code at (values at or above)", "", key=f"w_single_top_{col}", disabled=not numeric)
-    bottom = c3.text_input("Bottom-code at (values at or below)", "", key=f"w_single_bot_{col}", disabled=not numeric)
-    try:
-        into_value = None
-        if into.strip():
-            into_value = next((v for v in vals if value_key(v) == value_key(into)), None) or (
-                float(into) if numeric else into.strip())
-            if isinstance(into_value, float) and into_value.is_integer():
-                into_value = int(into_value)
-        step = RecodeStep(column=col, merge=tuple(vals[i] for i in choice), into=into_value,
-                          top=hierarchy_ui._opt(top) if numeric else None,
-                          bottom=hierarchy_ui._opt(bottom) if numeric else None)
-    except (KanonError, ValueError) as exc:
-        if choice or top.strip() or bottom.strip():
-            st.error(str(exc))
-        else:
-            st.info("Choose categories to merge, or a top or bottom code.")
-    else:
-        _show_preview(step, "single")
-        st.button("Apply this recode", key="btn_apply_single", type="primary", on_click=_apply,
-                  args=(step, f"{step.describe()}: applied."))
-
-    st.markdown("**Drop variables from the release** (Wilson et al., RTI: often the best recode for a variable in many "
-                "MINUCs that analysts rarely need)")
-    drop = st.multiselect("Variables to drop", ds.columns, key="w_drop_vars")
-    st.button("Drop these variables", key="btn_drop", disabled=not drop, on_click=_apply,
-              args=(DropVariables(tuple(drop)), f"Dropped {', '.join(drop)}."))
-
 # -- suggestions -----------------------------------------------------------------------------------------------
 with tab_suggest:
     st.caption("Candidates that remove the most MINUCs per category lost. *MINUCs touched* contain a recoded "
@@ -322,40 +362,3 @@ with tab_suggest:
                     st.dataframe(suggestion_effect_table(effect, k), hide_index=True, width="stretch")
                 st.button("Apply this suggestion", key="btn_sug_apply", type="primary", on_click=_apply_many,
                           args=(chosen.steps, f"{chosen.variable}: {chosen.description} — applied."))
-
-# -- hierarchy builder -----------------------------------------------------------------------------------------
-with tab_build:
-    col = st.selectbox("Variable", qis, key="w_hb_var")
-    qm1 = ds.qi_matrix([col])
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in qm1.values[0])
-    hierarchy_ui.scale_widget(ds, col)
-    current = hierarchies[col]
-    st.caption(f"In use: {current.height} levels ({' → '.join(str(g) for g in current.n_groups())} values)"
-               + (" — your own." if col in state.hierarchies() else " — the default."))
-    try:
-        built = hierarchy_ui.build_widgets(ds, col, numeric)
-    except KanonError as exc:
-        st.error(str(exc))
-        built = None
-    shown = built or current
-    st.dataframe(hierarchy_ui.hierarchy_table(shown, ds, col), hide_index=True, width="stretch", height=260)
-    lvl = st.select_slider("Preview level", options=list(range(shown.height)), key=f"w_hb_prev_{col}")
-    try:
-        counts = level_counts(ds, col, shown, lvl)
-    except KanonError as exc:
-        st.error(str(exc))
-    else:
-        fig = px.bar(inert_frame(counts), x="value", y="records",
-                     title=inert_text(f"Records per value of {col} at level {lvl}"))
-        fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
-        st.plotly_chart(fig, width="stretch", key="chart_hb_counts")
-
-    def _use(h=built, c=col) -> None:
-        state.hierarchies()[c] = h.with_name(c)
-        state.flash(f"Hierarchy of {c} saved ({h.height} levels).")
-
-    b1, b2 = st.columns(2)
-    b1.button(f"Use this hierarchy for {col}", key="btn_hb_use", type="primary", disabled=built is None,
-              on_click=_use)
-    b2.download_button("Download as ARX CSV", shown.to_arx_csv(), file_name=f"hierarchy_{col}.csv",
-                       mime="text/csv", key="btn_hb_download")
