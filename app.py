@@ -17,6 +17,7 @@ from pathlib import Path  # noqa: E402
 import streamlit as st
 
 from kanon_app import chart_code, glossary_ui, prefetch, sidebar, state
+from kanon_core import threads
 
 st.set_page_config(page_title="kanon — disclosure control", page_icon=":material/shield:", layout="wide")
 
@@ -31,17 +32,19 @@ PAGES = [  # Material icons: emoji render as empty boxes where the fonts are mis
     ("export.py", "Export", ":material/download:"),
 ]
 
-state.init()
-pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES if (PAGE_DIR / f).exists()]
-nav = st.navigation(pages)
-with st.sidebar:
-    # versions whose risk is not counted yet are completed after the page (a fresh session's first count
-    # loads the compiled kernels): the page reaches the browser first, even when it stops early
-    finish_timeline = sidebar.render_timeline(defer=True)
-    glossary_ui.render_sidebar()
-try:
-    nav.run()
-finally:
-    finish_timeline()
-chart_code.load_once()  # the page is complete: the browser's chart code, while the officer reads
-prefetch.start_default_comparison()  # and the Compare page's table
+with threads.foreground():  # work started ahead of a click waits while a page is drawn (kanon_core.threads)
+    state.init()
+    pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES
+             if (PAGE_DIR / f).exists()]
+    nav = st.navigation(pages)
+    with st.sidebar:
+        # versions whose risk is not counted yet are completed after the page (a fresh session's first count
+        # loads the compiled kernels): the page reaches the browser first, even when it stops early
+        finish_timeline = sidebar.render_timeline(defer=True)
+        glossary_ui.render_sidebar()
+    try:
+        nav.run()
+    finally:
+        finish_timeline()
+    chart_code.load_once()  # the page is complete: the browser's chart code, while the officer reads
+    prefetch.start_default_comparison()  # and the Compare page's table

@@ -17,7 +17,10 @@ interleave there rather than one starving the other).
 
 Work started ahead of a click (``speculative``, kanon_app.prefetch) never makes an officer's own work wait:
 it starts only when a slot is free at once (else it is skipped, as cancelled), and a job asked for that
-finds every slot taken cancels the speculative jobs holding them, which stop at their next checkpoint.
+finds every slot taken cancels the speculative jobs holding them, which stop at their next checkpoint. Until
+someone waits for its result (:meth:`Job.wait`) it computes only between pages being drawn
+(:class:`kanon_core.threads.Deferral`; the app marks its script runs with
+:func:`kanon_core.threads.foreground`), so the pages an officer opens meanwhile get the cores.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from kanon_core import threads
 from kanon_core.errors import KanonError
 from kanon_core.progress import Progress
 
@@ -77,6 +81,8 @@ class Job(Generic[T]):
     started: float = field(default_factory=time.perf_counter)
     seconds: float = 0.0
     finished: threading.Event = field(default_factory=threading.Event)
+    deferral: threads.Deferral | None = None
+    """Set for work started ahead: it computes between pages being drawn until someone waits for it."""
 
     def cancel(self) -> None:
         """Ask the computation to stop at its next checkpoint (a no-op once finished)."""
@@ -87,6 +93,10 @@ class Job(Generic[T]):
         return self.finished.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the job to end (``timeout`` seconds at most); true when it has. Work started ahead is
+        asked for from then on: it no longer waits for pages being drawn."""
+        if self.deferral is not None:
+            self.deferral.promote()
         return self.finished.wait(timeout)
 
 
@@ -98,7 +108,7 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
     memory: kanon_app.prefetch) starts at once, so a page waiting for it never waits behind a long search. A
     ``speculative`` heavy job (work started ahead of a click) runs only in a slot free at once and gives it
     up to work asked for (see the module docstring)."""
-    job: Job[T] = Job(key=key, label=label)
+    job: Job[T] = Job(key=key, label=label, deferral=threads.Deferral() if speculative else None)
 
     def update(fraction: float, message: str) -> None:
         job.fraction, job.message = fraction, message
@@ -117,7 +127,8 @@ def start(key: Hashable, label: str, work: Callable[[Progress], T],
                     return
                 job.state = "running"
                 t0 = time.perf_counter()
-                value = work(job.progress)
+                with threads.started_ahead(job.deferral):
+                    value = work(job.progress)
                 job.seconds = time.perf_counter() - t0
             if store is not None:
                 job.stored = store(value) is not False

@@ -179,8 +179,13 @@ def minucs_ahead(params: Hashable) -> bool:
 
 
 def ask_minucs(params: Hashable) -> None:
-    """The officer clicked "Find MINUCs" for ``params``: a search started ahead is theirs now."""
-    _session_set(AHEAD).discard(_minuc_key(params))
+    """The officer clicked "Find MINUCs" for ``params``: a search started ahead is theirs now (it no longer
+    waits for pages being drawn)."""
+    key = _minuc_key(params)
+    _session_set(AHEAD).discard(key)
+    job = background.registered(MINUCS, key)
+    if job is not None and job.deferral is not None:
+        job.deferral.promote()
 
 
 def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], Any]) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from kanon_core import threads
+
 
 def run_open(tabs: Sequence[Any], bodies: Sequence[Callable[[], None]]) -> None:
     """Call the body of the open tab, inside it; tabs that cannot know (no key: ``open`` is None) all run."""
@@ -32,6 +34,7 @@ def lazy_tabs(labels: Sequence[str], key: str, bodies: Sequence[Callable[[], Non
 
     @st.fragment
     def _tabs() -> None:
-        run_open(st.tabs(list(labels), key=key, on_change="rerun"), bodies)
+        with threads.foreground():  # a tab switch reruns only this: work started ahead waits meanwhile
+            run_open(st.tabs(list(labels), key=key, on_change="rerun"), bodies)
 
     _tabs()

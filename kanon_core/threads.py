@@ -16,6 +16,11 @@ and a suppression at the same moment, and both call compiled kernels. Two things
   and work is split into chunks, so two searches interleave rather than one waiting for the other to
   finish, and a page's tenth-of-a-second count started during a long search waits for one chunk, not
   for the search.
+* **work started ahead waits for work asked for.** A computation started ahead of a request (the
+  dashboard's searches ahead of a click) runs under a :class:`Deferral`: each of its compute slots is
+  taken only while no :func:`foreground` work (a page being drawn) is under way or ended less than
+  :data:`GRACE_SECONDS` ago, while the browser draws what it was sent. Once asked for
+  (:meth:`Deferral.promote`) it computes like any other work.
 
 A user's own ``NUMBA_THREADING_LAYER`` or ``NUMBA_NUM_THREADS`` is respected.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -103,6 +109,74 @@ class FairSlots:
 _slots = FairSlots(MAX_WORKERS)
 _held = threading.local()
 
+GRACE_SECONDS = 0.5
+"""How long work started ahead still waits after the last foreground work ended: the browser draws the page
+it was sent then, on the same cores."""
+_gate = threading.Condition()
+_foreground = 0
+_foreground_ended = float("-inf")
+_ahead = threading.local()  # .deferral: the Deferral of the work this thread does, if it was started ahead
+
+
+class Deferral:
+    """The standing of one computation started ahead of a request: ``deferred`` while nobody waits for it.
+
+    Its compute slots are taken only in the gaps between foreground work (:func:`foreground`); a gap starts
+    :data:`GRACE_SECONDS` after such work ends. The threads it submits work to inherit it
+    (:func:`submit_all`). :meth:`promote` (the request came: someone waits for the result) lifts the wait at
+    once, also for a task already waiting for its turn.
+    """
+
+    def __init__(self) -> None:
+        self.deferred = True
+
+    def promote(self) -> None:
+        with _gate:
+            self.deferred = False
+            _gate.notify_all()
+
+
+@contextmanager
+def foreground() -> Iterator[None]:
+    """Mark work asked for and under way (a page being drawn): work started ahead waits meanwhile."""
+    global _foreground, _foreground_ended
+    with _gate:
+        _foreground += 1
+    try:
+        yield
+    finally:
+        with _gate:
+            _foreground -= 1
+            _foreground_ended = time.monotonic()
+            _gate.notify_all()
+
+
+@contextmanager
+def started_ahead(deferral: Deferral | None) -> Iterator[None]:
+    """Run the block (and the tasks it submits) as work started ahead, under ``deferral`` (None: asked for)."""
+    before = getattr(_ahead, "deferral", None)
+    _ahead.deferral = deferral
+    try:
+        yield
+    finally:
+        _ahead.deferral = before
+
+
+def _wait_for_a_gap() -> None:
+    """In work started ahead and still deferred: wait until no foreground work is under way or recent."""
+    deferral = getattr(_ahead, "deferral", None)
+    if deferral is None or not deferral.deferred:
+        return
+    with _gate:
+        while deferral.deferred:
+            if _foreground:
+                _gate.wait()
+                continue
+            left = _foreground_ended + GRACE_SECONDS - time.monotonic()
+            if left <= 0:
+                return
+            _gate.wait(left)
+
 
 def _installed_layers() -> tuple[str, ...]:
     """numba threading layers whose libraries load on this machine."""
@@ -167,6 +241,7 @@ def worker_slot() -> Iterator[None]:
     if _count():
         yield
         return
+    _wait_for_a_gap()
     _slots.acquire()
     _held.count = 1
     try:
@@ -186,6 +261,7 @@ def parallel_section() -> Iterator[None]:
     if _count():
         yield
         return
+    _wait_for_a_gap()
     _slots.acquire(MAX_WORKERS)
     _held.count = MAX_WORKERS
     try:
@@ -206,14 +282,16 @@ def workers(requested: int | None = None) -> int:
     return max(1, min(int(requested or MAX_WORKERS), MAX_WORKERS))
 
 
-def _in_slot(fn: Callable[[T], R], item: T) -> R:
-    with worker_slot():
+def _in_slot(fn: Callable[[T], R], item: T, deferral: Deferral | None = None) -> R:
+    with started_ahead(deferral), worker_slot():
         return fn(item)
 
 
 def submit_all(pool: ThreadPoolExecutor, fn: Callable[[T], R], items: Iterable[T]) -> list[Future[R]]:
-    """Submit ``fn(item)`` for every item; each task computes inside :func:`worker_slot`."""
-    return [pool.submit(_in_slot, fn, item) for item in items]
+    """Submit ``fn(item)`` for every item; each task computes inside :func:`worker_slot`, as work started
+    ahead when the submitting thread's is (its :class:`Deferral`)."""
+    deferral = getattr(_ahead, "deferral", None)
+    return [pool.submit(_in_slot, fn, item, deferral) for item in items]
 
 
 def map_workers(fn: Callable[[T], R], items: Iterable[T], requested: int | None = None) -> list[R]:
@@ -222,6 +300,6 @@ def map_workers(fn: Callable[[T], R], items: Iterable[T], requested: int | None 
     n = workers(requested)
     if n == 1 or len(items) <= 1 or _count():
         # in this thread (a thread that already holds slots must not wait for more: no deadlock)
-        return [_in_slot(fn, item) for item in items]
+        return [_in_slot(fn, item, getattr(_ahead, "deferral", None)) for item in items]
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="kanon") as pool:
         return [f.result() for f in submit_all(pool, fn, items)]

@@ -197,3 +197,44 @@ def test_a_short_task_waits_for_a_chunk_not_for_a_long_search():
     for t in loopers:
         t.join()
     assert served_at[0] - asked_at <= 2 * threads.MAX_WORKERS  # a chunk or two per slot after it asked
+
+
+def test_work_started_ahead_waits_for_foreground_work_until_promoted(monkeypatch):
+    """Work under a Deferral takes a compute slot only in a gap between foreground work (a grace period
+    after the last one ends); the tasks it submits inherit that; promoting it lifts the wait at once, and
+    work not started ahead never waits."""
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 0.2)
+    deferral = threads.Deferral()
+    took: list[str] = []
+
+    def ahead(name: str) -> None:
+        with threads.started_ahead(deferral), threads.worker_slot():
+            took.append(name)
+
+    with threads.foreground():
+        t = threading.Thread(target=ahead, args=("ahead",))
+        t.start()
+        with threads.worker_slot():  # asked-for work is not held back
+            took.append("asked")
+        assert not t.join(0.3) and t.is_alive() and took == ["asked"]
+    ended = time.monotonic()
+    t.join(10)
+    assert took == ["asked", "ahead"] and time.monotonic() - ended >= 0.15  # after the grace period
+
+    # a pool's tasks submitted from work started ahead wait too, and a promotion releases them at once
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
+    second = threads.Deferral()
+    results: list[list[int]] = []
+
+    def submit() -> None:
+        with threads.started_ahead(second), ThreadPoolExecutor(max_workers=2) as pool:
+            results.append([f.result() for f in threads.submit_all(pool, lambda x: x * 2, range(4))])
+
+    with threads.foreground():
+        pass  # ended just now: a gap opens only after the (long) grace period
+    s = threading.Thread(target=submit)
+    s.start()
+    assert not s.join(0.3) and s.is_alive() and not results
+    second.promote()
+    s.join(10)
+    assert results == [[0, 2, 4, 6]]

@@ -345,3 +345,28 @@ def test_a_waiting_bar_shows_a_cancel_at_once(monkeypatch):
     assert background.run("cancel", "key", "Test", work, start_now=True) is None
     cancelling = [t for t, _, text in redraws if "cancelling" in text]
     assert cancelling and cancelling[0] - jobs["cancelled_at"] < 0.5
+
+
+def test_a_speculative_job_computes_between_pages_until_someone_waits_for_it(monkeypatch):
+    """Work started ahead takes its compute slots only when no page is being drawn (kanon_core.threads'
+    foreground); Job.wait (someone wants the result) lets it compute at once. A job asked for never waits."""
+    import threading
+
+    from kanon_app import background
+    from kanon_core import threads
+
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
+    computed = threading.Event()
+
+    def work(progress):
+        with threads.worker_slot():
+            computed.set()
+        return "ahead"
+
+    with threads.foreground():  # a page being drawn
+        asked = background.start("asked", "asked for", lambda progress: threads.map_workers(lambda x: x, [1, 2]))
+        assert asked.wait(10) and asked.result == [1, 2]
+        job = background.start("ahead", "started ahead", work, speculative=True)
+        assert not computed.wait(0.3) and not job.done
+    assert not computed.wait(0.3)  # within the grace period after the page
+    assert job.wait(10) and job.result == "ahead"  # asked for now: computed at once
