@@ -85,8 +85,12 @@ class Job(Generic[T]):
     """Set for work started ahead: it computes between pages being drawn until someone waits for it."""
 
     def cancel(self) -> None:
-        """Ask the computation to stop at its next checkpoint (a no-op once finished)."""
+        """Ask the computation to stop at its next checkpoint (a no-op once finished). Work started ahead stops
+        waiting for pages being drawn, so it reaches that checkpoint (else a page waiting for the heavy slot it
+        holds would keep it waiting for ever)."""
         self.progress.cancel()
+        if self.deferral is not None:
+            self.deferral.promote()
 
     @property
     def done(self) -> bool:

@@ -370,3 +370,30 @@ def test_a_speculative_job_computes_between_pages_until_someone_waits_for_it(mon
         assert not computed.wait(0.3) and not job.done
     assert not computed.wait(0.3)  # within the grace period after the page
     assert job.wait(10) and job.result == "ahead"  # asked for now: computed at once
+
+
+def test_a_cancelled_speculative_job_stops_while_a_page_is_drawn(monkeypatch):
+    """A job started ahead and waiting for a gap between pages still hears its cancel: a page that asks for
+    work needing the heavy slot it holds cancels it, and keeps drawing (its script run is foreground) until
+    that work is done, so the job must stop without the gap it waits for."""
+    from kanon_app import background
+    from kanon_core import threads
+
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
+    monkeypatch.setattr(background, "HEAVY_SLOTS", threading.BoundedSemaphore(1))
+    chunks: list[int] = []
+
+    def ahead(progress):
+        for i in range(1000):
+            with threads.worker_slot():
+                chunks.append(i)
+            progress.update(i / 1000, "chunk")  # raises Cancelled once cancelled
+        return "all"
+
+    with threads.foreground():  # the page that asks for the other work, drawn until that work is done
+        job = background.start("ahead", "started ahead", ahead, speculative=True)
+        time.sleep(0.2)
+        assert not chunks and job.state == "running"  # holds the slot, waits for a gap
+        asked = background.start("asked", "asked for", lambda progress: "mine")  # cancels the job ahead
+        assert asked.wait(10) and asked.result == "mine"
+    assert job.finished.wait(10) and job.state == "cancelled" and len(chunks) <= 1
