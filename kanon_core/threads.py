@@ -110,44 +110,59 @@ _slots = FairSlots(MAX_WORKERS)
 _held = threading.local()
 
 GRACE_SECONDS = 0.5
-"""How long work started ahead still waits after the last foreground work ended: the browser draws the page
-it was sent then, on the same cores."""
+"""How long work started ahead still waits after foreground work ended: the browser draws the page it was
+sent then, on the same cores."""
 _gate = threading.Condition()
-_foreground = 0
-_foreground_ended = float("-inf")
+_runs_started = 0  # foreground runs so far, numbered from 1
+_running: set[int] = set()  # the numbers of those under way
+_ended: deque[tuple[int, float]] = deque(maxlen=64)  # (number, monotonic end) of the last ones ended
 _ahead = threading.local()  # .deferral: the Deferral of the work this thread does, if it was started ahead
 
 
 class Deferral:
     """The standing of one computation started ahead of a request: ``deferred`` while nobody waits for it.
 
-    Its compute slots are taken only in the gaps between foreground work (:func:`foreground`); a gap starts
-    :data:`GRACE_SECONDS` after such work ends. The threads it submits work to inherit it
-    (:func:`submit_all`). :meth:`promote` (the request came: someone waits for the result) lifts the wait at
-    once, also for a task already waiting for its turn.
+    Its compute slots are taken only in the gaps between foreground work that started after it
+    (:func:`foreground`); a gap starts :data:`GRACE_SECONDS` after such work ends. The run that starts it (a
+    page starting a search ahead of its own click) and its drawing do not hold it back: that page is the one
+    the officer is reading, and the search's head start is what the click then gains. The threads it submits
+    work to inherit it (:func:`submit_all`). :meth:`promote` (the request came: someone waits for the result,
+    or it is cancelled and must reach its checkpoint) lifts the wait at once, also for a task already
+    waiting for its turn.
     """
 
     def __init__(self) -> None:
         self.deferred = True
+        with _gate:
+            self.after = _runs_started
 
     def promote(self) -> None:
         with _gate:
             self.deferred = False
             _gate.notify_all()
 
+    def _wait_left(self) -> float | None:
+        """Seconds to wait now (None: until a foreground run ends), 0 when a gap is open. Under ``_gate``."""
+        if any(n > self.after for n in _running):
+            return None
+        last = max((t for n, t in _ended if n > self.after), default=float("-inf"))
+        return max(0.0, last + GRACE_SECONDS - time.monotonic())
+
 
 @contextmanager
 def foreground() -> Iterator[None]:
-    """Mark work asked for and under way (a page being drawn): work started ahead waits meanwhile."""
-    global _foreground, _foreground_ended
+    """Mark work asked for and under way (a page being drawn): work started ahead before it waits meanwhile."""
+    global _runs_started
     with _gate:
-        _foreground += 1
+        _runs_started += 1
+        number = _runs_started
+        _running.add(number)
     try:
         yield
     finally:
         with _gate:
-            _foreground -= 1
-            _foreground_ended = time.monotonic()
+            _running.discard(number)
+            _ended.append((number, time.monotonic()))
             _gate.notify_all()
 
 
@@ -163,17 +178,15 @@ def started_ahead(deferral: Deferral | None) -> Iterator[None]:
 
 
 def _wait_for_a_gap() -> None:
-    """In work started ahead and still deferred: wait until no foreground work is under way or recent."""
+    """In work started ahead and still deferred: wait until no foreground work that started after it is
+    under way or recent."""
     deferral = getattr(_ahead, "deferral", None)
     if deferral is None or not deferral.deferred:
         return
     with _gate:
         while deferral.deferred:
-            if _foreground:
-                _gate.wait()
-                continue
-            left = _foreground_ended + GRACE_SECONDS - time.monotonic()
-            if left <= 0:
+            left = deferral._wait_left()
+            if left == 0.0:
                 return
             _gate.wait(left)
 

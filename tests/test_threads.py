@@ -231,10 +231,42 @@ def test_work_started_ahead_waits_for_foreground_work_until_promoted(monkeypatch
             results.append([f.result() for f in threads.submit_all(pool, lambda x: x * 2, range(4))])
 
     with threads.foreground():
-        pass  # ended just now: a gap opens only after the (long) grace period
+        pass  # a page drawn after the work was started, ended just now: a gap opens after the (long) grace
     s = threading.Thread(target=submit)
     s.start()
     assert not s.join(0.3) and s.is_alive() and not results
     second.promote()
     s.join(10)
     assert results == [[0, 2, 4, 6]]
+
+
+
+def test_the_run_that_starts_work_ahead_does_not_hold_it_back(monkeypatch):
+    """A page starting a search ahead of its own click: that page's run and its drawing do not defer the
+    search (its head start is what the click gains); a page drawn after it does."""
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
+    took = threading.Event()
+    with threads.foreground():
+        deferral = threads.Deferral()  # started by this run
+
+        def ahead() -> None:
+            with threads.started_ahead(deferral), threads.worker_slot():
+                took.set()
+
+        threading.Thread(target=ahead).start()
+        assert took.wait(10)  # not held back by the run that started it
+    later = threading.Event()
+    gate = threading.Event()
+
+    def ahead_again() -> None:
+        gate.wait()
+        with threads.started_ahead(deferral), threads.worker_slot():
+            later.set()
+
+    threading.Thread(target=ahead_again).start()
+    with threads.foreground():  # the next page
+        gate.set()
+        assert not later.wait(0.3)
+    assert not later.wait(0.3)  # and the grace after it
+    deferral.promote()
+    assert later.wait(10)

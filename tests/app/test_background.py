@@ -356,17 +356,19 @@ def test_a_speculative_job_computes_between_pages_until_someone_waits_for_it(mon
     from kanon_core import threads
 
     monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
-    computed = threading.Event()
+    computed, go = threading.Event(), threading.Event()
 
     def work(progress):
+        go.wait()
         with threads.worker_slot():
             computed.set()
         return "ahead"
 
-    with threads.foreground():  # a page being drawn
+    job = background.start("ahead", "started ahead", work, speculative=True)
+    with threads.foreground():  # a page drawn after the job started
+        go.set()
         asked = background.start("asked", "asked for", lambda progress: threads.map_workers(lambda x: x, [1, 2]))
         assert asked.wait(10) and asked.result == [1, 2]
-        job = background.start("ahead", "started ahead", work, speculative=True)
         assert not computed.wait(0.3) and not job.done
     assert not computed.wait(0.3)  # within the grace period after the page
     assert job.wait(10) and job.result == "ahead"  # asked for now: computed at once
@@ -382,16 +384,19 @@ def test_a_cancelled_speculative_job_stops_while_a_page_is_drawn(monkeypatch):
     monkeypatch.setattr(threads, "GRACE_SECONDS", 60.0)
     monkeypatch.setattr(background, "HEAVY_SLOTS", threading.BoundedSemaphore(1))
     chunks: list[int] = []
+    go = threading.Event()
 
     def ahead(progress):
+        go.wait()
         for i in range(1000):
             with threads.worker_slot():
                 chunks.append(i)
             progress.update(i / 1000, "chunk")  # raises Cancelled once cancelled
         return "all"
 
+    job = background.start("ahead", "started ahead", ahead, speculative=True)
     with threads.foreground():  # the page that asks for the other work, drawn until that work is done
-        job = background.start("ahead", "started ahead", ahead, speculative=True)
+        go.set()
         time.sleep(0.2)
         assert not chunks and job.state == "running"  # holds the slot, waits for a gap
         asked = background.start("asked", "asked for", lambda progress: "mine")  # cancels the job ahead
