@@ -61,6 +61,28 @@ def _settle(at) -> None:
         job.wait(120)
 
 
+def _hold_minuc_search(monkeypatch):
+    """Hold the MINUC search (kanon_core.risk.minucs.find_minucs) until the returned event is set: it reports
+    progress meanwhile (so a cancel stops it), then searches. Returns (release, the real find_minucs)."""
+    import threading
+
+    import kanon_core.risk.minucs as minucs_module
+
+    release = threading.Event()
+    real_find = minucs_module.find_minucs
+
+    def held(*args, **kwargs):
+        progress = kwargs.get("progress")
+        while not release.is_set():
+            if progress is not None:
+                progress.update(0.1, "searching")  # raises once cancelled
+            threading.Event().wait(0.01)
+        return real_find(*args, **kwargs)
+
+    monkeypatch.setattr(minucs_module, "find_minucs", held)
+    return release, real_find
+
+
 def test_minuc_search_starts_when_the_page_opens_and_shows_only_after_the_click():
     from kanon_core.risk.minucs import find_minucs
 
@@ -89,7 +111,6 @@ def test_minuc_search_starts_when_the_page_opens_and_shows_only_after_the_click(
 
 
 def test_the_click_takes_the_search_started_ahead_and_a_cancel_is_not_undone(monkeypatch):
-    import threading
 
     from kanon_app import background
 
@@ -113,20 +134,7 @@ def test_the_click_takes_the_search_started_ahead_and_a_cancel_is_not_undone(mon
 
     # new parameters: a search starts ahead, and is cancelled when the parameters change again; going back
     # does not start it a second time (a search cancelled, by the page or by the officer, stays cancelled)
-    release = threading.Event()
-    import kanon_core.risk.minucs as minucs_module
-
-    real_find = minucs_module.find_minucs
-
-    def slow(*args, **kwargs):
-        progress = kwargs.get("progress")
-        while not release.is_set():
-            if progress is not None:
-                progress.update(0.1, "searching")  # raises once cancelled
-            threading.Event().wait(0.01)
-        return real_find(*args, **kwargs)
-
-    monkeypatch.setattr(minucs_module, "find_minucs", slow)
+    release, _ = _hold_minuc_search(monkeypatch)
     try:
         at.number_input(key="w_minuc_k").set_value(4).run()
         first = at.session_state["jobs"]["minucs"]
@@ -182,24 +190,11 @@ def test_the_recode_page_does_not_wait_for_a_search_started_ahead_until_asked(mo
     page for the search: 4 s on the sample); the suggestions' own "Find MINUCs" asks for it and waits."""
     import threading
 
-    import kanon_core.risk.minucs as minucs_module
-
     from .helpers import open_page
 
     at = open_page("minucs.py")
     qis = ["BYSEX", "BYRACE", "BYPARED"]
-    release = threading.Event()
-    real_find = minucs_module.find_minucs
-
-    def held(*args, **kwargs):
-        progress = kwargs.get("progress")
-        while not release.is_set():
-            if progress is not None:
-                progress.update(0.1, "searching")  # raises once cancelled
-            threading.Event().wait(0.01)
-        return real_find(*args, **kwargs)
-
-    monkeypatch.setattr(minucs_module, "find_minucs", held)
+    release, real_find = _hold_minuc_search(monkeypatch)
     try:
         at.multiselect(key="w_minuc_qis").set_value(qis).run()
         job = at.session_state["jobs"]["minucs"]
