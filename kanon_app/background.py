@@ -18,7 +18,7 @@ interleave there rather than one starving the other).
 Work started ahead of a click (``speculative``, kanon_app.prefetch) never makes an officer's own work wait:
 it starts only when a slot is free at once (else it is skipped, as cancelled), and a job asked for that
 finds every slot taken cancels the speculative jobs holding them, which stop at their next checkpoint. Until
-someone waits for its result (:meth:`Job.wait`) it computes only between pages being drawn
+someone waits for its result (:meth:`Job.wait`) it computes only between the pages drawn after it started
 (:class:`kanon_core.threads.Deferral`; the app marks its script runs with
 :func:`kanon_core.threads.foreground`), so the pages an officer opens meanwhile get the cores.
 """
@@ -82,7 +82,7 @@ class Job(Generic[T]):
     seconds: float = 0.0
     finished: threading.Event = field(default_factory=threading.Event)
     deferral: threads.Deferral | None = None
-    """Set for work started ahead: it computes between pages being drawn until someone waits for it."""
+    """Set for work started ahead: it computes between the pages drawn after it until someone waits for it."""
 
     def cancel(self) -> None:
         """Ask the computation to stop at its next checkpoint (a no-op once finished). Work started ahead stops

@@ -18,8 +18,8 @@ and a suppression at the same moment, and both call compiled kernels. Two things
   for the search.
 * **work started ahead waits for work asked for.** A computation started ahead of a request (the
   dashboard's searches ahead of a click) runs under a :class:`Deferral`: each of its compute slots is
-  taken only while no :func:`foreground` work (a page being drawn) is under way or ended less than
-  :data:`GRACE_SECONDS` ago, while the browser draws what it was sent. Once asked for
+  taken only while no :func:`foreground` work that started after it (a page being drawn) is under way or
+  ended less than :data:`GRACE_SECONDS` ago, while the browser draws what it was sent. Once asked for
   (:meth:`Deferral.promote`) it computes like any other work.
 
 A user's own ``NUMBA_THREADING_LAYER`` or ``NUMBA_NUM_THREADS`` is respected.
