@@ -89,16 +89,16 @@ def wildcard_small(codes, count, marg, marg_m, marg_off, miss, width, k, alpha, 
     and whether the scan stopped.
 
     ``codes`` (n, q) int32 with -1 missing, rows distinct. ``marg``, ``marg_m``, ``marg_off``, ``miss``,
-    ``width``: the table's marginals as :func:`node_marginals` gives them (``width`` may exceed every code
-    + 1: the search passes its levels' numbers of codes, sparing a pass over the cells). A class counts as
+    ``width``: the table's marginals as :func:`node_marginals` gives them (``width`` may exceed every code +
+    1: the search passes its levels' numbers of codes, sparing a pass over the cells). A class counts as
     reached when ``full + alpha * wild >= k + 1e-7`` (exactly k at alpha = 1). Before any scan, a class's
-    matches are bounded by the records that agree with it or are missing on a single QI (the least such
-    count over its observed QIs); below k it fails without a scan ("surely failing", its counts then left
-    partial). With ``limit`` >= 0 (only at alpha = 1) the scan stops as soon as the records of classes not reaching k exceed it
-    (``stopped`` True). ``known`` marks classes already known to reach k (a class containing one that
-    reached k at a less general node: its matches only grew), which are not scanned. ``doomed``
-    (optional) marks classes known to fail (holding records that fail at a more general node: their
-    matches can only have been fewer here); they count as surely failing, unscanned.
+    matches are bounded by the records that agree with it or are missing on a single QI (the least such count
+    over its observed QIs); below k it fails without a scan ("surely failing", its counts then left partial).
+    With ``limit`` >= 0 (only at alpha = 1) the scan stops as soon as the records of classes not reaching k
+    exceed it (``stopped`` True). ``known`` marks classes already known to reach k (a class containing one
+    that reached k at a less general node: its matches only grew), which are not scanned. ``doomed``
+    (optional) marks classes known to fail (holding records that fail at a more general node: their matches
+    can only have been fewer here); they count as surely failing, unscanned.
     """
     n, q = codes.shape
     big = np.iinfo(np.int64).max
