@@ -89,6 +89,10 @@ class Job(Generic[T]):
         waiting for pages being drawn, so it reaches that checkpoint (else a page waiting for the heavy slot it
         holds would keep it waiting for ever)."""
         self.progress.cancel()
+        self.ask()
+
+    def ask(self) -> None:
+        """The result is wanted now: work started ahead no longer waits for pages being drawn."""
         if self.deferral is not None:
             self.deferral.promote()
 
@@ -97,10 +101,9 @@ class Job(Generic[T]):
         return self.finished.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the job to end (``timeout`` seconds at most); true when it has. Work started ahead is
-        asked for from then on: it no longer waits for pages being drawn."""
-        if self.deferral is not None:
-            self.deferral.promote()
+        """Wait for the job to end (``timeout`` seconds at most); true when it has. Whoever waits wants the
+        result: the job is asked for (:meth:`ask`)."""
+        self.ask()
         return self.finished.wait(timeout)
 
 

@@ -184,8 +184,8 @@ def ask_minucs(params: Hashable) -> None:
     key = _minuc_key(params)
     _session_set(AHEAD).discard(key)
     job = background.registered(MINUCS, key)
-    if job is not None and job.deferral is not None:
-        job.deferral.promote()
+    if job is not None:
+        job.ask()
 
 
 def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], Any]) -> None:
