@@ -303,10 +303,26 @@ with tab_search:
                                         rename={"max_suppression": "suppression limit",
                                                 "n_suppressed": "records suppressed"}),
                          hide_index=True, width="stretch")
-        if len(result.k_minimal):
-            st.markdown(f"**k-minimal nodes ({len(result.k_minimal):,})**: k-anonymous, and no single step "
+        listed = result.k_minimal
+        if listed is None:  # the search classified only the nodes that could win: every node on request
+            full = state.memo_peek("generalize_kminimal", params)
+            if full is None:
+                offer_list = st.empty()
+                clicked = (not state.job_running("generalize_kminimal", params)
+                           and offer_list.button("List every k-minimal node (classifies the whole lattice)",
+                                                 key="btn_gen_kminimal"))
+                full = state.run_in_background(
+                    "generalize_kminimal", params, "Listing the k-minimal nodes",
+                    lambda progress: lattice.search_optimal(problem, k, max_sup / 100, metric, progress,
+                                                            criteria=criteria, k_minimal=True),
+                    start_now=clicked)
+                if full is not None:
+                    offer_list.empty()
+            listed = None if full is None else full.k_minimal
+        if listed is not None and len(listed):
+            st.markdown(f"**k-minimal nodes ({len(listed):,})**: k-anonymous, and no single step "
                         "down is — the candidates an officer may prefer to the optimum.")
-            st.dataframe(readable_table(result.k_minimal, digits=4, rename={"n_suppressed": "records suppressed"}),
+            st.dataframe(readable_table(listed, digits=4, rename={"n_suppressed": "records suppressed"}),
                          hide_index=True, width="stretch", height=260)
 
 # -- suggestions -----------------------------------------------------------------------------------------------

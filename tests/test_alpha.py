@@ -195,9 +195,10 @@ def test_lattice_anonymity_test_counts_with_alpha(case, alpha, data):
         with pytest.raises(InfeasibleError):
             search_optimal(problem, case.k, frac, metric)
         return
-    res = search_optimal(problem, case.k, frac, metric)
+    res = search_optimal(problem, case.k, frac, metric, k_minimal=True)
     assert res.loss == pytest.approx(feasible["loss"].min(), rel=1e-9, abs=1e-9)
     assert res.n_anonymous == len(feasible)
+    assert search_optimal(problem, case.k, frac, metric).level_tuple == res.level_tuple
 
 
 # -- command line ------------------------------------------------------------------------------------------------

@@ -53,6 +53,21 @@ def test_json_reports_the_optimum(adult_problem, tmp_path, metric):
         assert res["precision"] == pytest.approx(1 - res["metric_value"])
 
 
+def test_k_minimal_nodes_are_listed_on_request(adult_problem, tmp_path):
+    """By default only the nodes that could be the optimum are classified (no list, no count of passing nodes);
+    --k-minimal classifies them all: the minimal passing nodes of the exhaustive search, the same optimum."""
+    _, problem = adult_problem
+    rc, quick = run(tmp_path, "--k", "5")
+    assert rc == 0 and quick["k_minimal"] is None and quick["n_anonymous_nodes"] is None
+    rc, full = run(tmp_path, "--k", "5", "--k-minimal")
+    assert rc == 0 and full["levels"] == quick["levels"] and full["loss"] == pytest.approx(quick["loss"], rel=1e-12)
+    ex = exhaustive_search(problem, 5, 0.0, "prec")
+    passing = {tuple(int(r[q]) for q in QIS) for _, r in ex[ex.anonymous].iterrows()}
+    minimal = {p for p in passing if not any(o != p and all(a <= b for a, b in zip(o, p)) for o in passing)}
+    assert {tuple(int(r[q]) for q in QIS) for r in full["k_minimal"]} == minimal
+    assert full["n_anonymous_nodes"] == len(passing)
+
+
 def test_output_file_is_k_anonymous_and_the_step_replays(adult_problem, tmp_path):
     ds, _ = adult_problem
     out_csv, step_json = tmp_path / "released.csv", tmp_path / "step.json"

@@ -31,6 +31,7 @@ from kanon_core.treat.lattice import (
     search_optimal,
     tradeoff,
 )
+from kanon_core.treat.metrics import LEVEL_BOUNDED
 
 METRICS = ("prec", "dm", "aecs", "entropy")
 ADULT = Path(__file__).resolve().parent.parent / "sample_data" / "adult"
@@ -158,7 +159,7 @@ def test_optimal_search_matches_brute_force(case, data):
                 with pytest.raises(InfeasibleError):
                     search_optimal(problem, case.k, frac, metric)
                 continue
-            res = search_optimal(problem, case.k, frac, metric)
+            res = search_optimal(problem, case.k, frac, metric, k_minimal=True)
             best = min(ref[lv][metric] for lv in feasible)
             assert close(res.loss, best)
             chosen = res.level_tuple
@@ -166,6 +167,12 @@ def test_optimal_search_matches_brute_force(case, data):
             assert res.n_suppressed_records == ref[chosen]["n_small"]
             assert res.n_anonymous == len(feasible) and res.nodes_evaluated <= len(ref)
             assert {tuple(int(x) for x in r) for r in res.k_minimal[list(case.qis)].itertuples(index=False)} == kmin
+            # classifying only the nodes that could still win: the same node, the tie rule included
+            quick = search_optimal(problem, case.k, frac, metric)
+            assert (quick.level_tuple, quick.n_suppressed_records) == (chosen, res.n_suppressed_records)
+            assert close(quick.loss, best) and quick.nodes_evaluated <= len(ref)
+            listed = metric not in LEVEL_BOUNDED
+            assert (quick.k_minimal is not None, quick.n_anonymous is not None) == (listed, listed)
             ex = exhaustive_search(problem, case.k, frac, metric)
             assert len(ex) == len(ref) > 0
             for row in ex.itertuples(index=False):
@@ -334,9 +341,11 @@ def test_adult_four_qis_search_equals_exhaustive_for_every_metric(adult):
     for metric in METRICS:
         for lim in (0.0, 0.01):
             ex = exhaustive_search(problem, 5, lim, metric)
-            res = search_optimal(problem, 5, lim, metric)
+            res = search_optimal(problem, 5, lim, metric, k_minimal=True)
             assert res.loss == pytest.approx(ex.loc[ex.anonymous, "loss"].min(), rel=1e-12)
             assert res.n_anonymous == int(ex.anonymous.sum())
+            quick = search_optimal(problem, 5, lim, metric)
+            assert (quick.level_tuple, quick.loss) == (res.level_tuple, pytest.approx(res.loss, rel=1e-12))
 
 
 def test_adult_datafly_is_k_anonymous(adult):
@@ -358,8 +367,9 @@ def test_a_small_table_cache_changes_nothing(case, data):
     n = len(case.frame)
     frac = data.draw(st.integers(0, n)) / n
     metric = data.draw(st.sampled_from(METRICS))
+    listing = data.draw(st.booleans())
     try:
-        big = search_optimal(case.problem(), case.k, frac, metric)
+        big = search_optimal(case.problem(), case.k, frac, metric, k_minimal=listing)
     except InfeasibleError:
         big = None
     old, old_slots = lattice_module.CACHE_BYTES, lattice_module.NodeEvaluator.INITIAL_SLOTS
@@ -370,9 +380,34 @@ def test_a_small_table_cache_changes_nothing(case, data):
             with pytest.raises(InfeasibleError):
                 search_optimal(case.problem(), case.k, frac, metric)
             return
-        small = search_optimal(case.problem(), case.k, frac, metric)
+        small = search_optimal(case.problem(), case.k, frac, metric, k_minimal=listing)
     finally:
         lattice_module.CACHE_BYTES, lattice_module.NodeEvaluator.INITIAL_SLOTS = old, old_slots
     assert (small.level_tuple, small.n_suppressed_records, small.n_anonymous) == (
         big.level_tuple, big.n_suppressed_records, big.n_anonymous)
     assert close(small.loss, big.loss)
+
+
+@given(cases(), st.data())
+def test_a_search_that_skips_a_node_that_could_win_is_caught(case, data):
+    """The run-time check of the partial classification: with the band's ceiling made too low, every path
+    start after the top is skipped, so nodes whose bound lies below the top's loss (every other node: Prec
+    bounds grow up the lattice) stay unclassified, and the search raises instead of returning a node it
+    cannot vouch for."""
+    import kanon_core.treat.lattice as lattice_module
+
+    n = len(case.frame)
+    frac = data.draw(st.integers(0, n)) / n
+    try:
+        res = search_optimal(case.problem(), case.k, frac, "prec")
+    except InfeasibleError:
+        return
+    if res.n_nodes == 1:
+        return
+    real = lattice_module._band_ceiling
+    lattice_module._band_ceiling = lambda key: -math.inf if key is not None else math.inf
+    try:
+        with pytest.raises(RuntimeError, match="could beat the optimum"):
+            search_optimal(case.problem(), case.k, frac, "prec")
+    finally:
+        lattice_module._band_ceiling = real

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="information loss to minimize (default prec)")
     p.add_argument("--algorithm", choices=["optimal", "datafly"], default="optimal",
                    help="exact search (default) or Sweeney's Datafly heuristic")
+    p.add_argument("--k-minimal", action="store_true",
+                   help="also classify every node of the lattice and list every k-minimal node (minimal nodes meeting "
+                        "the monotonic criteria) in the JSON, with the number of passing nodes; slower: by default "
+                        "only the nodes that could still be the optimum are classified")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="weight (0..1) of a match with a record that has missing QIs and another key when testing "
                         "k-anonymity, as in sdcMicro's freqCalc (default 1); below 1 the search result is "
@@ -102,8 +106,11 @@ def search_and_summary(problem, args: argparse.Namespace, criteria: list, alpha:
     """The search the options ask for (``--algorithm``) and its JSON summary, in memory or at scale."""
     from ..treat.lattice import datafly, search_optimal
 
-    search = datafly if args.algorithm == "datafly" else search_optimal
-    result = search(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
+    if args.algorithm == "datafly":
+        result = datafly(problem, args.k, args.max_suppression, args.metric, criteria=criteria)
+    else:
+        result = search_optimal(problem, args.k, args.max_suppression, args.metric, criteria=criteria,
+                                k_minimal=args.k_minimal)
     payload = result.to_json()
     payload["metric_value"] = result.loss
     payload["file"] = Path(args.file).name

@@ -28,6 +28,14 @@ exact:
    Because the records failing the monotonic criteria at a node also fail at every node below it, the
    suppression seen at an evaluated node raises the bound of everything below it (Prec, entropy,
    discernibility): most nodes that could only win by suppressing less are never counted.
+   For the metrics whose bound follows from the levels alone (Prec, entropy), the classification of
+   fact 1 is itself limited to the nodes that could still win: a path starts only at a node whose bound
+   is at most the least loss of a passing node found so far (ties included). A node never classified has
+   a bound above that loss, which only falls as the search goes on, so it can never win, not even a tie;
+   its status is not needed. (Its path still climbs past the band: a failing node there tags a large
+   part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
+   nodes at 0.5 % instead of 2,303, and returns the same node. The k-minimal nodes, which need every node
+   classified, are listed on request (``k_minimal=True``).
 3. **Roll-up on the class table.** The records are aggregated once into a class table
    (:class:`~kanon_core.classtable.ClassTable`: distinct QI rows with counts, weights and sensitive value
    counts). A node's table is computed from the evaluated node below it with the fewest classes by
@@ -780,7 +788,8 @@ class SearchResult:
 
     ``k_minimal``: every minimal node passing the monotonic criteria (none of its direct specializations
     passes; with k alone, the k-minimal nodes), with its loss and suppression — the candidates an officer
-    may prefer to the optimum. ``evaluated``: every node whose classes were fully counted, for the
+    may prefer to the optimum; None when the search was not asked to classify every node for them
+    (``search_optimal(..., k_minimal=True)``), and so is ``n_anonymous``. ``evaluated``: every node whose classes were fully counted, for the
     loss-versus-suppression trade-off. ``criteria`` are the specs of the criteria searched for and
     ``criteria_report`` says, per criterion, how many records fail it at the chosen node (all of them are
     suppressed) and whether it is monotonic.
@@ -798,7 +807,7 @@ class SearchResult:
     nodes_evaluated: int
     n_nodes: int
     seconds: float
-    k_minimal: pd.DataFrame
+    k_minimal: pd.DataFrame | None
     evaluated: pd.DataFrame
     hierarchies: tuple[Hierarchy, ...] = ()
     n_anonymous: int | None = None
@@ -850,7 +859,7 @@ class SearchResult:
             "n_nodes": self.n_nodes,
             "n_anonymous_nodes": self.n_anonymous,
             "seconds": self.seconds,
-            "k_minimal": self.k_minimal.to_dict(orient="records"),
+            "k_minimal": None if self.k_minimal is None else self.k_minimal.to_dict(orient="records"),
         }
 
 
@@ -1003,11 +1012,14 @@ def search_optimal(
     metric: str = "prec",
     progress: Progress | None = None,
     criteria: Sequence[Criterion | str] | None = None,
+    k_minimal: bool = False,
 ) -> SearchResult:
     """The node of least loss satisfying every criterion within the suppression limit, provably optimal.
 
     ``k`` alone is the criterion ``k=K`` (with the problem's alpha); ``criteria`` (objects or specs such as
-    ``"l=3:occupation"``) are combined with it by AND. Ties (losses equal within 1e-9 relative) are broken
+    ``"l=3:occupation"``) are combined with it by AND. ``k_minimal``: classify every node and evaluate every
+    k-minimal one, to list them (and count the passing nodes) in the result; without it, only the nodes
+    that could still win are classified (see the module's fact 2), which is several times faster. Ties (losses equal within 1e-9 relative) are broken
     deterministically, by fewer levels in all, then lattice order. Raises :class:`InfeasibleError` when no
     node satisfies the criteria within the limit.
     """
@@ -1038,6 +1050,10 @@ def search_optimal(
     total_obs = float(ctx.observed.sum())
 
     deferring = [True]  # phase 1: the bound updates wait (see apply_deferred)
+    # Phase 1 classifies only the nodes that could still win unless every node is wanted (fact 2): with a
+    # bound from the levels alone, and no other way to the bounds (the other metrics' bounds are inherited
+    # from the k-minimal nodes below).
+    banded = not k_minimal and metric_name in LEVEL_BOUNDED
     deferred: list[tuple[bool, int, Any]] = []
 
     def finish(i: int, e: NodeEval) -> NodeSummary:
@@ -1168,8 +1184,12 @@ def search_optimal(
         for start in order:
             if lat.status[start] != lat.UNKNOWN:
                 continue
+            ceiling = _band_ceiling(best_eval[0]) if banded else math.inf
+            if base_bound[start] > ceiling:
+                continue
             if progress is not None:
-                report(progress, 0.7 * float((lat.status != lat.UNKNOWN).mean()), "Classifying lattice nodes")
+                done = (lat.status != lat.UNKNOWN) | (base_bound > ceiling)
+                report(progress, 0.7 * float(done.mean()), "Classifying lattice nodes")
             path = _path_up(lat, int(start), balanced=ev.wildcard)
 
             guess = _guess_crossing(lat, path, crossing) if guessing else None
@@ -1181,7 +1201,7 @@ def search_optimal(
 
     # Phase 2: the optimum among the nodes passing the monotonic criteria, by increasing lower bound.
     apply_deferred()
-    kmin = lat.k_minimal()
+    kmin = np.zeros(0, dtype=np.int64) if banded else lat.k_minimal()
     for i in kmin:
         if int(i) not in known:
             full(int(i))
@@ -1214,6 +1234,8 @@ def search_optimal(
             f"No generalization satisfies {_names(crit)} with at most {limit} record(s) suppressed. Allow more "
             "suppression or relax the criteria."
         )
+    if banded:
+        _check_band(lat, base_bound, best)
     b = known[best_id]
     if best_eval[0][2] != best_id:
         # The exact least loss is a tie within rounding of a node first by the tie rule: its evaluation
@@ -1236,13 +1258,34 @@ def search_optimal(
         n_nodes=lat.n,
         seconds=time.perf_counter() - t0,
         nodes_inferred=0 if union is None else union.inferred,
-        k_minimal=_frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(drop=True),
+        k_minimal=None if banded else _frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(
+            drop=True),
         evaluated=_frame(problem, summaries, n),
         hierarchies=problem.hierarchies,
-        n_anonymous=None if has_other else int(anon_mask.sum()),
+        n_anonymous=None if has_other or banded else int(anon_mask.sum()),
         criteria=tuple(c.spec for c in crit),
         criteria_report=_criteria_report(crit, best_eval[1], limit, ev.semantics),
     )
+
+
+def _band_ceiling(best_key: tuple | None) -> float:
+    """The largest lower bound with which a node may still win, ties included (the tolerance of
+    :func:`_tie_winner`), given the key (loss, level sum, id) of the best passing node so far."""
+    if best_key is None:
+        return math.inf
+    least = float(best_key[0])
+    return least + 1e-9 * max(1.0, abs(least))
+
+
+def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
+    """Run-time check of what makes a search that classifies only part of the lattice exact: every node
+    left unclassified has a bound above the least loss found, ties included, so it could not have won.
+    (Read off the final statuses and bounds, apart from the decisions that skipped the nodes.)"""
+    unknown = lat.status == lat.UNKNOWN
+    could_win = unknown & (base_bound <= best + 1e-9 * max(1.0, abs(best)))
+    if could_win.any():
+        raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the optimum "
+                           "were never classified")
 
 
 def _tie_winner(passing_loss: np.ndarray, level_sum: np.ndarray) -> tuple[int, float, float]:

@@ -164,6 +164,26 @@ def test_tradeoff_curve_equals_core(page):
     assert shown["records suppressed"].tolist() == ref["n_suppressed"].tolist()
 
 
+def test_k_minimal_nodes_are_listed_on_request_as_core_lists_them(page):
+    """The search classifies only the nodes that could win; the k-minimal nodes come from the complete
+    classification, asked for on the page, and are those of kanon_core's."""
+    ds = load_sample("els")
+    page.number_input(key="w_gen_sup").set_value(0.0).run()
+    page.button(key="btn_gen_search").click().run()
+    assert not page.exception
+    assert not any(m.value.startswith("**k-minimal nodes") for m in page.markdown)
+    page.button(key="btn_gen_kminimal").click().run()
+    assert not page.exception
+    problem = lattice.build_problem(ds, default_hierarchies(ds, QIS), QIS)
+    ref = lattice.search_optimal(problem, 3, 0.0, "prec", k_minimal=True)
+    assert len(ref.k_minimal) > 1
+    assert any(m.value.startswith(f"**k-minimal nodes ({len(ref.k_minimal):,})**") for m in page.markdown)
+    shown = frame_with(page, "records suppressed")
+    assert shown[QIS].astype(int).values.tolist() == ref.k_minimal[QIS].values.tolist()
+    assert shown["records suppressed"].tolist() == ref.k_minimal["n_suppressed"].tolist()
+    assert "btn_gen_kminimal" not in [b.key for b in page.button]
+
+
 def test_search_says_plainly_when_a_variable_is_removed(page):
     page.number_input(key="w_rec_k").set_value(100).run()
     page.number_input(key="w_gen_sup").set_value(0.0).run()
