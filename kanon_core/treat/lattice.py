@@ -1390,9 +1390,9 @@ def _path_up(lat: _Lattice, start: int, balanced: bool = False) -> list[int]:
     of monotone metrics lies. ``balanced``: each step generalizes instead the QI least generalized so far
     relative to its height (ties: the lowest QI position), so the path climbs through the middle of the
     lattice, every QI in turn, and the node where it crosses the border tags large up- and down-sets on both
-    sides. On the bundled sample's 8-QI search (wildcard, k = 3) the balanced paths need 2,201 evaluations
-    at 1 % instead of 2,626 and 1,729 at 0 % instead of 2,030, with the same statuses, and the search takes
-    0.87-0.94 of its time. On Adult (category semantics, paths searched from a guess) they need 1,096 and
+    sides. On the bundled sample's 8-QI search (wildcard, k = 3), every node classified (``k_minimal=True``),
+    the balanced paths need 2,201 evaluations at 1 % instead of 2,626 and 1,729 at 0 % instead of 2,030,
+    with the same statuses, and the search takes 0.87-0.94 of its time. On Adult (category semantics, paths searched from a guess) they need 1,096 and
     109 instead of 1,121 and 123, but the search took 1.02-1.03 of its time: the search uses them where a
     node's scan is dear (wildcard semantics).
     """
