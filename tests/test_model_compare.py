@@ -158,3 +158,70 @@ def test_suppressed_is_never_the_reference_level():
     assert coef[MODEL_CATEGORY]["cherry"] == pytest.approx(kept_cherry - mean["apple"])
     assert coef[MODEL_CATEGORY][SUPPRESSED_LEVEL] == pytest.approx(y[[12, 15]].mean() - mean["apple"])
     assert "apple" not in coef[MODEL_CATEGORY].index  # the reference
+
+
+def _counted_fits(monkeypatch) -> list[str]:
+    """The name of the dataset of every fit compare_models makes (a fit is the work it can save)."""
+    import kanon_core.utility.model_compare as mc_module
+
+    calls: list[str] = []
+    real = mc_module.regress
+
+    def counting(ds, *args, **kwargs):
+        calls.append(ds.name)
+        return real(ds, *args, **kwargs)
+
+    monkeypatch.setattr(mc_module, "regress", counting)
+    return calls
+
+
+def _same_fit(a, b) -> bool:
+    return (a.coefficients.equals(b.coefficients) and a.term_tests.equals(b.term_tests)
+            and np.array_equal(a.vcov, b.vcov) and (a.n_used, a.n_dropped) == (b.n_used, b.n_dropped))
+
+
+def test_a_release_that_reads_as_the_original_is_fitted_once(files, monkeypatch):
+    """A release whose formula variables are the original's (cells, missing cells, labels) gives the original's
+    model three times, fitted once, and each equals its own fit made apart."""
+    from kanon_core.utility.regression import regress
+
+    original, _, _, _ = files
+    copy = Dataset(frame=original.frame.copy(), roles=original.roles)
+    calls = _counted_fits(monkeypatch)
+    mc = compare_models(original, copy, "y ~ C(a) + x")
+    assert len(calls) == 1
+    alone = regress(copy, "y ~ C(a) + x")
+    for model in (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY):
+        assert _same_fit(mc.results[model], alone)
+
+
+def test_a_release_without_suppressed_covariates_has_model_three_as_model_two(files, monkeypatch):
+    """Recoded but not suppressed: models 1 and 2 are fitted (the cells differ), model 3 is model 2 (no level
+    added); a relabelled variable alone is a different input too; a suppressed covariate needs all three."""
+    original, treated, _, _ = files
+    merged = original.frame.copy()
+    merged.loc[merged["a"] == 3, "a"] = 2.0  # categories 2 and 3 merged: no cell suppressed
+    recoded = Dataset(frame=merged, roles=original.roles)
+    calls = _counted_fits(monkeypatch)
+    mc = compare_models(original, recoded, "y ~ C(a) + x")
+    assert len(calls) == 2
+    assert _same_fit(mc.results[MODEL_CATEGORY], mc.results[MODEL_EXCLUDING])
+    assert not _same_fit(mc.results[MODEL_EXCLUDING], mc.results[MODEL_ORIGINAL])
+    calls.clear()
+    compare_models(original, treated, "y ~ C(a) + x")
+    assert len(calls) == 3
+
+
+def test_the_inputs_of_a_model_are_its_cells_missing_cells_and_labels(files):
+    from kanon_core.dataset import VariableMeta
+    from kanon_core.utility.model_compare import same_model_inputs
+
+    original, treated, _, _ = files
+    assert same_model_inputs(original, Dataset(frame=original.frame.copy(), roles=original.roles), ["y", "a", "x"])
+    assert not same_model_inputs(original, treated, ["a"]) and same_model_inputs(original, treated, ["y"])
+    labelled = Dataset(frame=original.frame.copy(), roles=original.roles,
+                       meta={"a": VariableMeta("a", {1.0: "one"})})
+    assert not same_model_inputs(original, labelled, ["a"]) and same_model_inputs(original, labelled, ["x"])
+    as_text = original.frame.copy()
+    as_text["x"] = as_text["x"].astype(str)
+    assert not same_model_inputs(original, Dataset(frame=as_text, roles=original.roles), ["x"])

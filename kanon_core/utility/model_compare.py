@@ -19,6 +19,7 @@ those records are dropped in every model, so models 1 and 3 use the same records
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,8 +179,29 @@ def compare_models(
         ds3, f3, extra = suppressed_as_category(original, treated, f, design.weights)
         return regress(ds3, f3, design, family=family, test=test, extra_numeric=extra)
 
-    # the three fits are independent: on the process's compute threads (kanon_core.threads), their matrix
-    # work (which releases the interpreter) overlaps
-    models = (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)
+    # A model whose inputs are another's is that model: the release reads the formula's cells, missing cells
+    # and labels as the original does (a version before any treatment of them, such as the report's first)
+    # gives model 1 again, and with no covariate suppressed, model 3 is model 2 (no level or indicator
+    # added). The fits left are independent: on the process's compute threads (kanon_core.threads), their
+    # matrix work (which releases the interpreter) overlaps.
+    same = same_model_inputs(original, treated, f.variables)
+    suppressed = any(bool((treated.missing_mask(t.variable) & ~original.missing_mask(t.variable)).any())
+                     for t in f.terms)
+    models = (MODEL_ORIGINAL, *(() if same else (MODEL_EXCLUDING,)), *((MODEL_CATEGORY,) if suppressed else ()))
     results = dict(zip(models, threads.map_workers(fit, models), strict=True))
+    results.setdefault(MODEL_EXCLUDING, results[MODEL_ORIGINAL])
+    results.setdefault(MODEL_CATEGORY, results[MODEL_EXCLUDING])
+    results = {m: results[m] for m in (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)}
     return ModelComparison(results=results, alpha=alpha, covariates=tuple(t.variable for t in f.terms))
+
+
+def same_model_inputs(a: Dataset, b: Dataset, variables: Sequence[str]) -> bool:
+    """Whether a model of ``variables`` reads the same thing in ``a`` and ``b``: the same cells (same type),
+    the same missing cells and the same labels (:func:`~kanon_core.utility.formula.build_matrix` reads no
+    more), so that its fit on one is its fit on the other."""
+    for v in variables:
+        if not a.frame[v].equals(b.frame[v]) or a.meta_of(v) != b.meta_of(v):
+            return False
+        if not np.array_equal(a.missing_mask(v), b.missing_mask(v)):
+            return False
+    return True
