@@ -215,3 +215,31 @@ def test_demo_recodes_merge_into_existing_codes_without_any_difference(demo_reco
     assert res.summary.n_categories == 31 == res.summary.n_overlap
     assert np.allclose(t["difference"], 0, atol=1e-9)
     assert set(t.loc[t["recoded"], "variable"]) == {"BYDOB_P", "BYGPARED", "BYINCOME", "BYOCCUF", "BYOCCUM", "BYRACE"}
+
+
+def test_a_variable_the_treatment_left_alone_is_estimated_once_with_the_same_table(monkeypatch):
+    """On the sample with one variable recoded, the untouched variables' percentages are estimated once (the
+    after side is the before side), the recoded one twice; the table is the one made estimating every side."""
+    import kanon_core.utility.compare as compare_module
+    from kanon_app.samples import load_sample
+    from kanon_core.treat.recode import RecodeStep
+
+    original = load_sample("els")
+    treated = RecodeStep(column="BYRACE", merge=(1, 2)).apply(original)
+    variables = ["BYSEX", "BYRACE", "BYINCOME"]
+    calls: list[str] = []
+    real = compare_module.proportions
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["name"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "proportions", counting)
+    quick = compare_distributions(original, treated, variables)
+    assert sorted(calls) == ["BYINCOME", "BYRACE", "BYRACE", "BYSEX"]
+    monkeypatch.setattr(compare_module, "reads_alike", lambda *_: False)
+    calls.clear()
+    every = compare_distributions(original, treated, variables)
+    assert len(calls) == 6
+    pd.testing.assert_frame_equal(quick.table, every.table)
+    assert quick.summary == every.summary

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..dataset import Dataset, _sort_key
 from ..errors import InputError
+from .baseline import reads_alike
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
 from .survey import proportions
 
@@ -199,8 +200,11 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     # original values (on the compared coding) that some record still shows after treatment
     kept_keys = {value_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
     est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
-    est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
-                        name=v).table
+    if design_t is design_o and reads_alike(original, treated, [v]):  # untouched: the same estimates
+        est_t = est_o
+    else:
+        est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
+                            name=v).table
     return comparison_frame(v, meta_o.label or v, est_o, est_t, recoded, kept_keys)
 
 

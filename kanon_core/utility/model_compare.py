@@ -19,7 +19,6 @@ those records are dropped in every model, so models 1 and 3 use the same records
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +27,7 @@ import pandas as pd
 from .. import threads
 from ..dataset import Dataset, VariableMeta
 from ..errors import InputError
+from .baseline import reads_alike
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
 from .formula import INTERCEPT, SUPPRESSED_LEVEL, Formula, TermSpec, is_categorical, parse_formula
 from .regression import RegressionResult, regress
@@ -184,7 +184,7 @@ def compare_models(
     # gives model 1 again, and with no covariate suppressed, model 3 is model 2 (no level or indicator
     # added). The fits left are independent: on the process's compute threads (kanon_core.threads), their
     # matrix work (which releases the interpreter) overlaps.
-    same = same_model_inputs(original, treated, f.variables)
+    same = reads_alike(original, treated, f.variables)
     suppressed = any(bool((treated.missing_mask(t.variable) & ~original.missing_mask(t.variable)).any())
                      for t in f.terms)
     models = (MODEL_ORIGINAL, *(() if same else (MODEL_EXCLUDING,)), *((MODEL_CATEGORY,) if suppressed else ()))
@@ -193,15 +193,3 @@ def compare_models(
     results.setdefault(MODEL_CATEGORY, results[MODEL_EXCLUDING])
     results = {m: results[m] for m in (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)}
     return ModelComparison(results=results, alpha=alpha, covariates=tuple(t.variable for t in f.terms))
-
-
-def same_model_inputs(a: Dataset, b: Dataset, variables: Sequence[str]) -> bool:
-    """Whether a model of ``variables`` reads the same thing in ``a`` and ``b``: the same cells (same type),
-    the same missing cells and the same labels (:func:`~kanon_core.utility.formula.build_matrix` reads no
-    more), so that its fit on one is its fit on the other."""
-    for v in variables:
-        if not a.frame[v].equals(b.frame[v]) or a.meta_of(v) != b.meta_of(v):
-            return False
-        if not np.array_equal(a.missing_mask(v), b.missing_mask(v)):
-            return False
-    return True
