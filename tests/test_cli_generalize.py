@@ -54,13 +54,15 @@ def test_json_reports_the_optimum(adult_problem, tmp_path, metric):
 
 
 def test_k_minimal_nodes_are_listed_on_request(adult_problem, tmp_path):
-    """By default only the nodes that could be the optimum are classified (no list, no count of passing nodes);
-    --k-minimal classifies them all: the minimal passing nodes of the exhaustive search, the same optimum."""
+    """By default only the nodes that could be the optimum are classified (no list, no count of passing
+    nodes); --k-minimal classifies them all: the minimal passing nodes of the exhaustive search, the same
+    optimum."""
     _, problem = adult_problem
     rc, quick = run(tmp_path, "--k", "5")
     assert rc == 0 and quick["k_minimal"] is None and quick["n_anonymous_nodes"] is None
     rc, full = run(tmp_path, "--k", "5", "--k-minimal")
-    assert rc == 0 and full["levels"] == quick["levels"] and full["loss"] == pytest.approx(quick["loss"], rel=1e-12)
+    assert rc == 0 and full["levels"] == quick["levels"]
+    assert full["loss"] == pytest.approx(quick["loss"], rel=1e-12)
     ex = exhaustive_search(problem, 5, 0.0, "prec")
     passing = {tuple(int(r[q]) for q in QIS) for _, r in ex[ex.anonymous].iterrows()}
     minimal = {p for p in passing if not any(o != p and all(a <= b for a, b in zip(o, p)) for o in passing)}

@@ -13,7 +13,7 @@ from tests.test_lattice import METRICS, all_nodes, cases, close
 
 
 def _same_listing(a, b) -> bool:
-    """The same k-minimal nodes listed by two searches, or none by either (a search not asked to list them)."""
+    """The same k-minimal nodes listed by two searches, or none by either (not asked to list them)."""
     return (a is None and b is None) or (a is not None and b is not None and a.round(9).equals(b.round(9)))
 
 
@@ -44,7 +44,7 @@ def test_search_from_guesses_equals_bisection_and_brute_force(case, data):
     s = data.draw(st.integers(0, n))
     feasible = {lv for lv, r in ref.items() if r["n_small"] <= s}
     metric = data.draw(st.sampled_from(METRICS))
-    listing = data.draw(st.booleans())  # every node classified (k-minimal nodes listed), or only those that may win
+    listing = data.draw(st.booleans())  # all nodes classified (k-minimal nodes listed), or those that may win
     if not feasible:
         return
     guessed = search_optimal(problem, case.k, s / n, metric, k_minimal=listing)

@@ -82,7 +82,7 @@ def test_search_with_the_union_rule_and_partitioned_rollups_returns_the_same(cas
     n = len(frame)
     frac = data.draw(st.integers(0, n)) / n
     metric = data.draw(st.sampled_from(["prec", "dm", "aecs", "entropy"]))
-    listing = data.draw(st.booleans())  # every node classified (k-minimal nodes listed), or only those that may win
+    listing = data.draw(st.booleans())  # all nodes classified (k-minimal nodes listed), or those that may win
 
     def run(track: int, partition: int):
         old = lattice_module.TRACK_CLASSES, kernel_module.PARTITION_ROWS

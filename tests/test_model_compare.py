@@ -181,8 +181,8 @@ def _same_fit(a, b) -> bool:
 
 
 def test_a_release_that_reads_as_the_original_is_fitted_once(files, monkeypatch):
-    """A release whose formula variables are the original's (cells, missing cells, labels) gives the original's
-    model three times, fitted once, and each equals its own fit made apart."""
+    """A release whose formula variables are the original's (cells, missing cells, labels) gives the
+    original's model three times, fitted once, and each equals its own fit made apart."""
     from kanon_core.utility.regression import regress
 
     original, _, _, _ = files

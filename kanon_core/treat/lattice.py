@@ -792,10 +792,10 @@ class SearchResult:
     ``k_minimal``: every minimal node passing the monotonic criteria (none of its direct specializations
     passes; with k alone, the k-minimal nodes), with its loss and suppression — the candidates an officer
     may prefer to the optimum; None when the search was not asked to classify every node for them
-    (``search_optimal(..., k_minimal=True)``), and so is ``n_anonymous``. ``evaluated``: every node whose classes were fully counted, for the
-    loss-versus-suppression trade-off. ``criteria`` are the specs of the criteria searched for and
-    ``criteria_report`` says, per criterion, how many records fail it at the chosen node (all of them are
-    suppressed) and whether it is monotonic.
+    (``search_optimal(..., k_minimal=True)``), and so is ``n_anonymous``. ``evaluated``: every node whose
+    classes were fully counted, for the loss-versus-suppression trade-off. ``criteria`` are the specs of the
+    criteria searched for and ``criteria_report`` says, per criterion, how many records fail it at the chosen
+    node (all of them are suppressed) and whether it is monotonic.
     """
 
     algorithm: str
@@ -1022,8 +1022,9 @@ def search_optimal(
     ``k`` alone is the criterion ``k=K`` (with the problem's alpha); ``criteria`` (objects or specs such as
     ``"l=3:occupation"``) are combined with it by AND. ``k_minimal``: classify every node and evaluate every
     k-minimal one, to list them (and count the passing nodes) in the result; without it, only the nodes
-    that could still win are classified (see the module's fact 2), which is several times faster. Ties (losses equal within 1e-9 relative) are broken
-    deterministically, by fewer levels in all, then lattice order. Raises :class:`InfeasibleError` when no
+    that could still win are classified (see the module's fact 2), which is several times faster. Ties
+    (losses equal within 1e-9 relative) are broken deterministically, by fewer levels in all, then lattice
+    order. Raises :class:`InfeasibleError` when no
     node satisfies the criteria within the limit.
     """
     t0 = time.perf_counter()
@@ -1261,8 +1262,8 @@ def search_optimal(
         n_nodes=lat.n,
         seconds=time.perf_counter() - t0,
         nodes_inferred=0 if union is None else union.inferred,
-        k_minimal=None if banded else _frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(
-            drop=True),
+        k_minimal=None if banded else (
+            _frame(problem, kmin_rows, n).sort_values("loss", kind="stable").reset_index(drop=True)),
         evaluated=_frame(problem, summaries, n),
         hierarchies=problem.hierarchies,
         n_anonymous=None if has_other or banded else int(anon_mask.sum()),
@@ -1287,8 +1288,8 @@ def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
     unknown = lat.status == lat.UNKNOWN
     could_win = unknown & (base_bound <= best + 1e-9 * max(1.0, abs(best)))
     if could_win.any():
-        raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the optimum "
-                           "were never classified")
+        raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the "
+                           "optimum were never classified")
 
 
 def _tie_winner(passing_loss: np.ndarray, level_sum: np.ndarray) -> tuple[int, float, float]:
@@ -1395,9 +1396,9 @@ def _path_up(lat: _Lattice, start: int, balanced: bool = False) -> list[int]:
     lattice, every QI in turn, and the node where it crosses the border tags large up- and down-sets on both
     sides. On the bundled sample's 8-QI search (wildcard, k = 3), every node classified (``k_minimal=True``),
     the balanced paths need 2,201 evaluations at 1 % instead of 2,626 and 1,729 at 0 % instead of 2,030,
-    with the same statuses, and the search takes 0.87-0.94 of its time. On Adult (category semantics, paths searched from a guess) they need 1,096 and
-    109 instead of 1,121 and 123, but the search took 1.02-1.03 of its time: the search uses them where a
-    node's scan is dear (wildcard semantics).
+    with the same statuses, and the search takes 0.87-0.94 of its time. On Adult (category semantics, paths
+    searched from a guess) they need 1,096 and 109 instead of 1,121 and 123, but the search took 1.02-1.03
+    of its time: the search uses them where a node's scan is dear (wildcard semantics).
     """
     path = [start]
     cur = start

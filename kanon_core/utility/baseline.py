@@ -28,7 +28,8 @@ def reads_alike(a: Dataset, b: Dataset, variables: Sequence[str]) -> bool:
     missing cells and the same labels, everything a weighted percentage or a model of them reads
     (:func:`~kanon_core.utility.survey.proportions`, :func:`~kanon_core.utility.formula.build_matrix`).
     An estimate of such variables on one is then the estimate on the other (with the same design), so a
-    comparison makes it once: for a version before any treatment of them, every variable a recode left alone."""
+    comparison makes it once: for a version before any treatment of them, every variable a recode left
+    alone."""
     for v in variables:
         if not a.frame[v].equals(b.frame[v]) or a.meta_of(v) != b.meta_of(v):
             return False

@@ -187,7 +187,8 @@ def compare_models(
     same = reads_alike(original, treated, f.variables)
     suppressed = any(bool((treated.missing_mask(t.variable) & ~original.missing_mask(t.variable)).any())
                      for t in f.terms)
-    models = (MODEL_ORIGINAL, *(() if same else (MODEL_EXCLUDING,)), *((MODEL_CATEGORY,) if suppressed else ()))
+    models = (MODEL_ORIGINAL, *(() if same else (MODEL_EXCLUDING,)),
+              *((MODEL_CATEGORY,) if suppressed else ()))
     results = dict(zip(models, threads.map_workers(fit, models), strict=True))
     results.setdefault(MODEL_EXCLUDING, results[MODEL_ORIGINAL])
     results.setdefault(MODEL_CATEGORY, results[MODEL_EXCLUDING])
