@@ -1278,7 +1278,7 @@ def _band_ceiling(best_key: tuple | None) -> float:
     if best_key is None:
         return math.inf
     least = float(best_key[0])
-    return least + 1e-9 * max(1.0, abs(least))
+    return least + _tie_tolerance(least)
 
 
 def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
@@ -1286,10 +1286,16 @@ def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
     left unclassified has a bound above the least loss found, ties included, so it could not have won.
     (Read off the final statuses and bounds, apart from the decisions that skipped the nodes.)"""
     unknown = lat.status == lat.UNKNOWN
-    could_win = unknown & (base_bound <= best + 1e-9 * max(1.0, abs(best)))
+    could_win = unknown & (base_bound <= best + _tie_tolerance(best))
     if could_win.any():
         raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the "
                            "optimum were never classified")
+
+
+def _tie_tolerance(least: float) -> float:
+    """Losses within this of the least are ties (1e-9 relative, absolute below 1): the same loss reached by
+    roll-ups from different sources can differ in its last bits."""
+    return 1e-9 * max(1.0, abs(least))
 
 
 def _tie_winner(passing_loss: np.ndarray, level_sum: np.ndarray) -> tuple[int, float, float]:
@@ -1302,7 +1308,7 @@ def _tie_winner(passing_loss: np.ndarray, level_sum: np.ndarray) -> tuple[int, f
     least = float(passing_loss.min()) if len(passing_loss) else math.inf
     if not math.isfinite(least):
         return -1, math.inf, 0.0
-    tol = 1e-9 * max(1.0, abs(least))
+    tol = _tie_tolerance(least)
     tied = np.flatnonzero(passing_loss <= least + tol)
     winner = int(tied[np.lexsort((tied, level_sum[tied]))[0]])
     return winner, float(passing_loss[winner]), tol

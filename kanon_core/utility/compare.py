@@ -185,12 +185,10 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     col_o = original.frame[v].reset_index(drop=True)
     col_t = treated.frame[v].reset_index(drop=True)
     miss_o, miss_t = original.missing_mask(v), treated.missing_mask(v)
-    values_o = set(col_o[~miss_o].tolist())
-    new_values = [x for x in set(col_t[~miss_t].tolist()) if x not in values_o]
-    # the mapping comes first: a merge into an existing code (1 and 5 -> 1) adds no new value but is a recode
-    mapping = recode_map(col_o, col_t, miss_o, miss_t)
-    merged_codes = mapping is not None and any(k != t for k, t in mapping.items())
-    recoded = bool(new_values) or merged_codes or mapping is None
+    # a variable the treatment left alone (most of them after one recode): no recoding to find, and with the
+    # same design the same estimates on both sides
+    alike = reads_alike(original, treated, [v])
+    recoded, mapping = (False, None) if alike else _recoding(col_o, col_t, miss_o, miss_t)
     labels_o = dict(meta_o.value_labels)
     if recoded and mapping is not None:
         # unmapped original values (never seen unsuppressed) keep their own value
@@ -200,12 +198,24 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     # original values (on the compared coding) that some record still shows after treatment
     kept_keys = {value_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
     est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
-    if design_t is design_o and reads_alike(original, treated, [v]):  # untouched: the same estimates
+    if alike and design_t is design_o:
         est_t = est_o
     else:
         est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                             name=v).table
     return comparison_frame(v, meta_o.label or v, est_o, est_t, recoded, kept_keys)
+
+
+def _recoding(col_o: pd.Series, col_t: pd.Series, miss_o: np.ndarray, miss_t: np.ndarray
+              ) -> tuple[bool, dict[Any, Any] | None]:
+    """Whether the treatment recoded the variable (a new value, merged codes, or no global mapping), and the
+    mapping original value -> treated value when there is one (:func:`recode_map`)."""
+    values_o = set(col_o[~miss_o].tolist())
+    new_values = [x for x in set(col_t[~miss_t].tolist()) if x not in values_o]
+    # the mapping comes first: a merge into an existing code (1 and 5 -> 1) adds no new value but is a recode
+    mapping = recode_map(col_o, col_t, miss_o, miss_t)
+    merged_codes = mapping is not None and any(k != t for k, t in mapping.items())
+    return bool(new_values) or merged_codes or mapping is None, mapping
 
 
 def comparison_frame(v: str, variable_label: str, est_o: pd.DataFrame, est_t: pd.DataFrame, recoded: bool,
