@@ -5,8 +5,10 @@ fresh server waits while pandas, numba's compiled kernels and the app's own modu
 of a 3.5 s first page on 2 cores). This launcher loads them first, in the server's own process, where
 every session's script finds them already imported, and then hands over to ``streamlit run app.py``
 with the options given. The server answers once it is ready, and the first page opens as fast as the
-next ones. Nothing about a session is kept: the warm-up reads the bundled sample, which every session then
-gets a copy of (kanon_app.samples.load_sample), and nothing else.
+next ones. The other pages' modules, the regression models' libraries and the MINUC kernels are loaded
+too (1-2 s more at start on 2 cores), so the first visit to each page, the first model fit and the first
+report do not wait for them either. Nothing about a session is kept: the warm-up reads the bundled
+sample, which every session then gets a copy of (kanon_app.samples.load_sample), and nothing else.
 """
 
 from __future__ import annotations
@@ -30,11 +32,25 @@ FIRST_PAGE_MODULES = (
 )
 """What the first page run imports (the Data page with the sidebar), listed from a fresh session."""
 
+OTHER_PAGE_MODULES = (
+    "plotly.express", "kanon_core.risk.describe_record", "kanon_core.utility.plots", "kanon_core.risk.minucs",
+    "kanon_core.risk.minucs_by_subsets", "kanon_core.risk.suda", "kanon_core.risk.qid",
+    "kanon_app.minuc_carry", "kanon_app.sections", "kanon_core.treat.lattice", "kanon_core.treat.suggest",
+    "kanon_core.treat.explain", "kanon_core.criteria", "kanon_app.hierarchy_ui", "kanon_core.treat.suppress",
+    "kanon_app.big_suppress", "kanon_app.risk_suppress_ui", "kanon_app.compare_ui", "kanon_core.utility.bias",
+    "kanon_core.utility.info_loss", "kanon_core.utility.model_builder", "kanon_core.utility.model_compare",
+    "kanon_app.export_ui", "kanon_core.export", "kanon_core.project", "kanon_core.recipe",
+    "kanon_core.report",
+)
+"""What the other pages import when first opened, and the regression models' libraries (statsmodels and
+scipy.stats: 0.75 s after the first page's modules) that Compare's "Fit the three models" and the report
+load: loaded at start too, so no officer's first visit to a page, first fit or first report waits."""
+
 
 def warm_up() -> None:
     """Import the first page's modules and run the risk count once on the bundled sample, which loads
     the compiled kernels the sidebar's count uses (from numba's cache, or compiling them once)."""
-    for name in FIRST_PAGE_MODULES:
+    for name in (*FIRST_PAGE_MODULES, *OTHER_PAGE_MODULES):
         importlib.import_module(name)
     from kanon_app.samples import load_sample
     from kanon_core.risk.timeline import version_risk
@@ -42,6 +58,8 @@ def warm_up() -> None:
     sample = load_sample()
     version_risk(sample, sample, 3)
     _warm_empty_chart()
+    _warm_bar_chart()
+    _warm_minuc_kernels()
     _warm_pattern_joins()
     _skip_direct_run_check()
 
@@ -52,6 +70,25 @@ def _warm_empty_chart() -> None:
     from kanon_app.chart_code import empty_figure
 
     empty_figure().to_json()
+
+
+def _warm_bar_chart() -> None:
+    """Build and serialise a two-bar Plotly Express chart once: the first ``px.bar`` loads every trace type
+    Plotly Express knows (0.2-0.3 s), which the Risk and MINUCs pages' first run would otherwise pay."""
+    import pandas as pd
+    import plotly.express as px
+
+    px.bar(pd.DataFrame({"x": ["a", "b"], "y": [1, 2]}), x="x", y="y").to_json()
+
+
+def _warm_minuc_kernels() -> None:
+    """Load the MINUC search's compiled kernels (from numba's cache, or compiling them once) on three made-up
+    rows, so the MINUCs page's first estimate and search do not wait for them."""
+    import numpy as np
+
+    from kanon_core.risk.minucs import find_minucs
+
+    find_minucs(np.array([[0, 1], [0, 2], [1, 1]], dtype=np.int32), k=2)
 
 
 def _skip_direct_run_check() -> None:

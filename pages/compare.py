@@ -145,7 +145,8 @@ def _tab_reg() -> None:
     elif models is None:
         if st.button("Fit the three models", key="btn_cmp_fit", type="primary"):
             try:
-                from kanon_core.utility import compare_models  # here: its scipy.stats import takes seconds
+                # here: scipy.stats takes seconds to load unless the launcher (kanon_app.serve) loaded it
+                from kanon_core.utility import compare_models
 
                 with st.spinner("Fitting"):
                     models = compare_models(before, after, formula, family=family, alpha=alpha)

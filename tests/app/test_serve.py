@@ -1,6 +1,7 @@
-"""The launcher's warm-up (``python -m kanon_app.serve``) loads what the first page run needs: after it,
-a fresh session's first run of the app imports no module of kanon or of the heavy libraries, so the
-first officer on a fresh server does not wait for them (the list cannot silently fall behind the pages)."""
+"""The launcher's warm-up (``python -m kanon_app.serve``) loads what the pages need: after it, a fresh
+session's first run of the app imports no module of kanon or of the heavy libraries, nor does the first
+visit to any other page or the first fit of the regression models, so the first officer on a fresh server
+does not wait for them (the lists cannot silently fall behind the pages)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,44 @@ def test_first_page_run_imports_nothing_heavy_after_warm_up():
     new = json.loads(out.stdout.strip().splitlines()[-1])
     heavy = [m for m in new if m.split(".")[0] in HEAVY]
     assert not heavy, f"imported by the first page run, not by the warm-up: {heavy}"
+
+
+OTHER_PAGES_PROBE = """
+import json, sys
+from kanon_app.serve import warm_up
+warm_up()
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file("app.py", default_timeout=120).run()
+new = {}
+for page in ("risk", "minucs", "recode", "suppress", "compare", "export"):
+    before = set(sys.modules)
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, (page, [e.message for e in at.exception])
+    new[page] = sorted(set(sys.modules) - before)
+before = set(sys.modules)
+at.switch_page("pages/compare.py")
+at.session_state["w_cmp_tab"] = "Regression"
+at.run()
+at.button(key="btn_cmp_fit").click().run()
+assert not at.exception, [e.message for e in at.exception]
+assert any("significant covariates" in df.value.columns for df in at.dataframe)
+new["the first fit of the three models"] = sorted(set(sys.modules) - before)
+print(json.dumps(new))
+"""
+
+LOADED_AT_START = ("kanon_core", "kanon_app", "numba", "llvmlite", "scipy", "statsmodels", "patsy", "pulp",
+                   "highspy", "pyarrow", "plotly.express")
+"""What no page's first run loads after the warm-up (Plotly's figure classes still load a few small modules
+as a chart first uses them)."""
+
+
+def test_no_page_and_no_first_model_fit_load_a_library_after_warm_up():
+    out = subprocess.run([sys.executable, "-c", OTHER_PAGES_PROBE], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600, check=True)
+    new = json.loads(out.stdout.strip().splitlines()[-1])
+    late = {page: [m for m in mods if m.split(".")[0] in LOADED_AT_START or m.startswith(LOADED_AT_START)]
+            for page, mods in new.items()}
+    assert not any(late.values()), f"loaded by a page's first run, not by the warm-up: {late}"
 
 
 def test_launcher_hands_the_options_to_streamlit_run(monkeypatch):
