@@ -7,6 +7,8 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 * Compare first open: clicking Compare in the navigation until the weighted percentages and their charts are
   shown (the session's first charts: the browser loads Streamlit's chart code for them unless it already did
   while the officer read the first page, see ``--read``);
+* first fit of the three models: on Compare's Regression tab, clicking "Fit the three models" (the page's
+  default model) until the coefficients' chart is drawn (the session's, and the server's, first fit);
 * build the report: on Export, clicking "Build the report" until its download button is offered (before the
   MINUCs page has searched, so the report searches itself, and again after it, when it reuses that search);
 * Find MINUCs (19 QIs, the page's default k): clicking "Find MINUCs" until the results are shown, and the time the core
@@ -96,19 +98,23 @@ def _idle(page) -> None:
     page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
 
 
-def _timed(page, action: Callable[[], None], expect: str | re.Pattern, rerun: bool = True,
-           charts: bool = False) -> float:
+def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, rerun: bool = True,
+           charts: bool = False, selector: str | None = None) -> float:
     """Seconds from ``action()`` until ``expect`` is visible and (when a rerun is expected) the run ended, and
     with ``charts`` until every chart on the page is drawn too (a page's run can end, and its text show,
     before the browser has drawn its charts: a session's first chart waits for Streamlit's Plotly code).
 
     Steps that only lead to a timed one (opening a page whose text no other page has) pass ``rerun=False``:
     a quick run's two state changes may reach the page's DOM as none (the browser batches them), and the
-    wait for a change then never ends; the text and an idle app are enough there."""
+    wait for a change then never ends; the text and an idle app are enough there. ``selector``: an element
+    awaited instead of a text (a table or a chart, whose contents are drawn, not written)."""
     page.evaluate(_WATCH)
     t0 = time.perf_counter()
     action()
-    page.get_by_text(expect).first.wait_for(state="visible", timeout=TIMEOUT_MS)
+    if selector is not None:
+        page.wait_for_selector(selector, timeout=TIMEOUT_MS)
+    else:
+        page.get_by_text(expect).first.wait_for(state="visible", timeout=TIMEOUT_MS)
     if rerun:
         page.wait_for_function(_DONE, timeout=TIMEOUT_MS, polling=10)
     _idle(page)
@@ -210,6 +216,12 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                         "first page", s, 1.0,
                         "until its charts are drawn; the browser loaded Streamlit's Plotly code on this click (the "
                         "session's first chart)" if plotly else "until its charts are drawn"))
+        if "fit" not in skip:
+            _timed(page, _section(page, "Regression"), "Fit the three models", rerun=False)
+            s = _timed(page, lambda: page.get_by_role("button", name="Fit the three models").click(), None,
+                       selector=".st-key-chart_cmp_coef .main-svg")
+            rows.append(Row("first fit of the three models (Compare, the page's default model)", s, 1.0,
+                            "until the coefficients' chart is drawn"))
 
     if "report" not in skip:
         _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
@@ -329,7 +341,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
     ap.add_argument("--servers", type=int, default=1,
                     help="fresh servers to run in turn; the best time per row over all of them is kept")
-    ap.add_argument("--skip", default="", help="comma-separated: compare, report, minucs, recode, suppress, leave")
+    ap.add_argument("--skip", default="", help="comma-separated: compare, fit, report, minucs, recode, suppress, leave")
     ap.add_argument("--read", type=float, default=0.0,
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")

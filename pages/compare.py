@@ -143,7 +143,8 @@ def _tab_reg() -> None:
         st.info("Choose an outcome and covariates above" + (f", e.g. {spec.formula}." if spec else
                 "; this file has no numeric or two-valued variable to model."))
     elif models is None:
-        if st.button("Fit the three models", key="btn_cmp_fit", type="primary"):
+        slot = st.empty()  # the button, cleared once the models are fitted: they are drawn in this same run
+        if slot.button("Fit the three models", key="btn_cmp_fit", type="primary"):
             try:
                 # here: scipy.stats takes seconds to load unless the launcher (kanon_app.serve) loaded it
                 from kanon_core.utility import compare_models
@@ -155,7 +156,7 @@ def _tab_reg() -> None:
             else:
                 state.memo_put("compare_models", (before_id, after_id, params), models,
                                version=hist.versions[after_id])
-                st.rerun()
+                slot.empty()
     if models is not None and formula.strip():
         sig = models.significance_table().drop(columns=["model"])
         # Wilson et al.'s phrases "All" / "None": in words, so "None" is not read as a missing value
