@@ -611,3 +611,49 @@ def test_the_reports_minuc_counts_after_a_recode_equal_searches_from_scratch():
             assert np.array_equal(got.row_sizes, ref.row_sizes) and np.array_equal(got.row_qis, ref.row_qis)
             assert np.array_equal(got.row_of_record, ref.row_of_record)
             assert np.array_equal(got.combinations, ref.combinations) and got.total == ref.total
+
+
+
+@pytest.mark.parametrize("treat", ["none", "other", "qi"])
+def test_class_sizes_of_a_release_that_reads_as_the_original_are_counted_once(monkeypatch, treat):
+    """The first version, or one that leaves the QIs and the weight alone, has the original's class sizes:
+    the report counts them once, and its risk tables are those counted apart."""
+    import kanon_core.risk.classes as classes
+    from kanon_core.treat.recode import RecodeStep
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 80), "b": rng.integers(0, 3, 80),
+                          "y": rng.integers(0, 5, 80), "w": rng.uniform(1, 3, 80)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b"), weight="w"), name="s"))
+    if treat != "none":
+        h.apply(RecodeStep(column="y" if treat == "other" else "a", merge=(0, 1), into=0))
+    calls = []
+    real = classes.compute_class_sizes
+    monkeypatch.setattr(classes, "compute_class_sizes", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    html = render_html(build_report(h, options=ReportOptions(k=3, minucs=False, utility=False,
+                                                             created="2026-01-01")))
+    assert len(calls) == (2 if treat == "qi" else 1)
+    monkeypatch.setattr(classes, "compute_class_sizes", real)
+    original, treated = h.original.dataset, h.current.dataset
+    before = risk_summary(original.qi_matrix(("a", "b")), 3, treated.missing)
+    after = risk_summary(treated.qi_matrix(("a", "b")), 3, treated.missing)
+    v = Page(html).frame("violations-by-k")
+    assert [int(num(x)) for x in v["before"]] == [before.violations[k] for k in range(2, 11)]
+    assert [int(num(x)) for x in v["after"]] == [after.violations[k] for k in range(2, 11)]
+
+
+def test_a_release_with_other_weights_has_its_own_class_sizes():
+    """Same QIs, another weight: the weighted sizes differ, so the release's are counted, not the original's
+    taken."""
+    from kanon_core.report.build import _class_sizes
+
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 50), "b": rng.integers(0, 3, 50),
+                          "w": rng.uniform(1, 3, 50)})
+    original = Dataset(frame=frame, roles=Roles(qis=("a", "b"), weight="w"), name="s")
+    reweighted = Dataset(frame=frame.assign(w=frame["w"] * 2), roles=original.roles, name="s")
+    first, second = _class_sizes(original, reweighted, ("a", "b"))
+    assert np.allclose(second.Fk_all, 2 * first.Fk_all)
+    copy = Dataset(frame=frame.copy(), roles=original.roles, name="s")
+    same, again = _class_sizes(original, copy, ("a", "b"))
+    assert again is same

@@ -231,8 +231,11 @@ def identifier_like(original: Dataset, treated: Dataset) -> tuple[IdentifierFlag
 def _class_sizes(original: Dataset, treated: Dataset, qis: tuple[str, ...]) -> list[Any]:
     """The class sizes of both files on ``qis`` under the release's semantics, with the wildcard split and
     each file's weights: one count per file for the risk summaries and the risk measures beyond k. Weights
-    that cannot be read leave them out (the measures then say why, :func:`_risk_beyond_k`)."""
+    that cannot be read leave them out (the measures then say why, :func:`_risk_beyond_k`). A release that
+    reads as the original on the QIs and the weight (the first version, or one treating other variables)
+    has the original's sizes, counted once."""
     from ..risk.classes import compute_class_sizes
+    from ..utility.baseline import reads_alike
 
     def weights(ds: Dataset) -> np.ndarray | None:
         try:
@@ -240,8 +243,14 @@ def _class_sizes(original: Dataset, treated: Dataset, qis: tuple[str, ...]) -> l
         except KanonError:
             return None
 
-    return [compute_class_sizes(ds.qi_matrix(qis).codes, treated.missing, weights(ds), wildcard_split=True)
-            for ds in (original, treated)]
+    def count(ds: Dataset) -> Any:
+        return compute_class_sizes(ds.qi_matrix(qis).codes, treated.missing, weights(ds), wildcard_split=True)
+
+    first = count(original)
+    weight = original.roles.weight
+    read = [*qis, *([weight] if weight else [])]
+    alike = weight == treated.roles.weight and reads_alike(original, treated, read)
+    return [first, first if alike else count(treated)]
 
 
 def _risk_beyond_k(original: Dataset, treated: Dataset, qis: tuple[str, ...],
