@@ -16,14 +16,14 @@ from kanon_core.declare_missing import DeclareMissingValues
 from kanon_core.errors import InputError, KanonError
 from kanon_core.value_labels import SetValueLabels, value_table
 
-from . import state
+from . import shared_results, state
 
 MAX_CODES = 200
 """Variables with more distinct values than this are measurements or identifiers, not coded categories."""
 
 
 def labelable(ds: Dataset) -> list[str]:
-    return [c for c in ds.columns if 0 < int(ds.frame[c][~ds.missing_mask(c)].nunique()) <= MAX_CODES]
+    return shared_results.labelable(ds, MAX_CODES)
 
 
 def editor_key(var: str) -> str:

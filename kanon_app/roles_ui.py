@@ -26,19 +26,18 @@ from kanon_core.guidance import (
     WEIGHT,
     RoleGuidance,
     roles_from_assignments,
-    suggest_roles,
 )
 from kanon_core.steps import SetRoles
 from kanon_core.utility.design import SurveyDesign
 
-from . import state
+from . import shared_results, state
 
 CONFIRM_MANY = "w_roles_table_many"
 
 
 def guidance(ds: Dataset) -> RoleGuidance:
     """Suggestions for the current version, memoised (they read every column once)."""
-    return state.memo("role_guidance", None, lambda: suggest_roles(ds))
+    return state.memo("role_guidance", None, lambda: shared_results.role_guidance(ds))
 
 
 def table_key() -> str:
@@ -160,8 +159,6 @@ def render(ds: Dataset) -> None:
 def risk_line() -> None:
     """What the current roles give at the session's k: the count the sidebar shows, next to the table, so
     the first k-violation count needs no page change (same memo key as the sidebar: computed once)."""
-    from kanon_core.risk.timeline import version_risk
-
     ds = state.dataset()
     if not ds.roles.qis:
         return
@@ -170,7 +167,7 @@ def risk_line() -> None:
     memo_key = k if alpha == 1.0 else (k, alpha)
     try:
         r = state.memo("version_risk", memo_key,
-                       lambda: version_risk(state.history().original.dataset, ds, k, alpha))
+                       lambda: shared_results.version_risk(state.history().original.dataset, ds, k, alpha))
     except KanonError as exc:
         st.error(str(exc))
         return

@@ -7,8 +7,9 @@ every session's script finds them already imported, and then hands over to ``str
 with the options given. The server answers once it is ready, and the first page opens as fast as the
 next ones. The other pages' modules, the regression models' libraries and the MINUC kernels are loaded
 too (1-2 s more at start on 2 cores), so the first visit to each page, the first model fit and the first
-report do not wait for them either. Nothing about a session is kept: the warm-up reads the bundled
-sample, which every session then gets a copy of (kanon_app.samples.load_sample), and nothing else.
+report do not wait for them either. Nothing about a session is kept: the warm-up opens the
+bundled default sample, the one immutable object every session starts from (kanon_app.state.default_sample),
+and computes its first page (kanon_app.shared_results), and reads nothing else.
 """
 
 from __future__ import annotations
@@ -48,15 +49,14 @@ load: loaded at start too, so no officer's first visit to a page, first fit or f
 
 
 def warm_up() -> None:
-    """Import the first page's modules and run the risk count once on the bundled sample, which loads
-    the compiled kernels the sidebar's count uses (from numba's cache, or compiling them once)."""
+    """Import the pages' modules and compute the default sample's first page, which every session opens on
+    (kanon_app.shared_results; its risk count loads the compiled kernels the sidebar's count uses, from
+    numba's cache or compiling them once)."""
     for name in (*FIRST_PAGE_MODULES, *OTHER_PAGE_MODULES):
         importlib.import_module(name)
-    from kanon_app.samples import load_sample
-    from kanon_core.risk.timeline import version_risk
+    from kanon_app import shared_results, state
 
-    sample = load_sample()
-    version_risk(sample, sample, 3)
+    shared_results.first_page(state.default_sample(), state.DEFAULT_K)
     _warm_empty_chart()
     _warm_bar_chart()
     _warm_minuc_kernels()

@@ -10,9 +10,8 @@ import streamlit as st
 from kanon_core.errors import KanonError
 from kanon_core.fmt import markdown_literal
 from kanon_core.history import History, Version
-from kanon_core.risk.timeline import version_risk
 
-from . import state
+from . import shared_results, state
 
 CURRENT_MARK = ":material/arrow_right: "
 """Marks the current version: a Material icon, which renders everywhere (emoji need fonts)."""
@@ -54,7 +53,8 @@ def render_timeline(defer: bool = False) -> Callable[[], None]:
 
     def risk_of(v: Version) -> Any:
         try:
-            return state.memo("version_risk", memo_key, lambda: version_risk(original, v.dataset, k, alpha),
+            return state.memo("version_risk", memo_key,
+                              lambda: shared_results.version_risk(original, v.dataset, k, alpha),
                               version=v)
         except KanonError:
             return None

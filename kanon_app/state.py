@@ -33,7 +33,7 @@ def init() -> None:
     """Load the default sample with preset roles on first open, so a demo needs no clicks."""
     ss = st.session_state
     if "history" not in ss:
-        ss["history"] = History.start(_default_sample())
+        ss["history"] = History.start(default_sample())
         ss["source"] = {"kind": "sample", "key": DEFAULT_SAMPLE, "title": SAMPLES[DEFAULT_SAMPLE].title,
                         "path": str(SAMPLES[DEFAULT_SAMPLE].path)}
     ss.setdefault("settings", {"k": DEFAULT_K})
@@ -42,7 +42,7 @@ def init() -> None:
     ss.setdefault("flash", [])
 
 
-def _default_sample() -> Dataset:
+def default_sample() -> Dataset:
     """The default sample, read once per server and shared by the sessions that open it (a Dataset is
     immutable; its encoded columns are then computed once for all): a new session opens without rereading."""
     from .cache import shared

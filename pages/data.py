@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kanon_app import big_file, guide, labels_ui, roles_ui, state
+from kanon_app import big_file, guide, labels_ui, roles_ui, shared_results, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
 from kanon_app.samples import SAMPLES, load_sample
 from kanon_core.cli.common import parse_missing_codes
 from kanon_core.dataset import MISSING_HELP, MISSING_SEMANTICS, Roles, validate_roles
 from kanon_core.declare_missing import DeclareMissingValues
-from kanon_core.describe import variable_summary
 from kanon_core.errors import KanonError
-from kanon_core.io import excel_sheets, load_dataset, missing_like_counts, supported_extensions, typed_codes
+from kanon_core.io import excel_sheets, load_dataset, supported_extensions, typed_codes
 from kanon_core.steps import DeclareMissingCodes, SetMissing
 from kanon_core.utility.design import FPC_HELP
 
@@ -167,7 +166,7 @@ src = state.source()
 st.markdown(f"**{src.get('title', '')}** — {ds.n_records:,} records, {len(ds.columns)} variables "
             f"(version v{state.current().id})")
 
-missing_like = state.memo("missing_like_counts", None, lambda: missing_like_counts(ds))
+missing_like = state.memo("missing_like_counts", None, lambda: shared_results.missing_like_counts(ds))
 if missing_like:
     listed = ", ".join(f"{col} ({n:,})" for col, n in missing_like.items())
     st.warning(f"Text that other programs often read as missing (\"NA\", \"null\", \".\", ...) is kept as a "
@@ -179,7 +178,7 @@ st.subheader("Variables and roles")
 roles_ui.render(ds)
 risk_slot = st.container()  # filled at the end: the page reaches the browser before the first risk count
 
-summary = state.memo("variable_summary", None, lambda: variable_summary(ds))
+summary = state.memo("variable_summary", None, lambda: shared_results.variable_summary(ds))
 tab_vars, tab_preview, tab_roles, tab_missing, tab_labels = st.tabs(
     ["Variables", "Preview", "Roles", "Missing values", "Value labels"])
 with tab_vars:
