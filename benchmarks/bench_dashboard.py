@@ -341,7 +341,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
     ap.add_argument("--servers", type=int, default=1,
                     help="fresh servers to run in turn; the best time per row over all of them is kept")
-    ap.add_argument("--skip", default="", help="comma-separated: compare, fit, report, minucs, recode, suppress, leave")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: compare, fit, report, minucs, recode, suppress, leave")
     ap.add_argument("--read", type=float, default=0.0,
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")

@@ -1,18 +1,18 @@
-"""Results that are pure functions of dataset objects, shared by every session that holds those very objects.
+"""Results that are pure functions of dataset objects, shared by the sessions that hold those very objects.
 
-A :class:`~kanon_core.dataset.Dataset` is immutable, and every session opens on one and the same object, the
-default sample (:func:`kanon_app.state.default_sample`). Its first page reads every column (the role suggestions, the
-variable summary, the "NA"-like texts, the value labels) and counts the risk of the first version: about 0.4 s
-of a fresh session's first run on 2 cores, the same work for every officer. These results are kept in the
-server's shared cache (kanon_app.cache: bounded by bytes, least recently used evicted) under the identity of
-the dataset objects they were computed on, checked by weak references, so a result is only ever found for the
-objects it was computed on (never for a later object at the same address, nor for another session's upload
-with the same content). The launcher (kanon_app.serve) computes the default sample's before the server answers.
+A :class:`~kanon_core.dataset.Dataset` is immutable, and every session opens on one and the same object,
+the default sample (:func:`kanon_app.state.default_sample`). Its first page reads every column (the role
+suggestions, the variable summary, the "NA"-like texts, the value labels) and counts the risk of the first
+version: about 0.4 s of a fresh session's first run on 2 cores, the same work for every officer. These
+results are kept in the server's shared cache (kanon_app.cache: bounded by bytes, least recently used
+evicted) under the identity of the dataset objects they were computed on, checked by weak references, so
+a result is only ever found for the objects it was computed on (never for a later object at the same
+address, nor for another session's upload with the same content). The launcher (kanon_app.serve) computes
+the default sample's before the server answers. The results are read, never modified, by the pages.
 
-Each page still keeps its own memo of the result (kanon_app.state.memo, per session and version): this layer
-only spares the computation.
+Each page still keeps its own memo of the result (kanon_app.state.memo, per session and version): this
+layer only spares the computation.
 """
-
 from __future__ import annotations
 
 import weakref
@@ -64,15 +64,18 @@ def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0) -> 
     """The timeline's risk line of a version (:func:`kanon_core.risk.timeline.version_risk`)."""
     from kanon_core.risk.timeline import version_risk as risk
 
-    return on_data((original, ds), "version_risk", (int(k), float(alpha)), lambda: risk(original, ds, k, alpha))
+    return on_data((original, ds), "version_risk", (int(k), float(alpha)),
+                   lambda: risk(original, ds, k, alpha))
 
 
 def labelable(ds: Dataset, max_codes: int) -> list[str]:
-    """The variables with between 1 and ``max_codes`` distinct observed values (the labels editor's choice)."""
-    def compute() -> list[str]:
-        return [c for c in ds.columns if 0 < int(ds.frame[c][~ds.missing_mask(c)].nunique()) <= max_codes]
+    """The variables with between 1 and ``max_codes`` distinct observed values (the labels editor's
+    choice), a list of the caller's own."""
+    def compute() -> tuple[str, ...]:
+        return tuple(c for c in ds.columns
+                     if 0 < int(ds.frame[c][~ds.missing_mask(c)].nunique()) <= max_codes)
 
-    return on_data((ds,), "labelable", int(max_codes), compute)
+    return list(on_data((ds,), "labelable", int(max_codes), compute))
 
 
 def first_page(ds: Dataset, k: int) -> None:

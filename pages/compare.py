@@ -106,7 +106,10 @@ def _tab_reg() -> None:
                "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
                "errors and a joint Wald test per covariate.")
     formula_key = f"w_cmp_formula_{after_id}"
-    spec = default_model(after, variables)  # a model of this file's own variables, never a foreign example
+    version = hist.versions[after_id]
+    # a model of this file's own variables, never a foreign example (both read every column: once per version)
+    spec = state.memo("cmp_default_model", tuple(variables), lambda: default_model(after, variables),
+                      version=version)
     keys = {"outcome": f"w_cmp_outcome_{after_id}", "covariates": f"w_cmp_covariates_{after_id}",
             "categorical": f"w_cmp_categorical_{after_id}"}
     state.widget_value(formula_key, spec.formula if spec else "")
@@ -121,7 +124,7 @@ def _tab_reg() -> None:
             covs = [c for c in ss.get(keys["covariates"], []) if c != ss[keys["outcome"]]]
             ss[formula_key] = build_formula(ss[keys["outcome"]], covs, ss.get(keys["categorical"], []))
 
-    outcomes = outcome_candidates(after)
+    outcomes = state.memo("cmp_outcomes", None, lambda: outcome_candidates(after), version=version)
     b1, b2, b3 = st.columns([2, 4, 3])
     outcome = b1.selectbox("Outcome", outcomes, key=keys["outcome"], on_change=_write_formula,
                            help="Numeric (linear model) or with two values (logistic).")
@@ -163,8 +166,9 @@ def _tab_reg() -> None:
         sig["summary"] = sig["summary"].replace({"All": "all covariates significant",
                                                  "None": "no covariate significant"})
         st.dataframe(readable_table(sig), hide_index=True, width="stretch")
-        st.dataframe(readable_table(models.pvalue_table(), why={c: "not estimable (aliased or not in this model)"
-                                                                for c in models.pvalue_table().columns}),
+        pvalues = models.pvalue_table()
+        st.dataframe(readable_table(pvalues, why={c: "not estimable (aliased or not in this model)"
+                                                  for c in pvalues.columns}),
                      hide_index=True, width="stretch")
         st.plotly_chart(coefficient_figure(models.coefficients_long()), width="stretch", key="chart_cmp_coef")
         flagged = models.coefficient_notes()

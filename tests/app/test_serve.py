@@ -81,7 +81,8 @@ warm_up()
 import kanon_core.describe, kanon_core.guidance, kanon_core.io, kanon_core.risk.classes
 calls = []
 for module, name in ((kanon_core.guidance, "suggest_roles"), (kanon_core.describe, "variable_summary"),
-                     (kanon_core.io, "missing_like_counts"), (kanon_core.risk.classes, "compute_class_sizes")):
+                     (kanon_core.io, "missing_like_counts"),
+                     (kanon_core.risk.classes, "compute_class_sizes")):
     real = getattr(module, name)
     setattr(module, name, lambda *a, _real=real, _name=name, **kw: calls.append(_name) or _real(*a, **kw))
 from streamlit.testing.v1 import AppTest
