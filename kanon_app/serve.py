@@ -9,7 +9,7 @@ next ones. The other pages' modules, the regression models' libraries and the MI
 too (1-2 s more at start on 2 cores), so the first visit to each page, the first model fit and the first
 report do not wait for them either. Nothing about a session is kept: the warm-up opens the
 bundled default sample, the one immutable object every session starts from (kanon_app.state.default_sample),
-and computes its first page (kanon_app.shared_results), and reads nothing else.
+and computes its first pages (kanon_app.shared_results), and reads nothing else.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ OTHER_PAGE_MODULES = (
     "kanon_app.big_suppress", "kanon_app.risk_suppress_ui", "kanon_app.compare_ui", "kanon_core.utility.bias",
     "kanon_core.utility.info_loss", "kanon_core.utility.model_builder", "kanon_core.utility.model_compare",
     "kanon_app.export_ui", "kanon_core.export", "kanon_core.project", "kanon_core.recipe",
-    "kanon_core.report",
+    "kanon_core.report", "pandas.io.formats.style", "pandas.io.formats.csvs",
 )
 """What the other pages import when first opened, and the regression models' libraries (statsmodels and
 scipy.stats: 0.75 s after the first page's modules) that Compare's "Fit the three models" and the report
@@ -49,16 +49,18 @@ load: loaded at start too, so no officer's first visit to a page, first fit or f
 
 
 def warm_up() -> None:
-    """Import the pages' modules and compute the default sample's first page, which every session opens on
+    """Import the pages' modules and compute the default sample's first pages, which every session opens on
     (kanon_app.shared_results; its risk count loads the compiled kernels the sidebar's count uses, from
-    numba's cache or compiling them once)."""
+    numba's cache or compiling them once), and make once what a page's first chart or alert loads."""
     for name in (*FIRST_PAGE_MODULES, *OTHER_PAGE_MODULES):
         importlib.import_module(name)
     from kanon_app import shared_results, state
 
-    shared_results.first_page(state.default_sample(), state.DEFAULT_K)
+    summary = shared_results.first_pages(state.default_sample(), state.DEFAULT_K)
     _warm_empty_chart()
     _warm_bar_chart()
+    _warm_risk_charts(summary, state.DEFAULT_K)
+    _warm_alert_text()
     _warm_minuc_kernels()
     _warm_pattern_joins()
     _skip_direct_run_check()
@@ -79,6 +81,27 @@ def _warm_bar_chart() -> None:
     import plotly.express as px
 
     px.bar(pd.DataFrame({"x": ["a", "b"], "y": [1, 2]}), x="x", y="y").to_json()
+
+
+def _warm_risk_charts(summary, k: int) -> None:
+    """Build and serialise the Risk page's class-size chart of the default sample once: its first build loads
+    the parts of Plotly's layout it sets (annotations, shapes, axes: 0.1-0.2 s)."""
+    if summary is None:
+        return
+    from kanon_core.utility.plots import class_size_figure
+
+    fig = class_size_figure(summary.size_distribution, k)
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=70, b=10))
+    fig.to_json()
+
+
+def _warm_alert_text() -> None:
+    """Streamlit looks for a leading emoji in the text of every alert (``st.info``, ``st.warning``) that is
+    not plain ASCII, loading its emoji catalogue and compiling one large pattern the first time (0.2-0.4 s
+    of the first page to show such an alert, the Risk page's): done here once."""
+    from streamlit.string_util import extract_leading_emoji
+
+    extract_leading_emoji("k ≥ 2")
 
 
 def _warm_minuc_kernels() -> None:

@@ -68,6 +68,15 @@ def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0) -> 
                    lambda: risk(original, ds, k, alpha))
 
 
+def risk_summary(ds: Dataset, qis: tuple[str, ...], k: int, alpha: float = 1.0) -> Any:
+    """The Risk page's summary (:func:`kanon_core.risk.summary.risk_summary`) on ``qis`` with the dataset's
+    semantics and weights."""
+    from kanon_core.risk.summary import risk_summary as summary
+
+    return on_data((ds,), "risk_summary", (tuple(qis), int(k), float(alpha)),
+                   lambda: summary(ds.qi_matrix(list(qis)), k, ds.missing, ds.weights(), alpha=alpha))
+
+
 def labelable(ds: Dataset, max_codes: int) -> list[str]:
     """The variables with between 1 and ``max_codes`` distinct observed values (the labels editor's
     choice), a list of the caller's own."""
@@ -78,14 +87,17 @@ def labelable(ds: Dataset, max_codes: int) -> list[str]:
     return list(on_data((ds,), "labelable", int(max_codes), compute))
 
 
-def first_page(ds: Dataset, k: int) -> None:
-    """Compute what the Data page and the timeline read of a version that is its own original (a session's
-    first version), at the session's k: the launcher's warm-up calls it on the default sample."""
+def first_pages(ds: Dataset, k: int) -> Any:
+    """Compute what the Data page, the timeline and the Risk page read of a version that is its own original
+    (a session's first version), at the session's k, and return the Risk page's summary (None without QIs):
+    the launcher's warm-up calls it on the default sample."""
     from .labels_ui import MAX_CODES
 
     role_guidance(ds)
     variable_summary(ds)
     missing_like_counts(ds)
     labelable(ds, MAX_CODES)
-    if ds.roles.qis:
-        version_risk(ds, ds, k)
+    if not ds.roles.qis:
+        return None
+    version_risk(ds, ds, k)
+    return risk_summary(ds, tuple(ds.roles.qis), k)

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import big_file, state
+from kanon_app import big_file, shared_results, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.describe_record import READINGS, chance_in_words, describe_record, describe_records
@@ -18,7 +18,6 @@ from kanon_core.risk.summary import (
     measure_records,
     risk_distribution,
     risk_measures,
-    risk_summary,
     t_distribution,
     violating_records,
     wildcard_dependent_records,
@@ -55,9 +54,8 @@ if not qis:
 
 try:
     qm = ds.qi_matrix(qis)
-    weights = ds.weights()
     summary = state.memo("risk_summary", (tuple(qis), k, ds.missing, alpha),
-                         lambda: risk_summary(qm, k, ds.missing, weights, alpha=alpha))
+                         lambda: shared_results.risk_summary(ds, tuple(qis), k, alpha))
 except KanonError as exc:
     st.error(str(exc))
     st.stop()

@@ -78,11 +78,12 @@ FIRST_RUN_PROBE = """
 import json, sys
 from kanon_app.serve import warm_up
 warm_up()
-import kanon_core.describe, kanon_core.guidance, kanon_core.io, kanon_core.risk.classes
+import kanon_core.describe, kanon_core.guidance, kanon_core.io
+import kanon_core.risk.summary, kanon_core.risk.timeline
 calls = []
 for module, name in ((kanon_core.guidance, "suggest_roles"), (kanon_core.describe, "variable_summary"),
-                     (kanon_core.io, "missing_like_counts"),
-                     (kanon_core.risk.classes, "compute_class_sizes")):
+                     (kanon_core.io, "missing_like_counts"), (kanon_core.risk.timeline, "version_risk"),
+                     (kanon_core.risk.summary, "risk_summary")):
     real = getattr(module, name)
     setattr(module, name, lambda *a, _real=real, _name=name, **kw: calls.append(_name) or _real(*a, **kw))
 from streamlit.testing.v1 import AppTest
@@ -90,14 +91,17 @@ for session in range(2):
     at = AppTest.from_file("app.py", default_timeout=120).run()
     assert not at.exception, [e.message for e in at.exception]
     assert any("Records violating k=3" in m.label for m in at.metric)
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any(m.label == "Sample uniques" for m in at.metric)
 print(json.dumps(calls))
 """
 
 
 def test_a_fresh_session_computes_nothing_of_the_default_samples_first_page_after_warm_up():
     """Every session opens on the one default sample object: its role suggestions, variable summary, "NA"-like
-    counts and risk count were computed by the warm-up, and neither the first session nor the next computes
-    them again (its page still shows the risk count)."""
+    counts, risk count and Risk page summary were computed by the warm-up, and neither the first session nor
+    the next computes them again (its pages still show them)."""
     out = subprocess.run([sys.executable, "-c", FIRST_RUN_PROBE], cwd=ROOT, capture_output=True, text=True,
                          timeout=600, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -77,3 +77,16 @@ def test_version_risk_and_labelable_are_the_core_functions():
     assert shared_results.version_risk(ds, ds, 3, 0.5) == version_risk(ds, ds, 3, 0.5)
     assert shared_results.labelable(ds, MAX_CODES) == ["a", "b", "t"]
     assert shared_results.labelable(ds, 2) == ["t"]
+
+
+def test_risk_summary_is_the_core_function():
+    from kanon_core.risk.summary import risk_summary
+
+    ds = _dataset(9)
+    got = shared_results.risk_summary(ds, ("a", "b"), 3)
+    want = risk_summary(ds.qi_matrix(["a", "b"]), 3, ds.missing, ds.weights())
+    assert (got.n_violating, got.k_achieved, got.n_classes, got.violations) == (
+        want.n_violating, want.k_achieved, want.n_classes, want.violations)
+    assert np.array_equal(got.sizes.fk, want.sizes.fk)
+    assert shared_results.risk_summary(ds, ("a", "b"), 3) is got
+    assert shared_results.risk_summary(ds, ("a",), 3) is not got
