@@ -9,6 +9,8 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
   while the officer read the first page, see ``--read``);
 * first fit of the three models: on Compare's Regression tab, clicking "Fit the three models" (the page's
   default model) until the coefficients' chart is drawn (the session's, and the server's, first fit);
+* Risk page first open: clicking Risk in the navigation until its charts are drawn (its first visit in the
+  session: the next ones reuse its counts);
 * build the report: on Export, clicking "Build the report" until its download button is offered (before the
   MINUCs page has searched, so the report searches itself, and again after it, when it reuses that search);
 * Find MINUCs (19 QIs, the page's default k): clicking "Find MINUCs" until the results are shown, and the time the core
@@ -223,6 +225,10 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
             rows.append(Row("first fit of the three models (Compare, the page's default model)", s, 1.0,
                             "until the coefficients' chart is drawn"))
 
+    if "risk" not in skip:
+        s = _timed(page, lambda: _nav(page, "Risk"), "Records violating", rerun=False, charts=True)
+        rows.append(Row("Risk page first open", s, 1.0, "until its charts are drawn"))
+
     if "report" not in skip:
         _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
         _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
@@ -342,7 +348,7 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=1,
                     help="fresh servers to run in turn; the best time per row over all of them is kept")
     ap.add_argument("--skip", default="",
-                    help="comma-separated: compare, fit, report, minucs, recode, suppress, leave")
+                    help="comma-separated: compare, fit, risk, report, minucs, recode, suppress, leave")
     ap.add_argument("--read", type=float, default=0.0,
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")

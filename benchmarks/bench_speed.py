@@ -94,6 +94,7 @@ DASHBOARD_ROWS: tuple[tuple[str, str, float], ...] = (
     ("Find MINUCs", "dashboard, sample: Find MINUCs (19 QIs)", 2.0),
     ("Compare first open", "dashboard: Compare first open", 1.0),
     ("first fit of the three models", "dashboard: every click (Compare's first model fit)", 1.0),
+    ("Risk page first open", "dashboard: every click (the Risk page's first open)", 1.0),
     ("build the report", "dashboard: build the report (sample)", 2.0),
     ("cold open", "dashboard: cold open", 2.0),
     ("switching MINUC sections", "dashboard: switching MINUC tabs (slowest)", 0.2),
