@@ -90,9 +90,7 @@ def _warm_risk_charts(summary, k: int) -> None:
         return
     from kanon_core.utility.plots import class_size_figure
 
-    fig = class_size_figure(summary.size_distribution, k)
-    fig.update_layout(height=360, margin=dict(l=10, r=10, t=70, b=10))
-    fig.to_json()
+    class_size_figure(summary.size_distribution, k).to_json()
 
 
 def _warm_alert_text() -> None:

@@ -60,9 +60,10 @@ before_id = c1.selectbox("Before", [BASELINE, *ids], format_func=_label, key="w_
                          help="By default the original data with the roles (weight, strata, PSUs, QIs) of the "
                               "After version, so the comparison uses the design of the release, as the report does.")
 after_id = c2.selectbox("After", ids, format_func=_label, key="w_cmp_after")
-after = hist.versions[after_id].dataset
+after_version = hist.versions[after_id]  # the version every result of this page is kept under
+after = after_version.dataset
 before = (state.memo("compare_baseline", None, lambda: original_with_roles(hist, after_id),
-                     version=hist.versions[after_id])
+                     version=after_version)
           if before_id == BASELINE else hist.versions[before_id].dataset)
 if before_id == after_id:
     st.info("Choose two different versions (by default the original and the current one).")
@@ -79,7 +80,7 @@ st.caption(f"Design (roles of the Before data): {design_text}. Change roles on t
 
 
 def _memo(name: str, params, compute):
-    return state.memo(name, (before_id, after_id, params), compute, version=hist.versions[after_id])
+    return state.memo(name, (before_id, after_id, params), compute, version=after_version)
 
 
 def _tab_pct() -> None:
@@ -106,10 +107,9 @@ def _tab_reg() -> None:
                "Linear for a numeric outcome, logistic for a binary one; design-based (sandwich) standard "
                "errors and a joint Wald test per covariate.")
     formula_key = f"w_cmp_formula_{after_id}"
-    version = hist.versions[after_id]
     # a model of this file's own variables, never a foreign example (both read every column: once per version)
     spec = state.memo("cmp_default_model", tuple(variables), lambda: default_model(after, variables),
-                      version=version)
+                      version=after_version)
     keys = {"outcome": f"w_cmp_outcome_{after_id}", "covariates": f"w_cmp_covariates_{after_id}",
             "categorical": f"w_cmp_categorical_{after_id}"}
     state.widget_value(formula_key, spec.formula if spec else "")
@@ -124,7 +124,7 @@ def _tab_reg() -> None:
             covs = [c for c in ss.get(keys["covariates"], []) if c != ss[keys["outcome"]]]
             ss[formula_key] = build_formula(ss[keys["outcome"]], covs, ss.get(keys["categorical"], []))
 
-    outcomes = state.memo("cmp_outcomes", None, lambda: outcome_candidates(after), version=version)
+    outcomes = state.memo("cmp_outcomes", None, lambda: outcome_candidates(after), version=after_version)
     b1, b2, b3 = st.columns([2, 4, 3])
     outcome = b1.selectbox("Outcome", outcomes, key=keys["outcome"], on_change=_write_formula,
                            help="Numeric (linear model) or with two values (logistic).")
@@ -141,7 +141,7 @@ def _tab_reg() -> None:
                       help="auto: logistic for an outcome with two values, else linear.")
     alpha = float(r2.number_input("Significance level", 0.001, 0.5, 0.05, step=0.01, key="w_cmp_alpha"))
     params = (formula.strip(), family, alpha)
-    models = state.memo_peek("compare_models", (before_id, after_id, params), version=hist.versions[after_id])
+    models = state.memo_peek("compare_models", (before_id, after_id, params), version=after_version)
     if not formula.strip():
         st.info("Choose an outcome and covariates above" + (f", e.g. {spec.formula}." if spec else
                 "; this file has no numeric or two-valued variable to model."))
@@ -158,7 +158,7 @@ def _tab_reg() -> None:
                 st.error(str(exc))
             else:
                 state.memo_put("compare_models", (before_id, after_id, params), models,
-                               version=hist.versions[after_id])
+                               version=after_version)
                 slot.empty()
     if models is not None and formula.strip():
         sig = models.significance_table().drop(columns=["model"])
@@ -186,7 +186,7 @@ def _tab_loss() -> None:
             session_key = hierarchies_fingerprint(state.hierarchies())
             session_hs, _ = state.memo("hierarchies", (tuple(loss_qis), "compare", before_id, session_key),
                                        lambda: hierarchy_ui.effective_hierarchies(before, loss_qis),
-                                       version=hist.versions[after_id])
+                                       version=after_version)
             hs = version_hierarchies(hist, after_id, session_hs)
             loss = _memo("info_loss", (tuple(loss_qis), hierarchies_fingerprint(hs)),
                          lambda: information_loss(before, after, loss_qis, hs))
