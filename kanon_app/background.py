@@ -96,6 +96,12 @@ class Job(Generic[T]):
         if self.deferral is not None:
             self.deferral.promote()
 
+    def shown_here(self) -> None:
+        """The page being drawn is the one this work started ahead for, or one that will take its result: it
+        computes meanwhile, held back only by pages drawn after (:meth:`kanon_core.threads.Deferral.held_from_here`)."""
+        if self.deferral is not None:
+            self.deferral.held_from_here()
+
     @property
     def done(self) -> bool:
         return self.finished.is_set()
@@ -108,14 +114,17 @@ class Job(Generic[T]):
 
 
 def start(key: Hashable, label: str, work: Callable[[Progress], T],
-          store: Callable[[T], Any] | None = None, heavy: bool = True, speculative: bool = False) -> Job[T]:
+          store: Callable[[T], Any] | None = None, heavy: bool = True, speculative: bool = False,
+          held_by_this_run: bool = False) -> Job[T]:
     """Run ``work(progress)`` in a daemon thread; ``store(result)`` is called in that thread when it succeeds.
 
     A ``heavy`` job waits for one of the ``KANON_HEAVY_JOBS`` slots; a light one (a fraction of a second, little
     memory: kanon_app.prefetch) starts at once, so a page waiting for it never waits behind a long search. A
     ``speculative`` heavy job (work started ahead of a click) runs only in a slot free at once and gives it
-    up to work asked for (see the module docstring)."""
-    job: Job[T] = Job(key=key, label=label, deferral=threads.Deferral() if speculative else None)
+    up to work asked for (see the module docstring); ``held_by_this_run``: the page starting it is drawn first
+    (work for another page, :class:`kanon_core.threads.Deferral`)."""
+    deferral = threads.Deferral(held_by_this_run) if speculative else None
+    job: Job[T] = Job(key=key, label=label, deferral=deferral)
 
     def update(fraction: float, message: str) -> None:
         job.fraction, job.message = fraction, message

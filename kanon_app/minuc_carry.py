@@ -15,7 +15,7 @@ from kanon_core.errors import KanonError
 from kanon_core.risk.minucs_carry import CarryPlan, plan_carry
 
 from . import state
-from .prefetch import MINUCS
+from .prefetch import earlier_minuc_search
 
 
 @dataclass(frozen=True)
@@ -36,18 +36,14 @@ def earlier_search(params: Hashable, qis: tuple[str, ...], qm: QIMatrix, k: int,
                    max_size: int | None) -> Carry | None:
     """The carry-over for the MINUCs page's search ``params`` of the current version (None: no earlier
     version on its line has searched the same, or its QIs cannot be read)."""
-    hist = state.history()
-    version = state.current()
-    while version.parent is not None:
-        version = hist.versions[version.parent]
-        prior = state.memo_peek(MINUCS, params, version=version)
-        if prior is None:
-            continue
-        try:
-            prior_qm = state.memo("qi_matrix", tuple(qis), lambda ds=version.dataset: ds.qi_matrix(list(qis)),
-                                  version=version)
-        except KanonError:
-            return None
-        plan = plan_carry(prior, prior_qm, qm, k, missing, max_size)  # type: ignore[arg-type]
-        return None if plan is None else Carry(plan, version.id)
-    return None
+    found = earlier_minuc_search(params)
+    if found is None:
+        return None
+    version, prior = found
+    try:
+        prior_qm = state.memo("qi_matrix", tuple(qis), lambda ds=version.dataset: ds.qi_matrix(list(qis)),
+                              version=version)
+    except KanonError:
+        return None
+    plan = plan_carry(prior, prior_qm, qm, k, missing, max_size)
+    return None if plan is None else Carry(plan, version.id)

@@ -10,7 +10,10 @@ second time. A failure is not shown here: the page computes the table itself and
 The MINUCs page starts its search for the parameters shown when the page opens (once per parameters, and
 only when estimated at most ``AHEAD_SECONDS`` and ``AHEAD_BYTES``): the officer who clicks "Find MINUCs"
 finds it done or under way. Its results stay hidden until that click, so the page reads as before, and
-a search the officer cancelled is never started again by itself.
+a search the officer cancelled is never started again by itself. The Risk page, once drawn, starts the
+MINUCs page's default search (the roles' QIs, the session's k, all sizes) the same way
+(:func:`start_default_minucs`): the MINUCs page, the Recode page's suggestions and a first report all
+need it, and it goes on while the officer reads the risk figures.
 
 The report tab starts the report's MINUC counts (:func:`kanon_core.report.report_minuc_searches`, the call
 the report makes) when it opens, unless the MINUCs page has searched both files already: the search is the
@@ -159,11 +162,94 @@ def minucs_page_search_for_report(qis: tuple[str, ...], options: Any) -> backgro
     job = background.registered(MINUCS, _minuc_key(params))
     if job is None or (job.done and job.state != "done"):
         return None
-    return job if shows_original_codes(state.history(), version, tuple(qis)) else None
+    if not shows_original_codes(state.history(), version, tuple(qis)):
+        return None
+    job.shown_here()  # the report will take its result: the tab being drawn does not hold it back
+    return job
 
 
 def _minuc_key(params: Hashable) -> tuple:
-    return (state.history().uid, state.current().id, MINUCS, params)
+    return state.memo_key(MINUCS, params)
+
+
+def minuc_rows_params(qis: tuple[str, ...], missing: str) -> Hashable:
+    """The memo parameters of a version's distinct records and class sizes on ``qis`` (``minuc_rows``: made
+    once for the MINUCs page's estimate and search, whatever k and the size limit)."""
+    return (tuple(qis), missing)
+
+
+def minuc_estimate_params(params: Hashable, carried_from: int | None) -> Hashable:
+    """The memo parameters of the MINUCs page's estimate for its search ``params`` (``carried_from``: the
+    version whose MINUCs that search carries over, if any)."""
+    return (params, carried_from)
+
+
+def default_minuc_params() -> Hashable:
+    """The MINUCs page's search parameters as it opens on the current version: the roles' QIs, the session's
+    k, all sizes, the version's missing-value semantics."""
+    ds = state.current().dataset
+    return (tuple(ds.roles.qis), state.session_k(), None, ds.missing)
+
+
+def start_default_minucs() -> None:
+    """Start the MINUCs page's default search ahead of that page (the Risk page calls it once drawn).
+
+    Not when it was started ahead before, is memoised, or would carry over an earlier version's search (the
+    MINUCs page does that in a fraction of the time), nor while a search the officer asked for runs (one
+    started ahead for other parameters is cancelled). The distinct records and the estimate are made in the
+    job, stored where the MINUCs page's memo finds them, and a search estimated above ``AHEAD_SECONDS`` or
+    ``AHEAD_BYTES`` is not made (the job ends cancelled). The job waits while the page that starts it is drawn,
+    and for every page drawn after, until the page it is for shows it or someone asks for it.
+    """
+
+    from kanon_core.errors import Cancelled
+    from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
+
+    version = state.current()
+    ds = version.dataset
+    params = default_minuc_params()
+    qis, k, _, missing = params  # type: ignore[misc]
+    key = _minuc_key(params)
+    tried, ahead = _session_set(TRIED), _session_set(AHEAD)
+    if not qis or key in tried or state.memo_peek(MINUCS, params) is not None or earlier_minuc_search(params):
+        return
+    if not _room_for_a_search_ahead():
+        return
+    view = state.session_view()
+    rows_key = state.memo_key("minuc_rows", minuc_rows_params(qis, missing))
+    estimate_key = state.memo_key("minuc_estimate", minuc_estimate_params(params, None))
+
+    def work(progress) -> object:
+        qm = ds.qi_matrix(list(qis))
+        rows = view.get(rows_key)
+        if rows is None or not rows.fits(qm.codes, missing):
+            rows = minuc_rows(qm, missing)
+            view.put(rows_key, rows)
+        est = estimate_cost(qm, k=k, missing=missing, rows=rows)
+        view.put(estimate_key, est)
+        if est.seconds > AHEAD_SECONDS or est.memory_bytes > AHEAD_BYTES:
+            progress.cancel()  # too long to make unasked: the page offers it with its estimate
+            raise Cancelled("Not started ahead: estimated too long.")
+        return find_minucs(qm, k=k, missing=missing, progress=progress, rows=rows)
+
+    tried.add(key)
+    ahead.add(key)
+    job = background.start(key, "MINUC search", work, store=lambda value: view.put(key, value), speculative=True,
+                           held_by_this_run=True)
+    background.register(MINUCS, job)
+
+
+def earlier_minuc_search(params: Hashable) -> tuple[Any, Any] | None:
+    """The nearest earlier version on the current one's line that has the MINUCs page's search ``params``,
+    and that search (whose MINUCs a search of the current version carries over), or None."""
+    hist = state.history()
+    version = state.current()
+    while version.parent is not None:
+        version = hist.versions[version.parent]
+        prior = state.memo_peek(MINUCS, params, version=version)
+        if prior is not None:
+            return version, prior
+    return None
 
 
 def _session_set(name: str) -> set:
@@ -174,8 +260,15 @@ def _session_set(name: str) -> set:
 
 def minucs_ahead(params: Hashable) -> bool:
     """Whether the MINUCs page's search for ``params`` was started ahead and not asked for yet (its result,
-    even when ready, is not shown before the click)."""
-    return _minuc_key(params) in _session_set(AHEAD)
+    even when ready, is not shown before the click). The page asking is the one it was started for: a search
+    started on another page (:func:`start_default_minucs`) is no longer held back by this page's drawing."""
+    key = _minuc_key(params)
+    if key not in _session_set(AHEAD):
+        return False
+    job = background.registered(MINUCS, key)
+    if job is not None:
+        job.shown_here()
+    return True
 
 
 def ask_minucs(params: Hashable) -> None:
@@ -188,11 +281,25 @@ def ask_minucs(params: Hashable) -> None:
         job.ask()
 
 
+def _room_for_a_search_ahead() -> bool:
+    """Whether a MINUC search may start ahead now: not while one the officer asked for runs (left to finish);
+    one started ahead (for other parameters, or an earlier version) is cancelled."""
+    import streamlit as st
+
+    ahead = _session_set(AHEAD)
+    old = st.session_state.setdefault("jobs", {}).get(MINUCS)
+    if old is not None and not old.done:
+        if old.key not in ahead:
+            return False
+        old.cancel()
+        ahead.discard(old.key)
+    return True
+
+
 def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], Any]) -> None:
     """Start the MINUCs page's search for ``params`` ahead of the click, when it is cheap enough (``estimate``:
     :class:`~kanon_core.risk.minucs.CostEstimate`), not memoised, never started ahead before, and no search
     the officer asked for is running. A search started ahead for other parameters is cancelled."""
-    import streamlit as st
 
     if estimate.seconds > AHEAD_SECONDS or estimate.memory_bytes > AHEAD_BYTES:
         return
@@ -200,13 +307,8 @@ def start_minucs_ahead(params: Hashable, estimate: Any, work: Callable[[Any], An
     tried, ahead = _session_set(TRIED), _session_set(AHEAD)
     if key in tried or state.memo_peek(MINUCS, params) is not None:
         return
-    jobs = st.session_state.setdefault("jobs", {})
-    old = jobs.get(MINUCS)
-    if old is not None and not old.done:
-        if old.key not in ahead:
-            return  # the officer's own search, for other parameters: left to finish
-        old.cancel()
-        ahead.discard(old.key)
+    if not _room_for_a_search_ahead():
+        return
     view = state.session_view()
     tried.add(key)
     ahead.add(key)

@@ -136,14 +136,19 @@ def run_step(step: Step, done: str | None = None) -> None:
             flash(done)
 
 
+def memo_key(name: str, params: Hashable, version: Version | None = None) -> tuple:
+    """The key of ``name`` for these parameters and the version (default current) in this session's memo, and
+    of its background job: work started ahead stores under it what the page's own call then finds."""
+    return (history().uid, (version or current()).id, name, params)
+
+
 def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version | None = None) -> T:
     """Memoise ``compute()`` for the given version (default current) and parameters.
 
     Kept in the server's shared cache (kanon_app.cache: bounded by bytes, least recently used evicted,
     thread-safe) under this session's own keys, so a rerun recomputes only what its inputs changed.
     """
-    version = version or current()
-    key = (history().uid, version.id, name, params)
+    key = memo_key(name, params, version)
     cache: SessionView = _ss()["memo"]
     value = cache.store.get((cache.token, key), _MISSING)
     if value is _MISSING:
@@ -162,8 +167,7 @@ def memo_peek(name: str, params: Hashable, version: Version | None = None) -> An
     from . import background
 
     background.sweep()  # jobs whose results are in the memo now
-    version = version or current()
-    return _ss()["memo"].get((history().uid, version.id, name, params))  # type: ignore[no-any-return]
+    return _ss()["memo"].get(memo_key(name, params, version))  # type: ignore[no-any-return]
 
 
 def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
@@ -175,8 +179,7 @@ def memo_found(name: str, version: Version) -> list[tuple[Hashable, Any]]:
 
 def memo_put(name: str, params: Hashable, value: Any, version: Version | None = None) -> None:
     """Store a value computed in the page body (e.g. with a progress bar) under the memo's key."""
-    version = version or current()
-    _ss()["memo"].put((history().uid, version.id, name, params), value)
+    _ss()["memo"].put(memo_key(name, params, version), value)
 
 
 def cancelled_message(label: str) -> str:
@@ -197,8 +200,7 @@ def run_in_background(name: str, params: Hashable, label: str, work: Callable[[A
     failed, each said on the page). ``start_now``: the page's Run button was just clicked."""
     from . import background
 
-    version = version or current()
-    key = (history().uid, version.id, name, params)
+    key = memo_key(name, params, version)
     view: SessionView = _ss()["memo"]
     value = view.get(key)
     if value is not None:
@@ -211,8 +213,7 @@ def job_running(name: str, params: Hashable, version: Version | None = None) -> 
     """Whether this session's background job ``name`` for these parameters is still running."""
     from . import background
 
-    version = version or current()
-    return background.running(name, (history().uid, version.id, name, params)) is not None
+    return background.running(name, memo_key(name, params, version)) is not None
 
 
 def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:

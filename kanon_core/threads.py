@@ -19,8 +19,9 @@ and a suppression at the same moment, and both call compiled kernels. Two things
 * **work started ahead waits for work asked for.** A computation started ahead of a request (the
   dashboard's searches ahead of a click) runs under a :class:`Deferral`: each of its compute slots is
   taken only while no :func:`foreground` work that started after it (a page being drawn) is under way or
-  ended less than :data:`GRACE_SECONDS` ago, while the browser draws what it was sent. Once asked for
-  (:meth:`Deferral.promote`) it computes like any other work.
+  ended less than :data:`GRACE_SECONDS` ago, while the browser draws what it was sent. Work a page starts
+  ahead of another page (the Risk page's start of the MINUCs page's search) waits for that page too. Once
+  asked for (:meth:`Deferral.promote`) it computes like any other work.
 
 A user's own ``NUMBA_THREADING_LAYER`` or ``NUMBA_NUM_THREADS`` is respected.
 """
@@ -112,11 +113,15 @@ _held = threading.local()
 GRACE_SECONDS = 0.5
 """How long work started ahead still waits after foreground work ended: the browser draws the page it was
 sent then, on the same cores."""
+STARTING_PAGE_SECONDS = 2.0
+"""The same wait after the run of a page that started work ahead of another page: that page is being read
+and its charts drawn (a session's first chart makes the browser load its chart code, 1.3-1.6 s of work)."""
 _gate = threading.Condition()
 _runs_started = 0  # foreground runs so far, numbered from 1
 _running: set[int] = set()  # the numbers of those under way
 _ended: deque[tuple[int, float]] = deque(maxlen=64)  # (number, monotonic end) of the last ones ended
 _ahead = threading.local()  # .deferral: the Deferral of the work this thread does, if it was started ahead
+_this_run = threading.local()  # .number: the foreground run under way on this thread, if any
 
 
 class Deferral:
@@ -129,12 +134,31 @@ class Deferral:
     work to inherit it (:func:`submit_all`). :meth:`promote` (the request came: someone waits for the result,
     or it is cancelled and must reach its checkpoint) lifts the wait at once, also for a task already
     waiting for its turn.
+
+    ``held_by_this_run``: the foreground run on the calling thread holds it back too, and for
+    :data:`STARTING_PAGE_SECONDS` after it ends, for work a page starts ahead of another page: that page is
+    drawn first, on the same cores, and the officer reads it while the work goes on.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, held_by_this_run: bool = False) -> None:
         self.deferred = True
+        self.starting_run: int | None = None
         with _gate:
             self.after = _runs_started
+            number = getattr(_this_run, "number", None)
+            if held_by_this_run and number is not None:
+                self.after = number - 1
+                self.starting_run = number
+
+    def held_from_here(self) -> None:
+        """The page drawn now on the calling thread shows the wait for this work (the page it was started
+        ahead for, or one that will take its result): that page and the ones before it no longer hold it
+        back, only pages drawn after."""
+        number = getattr(_this_run, "number", None)
+        with _gate:
+            if number is not None and number > self.after:
+                self.after = number
+                _gate.notify_all()
 
     def promote(self) -> None:
         with _gate:
@@ -145,8 +169,9 @@ class Deferral:
         """Seconds to wait now (None: until a foreground run ends), 0 when a gap is open. Under ``_gate``."""
         if any(n > self.after for n in _running):
             return None
-        last = max((t for n, t in _ended if n > self.after), default=float("-inf"))
-        return max(0.0, last + GRACE_SECONDS - time.monotonic())
+        last = max((t + (STARTING_PAGE_SECONDS if n == self.starting_run else GRACE_SECONDS)
+                    for n, t in _ended if n > self.after), default=float("-inf"))
+        return max(0.0, last - time.monotonic())
 
 
 @contextmanager
@@ -157,9 +182,12 @@ def foreground() -> Iterator[None]:
         _runs_started += 1
         number = _runs_started
         _running.add(number)
+    outer = getattr(_this_run, "number", None)
+    _this_run.number = number
     try:
         yield
     finally:
+        _this_run.number = outer
         with _gate:
             _running.discard(number)
             _ended.append((number, time.monotonic()))

@@ -68,7 +68,7 @@ carry = None if result is not None else minuc_carry.earlier_search(params, tuple
 plan = None if carry is None else carry.plan
 # the distinct records and their class sizes, made once for this version's QIs (whatever k and the size
 # limit) and shared by the estimate and the search
-rows = None if result is not None else state.memo("minuc_rows", (tuple(qis), ds.missing),
+rows = None if result is not None else state.memo("minuc_rows", prefetch.minuc_rows_params(tuple(qis), ds.missing),
                                                   lambda: minuc_rows(qm, ds.missing))
 
 
@@ -84,7 +84,8 @@ if result is None:
         with offer.container():
             try:
                 # with a carry-over, the time is that of the records searched again
-                est = state.memo("minuc_estimate", (params, None if carry is None else carry.version_id),
+                est = state.memo("minuc_estimate",
+                                 prefetch.minuc_estimate_params(params, None if carry is None else carry.version_id),
                                  lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None,
                                                        carry=plan, rows=rows))
             except KanonError as exc:

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.express as px
 import streamlit as st
 
-from kanon_app import big_file, shared_results, state
+from kanon_app import big_file, prefetch, shared_results, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.risk.describe_record import READINGS, chance_in_words, describe_record, describe_records
@@ -222,3 +222,4 @@ rec = int(d[0].number_input("Record", min_value=0, max_value=max(0, summary.n_re
 show_values = d[1].checkbox("Show its values", value=False, key="w_show_values",
                             help="On this screen only; never exported.")
 st.info(describe_record(rec, qm, summary.sizes, measures, show_values=show_values))
+prefetch.start_default_minucs()  # the MINUCs page's search, while the officer reads this page

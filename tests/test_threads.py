@@ -270,3 +270,30 @@ def test_the_run_that_starts_work_ahead_does_not_hold_it_back(monkeypatch):
     assert not later.wait(0.3)  # and the grace after it
     deferral.promote()
     assert later.wait(10)
+
+
+def test_work_a_page_starts_for_another_page_waits_for_that_page_until_shown_there(monkeypatch):
+    """The Risk page starting the MINUCs page's search: the Risk page's run and the longer wait after it
+    (its drawing, STARTING_PAGE_SECONDS) hold the work back; the page it was started for lifts that wait
+    when it shows it (held_from_here), and is not held back by its own drawing either."""
+    monkeypatch.setattr(threads, "GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(threads, "STARTING_PAGE_SECONDS", 60.0)
+    took = threading.Event()
+    with threads.foreground():
+        deferral = threads.Deferral(held_by_this_run=True)
+
+        def ahead() -> None:
+            with threads.started_ahead(deferral), threads.worker_slot():
+                took.set()
+
+        threading.Thread(target=ahead).start()
+        assert not took.wait(0.3)  # held back by the run that started it
+    assert not took.wait(0.3)  # and for STARTING_PAGE_SECONDS after it
+    with threads.foreground():  # the page it was started for
+        deferral.held_from_here()
+        assert took.wait(10)  # computes while that page is drawn
+    assert deferral.deferred  # still not asked for: later pages hold it back again
+
+    # outside a page, held_by_this_run is the plain Deferral: only runs started after it hold it back
+    outside = threads.Deferral(held_by_this_run=True)
+    assert outside.starting_run is None and outside._wait_left() == 0.0
