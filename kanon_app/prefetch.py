@@ -201,12 +201,10 @@ def start_default_minucs() -> None:
     ``AHEAD_BYTES`` is not made (the job ends cancelled). The job waits while the page that starts it is drawn,
     and for every page drawn after, until the page it is for shows it or someone asks for it.
     """
-
     from kanon_core.errors import Cancelled
     from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
 
-    version = state.current()
-    ds = version.dataset
+    ds = state.current().dataset
     params = default_minuc_params()
     qis, k, _, missing = params  # type: ignore[misc]
     key = _minuc_key(params)
