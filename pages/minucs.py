@@ -118,7 +118,9 @@ m[1].metric("Records with a MINUC", f"{result.records_with_minucs():,}")
 sizes = {s: v for s, v in result.totals_by_size().items() if v}
 m[2].metric("Smallest MINUC", f"{min(sizes) if sizes else 0}",
             help="Fewest quasi-identifiers that single out some record (the minimum violating QID).")
-m[3].metric("Seconds", f"{result.seconds:,.2f}")
+m[3].metric("Seconds", f"{result.seconds:,.2f}",
+            help="From the search's start to its end. A search started ahead of the click (when this page or the "
+                 "Risk page opened) also waited, within this time, while pages were drawn.")
 m[4].metric("Complete", "yes" if result.complete else "no",
             help="No when a maximum size may have cut larger MINUCs off.")
 if result.rows_carried:
