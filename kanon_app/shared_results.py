@@ -60,21 +60,40 @@ def missing_like_counts(ds: Dataset) -> Any:
     return on_data((ds,), "missing_like_counts", None, lambda: counts(ds))
 
 
+def class_sizes(ds: Dataset, qis: tuple[str, ...]) -> Any:
+    """The class sizes of ``qis`` under the dataset's semantics, with its weights and the wildcard split
+    (:func:`kanon_core.risk.classes.compute_class_sizes`): counted once per dataset and QIs for the
+    timeline's risk line and the Risk page's summary, whatever k and alpha."""
+    from kanon_core.risk.classes import compute_class_sizes
+
+    return on_data((ds,), "class_sizes", tuple(qis), lambda: compute_class_sizes(
+        ds.qi_matrix(list(qis)).codes, ds.missing, ds.weights(), wildcard_split=True))
+
+
 def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0) -> Any:
-    """The timeline's risk line of a version (:func:`kanon_core.risk.timeline.version_risk`)."""
+    """The timeline's risk line of a version (:func:`kanon_core.risk.timeline.version_risk`), on the
+    version's shared class sizes (its own count when its weights cannot be read: the line needs none)."""
+    from kanon_core.errors import KanonError
     from kanon_core.risk.timeline import version_risk as risk
 
-    return on_data((original, ds), "version_risk", (int(k), float(alpha)),
-                   lambda: risk(original, ds, k, alpha))
+    def compute() -> Any:
+        try:
+            sizes = class_sizes(ds, tuple(ds.roles.qis)) if ds.roles.qis else None
+        except KanonError:
+            sizes = None
+        return risk(original, ds, k, alpha, sizes=sizes)
+
+    return on_data((original, ds), "version_risk", (int(k), float(alpha)), compute)
 
 
 def risk_summary(ds: Dataset, qis: tuple[str, ...], k: int, alpha: float = 1.0) -> Any:
     """The Risk page's summary (:func:`kanon_core.risk.summary.risk_summary`) on ``qis`` with the dataset's
-    semantics and weights."""
+    semantics and weights, on the dataset's shared class sizes."""
     from kanon_core.risk.summary import risk_summary as summary
 
     return on_data((ds,), "risk_summary", (tuple(qis), int(k), float(alpha)),
-                   lambda: summary(ds.qi_matrix(list(qis)), k, ds.missing, ds.weights(), alpha=alpha))
+                   lambda: summary(ds.qi_matrix(list(qis)), k, ds.missing, ds.weights(), alpha=alpha,
+                                   sizes=class_sizes(ds, tuple(qis))))
 
 
 def labelable(ds: Dataset, max_codes: int) -> list[str]:

@@ -346,3 +346,28 @@ def test_risk_summary_refuses_sizes_of_other_codes():
         risk_summary(qm, 2, "wildcard", sizes=compute_class_sizes(codes, "wildcard"))
     with pytest.raises(ValueError):  # weighted sums asked for, but counted without weights
         risk_summary(qm, 2, "wildcard", np.ones(3), sizes=compute_class_sizes(codes, "wildcard", wildcard_split=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, 1, 2]), st.sampled_from([None, "x", "y"]), st.sampled_from([1, 2])),
+                min_size=1, max_size=25),
+       st.sampled_from([0.0, 0.25, 1.0]), st.sampled_from(["wildcard", "category"]), st.booleans())
+def test_version_risk_on_class_sizes_handed_in_equals_its_own_count(rows, alpha, missing, weighted):
+    """The timeline's risk line on class sizes counted elsewhere (with the wildcard split, with or without
+    weights: the Risk page's count) is the line it counts itself, at every alpha; sizes counted without
+    the split, or under other semantics, are refused."""
+    from kanon_core.dataset import Dataset, Roles
+    from kanon_core.risk.timeline import version_risk
+
+    frame = pd.DataFrame(rows, columns=["a", "b", "c"]).astype({"a": "Float64"})
+    frame["w"] = np.linspace(1.0, 3.0, len(frame))
+    ds = Dataset(frame=frame, roles=Roles(qis=("a", "b", "c"), weight="w" if weighted else None), name="d",
+                 missing=missing)
+    codes = ds.qi_matrix().codes
+    sizes = compute_class_sizes(codes, missing, ds.weights(), wildcard_split=True)
+    assert version_risk(ds, ds, 2, alpha, sizes=sizes) == version_risk(ds, ds, 2, alpha)
+    with pytest.raises(ValueError):
+        version_risk(ds, ds, 2, alpha, sizes=compute_class_sizes(codes, missing, wildcard_split=False))
+    other = "category" if missing == "wildcard" else "wildcard"
+    with pytest.raises(ValueError):
+        version_risk(ds, ds, 2, alpha, sizes=compute_class_sizes(codes, other, wildcard_split=True))

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..dataset import Dataset
 from ..utility.suppressed import suppressed_mask
-from .classes import compute_class_sizes
+from .classes import ClassSizes, compute_class_sizes
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,23 @@ class VersionRisk:
     alpha: float = 1.0
 
 
-def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0) -> VersionRisk | None:
+def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0,
+                 sizes: ClassSizes | None = None) -> VersionRisk | None:
     """Violations at k under the version's own QIs and semantics (wildcard matches weighed by sdcMicro's
-    ``alpha``); None when it has no QIs."""
+    ``alpha``); None when it has no QIs.
+
+    ``sizes`` hands in the class sizes of the version's QI codes already counted under its semantics with
+    the wildcard split (:func:`compute_class_sizes`, e.g. those of the Risk page's summary), so one file is
+    counted once; they are taken at ``alpha``, as if counted here.
+    """
     if not ds.roles.qis:
         return None
-    fk = compute_class_sizes(ds.qi_matrix().codes, ds.missing, alpha=alpha).fk
+    if sizes is None:
+        fk = compute_class_sizes(ds.qi_matrix().codes, ds.missing, alpha=alpha).fk
+    elif sizes.missing != ds.missing or sizes.fk_wild is None or len(sizes.fk_all) != ds.n_records:
+        raise ValueError("The class sizes given were not counted on this version's codes with the wildcard split.")
+    else:
+        fk = sizes.at_alpha(alpha).fk
     # the QIs present in both versions: a variable added later has nothing suppressed yet
     sup = suppressed_mask(original, ds).total if original.n_records == ds.n_records else 0
     return VersionRisk(

@@ -90,3 +90,20 @@ def test_risk_summary_is_the_core_function():
     assert np.array_equal(got.sizes.fk, want.sizes.fk)
     assert shared_results.risk_summary(ds, ("a", "b"), 3) is got
     assert shared_results.risk_summary(ds, ("a",), 3) is not got
+
+
+def test_the_risk_line_and_the_risk_summary_count_class_sizes_once(monkeypatch):
+    """The timeline's risk line and the Risk page's summary of the same dataset and QIs read one count of
+    its class sizes (with the wildcard split and the weights), whatever k and alpha."""
+    import kanon_core.risk.classes as classes
+
+    counted = []
+    real = classes.class_sizes_of_table
+    monkeypatch.setattr(classes, "class_sizes_of_table", lambda *a, **kw: (counted.append(1), real(*a, **kw))[1])
+    ds = _dataset(10)
+    shared_results.version_risk(ds, ds, 3)
+    summary = shared_results.risk_summary(ds, ds.roles.qis, 3)
+    shared_results.version_risk(ds, ds, 5, 0.5)
+    shared_results.risk_summary(ds, ds.roles.qis, 4, 0.5)
+    assert len(counted) == 1
+    assert summary.sizes.fk_wild is not None
