@@ -201,6 +201,7 @@ def start_default_minucs() -> None:
     ``AHEAD_BYTES`` is not made (the job ends cancelled). The job waits while the page that starts it is drawn,
     and for every page drawn after, until the page it is for shows it or someone asks for it.
     """
+    from kanon_core import threads
     from kanon_core.errors import Cancelled
     from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
 
@@ -218,6 +219,8 @@ def start_default_minucs() -> None:
     estimate_key = state.memo_key("minuc_estimate", minuc_estimate_params(params, None))
 
     def work(progress) -> object:
+        threads.wait_for_a_gap()  # its first steps take no compute slot: they wait for the page here
+        progress.update(0.0, "distinct records")  # a search cancelled meanwhile stops here
         qm = ds.qi_matrix(list(qis))
         rows = view.get(rows_key)
         if rows is None or not rows.fits(qm.codes, missing):

@@ -205,9 +205,10 @@ def started_ahead(deferral: Deferral | None) -> Iterator[None]:
         _ahead.deferral = before
 
 
-def _wait_for_a_gap() -> None:
+def wait_for_a_gap() -> None:
     """In work started ahead and still deferred: wait until no foreground work that started after it is
-    under way or recent."""
+    under way or recent. Taking a compute slot does this; work ahead calls it itself before a step that
+    takes none (plain numpy work), so that step waits its turn too."""
     deferral = getattr(_ahead, "deferral", None)
     if deferral is None or not deferral.deferred:
         return
@@ -282,7 +283,7 @@ def worker_slot() -> Iterator[None]:
     if _count():
         yield
         return
-    _wait_for_a_gap()
+    wait_for_a_gap()
     _slots.acquire()
     _held.count = 1
     try:
@@ -302,7 +303,7 @@ def parallel_section() -> Iterator[None]:
     if _count():
         yield
         return
-    _wait_for_a_gap()
+    wait_for_a_gap()
     _slots.acquire(MAX_WORKERS)
     _held.count = MAX_WORKERS
     try:

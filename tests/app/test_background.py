@@ -402,3 +402,32 @@ def test_a_cancelled_speculative_job_stops_while_a_page_is_drawn(monkeypatch):
         asked = background.start("asked", "asked for", lambda progress: "mine")  # cancels the job ahead
         assert asked.wait(10) and asked.result == "mine"
     assert job.finished.wait(10) and job.state == "cancelled" and len(chunks) <= 1
+
+
+def test_a_job_a_page_starts_for_another_page_waits_until_that_page_shows_it(monkeypatch):
+    """A speculative job held by the run that starts it (the Risk page starting the MINUCs page's search)
+    does nothing, not even a step that takes no compute slot (threads.wait_for_a_gap), while that page is
+    drawn and for STARTING_PAGE_SECONDS after; the page it is for lifts the wait when it shows it
+    (Job.shown_here), and the job is still not asked for."""
+    from kanon_app import background
+    from kanon_core import threads
+
+    monkeypatch.setattr(threads, "STARTING_PAGE_SECONDS", 60.0)
+    steps: list[str] = []
+
+    def work(progress):
+        threads.wait_for_a_gap()
+        steps.append("first step")
+        with threads.worker_slot():
+            steps.append("computed")
+        return "done"
+
+    with threads.foreground():  # the Risk page
+        job = background.start("ahead", "started for another page", work, speculative=True, held_by_this_run=True)
+        time.sleep(0.2)
+        assert not steps
+    assert not job.finished.wait(0.5) and not steps  # still held: the page is read
+    with threads.foreground():  # the MINUCs page
+        job.shown_here()
+        assert job.finished.wait(10) and steps == ["first step", "computed"]
+    assert job.deferral is not None and job.deferral.deferred  # shown, not asked for

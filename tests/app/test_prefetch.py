@@ -257,3 +257,4 @@ def test_the_risk_page_starts_the_minucs_pages_default_search_which_that_page_ta
     assert metric(at, "MINUCs") == f"{ref.total:,}"
     assert metric(at, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
     assert "MINUC search" not in starts and not made  # the Risk page's search and rows, not made again
+
