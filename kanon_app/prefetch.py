@@ -259,15 +259,16 @@ def _session_set(name: str) -> set:
     return st.session_state.setdefault(name, set())
 
 
-def minucs_ahead(params: Hashable) -> bool:
+def minucs_ahead(params: Hashable, shown_here: bool = False) -> bool:
     """Whether the MINUCs page's search for ``params`` was started ahead and not asked for yet (its result,
-    even when ready, is not shown before the click). The page asking is the one it was started for: a search
-    started on another page (:func:`start_default_minucs`) is no longer held back by this page's drawing."""
+    even when ready, is not shown before the click). ``shown_here``: the page asking is the MINUCs page, the
+    one it was started for: a search started on another page (:func:`start_default_minucs`) is no longer held
+    back by this page's drawing (the Recode page, which does not wait for it until asked, leaves it held)."""
     key = _minuc_key(params)
     if key not in _session_set(AHEAD):
         return False
     job = background.registered(MINUCS, key)
-    if job is not None:
+    if job is not None and shown_here:
         job.shown_here()
     return True
 

@@ -58,7 +58,7 @@ except KanonError as exc:
 
 # the search runs off the script thread (kanon_app.background): the page stays responsive, Cancel works. When
 # cheap enough it starts as the page opens (kanon_app.prefetch), its results shown only after the click.
-ahead = prefetch.minucs_ahead(params)
+ahead = prefetch.minucs_ahead(params, shown_here=True)
 result = None if ahead else state.memo_peek("minucs", params)
 # after a recode, the records it did not touch keep the MINUCs an earlier version's search found
 carry = None if result is not None else minuc_carry.earlier_search(params, tuple(qis), qm, k, ds.missing,
@@ -102,7 +102,7 @@ if result is None:
             ahead = False
         else:
             prefetch.start_minucs_ahead(params, est, _search)
-            ahead = prefetch.minucs_ahead(params)
+            ahead = prefetch.minucs_ahead(params, shown_here=True)
     if ahead:
         st.stop()
     result = state.run_in_background("minucs", params, "MINUC search", _search, start_now=clicked)

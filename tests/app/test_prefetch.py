@@ -220,8 +220,9 @@ def test_the_recode_page_does_not_wait_for_a_search_started_ahead_until_asked(mo
 def test_the_risk_page_starts_the_minucs_pages_default_search_which_that_page_takes(monkeypatch):
     """Once the Risk page is drawn, the MINUCs page's default search (the roles' QIs, the session's k, all
     sizes) starts ahead: the MINUCs page then finds its distinct records and estimate made, shows nothing
-    before the click, and the click shows that search's results without searching again. A search started
-    ahead for an earlier version is cancelled when a new version's Risk page starts its own."""
+    before the click, and the click shows that search's results without searching again. While it runs, the
+    MINUCs page lifts its wait for pages being drawn, the Recode page does not. A search started ahead for
+    an earlier version is cancelled when a new version's Risk page starts its own."""
     from kanon_app import background
     from kanon_core import threads
     from kanon_core.risk import minucs as minucs_module
@@ -231,30 +232,41 @@ def test_the_risk_page_starts_the_minucs_pages_default_search_which_that_page_ta
     monkeypatch.setattr(threads, "STARTING_PAGE_SECONDS", 0.0)
     at = open_page("risk.py")
     first = at.session_state["jobs"]["minucs"]  # the first version's default search (19 QIs), started ahead
-    qis = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
-    at.multiselect(key="w_risk_qis").set_value(qis).run()
-    at.button(key="btn_risk_set_qis").click().run()  # a new version with these QIs
-    assert not at.exception
-    h = at.session_state["history"]
-    ds = h.current.dataset
-    assert h.current_id == 1 and ds.roles.qis == tuple(qis)
-    assert first.wait(60) and first.state in ("cancelled", "done")
+    release, real_find = _hold_minuc_search(monkeypatch)
+    made = []
+    real_rows = minucs_module.minuc_rows
+    shown = []
+    try:
+        qis = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
+        at.multiselect(key="w_risk_qis").set_value(qis).run()
+        at.button(key="btn_risk_set_qis").click().run()  # a new version with these QIs
+        assert not at.exception
+        h = at.session_state["history"]
+        ds = h.current.dataset
+        assert h.current_id == 1 and ds.roles.qis == tuple(qis)
+        assert first.wait(60) and first.state in ("cancelled", "done")
+        key = (h.uid, 1, prefetch.MINUCS, (tuple(qis), 3, None, ds.missing))
+        job = at.session_state["jobs"]["minucs"]
+        assert job.key == key and not job.done  # held in its search
+        monkeypatch.setattr(minucs_module, "minuc_rows", lambda *a, **kw: (made.append(1), real_rows(*a, **kw))[1])
+        monkeypatch.setattr(background.Job, "shown_here", lambda j: shown.append(j.key))
+        at.switch_page("pages/recode.py").run()  # its suggestions share the search but do not wait for it unasked
+        assert not at.exception and not shown  # so the Recode page does not lift the search's wait for pages
+        at.switch_page("pages/minucs.py").run()
+        assert not at.exception and set(shown) == {key}  # the page it was started for does
+        assert not at.metric and any("Estimated from" in i.value for i in at.info)  # nothing shown before the click
+    finally:
+        release.set()
     _settle(at)
-    key = (h.uid, 1, prefetch.MINUCS, (tuple(qis), 3, None, ds.missing))
     ahead = at.session_state["memo"][key]
-    ref = minucs_module.find_minucs(ds.qi_matrix(qis), k=3, missing=ds.missing)
+    ref = real_find(ds.qi_matrix(qis), k=3, missing=ds.missing)
     assert ahead.total == ref.total and (ahead.per_record_counts == ref.per_record_counts).all()
 
-    starts, made = [], []
-    real_start, real_rows = background.start, minucs_module.minuc_rows
+    starts = []
+    real_start = background.start
     monkeypatch.setattr(background, "start", lambda *a, **kw: (starts.append(a[1]), real_start(*a, **kw))[1])
-    monkeypatch.setattr(minucs_module, "minuc_rows", lambda *a, **kw: (made.append(1), real_rows(*a, **kw))[1])
-    at.switch_page("pages/minucs.py").run()
-    assert not at.exception and not at.metric  # nothing shown before the click
-    assert any("Estimated from" in i.value for i in at.info)
     at.button(key="btn_find_minucs").click().run()
     assert not at.exception
     assert metric(at, "MINUCs") == f"{ref.total:,}"
     assert metric(at, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
     assert "MINUC search" not in starts and not made  # the Risk page's search and rows, not made again
-
