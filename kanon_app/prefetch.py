@@ -139,7 +139,8 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
             value = job.result if background.finish_unless_queued(job) else None
         elif page_job is not None and background.finish_unless_queued(page_job):
             # the version shows the original's codes on these QIs: one search is both sides
-            value = (page_job.result, page_job.result) if page_job.state == "done" else None
+            done = page_job.state == "done" and page_job.result is not None  # None: not made, estimated too long
+            value = (page_job.result, page_job.result) if done else None
         return value if isinstance(value, tuple) else None
 
     return ready
@@ -160,7 +161,7 @@ def minucs_page_search_for_report(qis: tuple[str, ...], options: Any) -> backgro
     max_size = getattr(options, "minuc_max_size", None)
     params = (tuple(qis), report_minuc_k(options), max_size or None, version.dataset.missing)
     job = background.registered(MINUCS, _minuc_key(params))
-    if job is None or (job.done and job.state != "done"):
+    if job is None or (job.done and (job.state != "done" or job.result is None)):  # None: not made, too long
         return None
     if not shows_original_codes(state.history(), version, tuple(qis)):
         return None
@@ -198,11 +199,10 @@ def start_default_minucs() -> None:
     MINUCs page does that in a fraction of the time), nor while a search the officer asked for runs (one
     started ahead for other parameters is cancelled). The distinct records and the estimate are made in the
     job, stored where the MINUCs page's memo finds them, and a search estimated above ``AHEAD_SECONDS`` or
-    ``AHEAD_BYTES`` is not made (the job ends cancelled). The job waits while the page that starts it is drawn,
-    and for every page drawn after, until the page it is for shows it or someone asks for it.
+    ``AHEAD_BYTES`` is not made (the job ends without a result). The job waits while the page that starts it
+    is drawn, and for every page drawn after, until the page it is for shows it or someone asks for it.
     """
     from kanon_core import threads
-    from kanon_core.errors import Cancelled
     from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
 
     ds = state.current().dataset
@@ -229,14 +229,13 @@ def start_default_minucs() -> None:
         est = estimate_cost(qm, k=k, missing=missing, rows=rows)
         view.put(estimate_key, est)
         if est.seconds > AHEAD_SECONDS or est.memory_bytes > AHEAD_BYTES:
-            progress.cancel()  # too long to make unasked: the page offers it with its estimate
-            raise Cancelled("Not started ahead: estimated too long.")
+            return None  # too long to make unasked: the page offers it with its estimate, as it would
         return find_minucs(qm, k=k, missing=missing, progress=progress, rows=rows)
 
     tried.add(key)
     ahead.add(key)
-    job = background.start(key, "MINUC search", work, store=lambda value: view.put(key, value), speculative=True,
-                           held_by_this_run=True)
+    job = background.start(key, "MINUC search", work, store=lambda value: value is not None and view.put(key, value),
+                           speculative=True, held_by_this_run=True)
     background.register(MINUCS, job)
 
 

@@ -270,3 +270,32 @@ def test_the_risk_page_starts_the_minucs_pages_default_search_which_that_page_ta
     assert metric(at, "MINUCs") == f"{ref.total:,}"
     assert metric(at, "Records with a MINUC") == f"{ref.records_with_minucs():,}"
     assert "MINUC search" not in starts and not made  # the Risk page's search and rows, not made again
+
+
+def test_a_default_search_estimated_too_long_is_not_made_ahead_and_says_nothing(monkeypatch):
+    """The Risk page's search ahead makes the distinct records and the estimate, and no search when the
+    estimate is above AHEAD_SECONDS: the job ends without a result, the Recode page says nothing of a
+    search (none was cancelled), the report does not take it, and "Find MINUCs" searches as usual."""
+    from kanon_core import threads
+
+    from .helpers import open_page
+
+    monkeypatch.setattr(threads, "STARTING_PAGE_SECONDS", 0.0)
+    monkeypatch.setattr(prefetch, "AHEAD_SECONDS", 0.0)
+    at = open_page("risk.py")
+    at.multiselect(key="w_risk_qis").set_value(["BYSEX", "BYRACE", "BYPARED"]).run()
+    at.button(key="btn_risk_set_qis").click().run()
+    job = at.session_state["jobs"]["minucs"]
+    assert job.wait(60) and job.state == "done" and job.result is None
+    h = at.session_state["history"]
+    assert not any(key[2] == prefetch.MINUCS for key in at.session_state["memo"] if key[1] == h.current_id)
+    at.switch_page("pages/recode.py").run()
+    assert not at.exception
+    assert not any("cancelled" in i.value for i in at.info)
+    at.switch_page("pages/export.py").run()  # the report tab starts its own MINUC counts: none to take
+    assert not at.exception and at.session_state["jobs"][prefetch.REPORT_MINUCS].key[1] == h.current_id
+    _settle(at)
+    at.switch_page("pages/minucs.py").run()
+    assert any("Estimated from" in i.value for i in at.info) and not at.metric
+    at.button(key="btn_find_minucs").click().run()
+    assert not at.exception and metric(at, "MINUCs")
