@@ -128,3 +128,12 @@ def wait_idle(page) -> None:
     """Wait until Streamlit has finished the current script run."""
     page.wait_for_timeout(300)
     page.wait_for_selector(IDLE, timeout=60_000)
+
+
+def choose_data_file(page, path) -> None:
+    """Choose ``path`` in the Data page's "Microdata file" uploader, once the "Load data" block shows it. Not
+    the page's first file input: while that block's content is not drawn yet (a loaded machine), the first is
+    the value-labels import below it, and the file would go there."""
+    uploader = page.locator("[data-testid='stFileUploader']").filter(has_text="Microdata file").first
+    uploader.wait_for(state="visible")
+    uploader.locator("input[type='file']").set_input_files(str(path))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import wait_idle
+from .conftest import choose_data_file, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +45,7 @@ def test_bad_upload_shows_a_message(page, app_url, tmp_path):
     wait_idle(page)
     page.locator("[data-testid='stExpander'] summary").filter(has_text="Load data").first.click()
     wait_idle(page)
-    page.locator("input[type='file']").first.set_input_files(str(bad))  # read at once, no second click
+    choose_data_file(page, bad)  # read at once, no second click
     wait_idle(page)
     alert = page.locator("[data-testid='stAlert']", has_text=re.compile("Duplicated column names"))
     alert.wait_for()

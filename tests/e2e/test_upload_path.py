@@ -15,7 +15,7 @@ import pytest
 
 from tests.test_guidance import SURVEY_QIS, SURVEY_WEIGHT, make_survey, write_survey
 
-from .conftest import wait_idle
+from .conftest import choose_data_file, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +36,7 @@ class Actions:
         wait_idle(self.page)
 
     def upload(self, path) -> None:
-        self.page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+        choose_data_file(self.page, path)
         self.log.append(f"upload {path.name}")
         wait_idle(self.page)
 
@@ -151,7 +151,7 @@ def test_an_edit_in_the_role_table_is_what_is_applied(page, app_url, tmp_path):
     wait_idle(page)
     load_block(page).click()
     wait_idle(page)
-    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    choose_data_file(page, path)
     wait_idle(page)
     page.get_by_text("No roles are set yet").wait_for()
     box = settled_box(page, page.locator("[data-testid='stDataFrame']").first)
@@ -190,7 +190,7 @@ def _type_a_label(page, app_url, tmp_path):
     wait_idle(page)
     load_block(page).click()
     wait_idle(page)
-    page.locator("[data-testid='stFileUploader'] input[type='file']").first.set_input_files(str(path))
+    choose_data_file(page, path)
     wait_idle(page)
     page.get_by_text("No roles are set yet").wait_for()
     click_single(page, page.get_by_role("tab", name="Value labels"))
