@@ -189,6 +189,7 @@ def test_the_recode_page_does_not_wait_for_a_search_started_ahead_until_asked(mo
     click is not waited for when Recode opens (its tabs all run with the page, and the wait held the whole
     page for the search: 4 s on the sample); the suggestions' own "Find MINUCs" asks for it and waits."""
     import threading
+    import time
 
     from .helpers import open_page
 
@@ -207,7 +208,14 @@ def test_the_recode_page_does_not_wait_for_a_search_started_ahead_until_asked(mo
         assert not at.exception and not job.done
         assert any(b.key == "btn_sug_minucs" for b in at.button)
         assert job.key in at.session_state[prefetch.AHEAD]  # still a search ahead, not asked for
-        threading.Timer(0.5, release.set).start()
+
+        def release_once_asked() -> None:  # the search ends only once the click has asked for it (a timer could
+            deadline = time.monotonic() + 60  # end it before a slow click's run looks, which then finds it done)
+            while job.deferral.deferred and time.monotonic() < deadline:
+                time.sleep(0.01)
+            release.set()
+
+        threading.Thread(target=release_once_asked, daemon=True).start()
         at.button(key="btn_sug_minucs").click().run(timeout=60)  # asks for it, and waits for it
         assert not at.exception and job.state == "done"
         assert job.key not in at.session_state[prefetch.AHEAD]
