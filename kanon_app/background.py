@@ -342,8 +342,11 @@ def _interruption_point() -> None:
 
 
 def _phase(job: Job) -> tuple[str, bool]:
-    """What a waiting page shows at once when it changes: the job's state and whether it is being cancelled."""
-    return job.state, job.progress.cancelled
+    """What a waiting page shows at once when it changes: the job's state and whether it is being cancelled. A
+    job that has just ended ("done" or "failed", its thread about to say it has finished) is still running for
+    the bar, which is removed a moment later: no redraw for that."""
+    state = "running" if job.state in ("done", "failed") else job.state
+    return state, job.progress.cancelled
 
 
 def _text(job: Job) -> str:
