@@ -213,5 +213,14 @@ class SessionView(Mapping):
     def put(self, key: Hashable, value: Any) -> bool:
         return self.store.put((self.token, key), value)
 
+    def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The value under ``key``, else ``compute()`` stored there: what a page's memo and work started ahead
+        for that page (on a worker thread, without the session) both call."""
+        value = self.store.get((self.token, key), _MISSING)
+        if value is _MISSING:
+            value = compute()
+            self.put(key, value)
+        return value
+
 
 _MISSING = object()

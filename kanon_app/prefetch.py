@@ -222,12 +222,8 @@ def start_default_minucs() -> None:
         threads.wait_for_a_gap()  # its first steps take no compute slot: they wait for the page here
         progress.update(0.0, "distinct records")  # a search cancelled meanwhile stops here
         qm = ds.qi_matrix(list(qis))
-        rows = view.get(rows_key)
-        if rows is None or not rows.fits(qm.codes, missing):
-            rows = minuc_rows(qm, missing)
-            view.put(rows_key, rows)
-        est = estimate_cost(qm, k=k, missing=missing, rows=rows)
-        view.put(estimate_key, est)
+        rows = view.get_or_compute(rows_key, lambda: minuc_rows(qm, missing))  # the page's memo, this version's
+        est = view.get_or_compute(estimate_key, lambda: estimate_cost(qm, k=k, missing=missing, rows=rows))
         if est.seconds > AHEAD_SECONDS or est.memory_bytes > AHEAD_BYTES:
             return None  # too long to make unasked: the page offers it with its estimate, as it would
         return find_minucs(qm, k=k, missing=missing, progress=progress, rows=rows)

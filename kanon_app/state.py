@@ -21,7 +21,6 @@ from .cache import SessionView
 from .samples import DEFAULT_SAMPLE, SAMPLES, load_sample
 
 T = TypeVar("T")
-_MISSING = object()
 DEFAULT_K = 3
 """The session's k until the officer changes it: the same on every page and in the report."""
 BASELINE = -1
@@ -148,13 +147,8 @@ def memo(name: str, params: Hashable, compute: Callable[[], T], version: Version
     Kept in the server's shared cache (kanon_app.cache: bounded by bytes, least recently used evicted,
     thread-safe) under this session's own keys, so a rerun recomputes only what its inputs changed.
     """
-    key = memo_key(name, params, version)
     cache: SessionView = _ss()["memo"]
-    value = cache.store.get((cache.token, key), _MISSING)
-    if value is _MISSING:
-        value = compute()
-        cache.put(key, value)
-    return value
+    return cache.get_or_compute(memo_key(name, params, version), compute)  # type: ignore[no-any-return]
 
 
 def session_view() -> SessionView:
