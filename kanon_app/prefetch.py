@@ -139,8 +139,7 @@ def report_minucs_ready(qis: tuple[str, ...], options: Any) -> Callable[[], tupl
             value = job.result if background.finish_unless_queued(job) else None
         elif page_job is not None and background.finish_unless_queued(page_job):
             # the version shows the original's codes on these QIs: one search is both sides
-            done = page_job.state == "done" and page_job.result is not None  # None: not made, estimated too long
-            value = (page_job.result, page_job.result) if done else None
+            value = (page_job.result, page_job.result) if _gave_a_search(page_job) else None
         return value if isinstance(value, tuple) else None
 
     return ready
@@ -161,12 +160,18 @@ def minucs_page_search_for_report(qis: tuple[str, ...], options: Any) -> backgro
     max_size = getattr(options, "minuc_max_size", None)
     params = (tuple(qis), report_minuc_k(options), max_size or None, version.dataset.missing)
     job = background.registered(MINUCS, _minuc_key(params))
-    if job is None or (job.done and (job.state != "done" or job.result is None)):  # None: not made, too long
+    if job is None or (job.done and not _gave_a_search(job)):
         return None
     if not shows_original_codes(state.history(), version, tuple(qis)):
         return None
     job.shown_here()  # the report will take its result: the tab being drawn does not hold it back
     return job
+
+
+def _gave_a_search(job: background.Job) -> bool:
+    """Whether a finished MINUCs page's job gave a search: not when it failed, was cancelled, or was started
+    ahead by another page and estimated too long to make (:func:`start_default_minucs`: no result)."""
+    return job.state == "done" and job.result is not None
 
 
 def _minuc_key(params: Hashable) -> tuple:

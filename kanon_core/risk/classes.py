@@ -117,6 +117,15 @@ class ClassSizes:
         """fk at alpha = 0: only the record's own key and complete records count (int64)."""
         return self.fk_all - self._need_split()
 
+    def check_counted_on(self, n_records: int, missing: str, weighted: bool = False) -> None:
+        """Raise ValueError unless these sizes were counted on ``n_records`` records under ``missing`` with the
+        wildcard split (and the weights, when ``weighted``): what a caller handed sizes counted elsewhere
+        checks before taking them at its own alpha."""
+        if (self.missing != missing or self.fk_wild is None or len(self.fk_all) != n_records
+                or (weighted and self.Fk_all is None)):
+            raise ValueError("The class sizes given were not counted on these codes with the wildcard split "
+                             "(and the weights, when weights are given).")
+
     def at_alpha(self, alpha: float) -> ClassSizes:
         """The same counts weighed with another alpha (no recount: both parts are kept)."""
         return ClassSizes(self.fk_all, self.Fk_all, self.missing, check_alpha(alpha), self.fk_wild, self.Fk_wild)

@@ -98,10 +98,7 @@ def risk_summary(
     if sizes is None:
         sizes = compute_class_sizes(qm.codes, missing, weights, alpha=alpha, wildcard_split=True)
     else:
-        if (sizes.missing != missing or sizes.fk_wild is None or len(sizes.fk_all) != qm.n_records
-                or (weights is not None and sizes.Fk_all is None)):
-            raise ValueError("The class sizes given were not counted on these codes with the wildcard split "
-                             "(and the weights, when weights are given).")
+        sizes.check_counted_on(qm.n_records, missing, weighted=weights is not None)
         sizes = ClassSizes(sizes.fk_all, sizes.Fk_all if weights is not None else None, missing, alpha,
                            sizes.fk_wild, sizes.Fk_wild if weights is not None else None)
     fk = sizes.fk

@@ -34,9 +34,8 @@ def version_risk(original: Dataset, ds: Dataset, k: int, alpha: float = 1.0,
         return None
     if sizes is None:
         fk = compute_class_sizes(ds.qi_matrix().codes, ds.missing, alpha=alpha).fk
-    elif sizes.missing != ds.missing or sizes.fk_wild is None or len(sizes.fk_all) != ds.n_records:
-        raise ValueError("The class sizes given were not counted on this version's codes with the wildcard split.")
     else:
+        sizes.check_counted_on(ds.n_records, ds.missing)
         fk = sizes.at_alpha(alpha).fk
     # the QIs present in both versions: a variable added later has nothing suppressed yet
     sup = suppressed_mask(original, ds).total if original.n_records == ds.n_records else 0
