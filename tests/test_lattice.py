@@ -411,3 +411,29 @@ def test_a_search_that_skips_a_node_that_could_win_is_caught(case, data):
             search_optimal(case.problem(), case.k, frac, "prec")
     finally:
         lattice_module._band_ceiling = real
+
+
+@given(cases(max_nodes=48), st.data())
+def test_discernibility_floor_of_a_passing_node_bounds_every_node_below(case, data):
+    """Discernibility under wildcard semantics leaves a passing node without its exact sizes until it could win:
+    its failing records add at least n - k + 1 each below it. At every node below, the brute-force loss is
+    at least that node's loss without suppression plus the floor (the bound the search gives it)."""
+    from hypothesis import assume
+
+    from kanon_core.treat.lattice import NodeEvaluator, resolve_criteria
+
+    problem = case.problem()
+    n = len(case.frame)
+    limit = data.draw(st.integers(1, max(1, n)))
+    ev = NodeEvaluator(problem, resolve_criteria(problem, case.k, None), limit, need_fk=True)
+    assume(ev.sizes_can_wait)
+    ref = all_nodes(case)
+    for lv in ref:
+        e = ev.classify(lv)
+        if e.mono_small is None:
+            continue
+        floor = ev.suppression_floor(e)
+        assert floor == ref[lv]["n_small"] * (n - case.k + 1)
+        for other, r in ref.items():
+            if below(other, lv):
+                assert r["dm"] >= sum(r["fk"]) + floor - 1e-9

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kanon_core.risk.classes import alpha_count
-from kanon_core.treat._lattice_kernel import node_marginals, wildcard_small
+from kanon_core.treat._lattice_kernel import node_marginals, wildcard_fk, wildcard_small
 from kanon_core.treat.lattice import NodeEvaluator, _Marginals
 from tests.test_lattice import cases
 
@@ -64,6 +64,43 @@ def test_wildcard_scan_matches_brute_force(table, k, alpha, limit, data):
         assert (wild[scanned] == wild_b[scanned]).all()
         fails = ~reached & (sure | (alpha_count(full + wild, wild, alpha) < k))
         assert (fails == ~truly).all()
+
+
+@st.composite
+def wide_tables(draw):
+    """Tables on up to 7 QIs with up to 9 codes each, so that classes index their scans by several QIs."""
+    q = draw(st.integers(1, 7))
+    n_values = draw(st.integers(1, 9))
+    p_missing = draw(st.sampled_from([0.0, 0.2, 0.6]))
+    n = draw(st.integers(1, 80))
+    codes = np.array([[-1 if draw(st.floats(0, 1)) < p_missing else draw(st.integers(0, n_values - 1))
+                       for _ in range(q)] for _ in range(n)], dtype=np.int32).reshape(n, q)
+    codes = np.unique(codes, axis=0)
+    if draw(st.booleans()):  # large codes: the rows do not fit one packed key, the QI loop compares
+        codes[codes >= 0] += np.int32(2**20)
+    count = np.array(draw(st.lists(st.integers(1, 4), min_size=len(codes), max_size=len(codes))), dtype=np.int64)
+    return codes, count
+
+
+@given(st.one_of(tables(), wide_tables()))
+def test_exact_wildcard_sizes_match_brute_force(table):
+    """Discernibility's exact matches per class: own records plus those of every class agreeing wherever both
+    are observed, counted in full (the scan's one-sided counts and the complete classes' share)."""
+    codes, count = table
+    full_b, wild_b = brute(codes, count)
+    assert (wildcard_fk(codes, count, *node_marginals(codes, count)) == full_b + wild_b).all()
+
+
+def test_exact_wildcard_sizes_beyond_62_qis_and_with_more_codes_than_buckets():
+    """Beyond 62 QIs a class indexes its scan by one QI; a QI with more codes than the index holds buckets is
+    not indexed; a class missing every QI matches every row."""
+    rng = np.random.default_rng(7)
+    for q, n_values in ((64, 3), (3, 400)):
+        codes = np.unique(rng.integers(-1, n_values, size=(60, q)).astype(np.int32), axis=0)
+        codes[0] = -1
+        count = rng.integers(1, 4, size=len(codes)).astype(np.int64)
+        full_b, wild_b = brute(codes, count)
+        assert (wildcard_fk(codes, count, *node_marginals(codes, count)) == full_b + wild_b).all()
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=5), st.data())
