@@ -88,7 +88,11 @@ def test_exact_wildcard_sizes_match_brute_force(table):
     are observed, counted in full (the scan's one-sided counts and the complete classes' share)."""
     codes, count = table
     full_b, wild_b = brute(codes, count)
-    assert (wildcard_fk(codes, count, *node_marginals(codes, count)) == full_b + wild_b).all()
+    marginals = node_marginals(codes, count)
+    assert (wildcard_fk(codes, count, *marginals) == full_b + wild_b).all()
+    for n_parts in (2, 3):  # the threads' shares add up to the whole
+        assert (sum(wildcard_fk(codes, count, *marginals, part, n_parts) for part in range(n_parts))
+                == full_b + wild_b).all()
 
 
 def test_exact_wildcard_sizes_beyond_62_qis_and_with_more_codes_than_buckets():

@@ -393,6 +393,10 @@ class _Marginals:
                 int(self._widths[self._rows, at].max(initial=1)))
 
 
+PARALLEL_FK_CLASSES = 2_000
+"""Classes from which a node's exact wildcard sizes are counted on every compute slot (a few ms of work)."""
+
+
 class NodeEvaluator:
     """Evaluates lattice nodes on the class table under a list of criteria (the hot loop of every search).
 
@@ -716,9 +720,14 @@ class NodeEvaluator:
         """Every class's matching records under wildcard semantics, exact (what discernibility charges): the
         compiled scan of the classes with a missing value (:func:`~._lattice_kernel.wildcard_fk`), on the
         node's marginals; the same numbers as ``class_sizes`` (``fk_all``), which the tests check."""
+        from ..threads import map_workers, workers
         from ._lattice_kernel import wildcard_fk
 
-        return wildcard_fk(table.codes, table.count, *self._marginals.at(levels))
+        args = (table.codes, table.count, *self._marginals.at(levels))
+        n_parts = workers() if table.n_classes >= PARALLEL_FK_CLASSES else 1
+        if n_parts == 1:
+            return wildcard_fk(*args)
+        return sum(map_workers(lambda part: wildcard_fk(*args, part, n_parts), range(n_parts), n_parts))
 
     @property
     def sizes_can_wait(self) -> bool:
