@@ -82,6 +82,33 @@ def wide_tables(draw):
     return codes, count
 
 
+NEVER = np.iinfo(np.int64).max
+
+
+def exact_sizes(codes, count, marginals, n_parts=1):
+    """The shares of the compiled count, one after the other, never cut short."""
+    running = np.zeros(n_parts, dtype=np.int64)
+    shares = [wildcard_fk(codes, count, *marginals, part, n_parts, running, NEVER) for part in range(n_parts)]
+    assert not any(cut for _, cut in shares)
+    return sum(fk for fk, _ in shares)
+
+
+@given(st.one_of(tables(), wide_tables()), st.integers(0, 400))
+def test_exact_wildcard_sizes_cut_short_only_above_the_ceiling(table, ceiling):
+    """Cut short at a ceiling: only when the sum of records times matches beyond each class's own records
+    squared exceeds it, with every size then at most the exact one; otherwise the exact sizes."""
+    codes, count = table
+    full_b, wild_b = brute(codes, count)
+    exact = full_b + wild_b
+    beyond = int((count * exact).sum() - (count * count).sum())
+    fk, cut = wildcard_fk(codes, count, *node_marginals(codes, count), 0, 1, np.zeros(1, np.int64), ceiling)
+    assert cut == (beyond > ceiling)
+    if cut:
+        assert (fk <= exact).all() and (count * fk).sum() - (count * count).sum() > ceiling
+    else:
+        assert (fk == exact).all()
+
+
 @given(st.one_of(tables(), wide_tables()))
 def test_exact_wildcard_sizes_match_brute_force(table):
     """Discernibility's exact matches per class: own records plus those of every class agreeing wherever both
@@ -89,10 +116,9 @@ def test_exact_wildcard_sizes_match_brute_force(table):
     codes, count = table
     full_b, wild_b = brute(codes, count)
     marginals = node_marginals(codes, count)
-    assert (wildcard_fk(codes, count, *marginals) == full_b + wild_b).all()
+    assert (exact_sizes(codes, count, marginals) == full_b + wild_b).all()
     for n_parts in (2, 3):  # the threads' shares add up to the whole
-        assert (sum(wildcard_fk(codes, count, *marginals, part, n_parts) for part in range(n_parts))
-                == full_b + wild_b).all()
+        assert (exact_sizes(codes, count, marginals, n_parts) == full_b + wild_b).all()
 
 
 def test_exact_wildcard_sizes_beyond_62_qis_and_with_more_codes_than_buckets():
@@ -104,7 +130,7 @@ def test_exact_wildcard_sizes_beyond_62_qis_and_with_more_codes_than_buckets():
         codes[0] = -1
         count = rng.integers(1, 4, size=len(codes)).astype(np.int64)
         full_b, wild_b = brute(codes, count)
-        assert (wildcard_fk(codes, count, *node_marginals(codes, count)) == full_b + wild_b).all()
+        assert (exact_sizes(codes, count, node_marginals(codes, count)) == full_b + wild_b).all()
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=5), st.data())

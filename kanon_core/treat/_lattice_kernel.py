@@ -299,7 +299,7 @@ FK_INDEX_QIS = 2
 
 
 @numba.njit(cache=True, nogil=True)
-def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part=0, n_parts=1):  # pragma: no cover
+def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts, running, ceiling):  # pragma: no cover
     """Per class, its matching records fk under wildcard semantics, exact: its own and those of every class
     that agrees with it wherever both are observed (what discernibility charges each kept record).
 
@@ -317,6 +317,12 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part=0, n_par
 
     ``part`` of ``n_parts``: the share of the work of one thread, whose results add up (the classes' own
     records in part 0, the rows that index by no QI there too, every ``n_parts``-th set of QIs from ``part``).
+
+    Cut short: ``running[part]`` receives what this share has added so far to the sum over classes of records
+    times fk beyond each class's own records squared (each class's scan adds its records times its matches,
+    and as much again for the complete classes it matches). Once the shares' sum exceeds ``ceiling`` the
+    count stops and says so (the second value): the sizes are then partial, each at most the exact one. The
+    shares run at once, each reading the others' progress (a stale read is smaller: still a lower bound).
     """
     n, q = codes.shape
     big = np.iinfo(np.int64).max
@@ -364,8 +370,12 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part=0, n_par
         for s in range(n):
             if s != r and _agree(codes, packed, keys, seen, r, s):
                 fk[r] += count[s]
+                running[part] += own * count[s]
                 if not has_miss[s]:
                     fk[s] += own
+                    running[part] += own * count[s]
+        if running.sum() > ceiling:
+            return fk, True
     qis = np.empty(FK_INDEX_QIS, dtype=np.int64)
     stride = np.empty(FK_INDEX_QIS, dtype=np.int64)
     start = np.empty(cap + 2, dtype=np.int64)
@@ -428,6 +438,7 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part=0, n_par
             kr = keys[r] if packed else np.uint64(0)
             sr = seen[r] if packed else np.uint64(0)
             got = -own  # the class itself is among the rows it scans
+            given = 0  # the records of the complete classes it matches
             for combo in range(1 << m):  # per QI of the set: bit set = the class's code, clear = missing
                 b = 0
                 for i in range(m):
@@ -441,9 +452,13 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part=0, n_par
                     got += b_count[at] * ok
                     if ok and b_complete[at]:
                         fk[b_row[at]] += own
+                        given += b_count[at]
             fk[r] += got
+            running[part] += own * (got + given)
+            if running.sum() > ceiling:
+                return fk, True
         t = stop
-    return fk
+    return fk, False
 
 
 @numba.njit(cache=True, nogil=True)
