@@ -71,6 +71,10 @@ CASES: tuple[Case, ...] = (
          "ARX, all settings <= 2.5 s on Ihis", 0.2),
     Case("sample8_0", "8-QI search on the sample, 0 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, Prec", "—", 2.0),
     Case("sample8_1", "8-QI search on the sample, 1 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, Prec", "—", 2.0),
+    Case("sample8dm_0", "8-QI search on the sample, 0 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, discernibility",
+         "—", 2.0),
+    Case("sample8dm_1", "8-QI search on the sample, 1 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, discernibility",
+         "—", 2.0),
     Case("minucs13", "all MINUCs, k = 2", "seeded table, 11,204 x 13 QIs", "sdcMicro SUDA2 core 2.63 s", 0.79),
     Case("minucs19", "all MINUCs, k = 2", "seeded table, 11,204 x 19 QIs",
          "sdcMicro 35 s; Wilson et al. 9 h", 4.0),
@@ -117,7 +121,7 @@ def _adult(limit: float) -> tuple[Callable[[], object], Callable[[object], objec
             lambda r: f"levels {' '.join(str(v) for v in r.level_tuple)}, {r.nodes_evaluated:,} nodes evaluated{_told(r)}")
 
 
-def _sample8(limit: float):
+def _sample8(limit: float, metric: str = "prec"):
     from kanon_app.samples import load_sample
     from kanon_core.treat.default_hierarchy import default_hierarchies
     from kanon_core.treat.lattice import build_problem, search_optimal
@@ -126,7 +130,7 @@ def _sample8(limit: float):
     hierarchies = default_hierarchies(ds, SAMPLE_QIS_8)
     search_optimal(build_problem(ds, hierarchies, SAMPLE_QIS_8[:2]), 2)
     return (lambda: build_problem(ds, hierarchies, SAMPLE_QIS_8),
-            lambda p: search_optimal(p, DASHBOARD_K, limit, "prec"),
+            lambda p: search_optimal(p, DASHBOARD_K, limit, metric),
             lambda r: f"{r.nodes_evaluated:,} nodes evaluated{_told(r)}, {r.n_suppressed_records:,} records suppressed")
 
 
@@ -302,6 +306,7 @@ def _count_busy():
 SETUPS: dict[str, Callable[[], tuple]] = {
     "gen0": lambda: _adult(0.0), "gen1": lambda: _adult(0.01),
     "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
+    "sample8dm_0": lambda: _sample8(0.0, "dm"), "sample8dm_1": lambda: _sample8(0.01, "dm"),
     "minucs13": lambda: _minucs(13, "seeded"), "minucs19": lambda: _minucs(19, "seeded"),
     "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
     "dash_minucs": _dash_minucs, "report_minucs": _report_minucs,
