@@ -444,11 +444,9 @@ def test_discernibility_floor_of_a_passing_node_bounds_every_node_below(case, da
                 assert r["dm"] >= sum(r["fk"]) + floor - 1e-9
 
 
-@given(st.integers(0, 2**32 - 1))
-def test_discernibility_search_with_counts_cut_short_equals_every_node_evaluated(seed):
-    """Larger wildcard tables than the brute-force cases (up to 120 records), where the search cuts the counts
-    of nodes that cannot win short and passes their partial bounds up: the least loss equals that of every
-    node evaluated exactly (the evaluations themselves are checked against brute force above)."""
+def larger_wildcard_case(seed: int) -> Case:
+    """A wildcard table larger than the brute-force cases (30 to 120 records, 2 or 3 QIs, nested levels as
+    cases() draws them), from a seed."""
     rng = np.random.default_rng(seed)
     q = int(rng.integers(2, 4))
     n = int(rng.integers(30, 121))
@@ -457,7 +455,7 @@ def test_discernibility_search_with_counts_cut_short_equals_every_node_evaluated
         m = int(rng.integers(2, 6))
         groups = list(range(m))
         table = [[f"v{i}"] for i in range(m)]
-        for lv in range(1, int(rng.integers(2, 5)) - 1):  # nested levels, as cases() draws them
+        for lv in range(1, int(rng.integers(2, 5)) - 1):
             f = rng.integers(0, max(groups) + 1, size=max(groups) + 1)
             groups = [int(f[g]) for g in groups]
             for i in range(m):
@@ -466,12 +464,52 @@ def test_discernibility_search_with_counts_cut_short_equals_every_node_evaluated
         codes = rng.integers(0, m, size=n)
         gaps = rng.random(n) < rng.uniform(0.05, 0.4)
         cols[f"q{j}"] = [None if g else f"v{c}" for c, g in zip(codes, gaps, strict=True)]
-    case = Case(pd.DataFrame(cols, dtype=object), rows, "wildcard", int(rng.integers(2, 5)))
+    return Case(pd.DataFrame(cols, dtype=object), rows, "wildcard", int(rng.integers(2, 5)))
+
+
+def least_dm(problem, k: int, frac: float) -> float | None:
+    """The least discernibility of every node evaluated exactly (None when no node passes)."""
+    ex = exhaustive_search(problem, k, frac, "dm")
+    feasible = ex.loc[ex.anonymous]
+    return None if feasible.empty else float(feasible["loss"].min())
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_discernibility_search_with_counts_cut_short_equals_every_node_evaluated(seed):
+    """Where the search cuts the counts of nodes that cannot win short and passes their partial bounds up, the
+    least loss equals that of every node evaluated exactly (the evaluations themselves are checked against
+    brute force above)."""
+    case = larger_wildcard_case(seed)
     problem = case.problem()
-    for frac in (0.0, float(rng.uniform(0.02, 0.25))):
-        ex = exhaustive_search(problem, case.k, frac, "dm")
-        feasible = ex.loc[ex.anonymous]
-        if feasible.empty:
-            continue
-        res = search_optimal(problem, case.k, frac, "dm")
-        assert close(res.loss, float(feasible["loss"].min()))
+    for frac in (0.0, 0.05, 0.1, 0.2, 0.3):
+        least = least_dm(problem, case.k, frac)
+        if least is not None:
+            assert close(search_optimal(problem, case.k, frac, "dm").loss, least)
+
+
+def test_a_search_that_cuts_a_count_that_could_win_is_caught():
+    """The run-time check of the counts cut short: with the cap made too low (every count after the first
+    node's cut at once), the search raises instead of returning a node it cannot vouch for, or returns the
+    optimum all the same."""
+    import kanon_core.treat.lattice as lattice_module
+
+    real = lattice_module._cut_cap
+    lattice_module._cut_cap = lambda least: -1.0
+    raised = 0
+    try:
+        for seed in range(40):
+            case = larger_wildcard_case(seed)
+            problem = case.problem()
+            least = least_dm(problem, case.k, 0.0)
+            if least is None:
+                continue
+            try:
+                res = search_optimal(problem, case.k, 0.0, "dm")
+            except RuntimeError as exc:
+                assert "could beat the optimum" in str(exc)
+                raised += 1
+            else:
+                assert close(res.loss, least)
+    finally:
+        lattice_module._cut_cap = real
+    assert raised > 0

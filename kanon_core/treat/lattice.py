@@ -758,7 +758,7 @@ class NodeEvaluator:
         one monotonic criterion. Each class failing there has fewer than k matches, so its suppression adds
         at least n - k + 1 per record to the discernibility of every node below, which bounds them without
         the exact sizes (:meth:`suppression_floor`)."""
-        return (self.need_fk and self.scans_k and self.mono[0].alpha == 1.0)
+        return self.need_fk and self.scans_k and self.mono[0].alpha == 1.0
 
     def suppression_floor(self, ev: NodeEval) -> float:
         """At least what the records failing at an evaluated node add to the discernibility of every node below
@@ -1120,15 +1120,15 @@ def search_optimal(
     # (k = 3, 0 %) this completes the 382 k-minimal nodes instead of all 1,141 passing nodes classified.
     lazy = ev.sizes_can_wait
     noted: set[int] = set()  # the passing nodes phase 1 left without their sizes
-    # And in phase 2 a node's count of sizes stops once its loss is shown above the best so far (cut_short):
-    # on the bundled sample most nodes completed there lose by 1.6 times or more. The k-minimal nodes are then
-    # not all known exactly, so they are listed only on request (k_minimal).
+    # And in phase 2 a node's count of sizes stops once its discernibility without suppression is shown above
+    # the best loss so far (cut_short): on the bundled sample most nodes completed there lose by 1.6 times or
+    # more. The k-minimal nodes are then not all known exactly, so they are listed only on request (k_minimal).
     cutting = lazy and not k_minimal
-    cut: set[int] = set()
+    cut: dict[int, float] = {}  # node -> its partial sum of records times matches, above the best loss
 
     def finish(i: int, e: NodeEval, cap: float | None = None) -> NodeSummary | None:
         """Complete a node whose monotonic failing set is exact, record its summary and the bounds it gives;
-        None when its loss proved above ``cap`` before its sizes were complete (:func:`cut_short`)."""
+        None when its discernibility proved above ``cap`` before its sizes were complete (:func:`cut_short`)."""
         e = ev.complete(e, cap)
         if e.cut:
             cut_short(i, e)
@@ -1168,11 +1168,11 @@ def search_optimal(
         counted (phase 2: at once). Its partial sizes are each at most the exact ones, so the sum of records
         times them bounds that discernibility, which every node above inherits (above the best too); its
         records failing k add at least n - k + 1 each below it."""
-        cut.add(i)
+        cut[i] = float((e.table.count * e.fk).sum())
         if e.mono_small.any():
             raise_below(i, ev.suppression_floor(e))
         up = lat.up(i)
-        inherited[up] = np.maximum(inherited[up], float((e.table.count * e.fk).sum()))
+        inherited[up] = np.maximum(inherited[up], cut[i])
         bound[up] = inherited[up] + sup_extra[up]
 
     def raise_below(i: int, item: Any) -> None:
@@ -1219,10 +1219,7 @@ def search_optimal(
         if i not in noted:  # a node noted in phase 1 is completed, not evaluated again
             ev.evaluations += 1
         levels = lat.levels[i]
-        cap = None
-        if cutting and best_eval[0] is not None:
-            least = best_eval[0][0]
-            cap = least + _tie_tolerance(least)
+        cap = _cut_cap(best_eval[0][0]) if cutting and best_eval[0] is not None else None
         return finish(i, ev._mono(levels, ev.table(levels), early=False), cap)
 
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
@@ -1337,6 +1334,8 @@ def search_optimal(
         )
     if banded:
         _check_band(lat, base_bound, best)
+    if cutting:
+        _check_cut(cut, best)
     b = known[best_id]
     if best_eval[0][2] != best_id:
         # The exact least loss is a tie within rounding of a node first by the tie rule: its evaluation
@@ -1387,6 +1386,22 @@ def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
     if could_win.any():
         raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the "
                            "optimum were never classified")
+
+
+def _cut_cap(least: float) -> float:
+    """The discernibility without suppression above which a node cannot beat the least loss found so far,
+    ties included (its loss is at least that)."""
+    return least + _tie_tolerance(least)
+
+
+def _check_cut(cut: dict[int, float], best: float) -> None:
+    """Run-time check of the counts cut short: each node's partial sum (a lower bound of its discernibility
+    without suppression, hence of its loss) lies above the least loss found, ties included, so it could not
+    have won. (Read off the sums the counts left, apart from the caps they were cut at.)"""
+    could_win = [i for i, partial in cut.items() if partial <= best + _tie_tolerance(best)]
+    if could_win:
+        raise RuntimeError(f"internal error: {len(could_win)} lattice node(s) whose count was cut short could beat "
+                           "the optimum")
 
 
 def _tie_tolerance(least: float) -> float:
