@@ -12,6 +12,10 @@ takes the failing records over the limit.
 The result is exact: a class reported as reaching k has at least k matching records (counted with
 ``alpha`` for wildcard matches, as :func:`kanon_core.risk.classes.alpha_count`), and the counts of the
 classes not reaching it are complete, so the caller applies the one rounding rule of ``alpha_count``.
+
+Discernibility needs every class's matches in full: :func:`wildcard_fk` counts them, the classes with a
+missing value scanning rows bucketed by two of their QIs, and stops early when asked (a node that cannot
+win). The compiled helpers of the search's roll-ups and lattice bookkeeping follow.
 """
 
 from __future__ import annotations
