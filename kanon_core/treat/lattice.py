@@ -50,6 +50,10 @@ asked, the whole node as soon as the failing records exceed the limit. Classes h
 at the node the table was rolled up from, or at the bottom of the lattice (found once:
 :meth:`NodeEvaluator._base_facts`), are not scanned. Every other criterion gets the
 exact class sizes of :meth:`ClassTable.class_sizes` (patterns × patterns under wildcard semantics).
+Discernibility's exact sizes under wildcard semantics come from a compiled count of their own
+(:func:`~._lattice_kernel.wildcard_fk`), taken only at nodes that could still win and, in the quick search,
+stopped once a node's discernibility without suppression passes the least loss found (its partial sum is
+still a bound for it and the nodes above; :func:`_check_cut` checks those sums at run time).
 
 sdcMicro's ``alpha`` enters k-anonymity only (``k=5:alpha=0.5``; ``LatticeProblem.alpha`` is the default
 of the ``k`` argument): a record is small when its alpha-weighted fk is below k. Monotonicity still holds
