@@ -713,7 +713,17 @@ class NodeEvaluator:
         node above inherits the partial sum as its bound, which must then exceed the cap too (a cut at the
         loss left the nodes above with bounds below it, and on the bundled sample at 1 % three times as many
         nodes were completed).
+
+        With :attr:`sizes_can_wait` and no other criterion, a node whose failing set is not known yet gets its
+        exact sizes first, which decide k at alpha 1 themselves (fk < k), instead of the scan that stops at k
+        as well; a count cut short leaves ``mono_small`` None (the node cannot win).
         """
+        if ev.mono_small is None and ev.fk is None and self.sizes_can_wait and not self.other:
+            self._fill_fk(ev, cap)
+            if ev.cut:
+                return ev
+            ev.mono_small = ev.fk < self.mono[0].k
+            ev.per_criterion[self._mono_specs[0]] = int(ev.table.count[ev.mono_small].sum())
         if ev.mono_small is None:
             fresh = self._mono(ev.levels, ev.table, early=False)
             ev.mono_small, ev.per_criterion, ev.fk = fresh.mono_small, fresh.per_criterion, fresh.fk
@@ -727,14 +737,19 @@ class NodeEvaluator:
             small |= fail
         ev.small = small
         if self.need_fk and ev.fk is None:
-            if self.wildcard:
-                ceiling = None
-                if cap is not None and self.sizes_can_wait:
-                    ceiling = cap - float((ev.table.count.astype(np.float64) ** 2).sum())
-                ev.fk, ev.cut = self._exact_fk(ev.table, ev.levels, ceiling)
-            else:
-                ev.fk = ev.table.count
+            self._fill_fk(ev, cap)
         return ev
+
+    def _fill_fk(self, ev: NodeEval, cap: float | None) -> None:
+        """The node's fk for discernibility: its own counts under category semantics, else the exact count,
+        stopped above ``cap`` (see :meth:`complete`)."""
+        if not self.wildcard:
+            ev.fk = ev.table.count
+            return
+        ceiling = None
+        if cap is not None and self.sizes_can_wait:
+            ceiling = cap - float((ev.table.count.astype(np.float64) ** 2).sum())
+        ev.fk, ev.cut = self._exact_fk(ev.table, ev.levels, ceiling)
 
     def _exact_fk(self, table: ClassTable, levels: tuple[int, ...], ceiling: float | None = None
                   ) -> tuple[np.ndarray, bool]:
@@ -1173,7 +1188,7 @@ def search_optimal(
         times them bounds that discernibility, which every node above inherits (above the best too); its
         records failing k add at least n - k + 1 each below it."""
         cut[i] = float((e.table.count * e.fk).sum())
-        if e.mono_small.any():
+        if e.mono_small is not None and e.mono_small.any():
             raise_below(i, ev.suppression_floor(e))
         up = lat.up(i)
         inherited[up] = np.maximum(inherited[up], cut[i])
@@ -1224,7 +1239,9 @@ def search_optimal(
             ev.evaluations += 1
         levels = lat.levels[i]
         cap = _cut_cap(best_eval[0][0]) if cutting and best_eval[0] is not None else None
-        return finish(i, ev._mono(levels, ev.table(levels), early=False), cap)
+        table = ev.table(levels)
+        # with sizes that can wait, the exact count decides k itself (NodeEvaluator.complete)
+        return finish(i, NodeEval(levels, table, None) if lazy else ev._mono(levels, table, early=False), cap)
 
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
