@@ -514,3 +514,22 @@ def test_a_search_that_cuts_a_count_that_could_win_is_caught():
     finally:
         lattice_module._cut_cap = real
     assert raised > 0
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_discernibility_on_tables_beyond_the_kernels_size_uses_the_general_count(seed):
+    """Beyond KERNEL_FK_MAX_CLASSES classes a node's exact sizes come from the general count (never stopped):
+    the same optimum as every node evaluated exactly."""
+    import kanon_core.treat.lattice as lattice_module
+
+    case = larger_wildcard_case(seed)
+    problem = case.problem()
+    real = lattice_module.KERNEL_FK_MAX_CLASSES
+    lattice_module.KERNEL_FK_MAX_CLASSES = 0
+    try:
+        for frac in (0.0, 0.1):
+            least = least_dm(problem, case.k, frac)
+            if least is not None:
+                assert close(search_optimal(problem, case.k, frac, "dm").loss, least)
+    finally:
+        lattice_module.KERNEL_FK_MAX_CLASSES = real

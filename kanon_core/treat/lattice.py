@@ -400,6 +400,11 @@ class _Marginals:
 
 PARALLEL_FK_CLASSES = 2_000
 """Classes from which a node's exact wildcard sizes are counted on every compute slot (a few ms of work)."""
+KERNEL_FK_MAX_CLASSES = 200_000
+"""Classes up to which discernibility's exact wildcard sizes come from the lattice's own count
+(:func:`~._lattice_kernel.wildcard_fk`, which a node that cannot win may stop). Its lists grow with the table, so
+beyond, the general count (patterns x patterns or the pairwise scan, by its cost model) is faster: on 8 QIs of 10
+codes each with 3 % of the cells missing, 0.20 s against 0.16 s at 200k classes, 3.2 s against 1.1 s at 1M."""
 
 
 class NodeEvaluator:
@@ -742,9 +747,14 @@ class NodeEvaluator:
 
     def _fill_fk(self, ev: NodeEval, cap: float | None) -> None:
         """The node's fk for discernibility: its own counts under category semantics, else the exact count,
-        stopped above ``cap`` (see :meth:`complete`)."""
+        stopped above ``cap`` (see :meth:`complete`); on more than :data:`KERNEL_FK_MAX_CLASSES` classes the
+        general count of :meth:`ClassTable.class_sizes`, never stopped."""
         if not self.wildcard:
             ev.fk = ev.table.count
+            return
+        if ev.table.n_classes > KERNEL_FK_MAX_CLASSES:
+            ev.sizes = self._sizes(ev.table)
+            ev.fk = ev.sizes.fk_all
             return
         ceiling = None
         if cap is not None and self.sizes_can_wait:
