@@ -263,7 +263,8 @@ with tab_search:
                          "1 = nothing generalized, 0 = every value at the top of its hierarchy (Sweeney 2002).")
         m[2].metric("Records suppressed", f"{result.n_suppressed_records:,}")
         m[3].metric("Nodes evaluated", f"{result.nodes_evaluated:,}", help=f"of {result.n_nodes:,} in the lattice; the "
-                    "others were classified by monotonicity or skipped by a provable lower bound")
+                    "others were classified by monotonicity or skipped by a provable lower bound (discernibility "
+                    "with missing values as wildcards also stops counting a node once it cannot win)")
         m[4].metric("Seconds", f"{result.seconds:,.2f}")
         st.markdown(markdown_literal(search_summary(result)))
         st.dataframe(effects_table(result.levels, hierarchies, result.qis), hide_index=True, width="stretch")
