@@ -1195,11 +1195,10 @@ def search_optimal(
         """A node whose sizes were cut short: it cannot win (its discernibility without suppression, at most
         its loss, is above the best but for ties), so it has no summary, and passes on bounds from what was
         counted (phase 2: at once). Its partial sizes are each at most the exact ones, so the sum of records
-        times them bounds that discernibility, which every node above inherits (above the best too); its
-        records failing k add at least n - k + 1 each below it."""
+        times them bounds that discernibility, which every node above inherits (above the best too). A count
+        is cut only before the node's failing records are known (NodeEvaluator.complete), and a node noted in
+        phase 1 passed their floor down then."""
         cut[i] = float((e.table.count * e.fk).sum())
-        if e.mono_small is not None and e.mono_small.any():
-            raise_below(i, ev.suppression_floor(e))
         up = lat.up(i)
         inherited[up] = np.maximum(inherited[up], cut[i])
         bound[up] = inherited[up] + sup_extra[up]
