@@ -488,10 +488,12 @@ def test_discernibility_search_with_counts_cut_short_equals_every_node_evaluated
             assert close(search_optimal(problem, case.k, frac, "dm").loss, least)
 
 
-def test_a_search_that_cuts_a_count_that_could_win_is_caught():
-    """The run-time check of the counts cut short: with the cap made too low (every count after the first
-    node's cut at once), the search raises instead of returning a node it cannot vouch for, or returns the
-    optimum all the same."""
+@pytest.mark.parametrize("frac", [0.0, 0.1])
+def test_a_search_that_cuts_a_count_that_could_win_is_caught(frac):
+    """The run-time check of the nodes left without their count: with the cap made too low (every count after
+    the first node's cut at once, and at a positive limit every node scanned for its failing records left by
+    their floor), the search raises instead of returning a node it cannot vouch for, or returns the optimum
+    all the same."""
     import kanon_core.treat.lattice as lattice_module
 
     real = lattice_module._cut_cap
@@ -501,11 +503,11 @@ def test_a_search_that_cuts_a_count_that_could_win_is_caught():
         for seed in range(40):
             case = larger_wildcard_case(seed)
             problem = case.problem()
-            least = least_dm(problem, case.k, 0.0)
+            least = least_dm(problem, case.k, frac)
             if least is None:
                 continue
             try:
-                res = search_optimal(problem, case.k, 0.0, "dm")
+                res = search_optimal(problem, case.k, frac, "dm")
             except RuntimeError as exc:
                 assert "could beat the optimum" in str(exc)
                 raised += 1
@@ -514,6 +516,46 @@ def test_a_search_that_cuts_a_count_that_could_win_is_caught():
     finally:
         lattice_module._cut_cap = real
     assert raised > 0
+
+
+def test_nodes_left_by_the_floor_of_their_failing_records_lose_at_least_their_bound():
+    """At a positive limit, a node tagged passing but never classified is scanned for its failing records and
+    left without its exact count when the bound it inherits plus their floor is above the best loss. Every
+    such bound is at most the node's loss evaluated exactly (brute force), the search's optimum is the
+    exhaustive one, and the path is taken on these tables."""
+    import kanon_core.treat.lattice as lattice_module
+
+    real = lattice_module._check_left
+    seen: list[dict[int, float]] = []
+
+    def spy(left, best, why):
+        if "floor" in why:
+            seen.append(dict(left))
+        real(left, best, why)
+
+    lattice_module._check_left = spy
+    left_by_floor = 0
+    try:
+        for seed in range(60):
+            case = larger_wildcard_case(seed)
+            problem = case.problem()
+            lat = lattice_module._Lattice(problem.heights)
+            for frac in (0.05, 0.1, 0.2, 0.3):
+                ex = exhaustive_search(problem, case.k, frac, "dm")
+                feasible = ex.loc[ex.anonymous]
+                if feasible.empty:
+                    continue
+                seen.clear()
+                res = search_optimal(problem, case.k, frac, "dm")
+                assert close(res.loss, float(feasible["loss"].min()))
+                loss_at = {tuple(int(x) for x in row[list(problem.qis)]): float(row["loss"])
+                           for _, row in ex.iterrows()}
+                for node, bound in seen[0].items():
+                    left_by_floor += 1
+                    assert bound <= loss_at[tuple(int(x) for x in lat.levels[node])] * (1 + 1e-9)
+    finally:
+        lattice_module._check_left = real
+    assert left_by_floor > 0
 
 
 @given(st.integers(0, 2**32 - 1))
