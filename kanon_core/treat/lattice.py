@@ -34,8 +34,15 @@ exact:
    a bound above that loss, which only falls as the search goes on, so it can never win, not even a tie;
    its status is not needed. (Its path still climbs past the band: a failing node there tags a large
    part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
-   nodes at 0.5 % instead of 2,303, and returns the same node. The k-minimal nodes, which need every node
-   classified, are listed on request (``k_minimal=True``).
+   nodes at 0.5 % instead of 2,303, and returns the same node. Average class size (records / classes) has
+   no bound from the levels, but every class table the search computes bounds its node and every node above
+   (classes only merge upwards; with suppression the suppressed records count as one class, so the kept
+   classes plus one are at most the classes): the path starts are limited the same way, every table
+   classified raising the bounds above it, and under wildcard semantics each start's own table (a roll-up)
+   read before its scan. On the bundled sample at k = 3 this evaluates 145 nodes at 1 % instead of 2,220
+   (0.26 s instead of 2.3 s). (Under category semantics a node's classification is its roll-up: there the
+   start's table read first skipped few starts on Adult and took 0.28 s instead of 0.15 s at 1 %.) The
+   k-minimal nodes, which need every node classified, are listed on request (``k_minimal=True``).
 3. **Roll-up on the class table.** The records are aggregated once into a class table
    (:class:`~kanon_core.classtable.ClassTable`: distinct QI rows with counts, weights and sensitive value
    counts). A node's table is computed from the evaluated node below it with the fewest classes by
@@ -85,6 +92,7 @@ from ..risk.classes import alpha_count
 from ..risk.keys import group_ids
 from .hierarchy import Hierarchy, LevelTables
 from .metrics import (
+    BANDED,
     LEVEL_BOUNDED,
     MetricContext,
     MetricName,
@@ -1140,9 +1148,14 @@ def search_optimal(
 
     deferring = [True]  # phase 1: the bound updates wait (see apply_deferred)
     # Phase 1 classifies only the nodes that could still win unless every node is wanted (fact 2): with a
-    # bound from the levels alone, and no other way to the bounds (the other metrics' bounds are inherited
-    # from the k-minimal nodes below).
-    banded = not k_minimal and metric_name in LEVEL_BOUNDED
+    # bound from the levels alone, or from the class tables computed (discernibility's bounds are inherited
+    # from the k-minimal nodes below, whose exact sizes are counted in phase 2).
+    banded = not k_minimal and metric_name in BANDED
+    # Average class size has no bound from the levels alone, but every class table the search computes gives
+    # one for its node and every node above (records / classes: classes only merge upwards): a start whose
+    # bound, from its own table or one below it, is above the least loss found is not classified.
+    class_bounded = banded and metric_name not in LEVEL_BOUNDED
+    start_bound = base_bound if not class_bounded else np.zeros(lat.n)
     deferred: list[tuple[bool, int, Any]] = []
     # Discernibility's exact class sizes cost a complete scan per node, where classifying a node stops at k
     # matches per class: the passing nodes are completed in phase 2 only when they could win (the k-minimal
@@ -1274,8 +1287,18 @@ def search_optimal(
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
 
+    def raise_start_bound(i: int, table: ClassTable) -> float:
+        """Average class size's bound from node i's table, raised over its up-set (see class_bounded)."""
+        from ._lattice_kernel import raise_box
+
+        least = n / max(1, table.n_classes)
+        raise_box(lat.nodes[i], lat._heights, lat.strides, True, lat.status, -1, start_bound, least)
+        return least
+
     def classify(i: int, doomed: np.ndarray | None = None) -> bool:
         e = ev.classify(lat.levels[i], doomed)
+        if class_bounded:
+            raise_start_bound(i, e.table)
         if e.mono_small is None:
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= limit
@@ -1328,10 +1351,13 @@ def search_optimal(
             if lat.status[start] != lat.UNKNOWN:
                 continue
             ceiling = _band_ceiling(best_eval[0]) if banded else math.inf
-            if base_bound[start] > ceiling:
+            if start_bound[start] > ceiling:
                 continue
+            if class_bounded and ev.wildcard and math.isfinite(ceiling):  # its table (a roll-up) before its scan
+                if raise_start_bound(int(start), ev.table(lat.levels[start])) > ceiling:
+                    continue
             if progress is not None:
-                done = (lat.status != lat.UNKNOWN) | (base_bound > ceiling)
+                done = (lat.status != lat.UNKNOWN) | (start_bound > ceiling)
                 report(progress, 0.7 * float(done.mean()), "Classifying lattice nodes")
             path = _path_up(lat, int(start), balanced=ev.wildcard)
 
@@ -1344,6 +1370,9 @@ def search_optimal(
 
     # Phase 2: the optimum among the nodes passing the monotonic criteria, by increasing lower bound.
     apply_deferred()
+    if class_bounded:
+        inherited[:] = np.maximum(inherited, start_bound)
+        bound[:] = np.maximum(base_bound, inherited) + sup_extra
     kmin = np.zeros(0, dtype=np.int64) if banded else lat.k_minimal()
     if cutting:  # the least generalized first: a low loss early cuts the others' counts shorter
         kmin = kmin[np.lexsort((kmin, (lat.nodes[kmin] / np.maximum(problem.heights - 1, 1)).sum(axis=1)))]
@@ -1382,7 +1411,7 @@ def search_optimal(
             "suppression or relax the criteria."
         )
     if banded:
-        _check_band(lat, base_bound, best)
+        _check_band(lat, start_bound, best)
     if cutting:
         _check_left(cut, best, "whose count was cut short")
         _check_left(floored, best, "left by the floor of their failing records")
@@ -1427,12 +1456,13 @@ def _band_ceiling(best_key: tuple | None) -> float:
     return least + _tie_tolerance(least)
 
 
-def _check_band(lat: _Lattice, base_bound: np.ndarray, best: float) -> None:
+def _check_band(lat: _Lattice, start_bound: np.ndarray, best: float) -> None:
     """Run-time check of what makes a search that classifies only part of the lattice exact: every node
     left unclassified has a bound above the least loss found, ties included, so it could not have won.
-    (Read off the final statuses and bounds, apart from the decisions that skipped the nodes.)"""
+    (Read off the final statuses and bounds, from the levels or the class tables, apart from the decisions
+    that skipped the nodes.)"""
     unknown = lat.status == lat.UNKNOWN
-    could_win = unknown & (base_bound <= best + _tie_tolerance(best))
+    could_win = unknown & (start_bound <= best + _tie_tolerance(best))
     if could_win.any():
         raise RuntimeError(f"internal error: {int(could_win.sum())} lattice node(s) that could beat the "
                            "optimum were never classified")

@@ -41,6 +41,9 @@ METRIC_LABELS = {
 }
 LEVEL_BOUNDED: frozenset[str] = frozenset({"prec", "entropy"})
 """Metrics whose lower bound follows from the levels alone (no class counting needed)."""
+BANDED: frozenset[str] = LEVEL_BOUNDED | {"aecs"}
+"""Metrics whose optimal search classifies only the nodes whose bound may still win: the level-bounded ones,
+and average class size, whose bound (records / classes) follows from any class table at or below a node."""
 
 
 def check_metric(metric: str) -> MetricName:
