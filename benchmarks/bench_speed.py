@@ -6,7 +6,8 @@ Rows (the anchors are figures quoted from their sources, not rerun here):
   1 % suppression: the public ``search_optimal`` call on a freshly built problem, as
   ``bench_generalize.py`` times it; anchor ARX's Flash (Kohlmayer et al.);
 * the 8-QI search on the bundled sample (16,197 records with missing values read as wildcards; the 8 QIs
-  of the demo recipe with the automatic hierarchies; k = 3, Prec) at 0 % and 1 %;
+  of the demo recipe with the automatic hierarchies; k = 3) at 0 % and 1 %, with Prec, discernibility and
+  average class size;
 * all MINUCs at k = 2 on the seeded table of ``bench_minucs.py`` (11,204 records shaped like Wilson et
   al.'s, first 13 or all 19 QIs), and on the bundled sample's 11,204 records complete on the 19 QIs;
   anchors sdcMicro's SUDA2 and Wilson et al.'s frequency tables;
@@ -75,6 +76,10 @@ CASES: tuple[Case, ...] = (
          "—", 2.0),
     Case("sample8dm_1", "8-QI search on the sample, 1 %", "sample, 16,197 x 8 QIs (wildcard), k = 3, discernibility",
          "—", 2.0),
+    Case("sample8aecs_0", "8-QI search on the sample, 0 %",
+         "sample, 16,197 x 8 QIs (wildcard), k = 3, average class size", "—", 2.0),
+    Case("sample8aecs_1", "8-QI search on the sample, 1 %",
+         "sample, 16,197 x 8 QIs (wildcard), k = 3, average class size", "—", 2.0),
     Case("minucs13", "all MINUCs, k = 2", "seeded table, 11,204 x 13 QIs", "sdcMicro SUDA2 core 2.63 s", 0.79),
     Case("minucs19", "all MINUCs, k = 2", "seeded table, 11,204 x 19 QIs",
          "sdcMicro 35 s; Wilson et al. 9 h", 4.0),
@@ -307,6 +312,7 @@ SETUPS: dict[str, Callable[[], tuple]] = {
     "gen0": lambda: _adult(0.0), "gen1": lambda: _adult(0.01),
     "sample8_0": lambda: _sample8(0.0), "sample8_1": lambda: _sample8(0.01),
     "sample8dm_0": lambda: _sample8(0.0, "dm"), "sample8dm_1": lambda: _sample8(0.01, "dm"),
+    "sample8aecs_0": lambda: _sample8(0.0, "aecs"), "sample8aecs_1": lambda: _sample8(0.01, "aecs"),
     "minucs13": lambda: _minucs(13, "seeded"), "minucs19": lambda: _minucs(19, "seeded"),
     "minucs19s": lambda: _minucs(19, "sample"), "sup19": _sup19, "dash_sup3": _dash_sup3,
     "dash_minucs": _dash_minucs, "report_minucs": _report_minucs,
