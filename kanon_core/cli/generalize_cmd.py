@@ -36,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k-minimal", action="store_true",
                    help="also classify every node of the lattice and list every k-minimal node (minimal "
                         "nodes meeting the monotonic criteria) in the JSON, with the number of passing "
-                        "nodes; slower: by default, with prec and entropy, only the nodes that could still "
-                        "be the optimum are classified")
+                        "nodes; slower: by default, with prec, entropy and aecs, only the nodes that could "
+                        "still be the optimum are classified")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="weight (0..1) of a match with a record that has missing QIs and another key when testing "
                         "k-anonymity, as in sdcMicro's freqCalc (default 1); below 1 the search result is "
