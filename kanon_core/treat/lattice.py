@@ -1288,11 +1288,14 @@ def search_optimal(
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
 
     def raise_start_bound(i: int, table: ClassTable) -> float:
-        """Average class size's bound from node i's table, raised over its up-set (see class_bounded)."""
+        """Average class size's bound from node i's table, raised over its up-set (see class_bounded). The
+        bounds stay monotone up the lattice (each raise covers a whole up-set), so when node i's own is as high
+        already, so is every node's above it, and the walk over the up-set is spared."""
         from ._lattice_kernel import raise_box
 
         least = n / max(1, table.n_classes)
-        raise_box(lat.nodes[i], lat._heights, lat.strides, True, lat.status, -1, start_bound, least)
+        if least > start_bound[i]:
+            raise_box(lat.nodes[i], lat._heights, lat.strides, True, lat.status, -1, start_bound, least)
         return least
 
     def classify(i: int, doomed: np.ndarray | None = None) -> bool:
