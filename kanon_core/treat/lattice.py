@@ -1372,10 +1372,9 @@ def search_optimal(
         lat.status[:] = lat.ANON
 
     # Phase 2: the optimum among the nodes passing the monotonic criteria, by increasing lower bound.
-    apply_deferred()
-    if class_bounded:
+    if class_bounded:  # the class tables' bounds join those inherited (apply_deferred then sets every bound)
         inherited[:] = np.maximum(inherited, start_bound)
-        bound[:] = np.maximum(base_bound, inherited) + sup_extra
+    apply_deferred()
     kmin = np.zeros(0, dtype=np.int64) if banded else lat.k_minimal()
     if cutting:  # the least generalized first: a low loss early cuts the others' counts shorter
         kmin = kmin[np.lexsort((kmin, (lat.nodes[kmin] / np.maximum(problem.heights - 1, 1)).sum(axis=1)))]
@@ -1460,10 +1459,7 @@ def search_optimal(
 def _band_ceiling(best_key: tuple | None) -> float:
     """The largest lower bound with which a node may still win, ties included (the tolerance of
     :func:`_tie_winner`), given the key (loss, level sum, id) of the best passing node so far."""
-    if best_key is None:
-        return math.inf
-    least = float(best_key[0])
-    return least + _tie_tolerance(least)
+    return math.inf if best_key is None else _cut_cap(float(best_key[0]))
 
 
 def _check_band(lat: _Lattice, start_bound: np.ndarray, best: float) -> None:
@@ -1479,8 +1475,8 @@ def _check_band(lat: _Lattice, start_bound: np.ndarray, best: float) -> None:
 
 
 def _cut_cap(least: float) -> float:
-    """The discernibility without suppression above which a node cannot beat the least loss found so far,
-    ties included (its loss is at least that)."""
+    """The lower bound above which a node cannot beat the least loss found so far, ties included: for a
+    discernibility count cut short, its discernibility without suppression (its loss is at least that)."""
     return least + _tie_tolerance(least)
 
 
