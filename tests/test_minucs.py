@@ -288,6 +288,45 @@ def test_enumeration_equals_the_definition_on_any_weighted_family(q, b, data):
         assert set(found) == _minimal_unsafe_by_definition(emask, eweight, q, b, q)
 
 
+@given(st.integers(1, 7), st.integers(0, 3), st.data())
+def test_the_reduced_edge_family_decides_every_set_as_the_whole_family(q, b, data):
+    """The family the enumeration works on (``_reduce_family``: masks implied by a must mask dropped, and
+    must masks implied by their light subsets not kept as edges) leaves unsafe exactly the sets the distinct
+    masks leave unsafe, over all 2^q sets; and a must mask with two light subsets (b = 1) is no edge."""
+    from kanon_core.risk._minuc_kernel import _reduce_family
+
+    masks = data.draw(st.lists(st.integers(1, (1 << q) - 1), min_size=1, max_size=60, unique=True))
+    nd = len(masks)
+    weights = data.draw(st.lists(st.integers(1, b + 2), min_size=nd, max_size=nd))
+    emask = np.zeros(nd, dtype=np.uint64)
+    eweight = np.zeros(nd, dtype=np.int64)
+    ne = _reduce_family(np.array(masks, np.uint64), np.array(weights, np.int64), nd, q, b, emask, eweight)
+    kept = [int(m) for m in emask[:ne]]
+    assert set(kept) <= set(masks) and len(kept) == len(set(kept))
+    assert [bin(m).count("1") for m in kept] == sorted(bin(m).count("1") for m in kept)
+    assert all(int(w) == weights[masks.index(m)] for m, w in zip(kept, eweight[:ne]))
+
+    def unhit(family, weight_of, s: int) -> int:
+        return sum(weight_of[i] for i, m in enumerate(family) if m & s == 0)
+
+    for s in range(1 << q):
+        assert (unhit(masks, weights, s) <= b) == (unhit(kept, [int(w) for w in eweight[:ne]], s) <= b)
+
+
+def test_a_must_mask_implied_by_its_light_subsets_is_no_edge():
+    """b = 1 (k = 3, a unique record): {0} and {1} weigh 1 each (light); {0, 1} contains both, so an S
+    leaving it unhit leaves weight 2 unhit without it. It is no edge, and {0, 1, 2} above it is dropped.
+    {2} weighs 2 (a must mask, an edge), {2, 3} contains it (dropped), {3} is light (an edge)."""
+    from kanon_core.risk._minuc_kernel import _reduce_family
+
+    masks = np.array([0b11, 0b1, 0b10, 0b111, 0b100, 0b1000, 0b1100], np.uint64)
+    weights = np.array([1, 1, 1, 1, 2, 1, 1], np.int64)
+    emask = np.zeros(7, dtype=np.uint64)
+    eweight = np.zeros(7, dtype=np.int64)
+    ne = _reduce_family(masks, weights, 7, 4, 1, emask, eweight)
+    assert sorted(int(m) for m in emask[:ne]) == [0b1, 0b10, 0b100, 0b1000]
+
+
 @settings(max_examples=25)
 @given(tables(max_n=90, max_q=7, max_card=3), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
 def test_larger_tables_with_repeats_equal_brute_force(codes, k, missing):
