@@ -362,6 +362,32 @@ def _tallies_from_lists(lists: list[set[int]], q: int) -> tuple[np.ndarray, np.n
     return sizes, per_qi
 
 
+@pytest.mark.parametrize("q", [3, 7, 8, 19, 22, 23, 40, 64])
+def test_the_kernels_tally_counts_every_mask_by_size_and_qi(q):
+    """The kernel's tally of one row's masks (bytes per QI, emptied every 255 masks) against a count bit by
+    bit: runs of the full mask longer than 255 would overflow a byte, and masks of 64 QIs use every word."""
+    from kanon_core.risk._minuc_kernel import STAMP_MAX_BITS, _spread_table, _tally
+
+    rng = np.random.default_rng(q)
+    dtype = np.uint32 if q <= 32 else np.uint64
+    full = (1 << q) - 1
+    random = [int(x) & full for x in rng.integers(0, 2**63, size=900)]
+    random += [1 << 63 | int(x) for x in rng.integers(0, 2**63, size=50)] if q == 64 else []  # the top bit
+    masks = [full] * 600 + [m for m in random if m] + [1 << (q - 1)] * 300
+    buf = np.array([0, 0, *masks, full], dtype=dtype)  # the row's masks are buf[2:-1]
+    sizes = np.zeros(q, np.int64)
+    qis = np.zeros(q, np.int64)
+    marks = np.zeros(1 << q if q <= STAMP_MAX_BITS else 0, dtype=np.uint8)
+    spread = _spread_table(q)
+    _tally(buf, 2, len(buf) - 1, sizes, qis, marks, spread, np.zeros(len(spread), np.uint64))
+    want_sizes = np.bincount([bin(m).count("1") - 1 for m in masks], minlength=q)
+    want_qis = np.array([sum((m >> j) & 1 for m in masks) for j in range(q)])
+    np.testing.assert_array_equal(sizes, want_sizes)
+    np.testing.assert_array_equal(qis, want_qis)
+    if len(marks):
+        assert set(np.flatnonzero(marks).tolist()) == set(masks)
+
+
 @settings(max_examples=60)
 @given(tables(max_n=40, max_q=7), st.integers(2, 4), st.sampled_from(["wildcard", "category"]),
        st.one_of(st.none(), st.integers(1, 4)))

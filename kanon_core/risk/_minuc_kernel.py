@@ -460,19 +460,58 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     return buf, nbuf, complete
 
 
+SPREAD_BITS = 7
+"""QIs counted per word of the tally: one byte each, seven bytes of a 64-bit word (see :func:`_tally`)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _spread_table(q):  # pragma: no cover - compiled
+    """``out[c, x]``: the bits of the 7-bit value x (QIs 7c .. 7c + 6 of a mask) spread one per byte of a
+    word, bit j to the lowest bit of byte j, so that adding such words counts each QI in its own byte."""
+    n_words = (q + SPREAD_BITS - 1) // SPREAD_BITS
+    out = np.zeros((n_words, 1 << SPREAD_BITS), dtype=np.uint64)
+    for c in range(n_words):
+        for x in range(1 << SPREAD_BITS):
+            w = np.uint64(0)
+            for j in range(SPREAD_BITS):
+                if (x >> j) & 1:
+                    w |= np.uint64(1) << np.uint64(8 * j)
+            out[c, x] = w
+    return out
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _tally(buf, lo, hi, sizes, qis, marks):  # pragma: no cover - compiled
+def _tally(buf, lo, hi, sizes, qis, marks, spread, acc):  # pragma: no cover - compiled
     """Count the masks ``buf[lo:hi]`` (one row's MINUCs, still in cache) by size and by QI they contain,
-    and flag each mask in ``marks`` (a byte per possible mask; empty when there are too many QIs)."""
+    and flag each mask in ``marks`` (a byte per possible mask; empty when there are too many QIs).
+
+    The count by QI adds, per mask, one word of :func:`_spread_table` per seven QIs into ``acc`` (a byte
+    per QI), emptied into ``qis`` every 255 masks, before a byte can overflow: a few adds per mask where
+    incrementing ``qis`` bit by bit chained each increment to the last one's store (about 5 % of the
+    sample's search at k = 3)."""
     flag = marks.shape[0] > 0
-    for t in range(lo, hi):
-        m = np.uint64(buf[t])
-        if flag:
-            marks[m] = 1
-        sizes[_popcount(m) - 1] += 1
-        while m:
-            qis[_bit_index(m)] += 1
-            m &= m - np.uint64(1)
+    n_words = spread.shape[0]
+    q = qis.shape[0]
+    low7 = np.uint64((1 << SPREAD_BITS) - 1)
+    t = lo
+    while t < hi:
+        stop = min(hi, t + 255)
+        for c in range(n_words):
+            acc[c] = 0
+        for s in range(t, stop):
+            m = np.uint64(buf[s])
+            if flag:
+                marks[m] = 1
+            sizes[_popcount(m) - 1] += 1
+            for c in range(n_words):
+                acc[c] += spread[c, (m >> np.uint64(SPREAD_BITS * c)) & low7]
+        for c in range(n_words):
+            a = acc[c]
+            for j in range(SPREAD_BITS):
+                v = SPREAD_BITS * c + j
+                if v < q:
+                    qis[v] += np.int64((a >> np.uint64(8 * j)) & np.uint64(255))
+        t = stop
 
 
 @numba.njit(cache=True, nogil=True)
@@ -501,6 +540,8 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
     sizes = np.zeros((which.shape[0], q), dtype=np.int64)
     qis = np.zeros((which.shape[0], q), dtype=np.int64)
     marks = np.zeros((1 << q) if q <= STAMP_MAX_BITS else 0, dtype=np.uint8)
+    spread = _spread_table(q)
+    acc = np.zeros(spread.shape[0], dtype=np.uint64)  # the tally's bytes per QI
     buf = np.empty(1 << 12, dtype=bitvals.dtype)  # uint32 up to 32 QIs: half the memory traffic
     nbuf = 0
     for i in range(which.shape[0]):
@@ -517,7 +558,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
         counts[i] = nbuf - before
         complete[i] = comp
-        _tally(buf, before, nbuf, sizes[i], qis[i], marks)
+        _tally(buf, before, nbuf, sizes[i], qis[i], marks, spread, acc)
         if not keep:
             nbuf = 0
     return counts, buf[:nbuf].copy(), complete, sizes, qis, np.flatnonzero(marks).astype(np.uint64)
