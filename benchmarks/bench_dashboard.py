@@ -155,6 +155,38 @@ def _section(page, name: str) -> Callable[[], None]:
     return click
 
 
+def _pick(page, opener, option, tries: int = 3) -> None:
+    """Open a select box and click ``option``, opening it again when the list closed before the option showed:
+    in a full run a rerun still drawing the page closed a list just opened, and the click waited for an option
+    that never came."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(tries):
+        opener.click()
+        try:
+            option.wait_for(state="visible", timeout=5000 if attempt < tries - 1 else TIMEOUT_MS)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            _idle(page)
+            continue
+        option.click()
+        _idle(page)
+        return
+
+
+def _enter_number(page, field, value: str, tries: int = 3) -> None:
+    """Type ``value`` into a number input and commit it (Enter), typed again when the input shows another value
+    afterwards: in a full run the browser once kept the old value, with no run following, and the wait for the
+    run's text timed out."""
+    for _ in range(tries):
+        field.fill(value)
+        field.press("Enter")
+        page.wait_for_timeout(100)
+        if field.input_value() == value:
+            return
+    raise RuntimeError(f"the number input did not take {value}")
+
+
 def _is_tab(page, name: str) -> bool:
     return page.get_by_role("tab", name=name, exact=True).count() > 0
 
@@ -321,7 +353,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
     if "minucs" not in skip and "leave" not in skip:  # last: it leaves a search running ahead
         _timed(page, lambda: _nav(page, "MINUCs"), "Missing values count as", rerun=False)
         k_input = page.locator("[data-testid='stNumberInput'] input").first
-        _timed(page, lambda: (k_input.fill("4"), k_input.press("Enter")), "Estimated from")
+        _timed(page, lambda: _enter_number(page, k_input, "4"), "Estimated from")
         s = _timed(page, lambda: _nav(page, "Recode"), "Global recoding generalizes a variable", rerun=False)
         page.wait_for_function(_NOT_STALE, timeout=TIMEOUT_MS)
         rows.append(Row("a page opened during a search started ahead (Recode, right after MINUCs at k = 4)", s, 1.0,
@@ -360,14 +392,11 @@ def _recode_race(page) -> None:
     _timed(page, lambda: _nav(page, "Recode"), "Single recode", rerun=False)
     _timed(page, _section(page, "Single recode"), "Merge these categories", rerun=False)
     panel = page.get_by_role("tabpanel", name="Single recode")
-    panel.locator("[data-testid='stSelectbox']").filter(has_text="Variable").first.click()
-    page.get_by_role("option", name="BYRACE", exact=True).click()
-    _idle(page)
+    _pick(page, panel.locator("[data-testid='stSelectbox']").filter(has_text="Variable").first,
+          page.get_by_role("option", name="BYRACE", exact=True))
     merge = panel.locator("[data-testid='stMultiSelect']").filter(has_text="Merge these categories").first
     for label in ("Amer. Indian/Alaska Native, non-Hispanic (", "Asian, Hawaii/Pac. Islander, non-Hispanic ("):
-        merge.click()
-        page.get_by_role("option").filter(has_text=label).first.click()
-        _idle(page)
+        _pick(page, merge, page.get_by_role("option").filter(has_text=label).first)
     page.keyboard.press("Escape")
     _timed(page, lambda: page.get_by_role("button", name="Apply this recode").click(), "applied")
 
