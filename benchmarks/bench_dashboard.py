@@ -157,7 +157,7 @@ def _section(page, name: str) -> Callable[[], None]:
 
 def _pick(page, opener, option, tries: int = 3) -> None:
     """Open a select box and click ``option``, opening it again when the list closed before the option showed:
-    in a full run a rerun still drawing the page closed a list just opened, and the click waited for an option
+    in a full run a list just opened was closed again (the server idle), and the click waited for an option
     that never came."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
