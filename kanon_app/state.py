@@ -257,11 +257,16 @@ def shared_number_input(container: Any, label: str, setting: str, widget_key: st
     The setting lives in the workflow state (no widget is bound to it), so every page shows the same
     value. The copy happens in the callback, which Streamlit runs before the script: the sidebar, drawn
     before the page, already sees the new value (copying in the page body made it lag one rerun behind).
+    The field's key is written only when it differs from the setting: a key written in a run is sent to
+    the browser with Streamlit's instruction to set the field (``set_value``), which every run gave before,
+    also one ending while the officer was editing the field.
     """
     value = cast(settings().get(setting, default))
     lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
     value = value if lo is None else max(cast(lo), value)
-    st.session_state[widget_key] = value if hi is None else min(cast(hi), value)
+    value = value if hi is None else min(cast(hi), value)
+    if st.session_state.get(widget_key) != value:
+        st.session_state[widget_key] = value
     return cast(container.number_input(label, key=widget_key, on_change=_copy_widget,
                                        args=(widget_key, setting, cast), **kwargs))
 

@@ -51,3 +51,16 @@ def test_k_is_shared_by_minucs_suppress_and_recode():
     at.number_input(key="w_k").set_value(6).run()
     at.switch_page("pages/minucs.py").run()
     assert int(at.number_input(key="w_minuc_k").value) == 6
+
+
+def test_a_rerun_does_not_push_an_unchanged_k_to_the_browser():
+    """A run tells the browser to set the k field (Streamlit's set_value) only when the session's k changed,
+    not on every run (also one ending while the officer edits the field); a changed k still reaches it."""
+    at = AppTest.from_function(_sidebar_then_page, default_timeout=60).run()
+    assert not at.exception
+    at.run()  # a rerun with nothing changed (a background job's end, a click elsewhere)
+    assert not at.number_input(key="w_k").proto.set_value
+    at.session_state["settings"]["k"] = 7  # the session's k set on another page
+    at.run()
+    field = at.number_input(key="w_k")
+    assert field.proto.set_value and int(field.value) == 7
