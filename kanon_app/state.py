@@ -258,8 +258,8 @@ def shared_number_input(container: Any, label: str, setting: str, widget_key: st
     value. The copy happens in the callback, which Streamlit runs before the script: the sidebar, drawn
     before the page, already sees the new value (copying in the page body made it lag one rerun behind).
     The field's key is written only when it differs from the setting: a key written in a run is sent to
-    the browser with Streamlit's instruction to set the field (``set_value``), which every run gave before,
-    also one ending while the officer was editing the field.
+    the browser with Streamlit's instruction to set the field (``set_value``), also by a run that ends while
+    the officer is editing the field.
     """
     value = cast(settings().get(setting, default))
     lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
