@@ -362,6 +362,22 @@ def _tallies_from_lists(lists: list[set[int]], q: int) -> tuple[np.ndarray, np.n
     return sizes, per_qi
 
 
+@settings(max_examples=60)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=9), st.sampled_from([np.uint32, np.uint64]),
+       st.integers(0, 3))
+def test_the_chunks_masks_are_joined_in_order(lengths, dtype, parallel_from):
+    """The join of the chunks' masks on two threads (from ``parallel_from`` masks on) is the concatenation:
+    every chunk in its place, empty chunks included, in the masks' type."""
+    from kanon_core.risk.minucs import join_masks
+
+    rng = np.random.default_rng(len(lengths))
+    parts = [rng.integers(1, 2**31, size=n).astype(dtype) for n in lengths]
+    got = join_masks(parts, parallel_from=parallel_from)
+    want = np.concatenate(parts)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("q", [3, 7, 8, 19, 22, 23, 40, 64])
 def test_the_kernels_tally_counts_every_mask_by_size_and_qi(q):
     """The kernel's tally of one row's masks (bytes per QI, emptied every 255 masks) against a count bit by
