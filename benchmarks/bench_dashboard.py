@@ -28,7 +28,9 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
   share that search; they waited for it, with the whole page, until the officer asked for it there).
 
 Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
-state is back to "not running". Goals are those of the project's speed issue on a 2-core machine.
+state is back to "not running". Goals are those of the project's speed issue on a 2-core machine. Each row's
+note also gives the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`):
+with both on the same 2 cores, a wait is at least half their sum.
 
 Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3]
 (``--read S``: Compare, "Find MINUCs" and the first "Build the report" are clicked after S seconds on the page
@@ -53,6 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.cpu_meter import CpuMeter, CpuSplit  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop  # noqa: E402
 
 TIMEOUT_MS = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)  # per wait; a loaded machine is slow
@@ -86,12 +89,31 @@ _CHARTS_DRAWN = """() => {
 
 @dataclass(frozen=True)
 class Row:
-    """One timed dashboard action: what was done, seconds, the goal, and a note (e.g. the core's own time)."""
+    """One timed dashboard action: what was done, seconds, the goal, a note (e.g. the core's own time), and the
+    CPU the server and the browser spent meanwhile (see :mod:`benchmarks.cpu_meter`)."""
 
     work: str
     seconds: float
     goal: float | None
     note: str = ""
+    cpu: CpuSplit | None = None
+
+    @property
+    def described(self) -> str:
+        """The note, with the CPU spent meanwhile when it was measured."""
+        return "; ".join(x for x in (self.note, None if self.cpu is None else self.cpu.text()) if x)
+
+
+class _Meter:
+    """The CPU meter of the server under test (set per server) and the split of the last timed wait."""
+
+    meter: CpuMeter | None = None
+    last: CpuSplit | None = None
+
+
+def _last_cpu() -> CpuSplit | None:
+    """The CPU the server and the browser spent during the last :func:`_timed` wait."""
+    return _Meter.last
 
 
 PLOTLY_CHUNK = "PlotlyChart."
@@ -114,6 +136,8 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     wait for a change then never ends; the text and an idle app are enough there. ``selector``: an element
     awaited instead of a text (a table or a chart, whose contents are drawn, not written)."""
     page.evaluate(_WATCH)
+    meter = _Meter.meter if _Meter.meter is not None and _Meter.meter.available else None
+    start = None if meter is None else meter.sample()
     t0 = time.perf_counter()
     action()
     if selector is not None:
@@ -125,7 +149,9 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     _idle(page)
     if charts:
         page.wait_for_function(_CHARTS_DRAWN, timeout=TIMEOUT_MS, polling=10)
-    return time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    _Meter.last = None if start is None else meter.since(start)
+    return seconds
 
 
 def _open_first_page(page, url: str) -> None:
@@ -212,6 +238,7 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         proc, url = _start_app(Path(tmp) / "server.log")
+        _Meter.meter = CpuMeter(proc.pid)
         try:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             sessions = [lambda page, i=i: _session(page, url, first=i == 0, skip=skip, read=read)
@@ -231,6 +258,7 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
                 context.close()
             browser.close()
         finally:
+            _Meter.meter = None
             _stop(proc)
     return list(best.values())
 
@@ -261,17 +289,17 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         rows.append(Row("Compare first open" if read <= 0 else f"Compare first open, clicked after {read:g} s on the "
                         "first page", s, 1.0,
                         "until its charts are drawn; the browser loaded Streamlit's Plotly code on this click (the "
-                        "session's first chart)" if plotly else "until its charts are drawn"))
+                        "session's first chart)" if plotly else "until its charts are drawn", cpu=_last_cpu()))
         if "fit" not in skip:
             _timed(page, _section(page, "Regression"), "Fit the three models", rerun=False)
             s = _timed(page, lambda: page.get_by_role("button", name="Fit the three models").click(), None,
                        selector=".st-key-chart_cmp_coef .main-svg")
             rows.append(Row("first fit of the three models (Compare, the page's default model)", s, 1.0,
-                            "until the coefficients' chart is drawn"))
+                            "until the coefficients' chart is drawn", cpu=_last_cpu()))
 
     if "risk" not in skip:
         s = _timed(page, lambda: _nav(page, "Risk"), "Records violating", rerun=False, charts=True)
-        rows.append(Row("Risk page first open", s, 1.0, "until its charts are drawn"))
+        rows.append(Row("Risk page first open", s, 1.0, "until its charts are drawn", cpu=_last_cpu()))
         if read > 0:  # the officer reads the risk figures (the MINUCs page's search starts 2 s after the page)
             time.sleep(read)
 
@@ -287,11 +315,11 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         rows.append(Row("build the report (sample, v0)" if read <= 0 else
                         f"build the report (sample, v0), clicked after {read:g} s on the Risk page and the tab", s,
                         2.0, "the MINUCs page's search started ahead by the Risk page" if ahead else
-                        "its MINUC counts start when the tab opens"))
+                        "its MINUC counts start when the tab opens", cpu=_last_cpu()))
 
     if "minucs" not in skip:
         s = _timed(page, lambda: _nav(page, "MINUCs"), "Estimated from", rerun=False)
-        rows.append(Row("MINUCs page open (19 QIs, estimate)", s, None))
+        rows.append(Row("MINUCs page open (19 QIs, estimate)", s, None, cpu=_last_cpu()))
         if read > 0:  # the officer reads the estimate (the search started when the page opened)
             time.sleep(read)
         s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC",
@@ -304,7 +332,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                         + ("" if read <= 0 else f", clicked after {read:g} s on the page"), s, 2.0,
                         f"core search {core} s, from its start" + (
                             ", started ahead by the Risk page" if "risk" not in skip else
-                            ", started when the page opened")))
+                            ", started when the page opened"), cpu=_last_cpu()))
         switches = []
         for name, expect in [("Records", "Record (row number) to inspect"), ("SUDA scores", re.compile("Records with a SUDA score|SUDA scores are defined")),
                              ("Violating QI sets", "minimal sets of quasi-identifiers"),
@@ -321,16 +349,17 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                rerun=not _is_tab(page, "Report"))
         s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
                    "Download the report (")
-        rows.append(Row("build the report after Find MINUCs (v0)", s, 2.0, "the MINUCs page's search reused"))
+        rows.append(Row("build the report after Find MINUCs (v0)", s, 2.0, "the MINUCs page's search reused",
+                        cpu=_last_cpu()))
 
     if "minucs" not in skip and "recode" not in skip:  # recode and recheck: the untouched records' MINUCs kept
         _recode_race(page)
         s = _timed(page, lambda: _nav(page, "MINUCs"), "Version v0's search is reused")
-        rows.append(Row("MINUCs page open after a recode (estimate)", s, None))
+        rows.append(Row("MINUCs page open after a recode (estimate)", s, None, cpu=_last_cpu()))
         s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC",
                    charts=True)
         rows.append(Row("Find MINUCs after a recode (race 1 and 2 merged)", s, 2.0,
-                        f"core search {_metric(page, 'Seconds')} s, v0's search carried over"))
+                        f"core search {_metric(page, 'Seconds')} s, v0's search carried over", cpu=_last_cpu()))
         if "report" not in skip:
             _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
             _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
@@ -338,7 +367,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
             s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
                        "Download the report (")
             rows.append(Row("build the report after the recode (v1)", s, 2.0,
-                            "the MINUCs page's searches of v0 and v1 reused"))
+                            "the MINUCs page's searches of v0 and v1 reused", cpu=_last_cpu()))
 
     if "suppress" not in skip:
         _timed(page, lambda: _nav(page, "Suppress"), "Run suppression", rerun=False)
@@ -348,7 +377,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         except Exception as exc:  # noqa: BLE001 - a row that did not finish says so, the others are kept
             rows.append(Row(work, float("nan"), 5.0, f"not finished: {type(exc).__name__}"))
         else:
-            rows.append(Row(work, s, 5.0, f"core {_metric(page, 'Seconds')} s"))
+            rows.append(Row(work, s, 5.0, f"core {_metric(page, 'Seconds')} s", cpu=_last_cpu()))
 
     if "minucs" not in skip and "leave" not in skip:  # last: it leaves a search running ahead
         _timed(page, lambda: _nav(page, "MINUCs"), "Missing values count as", rerun=False)
@@ -357,7 +386,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         s = _timed(page, lambda: _nav(page, "Recode"), "Global recoding generalizes a variable", rerun=False)
         page.wait_for_function(_NOT_STALE, timeout=TIMEOUT_MS)
         rows.append(Row("a page opened during a search started ahead (Recode, right after MINUCs at k = 4)", s, 1.0,
-                        "the MINUCs page's search for k = 4 under way, not asked for"))
+                        "the MINUCs page's search for k = 4 under way, not asked for", cpu=_last_cpu()))
     return rows
 
 
@@ -382,7 +411,8 @@ def _minucs_first(page, url: str, risk_read: float = 0.0) -> list[Row]:
     how = (f"after {risk_read:g} s on the Risk page" if risk_read > 0 else "the MINUCs page opened first")
     rows.append(Row(f"Find MINUCs (19 QIs, k = {k}) clicked at once, {how}", s, 2.0,
                     f"core search {_metric(page, 'Seconds')} s from its start, started ahead by "
-                    + ("the Risk page" if risk_read > 0 else "the MINUCs page as it opened") + " (a new session)"))
+                    + ("the Risk page" if risk_read > 0 else "the MINUCs page as it opened") + " (a new session)",
+                    cpu=_last_cpu()))
     return rows
 
 
@@ -412,7 +442,7 @@ def table(rows: list[Row]) -> str:
     out = ["| dashboard (sample: 16,197 records, 19 QIs) | seconds | goal | note |", "|---|---:|---:|---|"]
     for r in rows:
         goal = f"≤ {r.goal:g} s" if r.goal is not None else "—"
-        out.append(f"| {r.work} | {r.seconds:.2f} | {goal} | {r.note} |")
+        out.append(f"| {r.work} | {r.seconds:.2f} | {goal} | {r.described} |")
     return "\n".join(out)
 
 

@@ -359,7 +359,7 @@ def _dashboard_rows(skip: bool) -> dict[str, tuple[float, str]]:
     except Exception as exc:  # noqa: BLE001 - report and print the rest of the table
         print(f"dashboard rows not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
         return {}
-    return {r.work: (r.seconds, r.note) for r in rows}
+    return {r.work: (r.seconds, r.described) for r in rows}
 
 
 def main() -> None:
