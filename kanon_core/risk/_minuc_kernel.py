@@ -460,6 +460,54 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
     return buf, nbuf, complete
 
 
+@numba.njit(cache=True, nogil=True)
+def _relabel_rare_first(emask, ne, q, freq, new_of, bit_of):  # pragma: no cover - compiled
+    """Relabel the QIs of one row's edges ``emask[:ne]`` (in place) so that the QIs in the fewest edges take the
+    lowest bits; ``bit_of[t]`` receives the original bit of new label t (for :func:`_restore_labels`).
+
+    Why: the enumeration branches on an edge's candidate QIs lowest bit first, each child keeping the candidates
+    before its own, so the labels shape the search tree (not its leaves' sets). With the rarest QIs first the
+    sample's k = 3 search makes 14.2M nodes instead of 14.8M and its enumeration takes 1.74-1.79 CPU s instead of
+    1.97-2.00 (the rarest last: 2.36-2.39). Relabeling is a bijection of the QI sets that keeps containment and
+    every edge's weight, so the minimal unsafe sets found are exactly the relabeled MINUCs, and mapping them
+    back gives the same MINUCs; only the order in which a row's MINUCs are listed changes. Ties keep the QIs'
+    order (a stable sort), so the labels, and that order, are the same on every run.
+    """
+    for j in range(q):
+        freq[j] = 0
+    for e in range(ne):
+        x = emask[e]
+        while x:
+            low = x & (~x + np.uint64(1))
+            freq[_bit_index(low)] += 1
+            x ^= low
+    order = np.argsort(freq[:q], kind="mergesort")
+    for t in range(q):
+        new_of[order[t]] = t
+        bit_of[t] = np.uint64(1) << np.uint64(order[t])
+    for e in range(ne):
+        x = emask[e]
+        y = np.uint64(0)
+        while x:
+            low = x & (~x + np.uint64(1))
+            y |= np.uint64(1) << np.uint64(new_of[_bit_index(low)])
+            x ^= low
+        emask[e] = y
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _restore_labels(buf, lo, hi, bit_of):  # pragma: no cover - compiled
+    """``buf[lo:hi]`` (sets in the labels of :func:`_relabel_rare_first`) mapped back to the original QIs."""
+    for s in range(lo, hi):
+        x = np.uint64(buf[s])
+        y = np.uint64(0)
+        while x:
+            low = x & (~x + np.uint64(1))
+            y |= bit_of[_bit_index(low)]
+            x ^= low
+        buf[s] = y
+
+
 SPREAD_BITS = 7
 """QIs counted per word of the tally: one byte each, seven bytes of a 64-bit word (see :func:`_tally`)."""
 
@@ -544,6 +592,9 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
     acc = np.zeros(spread.shape[0], dtype=np.uint64)  # the tally's bytes per QI
     buf = np.empty(1 << 12, dtype=bitvals.dtype)  # uint32 up to 32 QIs: half the memory traffic
     nbuf = 0
+    freq = np.zeros(q, dtype=np.int64)  # the relabeling's work space (see _relabel_rare_first)
+    new_of = np.zeros(q, dtype=np.int64)
+    bit_of = np.zeros(q, dtype=np.uint64)
     for i in range(which.shape[0]):
         u = which[i]
         if fk[u] >= k:
@@ -554,8 +605,10 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
             continue
         b = k - 1 - m0
         ne = _reduce_family(dmask, dweight, nd, q, b, emask, eweight)
+        _relabel_rare_first(emask, ne, q, freq, new_of, bit_of)
         before = nbuf
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
+        _restore_labels(buf, before, nbuf, bit_of)
         counts[i] = nbuf - before
         complete[i] = comp
         _tally(buf, before, nbuf, sizes[i], qis[i], marks, spread, acc)

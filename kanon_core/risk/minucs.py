@@ -19,7 +19,9 @@ its inclusion-minimal edges matter. For k > 2 they are the minimal "partial" tra
 most b of weight unhit; :func:`~kanon_core.risk._minuc_kernel._reduce_family` shrinks the edge family
 without changing which sets are unsafe, and a depth-first search in the style of MMCS (Murakami & Uno,
 2014) enumerates them, each exactly once, pruning any branch in which a chosen QI has lost all its
-critical edges (it could never be needed again).
+critical edges (it could never be needed again). The search runs on the row's QIs relabeled rarest first
+(fewest edges holding them), which shapes its tree but not the sets it finds, and maps them back
+(:func:`~kanon_core.risk._minuc_kernel._relabel_rare_first`).
 
 Why this rather than SUDA2's recursion over item subtables (Manning, Haglin & Keane, 2008)? Both find the
 same sets; this one needs no special-row check, handles missing values and any k natively, works on
