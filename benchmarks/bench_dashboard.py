@@ -116,6 +116,17 @@ def _last_cpu() -> CpuSplit | None:
     return _Meter.last
 
 
+def _cpu_start() -> tuple[float, float] | None:
+    """The CPU the server and the browser have spent so far (None without a meter)."""
+    meter = _Meter.meter
+    return None if meter is None or not meter.available else meter.sample()
+
+
+def _cpu_since(start: tuple[float, float] | None) -> CpuSplit | None:
+    """The CPU spent since :func:`_cpu_start` gave ``start``."""
+    return None if start is None or _Meter.meter is None else _Meter.meter.since(start)
+
+
 PLOTLY_CHUNK = "PlotlyChart."
 """Name start of the code chunk of Streamlit's Plotly element, which the browser loads for a session's first
 chart (1.3-1.6 s of browser work here)."""
@@ -136,8 +147,7 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     wait for a change then never ends; the text and an idle app are enough there. ``selector``: an element
     awaited instead of a text (a table or a chart, whose contents are drawn, not written)."""
     page.evaluate(_WATCH)
-    meter = _Meter.meter if _Meter.meter is not None and _Meter.meter.available else None
-    start = None if meter is None else meter.sample()
+    start = _cpu_start()
     t0 = time.perf_counter()
     action()
     if selector is not None:
@@ -150,7 +160,7 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     if charts:
         page.wait_for_function(_CHARTS_DRAWN, timeout=TIMEOUT_MS, polling=10)
     seconds = time.perf_counter() - t0
-    _Meter.last = None if start is None else meter.since(start)
+    _Meter.last = _cpu_since(start)
     return seconds
 
 
@@ -273,10 +283,12 @@ class _Rows(list):
 
 def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0.0) -> list[Row]:
     rows: list[Row] = _Rows()
+    start = _cpu_start()
     t0 = time.perf_counter()
     _open_first_page(page, url)
-    rows.append(Row("cold open (fresh server)" if first else "open (warm server, new session)",
-                    time.perf_counter() - t0, 2.0))
+    seconds = time.perf_counter() - t0
+    rows.append(Row("cold open (fresh server)" if first else "open (warm server, new session)", seconds, 2.0,
+                    cpu=_cpu_since(start)))
 
     if "compare" not in skip:
         if read > 0:  # the officer reads the first page (the browser loads its chart code meanwhile)
@@ -338,10 +350,10 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                              ("Violating QI sets", "minimal sets of quasi-identifiers"),
                              ("Values to recode", "Which values of which variables")]:
             tab = _is_tab(page, name)
-            switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab)))
+            switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab), _last_cpu()))
         worst = max(switches, key=lambda t: t[1])
         rows.append(Row("switching MINUC sections (slowest of 4)", worst[1], 0.2,
-                        ", ".join(f"{n} {s:.2f}" for n, s in switches)))
+                        ", ".join(f"{n} {s:.2f}" for n, s, _ in switches), cpu=worst[2]))
 
     if "report" not in skip and "minucs" not in skip:  # the usual order: MINUCs first, the report reuses them
         _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
