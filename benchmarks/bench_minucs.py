@@ -106,7 +106,7 @@ def phases(k: int) -> None:
         emask = np.empty(n, dtype=np.uint64)
         eweight = np.empty(n, dtype=np.int64)
         buf = np.empty(1 << 12, dtype=bitvals.dtype)
-        freq, new_of, bit_of = np.zeros(q, np.int64), np.zeros(q, np.int64), np.zeros(q, np.uint64)
+        freq, new_bit, bit_of = np.zeros(q, np.int64), np.zeros(q, np.uint64), np.zeros(q, np.uint64)
         sizes = np.zeros(3, dtype=np.int64)  # distinct masks, edges, MINUCs (over distinct rows)
         for u in range(n):
             if fk[u] >= k:
@@ -122,7 +122,7 @@ def phases(k: int) -> None:
             sizes[1] += ne
             if stage < 4:
                 continue
-            kern._relabel_rare_first(emask, ne, q, freq, new_of, bit_of)  # as the kernel does
+            kern._relabel_rare_first(emask, ne, q, freq, new_bit, bit_of)  # as the kernel does
             buf, nbuf, _ = kern._enumerate_minimal(emask, eweight, ne, q, k - 1 - m0, q, buf, 0)
             kern._restore_labels(buf, 0, nbuf, bit_of)
             sizes[2] += nbuf

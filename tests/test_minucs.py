@@ -300,8 +300,8 @@ def test_relabeling_the_qis_rarest_first_finds_the_same_minucs(q, b, data):
     emask = data.draw(st.lists(st.integers(1, (1 << q) - 1), min_size=ne, max_size=ne))
     eweight = data.draw(st.lists(st.integers(1, b + 2), min_size=ne, max_size=ne))
     relabeled = np.array(emask, np.uint64)
-    freq, new_of, bit_of = np.zeros(q, np.int64), np.zeros(q, np.int64), np.zeros(q, np.uint64)
-    _relabel_rare_first(relabeled, ne, q, freq, new_of, bit_of)
+    freq, new_bit, bit_of = np.zeros(q, np.int64), np.zeros(q, np.uint64), np.zeros(q, np.uint64)
+    _relabel_rare_first(relabeled, ne, q, freq, new_bit, bit_of)
     back = relabeled.copy()
     _restore_labels(back, 0, ne, bit_of)
     assert back.tolist() == emask

@@ -461,9 +461,10 @@ def _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def _relabel_rare_first(emask, ne, q, freq, new_of, bit_of):  # pragma: no cover - compiled
+def _relabel_rare_first(emask, ne, q, freq, new_bit, bit_of):  # pragma: no cover - compiled
     """Relabel the QIs of one row's edges ``emask[:ne]`` (in place) so that the QIs in the fewest edges take the
-    lowest bits; ``bit_of[t]`` receives the original bit of new label t (for :func:`_restore_labels`).
+    lowest bits; ``bit_of[t]`` receives the original bit of new label t (for :func:`_restore_labels`), and
+    ``new_bit[j]`` the new bit of QI j.
 
     Why: the enumeration branches on an edge's candidate QIs lowest bit first, each child keeping the candidates
     before its own, so the labels shape the search tree (not its leaves' sets). With the rarest QIs first the
@@ -483,29 +484,28 @@ def _relabel_rare_first(emask, ne, q, freq, new_of, bit_of):  # pragma: no cover
             x ^= low
     order = np.argsort(freq[:q], kind="mergesort")
     for t in range(q):
-        new_of[order[t]] = t
+        new_bit[order[t]] = np.uint64(1) << np.uint64(t)
         bit_of[t] = np.uint64(1) << np.uint64(order[t])
-    for e in range(ne):
-        x = emask[e]
-        y = np.uint64(0)
-        while x:
-            low = x & (~x + np.uint64(1))
-            y |= np.uint64(1) << np.uint64(new_of[_bit_index(low)])
-            x ^= low
-        emask[e] = y
+    _map_bits(emask, 0, ne, new_bit)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _restore_labels(buf, lo, hi, bit_of):  # pragma: no cover - compiled
-    """``buf[lo:hi]`` (sets in the labels of :func:`_relabel_rare_first`) mapped back to the original QIs."""
+def _map_bits(buf, lo, hi, bit_table):  # pragma: no cover - compiled
+    """``buf[lo:hi]`` with each set bit j replaced by ``bit_table[j]`` (a relabeling of the QIs, or its inverse)."""
     for s in range(lo, hi):
         x = np.uint64(buf[s])
         y = np.uint64(0)
         while x:
             low = x & (~x + np.uint64(1))
-            y |= bit_of[_bit_index(low)]
+            y |= bit_table[_bit_index(low)]
             x ^= low
         buf[s] = y
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _restore_labels(buf, lo, hi, bit_of):  # pragma: no cover - compiled
+    """``buf[lo:hi]`` (sets in the labels of :func:`_relabel_rare_first`) mapped back to the original QIs."""
+    _map_bits(buf, lo, hi, bit_of)
 
 
 SPREAD_BITS = 7
@@ -593,7 +593,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
     buf = np.empty(1 << 12, dtype=bitvals.dtype)  # uint32 up to 32 QIs: half the memory traffic
     nbuf = 0
     freq = np.zeros(q, dtype=np.int64)  # the relabeling's work space (see _relabel_rare_first)
-    new_of = np.zeros(q, dtype=np.int64)
+    new_bit = np.zeros(q, dtype=np.uint64)
     bit_of = np.zeros(q, dtype=np.uint64)
     for i in range(which.shape[0]):
         u = which[i]
@@ -605,7 +605,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
             continue
         b = k - 1 - m0
         ne = _reduce_family(dmask, dweight, nd, q, b, emask, eweight)
-        _relabel_rare_first(emask, ne, q, freq, new_of, bit_of)
+        _relabel_rare_first(emask, ne, q, freq, new_bit, bit_of)
         before = nbuf
         buf, nbuf, comp = _enumerate_minimal(emask, eweight, ne, q, b, max_size, buf, nbuf)
         _restore_labels(buf, before, nbuf, bit_of)
