@@ -28,13 +28,18 @@ exact:
    Because the records failing the monotonic criteria at a node also fail at every node below it, the
    suppression seen at an evaluated node raises the bound of everything below it (Prec, entropy,
    discernibility): most nodes that could only win by suppressing less are never counted.
-   For the metrics whose bound follows from the levels alone (Prec, entropy), the classification of
-   fact 1 is itself limited to the nodes that could still win: a path starts only at a node whose bound
+   Discernibility gets such a bound too, from the levels alone, counted once per search from the pairs of
+   input classes that differ on at most two QIs (:mod:`.discernibility_bound`: its argument, and when it is
+   too costly to count).
+   For the metrics whose bound follows from the levels alone (Prec, entropy, discernibility), the
+   classification of fact 1 is itself limited to the nodes that could still win: a path starts only at a node whose bound
    is at most the least loss of a passing node found so far (ties included). A node never classified has
    a bound above that loss, which only falls as the search goes on, so it can never win, not even a tie;
    its status is not needed. (Its path still climbs past the band: a failing node there tags a large
    part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
-   nodes at 0.5 % instead of 2,303, and returns the same node. Average class size (records / classes) has
+   nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 1,006 nodes
+   instead of 2,849 (the passing nodes whose bound is within the band are counted as phase 1 finds them,
+   so that the band has a ceiling). Average class size (records / classes) has
    no bound from the levels, but every class table the search computes bounds its node and every node above
    (classes only merge upwards; with suppression the suppressed records count as one class, so the kept
    classes plus one are at most the classes): the path starts are limited the same way, every table
@@ -1134,11 +1139,17 @@ def search_optimal(
     best_eval: list = [None, None]  # (loss, level sum, id) of the best passing node so far, its evaluation
     passing_loss = np.full(lat.n, math.inf)  # the loss of every evaluated node passing the criteria
     has_other = bool(ev.other)
-    # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression;
-    # discernibility and AECS inherit it from the evaluated nodes below. The records failing the monotonic
-    # criteria at a node also fail at every node below it, so their suppression raises the bounds below:
-    # per QI their observed cells (prec), their bits (entropy), the sum of n - fk over them (dm).
-    base_bound = level_bounds(metric_name, ctx, lat.nodes) if metric_name in LEVEL_BOUNDED else np.zeros(lat.n)
+    # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression, and
+    # discernibility from its pairs that differ on at most two QIs (:mod:`.discernibility_bound`, counted
+    # once); discernibility and AECS inherit bounds from the evaluated nodes below too. The records failing
+    # the monotonic criteria at a node also fail at every node below it, so their suppression raises the
+    # bounds below: per QI their observed cells (prec), their bits (entropy), the sum of n - fk over them (dm).
+    dm_bound = _dm_bound(problem, ev) if metric_name == "dm" else None
+    level_bounded = metric_name in LEVEL_BOUNDED or dm_bound is not None
+    if metric_name in LEVEL_BOUNDED:
+        base_bound = level_bounds(metric_name, ctx, lat.nodes)
+    else:
+        base_bound = dm_bound.at(lat.nodes) if dm_bound is not None else np.zeros(lat.n)
     bound = base_bound.copy()
     sup_cells = np.zeros((lat.n, lat.q)) if metric_name == "prec" else None
     sup_extra = np.zeros(lat.n)
@@ -1150,11 +1161,11 @@ def search_optimal(
     # Phase 1 classifies only the nodes that could still win unless every node is wanted (fact 2): with a
     # bound from the levels alone, or from the class tables computed (discernibility's bounds are inherited
     # from the k-minimal nodes below, whose exact sizes are counted in phase 2).
-    banded = not k_minimal and metric_name in BANDED
+    banded = not k_minimal and (metric_name in BANDED or level_bounded)
     # Average class size has no bound from the levels alone, but every class table the search computes gives
     # one for its node and every node above (records / classes: classes only merge upwards): a start whose
     # bound, from its own table or one below it, is above the least loss found is not classified.
-    class_bounded = banded and metric_name not in LEVEL_BOUNDED
+    class_bounded = banded and not level_bounded
     start_bound = base_bound if not class_bounded else np.zeros(lat.n)
     deferred: list[tuple[bool, int, Any]] = []
     # Discernibility's exact class sizes cost a complete scan per node, where classifying a node stops at k
@@ -1202,12 +1213,14 @@ def search_optimal(
             else:
                 raise_below(i, item)
         if metric_name not in LEVEL_BOUNDED:
+            if dm_bound is not None and s.lower_bound < base_bound[i] - _tie_tolerance(s.lower_bound):
+                raise RuntimeError("internal error: the discernibility bound of a node exceeds its count")
             if deferring[0]:
                 deferred.append((True, i, s.lower_bound))
             else:
                 up = lat.up(i)
                 inherited[up] = np.maximum(inherited[up], s.lower_bound)
-                bound[up] = inherited[up] + sup_extra[up]
+                bound[up] = np.maximum(base_bound[up], inherited[up]) + sup_extra[up]
         return s
 
     def cut_short(i: int, e: NodeEval) -> None:
@@ -1221,7 +1234,7 @@ def search_optimal(
         cut[i] = float((e.table.count * e.fk).sum())
         up = lat.up(i)
         inherited[up] = np.maximum(inherited[up], cut[i])
-        bound[up] = inherited[up] + sup_extra[up]
+        bound[up] = np.maximum(base_bound[up], inherited[up]) + sup_extra[up]
 
     def raise_below(i: int, item: Any) -> None:
         """The suppression at node i raises the bounds of its down-set (failing nodes are never candidates:
@@ -1298,6 +1311,13 @@ def search_optimal(
             raise_box(lat.nodes[i], lat._heights, lat.strides, True, lat.status, -1, start_bound, least)
         return least
 
+    def _could_win(i: int, e: NodeEval) -> bool:
+        """Whether a node passing in phase 1 could still beat the least loss found: its bound, from the levels
+        and the floor of its own failing records, within the band (with sizes that can wait, such a node is
+        counted at once: its loss lowers the ceiling of the band, which spares the paths above it)."""
+        floor = ev.suppression_floor(e) if e.mono_small.any() else 0.0
+        return float(base_bound[i]) + floor <= _band_ceiling(best_eval[0])
+
     def classify(i: int, doomed: np.ndarray | None = None) -> bool:
         e = ev.classify(lat.levels[i], doomed)
         if class_bounded:
@@ -1306,7 +1326,9 @@ def search_optimal(
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= limit
         if passed:
-            if lazy:
+            if lazy and banded and _could_win(i, e):
+                finish(i, e, _cut_cap(best_eval[0][0]) if best_eval[0] is not None else None)
+            elif lazy:
                 noted.add(i)
                 if e.mono_small.any():
                     deferred.append((False, i, ev.suppression_floor(e)))
@@ -1454,6 +1476,14 @@ def search_optimal(
         criteria=tuple(c.spec for c in crit),
         criteria_report=_criteria_report(crit, best_eval[1], limit, ev.semantics),
     )
+
+
+def _dm_bound(problem: LatticeProblem, ev: NodeEvaluator):
+    """Discernibility's bound from the levels (:mod:`.discernibility_bound`) over the evaluator's input table, in
+    its semantics; None when too costly to count."""
+    from .discernibility_bound import discernibility_bound
+
+    return discernibility_bound(ev.base, problem.tables, category=not ev.wildcard)
 
 
 def _band_ceiling(best_key: tuple | None) -> float:

@@ -1,0 +1,103 @@
+"""Discernibility's lower bound at every lattice node from the levels alone, counted once per search.
+
+Discernibility without suppression (Bayardo & Agrawal 2005) charges each record the records it matches, so
+it is the number of ordered pairs of records (r, s) that match at the node, each with itself included:
+equal codes under category semantics, equal wherever both are observed under wildcard semantics.
+
+**Why the bound holds.** On each QI j, whether two records match depends on that QI's level alone and, as
+the levels nest and a missing cell stays missing, once they match at a level they match at every level
+above. So r and s match at node (l_1, ..., l_q) exactly when, on every QI j of the set T(r, s) of QIs where
+they do not match at level 0, the lowest level m_j(r, s) at which they match is at most l_j. Grouping the
+pairs by T:
+
+    DM(l) = #{T empty} + sum_j #{T = {j}, m_j <= l_j} + sum_{j<i} #{T = {j, i}, m_j <= l_j, m_i <= l_i}
+            + #{|T| >= 3, matching at l},
+
+and the bound is the first three terms (:func:`~._pairs_kernel.pair_tallies` counts them, by T and the
+levels m, in one pass over the pairs of input classes). The last term is never negative, so the bound never
+exceeds the node's discernibility without suppression, which never exceeds its loss (suppressed records
+are charged n, more than the fewer than k matches they had). With two QIs or fewer it is exact. Every
+term grows with each level, so the bound is monotone up the lattice as the discernibility is.
+
+Why: the search needs a bound before it counts a node. Without one, every node had to be classified and
+hundreds counted to rule nodes out; on the bundled sample (8 QIs, k = 3, wildcard), this bound is above the
+optimum's discernibility at 37,233 of the 48,000 nodes, with no node counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..classtable import ClassTable
+
+PAIR_BOUND_CLASSES = 60_000
+"""Input classes up to which the bound is counted (its cost grows with their square; beyond, the search
+inherits its bounds from the nodes it counts, as without it)."""
+MAX_QIS = 32
+"""The pair count's masks are 32 bits wide."""
+
+
+@dataclass(frozen=True)
+class DiscernibilityBound:
+    """The tallies of :func:`~._pairs_kernel.pair_tallies`, summed over the levels up to each level:
+    ``one[j][l]`` the pairs differing on QI j alone that match at its level l; ``two[(j, i)][l, m]`` those
+    differing on QIs j and i alone that match at their levels l and m; ``same`` those that differ nowhere."""
+
+    same: float
+    one: tuple[np.ndarray, ...]
+    two: dict[tuple[int, int], np.ndarray]
+
+    def at(self, nodes: np.ndarray) -> np.ndarray:
+        """The bound at each node (one row of levels per node)."""
+        nodes = np.asarray(nodes)
+        out = np.full(len(nodes), self.same, dtype=np.float64)
+        for j, cum in enumerate(self.one):
+            out += cum[nodes[:, j]]
+        for (j, i), cum in self.two.items():
+            out += cum[nodes[:, j], nodes[:, i]]
+        return out
+
+
+def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], category: bool,
+                         workers: int | None = None) -> DiscernibilityBound | None:
+    """The bound for the lattice of ``tables`` (per QI, ``[level, data code]``) over the input's class table,
+    under category (``category``) or wildcard semantics; None when the table has more than
+    :data:`PAIR_BOUND_CLASSES` classes or more than :data:`MAX_QIS` QIs."""
+    from ..threads import map_workers
+    from ..threads import workers as n_workers
+    from ._pairs_kernel import pair_tallies
+
+    q = len(tables)
+    if table.n_classes > PAIR_BOUND_CLASSES or q > MAX_QIS or q == 0:
+        return None
+    heights = np.array([t.shape[0] for t in tables], dtype=np.int64)
+    width = max(int(t.shape[1]) for t in tables)
+    padded = np.zeros((q, int(heights.max()), max(width, 1)), dtype=np.int32)
+    for j, t in enumerate(tables):
+        padded[j, :t.shape[0], :t.shape[1]] = t
+    data = np.ascontiguousarray(table.codes.T, dtype=np.int32)
+    codes0 = np.full_like(data, -1)
+    for j in range(q):
+        seen = data[j] >= 0
+        codes0[j, seen] = tables[j][0][data[j, seen]]
+    if codes0.size == 0 or int(codes0.max()) < np.iinfo(np.int16).max:  # half the width: twice the lanes
+        codes0 = codes0.astype(np.int16)
+    bitvals = (np.uint16(1) << np.arange(q, dtype=np.uint16)) if q <= 16 else \
+        (np.uint32(1) << np.arange(q, dtype=np.uint32))
+    count = np.asarray(table.count, dtype=np.int64)
+    n_parts = n_workers(workers) if table.n_classes >= 2_000 else 1
+    parts = map_workers(lambda part: pair_tallies(codes0, data, count, padded, heights, category, bitvals, part,
+                                                  n_parts), range(n_parts), n_parts)
+    same = float(sum(int(p[0]) for p in parts))
+    one_t = sum(p[1] for p in parts)
+    two_t = sum(p[2] for p in parts)
+    one = tuple(np.cumsum(one_t[j, :heights[j]]).astype(np.float64) for j in range(q))
+    two = {}
+    for j in range(q):
+        for i in range(j + 1, q):
+            block = two_t[j, i, :heights[j], :heights[i]]
+            if block.any():
+                two[(j, i)] = block.cumsum(axis=0).cumsum(axis=1).astype(np.float64)
+    return DiscernibilityBound(same=same, one=one, two=two)
