@@ -129,7 +129,7 @@ def test_a_bound_above_a_count_stops_the_search(monkeypatch):
 
     honest = DiscernibilityBound.at
     monkeypatch.setattr(DiscernibilityBound, "at", lambda self, nodes: honest(self, nodes) + 1_000.0)
-    frame = pd.DataFrame({"q0": ["a", "a", "b", "b"], "q1": ["x", "y", "x", "y"]}, dtype=object)
+    frame = pd.DataFrame({"q0": ["a", "a", "b", "b", None], "q1": ["x", "y", "x", "y", "x"]}, dtype=object)
     rows = {"q0": (("a", "*"), ("b", "*")), "q1": (("x", "*"), ("y", "*"))}
     ds = Dataset(frame, roles=Roles(qis=("q0", "q1")), missing="wildcard")
     problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()})

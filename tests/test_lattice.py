@@ -174,12 +174,12 @@ def test_optimal_search_matches_brute_force(case, data):
             assert (quick.level_tuple, quick.n_suppressed_records) == (chosen, res.n_suppressed_records)
             assert close(quick.loss, best) and quick.nodes_evaluated <= len(ref)
             # listed unless some nodes may have been left unclassified (metrics with a bound from the levels
-            # or from the class tables below, BANDED, and discernibility with its bound from the pairs of input
-            # classes, counted for every table here) or some counts of discernibility's exact sizes cut short
-            # (wildcard semantics): on request there
-            cut_short = metric == "dm" and NodeEvaluator(problem, resolve_criteria(problem, case.k, None), s,
-                                                         need_fk=True).sizes_can_wait
-            listed = metric not in BANDED and metric != "dm"
+            # or from the class tables below, BANDED, and discernibility under wildcard semantics, with its bound
+            # from the pairs of input classes) or some counts of discernibility's exact sizes cut short
+            # (wildcard semantics too): on request there
+            evaluator = NodeEvaluator(problem, resolve_criteria(problem, case.k, None), s, need_fk=True)
+            cut_short = metric == "dm" and evaluator.sizes_can_wait
+            listed = metric not in BANDED and not (metric == "dm" and evaluator.wildcard)
             assert (quick.k_minimal is not None, quick.n_anonymous is not None) == (listed and not cut_short,
                                                                                     listed)
             ex = exhaustive_search(problem, case.k, frac, metric)

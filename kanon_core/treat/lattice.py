@@ -28,9 +28,9 @@ exact:
    Because the records failing the monotonic criteria at a node also fail at every node below it, the
    suppression seen at an evaluated node raises the bound of everything below it (Prec, entropy,
    discernibility): most nodes that could only win by suppressing less are never counted.
-   Discernibility gets such a bound too, from the levels alone, counted once per search from the pairs of
-   input classes that differ on at most two QIs (:mod:`.discernibility_bound`: its argument, and when it is
-   too costly to count).
+   Under wildcard semantics discernibility gets such a bound too, from the levels alone, counted once per
+   search from the pairs of input classes that differ on at most two QIs (:mod:`.discernibility_bound`: its
+   argument, and when it is too costly to count).
    For the metrics whose bound follows from the levels alone (Prec, entropy, discernibility), the
    classification of fact 1 is itself limited to the nodes that could still win: a path starts only at a node whose bound
    is at most the least loss of a passing node found so far (ties included). A node never classified has
@@ -1479,11 +1479,15 @@ def search_optimal(
 
 
 def _dm_bound(problem: LatticeProblem, ev: NodeEvaluator):
-    """Discernibility's bound from the levels (:mod:`.discernibility_bound`) over the evaluator's input table, in
-    its semantics; None when too costly to count."""
+    """Discernibility's bound from the levels (:mod:`.discernibility_bound`) over the evaluator's input table,
+    where it pays: under wildcard semantics, where a node costs a scan and an exact count. None elsewhere, or
+    when too costly to count. (Under category semantics a node's count is its roll-up: on Adult, 8 QIs at k =
+    5, the bound took 0.1 s and spared no evaluation, 123 and 1,115 nodes at 0 and 1 % either way.)"""
     from .discernibility_bound import discernibility_bound
 
-    return discernibility_bound(ev.base, problem.tables, category=not ev.wildcard)
+    if not ev.wildcard:
+        return None
+    return discernibility_bound(ev.base, problem.tables, category=False)
 
 
 def _band_ceiling(best_key: tuple | None) -> float:
