@@ -699,15 +699,18 @@ class NodeEvaluator:
         ev.link = link
         return ev
 
-    def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool, doomed: np.ndarray | None = None
-              ) -> NodeEval:
+    def _mono(self, levels: tuple[int, ...], table: ClassTable, early: bool, doomed: np.ndarray | None = None,
+              limit: int | None = None) -> NodeEval:
+        """The monotonic criteria at a node; with ``early``, stopped (``mono_small`` None) once more than
+        ``limit`` records fail (default: the search's limit)."""
+        limit = self.limit if limit is None else int(limit)
         ev = NodeEval(levels, table, np.zeros(table.n_classes, dtype=bool))
         for pos, c in enumerate(self.mono):
             # k by the scan that stops at k matches, even when the metric needs exact sizes (discernibility):
             # only the nodes that pass are completed with them (complete), and on the bundled sample most
             # nodes classified fail (the discernibility search took 10 s instead of 25 s at 0 %)
             if isinstance(c, KAnonymity):
-                fail = self._size_small(table, c, self.limit if early else -1, levels, doomed)
+                fail = self._size_small(table, c, limit if early else -1, levels, doomed)
                 if fail is None:  # the scan stopped: more than the limit fail, the counts are partial
                     ev.mono_small = None
                     return ev
@@ -718,7 +721,7 @@ class NodeEvaluator:
                 fail = np.asarray(c.failing_classes(Evaluation(table, self.semantics, ev.sizes)), dtype=bool)
             ev.per_criterion[self._mono_specs[pos]] = int(table.count[fail].sum())
             ev.mono_small |= fail
-            if early and pos < len(self.mono) - 1 and int(table.count[ev.mono_small].sum()) > self.limit:
+            if early and pos < len(self.mono) - 1 and int(table.count[ev.mono_small].sum()) > limit:
                 ev.mono_small = None  # failing already; the remaining criteria are not counted
                 return ev
         return ev
@@ -803,6 +806,11 @@ class NodeEvaluator:
         at least n - k + 1 per record to the discernibility of every node below, which bounds them without
         the exact sizes (:meth:`suppression_floor`)."""
         return self.need_fk and self.scans_k and self.mono[0].alpha == 1.0
+
+    @property
+    def suppression_floor_per_record(self) -> float:
+        """What each record failing at an evaluated node adds at least (see :meth:`suppression_floor`)."""
+        return float(self.problem.n_records - self.mono[0].k + 1)
 
     def suppression_floor(self, ev: NodeEval) -> float:
         """At least what the records failing at an evaluated node add to the discernibility of every node below
@@ -1285,8 +1293,21 @@ def search_optimal(
         if cap is not None and i not in noted:
             # A node tagged passing but never classified: its failing records first (the scan that stops at k),
             # whose floor often shows that it cannot win without its exact count (at 1 % on the bundled sample,
-            # 120 of the 155 nodes completed in full here lost by their suppression alone).
-            e = ev._mono(levels, table, early=False)
+            # 120 of the 155 nodes completed in full here lost by their suppression alone). The scan stops once
+            # more records fail than its bound leaves room for (their floor alone puts it above the cap); those
+            # found so far raise the bounds below it, as its whole failing set would (they fail there too). At
+            # k = 5 and 1 % on the sample all 1,199 such scans stopped: 0.72-0.76 s instead of 1.43-1.58 s.
+            per = ev.suppression_floor_per_record
+            room = cap - max(float(base_bound[i]), float(inherited[i]))
+            most = int(room // per) if room >= 0 else -1
+            e = ev._mono(levels, table, early=True, limit=most) if most < limit else None
+            if e is not None and e.mono_small is None:
+                raise_below(i, (most + 1) * per)
+                if float(bound[i]) > cap:
+                    floored[i] = float(bound[i])
+                    return None
+            if e is None or e.mono_small is None:
+                e = ev._mono(levels, table, early=False)
             if e.mono_small.any():
                 raise_below(i, ev.suppression_floor(e))
             least = float(bound[i])  # a lower bound of its loss: see floored
