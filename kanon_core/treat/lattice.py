@@ -37,9 +37,10 @@ exact:
    a bound above that loss, which only falls as the search goes on, so it can never win, not even a tie;
    its status is not needed. (Its path still climbs past the band: a failing node there tags a large
    part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
-   nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 1,006 nodes
-   instead of 2,849 (the passing nodes whose bound is within the band are counted as phase 1 finds them,
-   so that the band has a ceiling). Average class size (records / classes) has
+   nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 552 nodes
+   instead of 2,849: the passing nodes whose bound is within the band are counted as phase 1 finds them, so
+   that the band has a ceiling, and that ceiling narrows the suppression limit of phase 1 for it (a node
+   failing more records than the band leaves room for cannot win, nor can any node below it). Average class size (records / classes) has
    no bound from the levels, but every class table the search computes bounds its node and every node above
    (classes only merge upwards; with suppression the suppressed records count as one class, so the kept
    classes plus one are at most the classes): the path starts are limited the same way, every table
@@ -679,8 +680,10 @@ class NodeEvaluator:
         self._reached[key] = reached
         self._fact_specs.add(c.spec)
 
-    def classify(self, levels: tuple[int, ...], doomed: np.ndarray | None = None) -> NodeEval:
-        """The monotonic criteria at a node, stopping early once the limit is exceeded (``mono_small`` None).
+    def classify(self, levels: tuple[int, ...], doomed: np.ndarray | None = None, limit: int | None = None
+                 ) -> NodeEval:
+        """The monotonic criteria at a node, stopping early once the limit (default the search's) is exceeded
+        (``mono_small`` None).
 
         ``doomed``: input classes whose records fail the monotonic criteria at a node above (so here too, by
         the record-level promise). With k-anonymity the only monotonic criterion under wildcard semantics,
@@ -695,7 +698,7 @@ class NodeEvaluator:
             if base_of is not None:
                 doomed_classes = np.zeros(table.n_classes, dtype=np.bool_)
                 doomed_classes[base_of[doomed]] = True
-        ev = self._mono(levels, table, early=True, doomed=doomed_classes)
+        ev = self._mono(levels, table, early=True, doomed=doomed_classes, limit=limit)
         ev.link = link
         return ev
 
@@ -1318,6 +1321,16 @@ def search_optimal(
         # with sizes that can wait, the exact count decides k itself (NodeEvaluator.complete)
         return finish(i, NodeEval(levels, table, None) if lazy else ev._mono(levels, table, early=False), cap)
 
+    # Discernibility with its bound and sizes that can wait: a node whose failing records are more than
+    # (ceiling - least bound) / (n - k + 1) cannot win, nor can any node below it (each of its failing records
+    # fails there too and adds at least n - k + 1 to a discernibility of at least the least bound of all). Phase
+    # 1 classifies with that narrower limit once a ceiling is known: such a node is tagged failing, as one
+    # failing the user's limit is (it never is a candidate); the bounds of the nodes so tagged are checked
+    # at the end (``narrowed``: the widest such limit used, -1 none).
+    narrowing = lazy and banded and dm_bound is not None
+    least_base = float(base_bound.min()) if narrowing else 0.0
+    per_record = ev.suppression_floor_per_record if lazy else 0.0
+    narrowed = [-1]
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
 
@@ -1339,13 +1352,23 @@ def search_optimal(
         floor = ev.suppression_floor(e) if e.mono_small.any() else 0.0
         return float(base_bound[i]) + floor <= _band_ceiling(best_eval[0])
 
+    def working_limit() -> int:
+        """The records that may fail at a node classified in phase 1 for it to win (see ``narrowing``)."""
+        if not narrowing or best_eval[0] is None:
+            return limit
+        most = int((_band_ceiling(best_eval[0]) - least_base) // per_record)
+        if most < limit:
+            narrowed[0] = max(narrowed[0], most)
+        return max(0, min(limit, most))
+
     def classify(i: int, doomed: np.ndarray | None = None) -> bool:
-        e = ev.classify(lat.levels[i], doomed)
+        most = working_limit()
+        e = ev.classify(lat.levels[i], doomed, most)
         if class_bounded:
             raise_start_bound(i, e.table)
         if e.mono_small is None:
             return False
-        passed = int(e.table.count[e.mono_small].sum()) <= limit
+        passed = int(e.table.count[e.mono_small].sum()) <= most
         if passed:
             if lazy and banded and _could_win(i, e):
                 finish(i, e, _cut_cap(best_eval[0][0]) if best_eval[0] is not None else None)
@@ -1464,6 +1487,8 @@ def search_optimal(
         )
     if banded:
         _check_band(lat, start_bound, best)
+    if narrowed[0] >= 0 and least_base + (narrowed[0] + 1) * per_record <= best + _tie_tolerance(best):
+        raise RuntimeError("internal error: lattice nodes tagged failing by a narrower limit could beat the optimum")
     if cutting:
         _check_left(cut, best, "whose count was cut short")
         _check_left(floored, best, "left by the floor of their failing records")
