@@ -111,7 +111,7 @@ def phases(k: int) -> None:
         for u in range(n):
             if fk[u] >= k:
                 continue
-            kern._disagreements(u, cols, category, d, bitvals)
+            kern._disagreements(cols[:, u], cols, category, d, bitvals)
             if stage < 2:
                 continue
             nd, m0 = kern._distinct_masks(d, mult, k - 1, seen, dmask, dweight)

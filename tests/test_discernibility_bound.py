@@ -135,3 +135,20 @@ def test_a_bound_above_a_count_stops_the_search(monkeypatch):
     problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()})
     with pytest.raises(RuntimeError, match="discernibility bound"):
         search_optimal(problem, 2, 0.0, "dm")
+
+
+def test_k_above_the_records_every_record_suppressed():
+    """k above the number of records: every record fails at every node and no failing record has a floor to
+    divide the room under the ceiling by (n - k + 1 <= 0); the search still returns the exhaustive optimum."""
+    from kanon_core.treat.lattice import exhaustive_search
+
+    frame = pd.DataFrame({"q0": ["a", None, "b"], "q1": ["x", "y", None]}, dtype=object)
+    rows = {"q0": (("a", "*"), ("b", "*")), "q1": (("x", "*"), ("y", "*"))}
+    ds = Dataset(frame, roles=Roles(qis=("q0", "q1")), missing="wildcard")
+    problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()})
+    for k in (4, 5):
+        ex = exhaustive_search(problem, k, 1.0, "dm")
+        got = search_optimal(problem, k, 1.0, "dm")
+        best = ex.loc[ex.anonymous, "loss"].min()
+        assert np.isclose(got.loss, best)
+        assert got.n_suppressed_records == 3

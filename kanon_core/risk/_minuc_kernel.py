@@ -56,11 +56,12 @@ def _bit_index(low):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _disagreements(u, cols, category, out, bitvals):  # pragma: no cover - compiled
-    """out[w] = bit mask of the QIs on which row w disagrees with row u.
+def _disagreements(row, cols, category, out, bitvals):  # pragma: no cover - compiled
+    """out[w] = bit mask of the QIs on which row w of ``cols`` (QIs by rows) disagrees with ``row`` (a row's
+    codes, one per QI; the MINUC search's row u is ``cols[:, u]``).
 
-    Wildcard: bit v is set when u and w are both observed on v and differ (a missing value on either
-    side agrees with anything, and u's missing QIs can never belong to its combinations). Category:
+    Wildcard: bit v is set when both are observed on v and differ (a missing value on either side agrees
+    with anything, and the row's missing QIs can never belong to its combinations). Category:
     bit v is set when the codes differ (-1 is a value like any other). ``bitvals[v]`` = 1 << v in the
     mask type: the narrowest codes and masks that fit (int16 codes, uint32 masks for up to 32 QIs)
     let LLVM vectorise the column loops about twice as wide as int32/uint64.
@@ -70,7 +71,7 @@ def _disagreements(u, cols, category, out, bitvals):  # pragma: no cover - compi
     for w in range(n):
         out[w] = zero
     for v in range(q):
-        x = cols[v, u]
+        x = row[v]
         col = cols[v]
         bit = bitvals[v]
         if category:
@@ -599,7 +600,7 @@ def minucs_of_rows(cols, mult, fk, k, category, max_size, which, bitvals, keep):
         u = which[i]
         if fk[u] >= k:
             continue
-        _disagreements(u, cols, category, d, bitvals)
+        _disagreements(cols[:, u], cols, category, d, bitvals)
         nd, m0 = _distinct_masks(d, mult, k - 1, seen, dmask, dweight)
         if m0 >= k:
             continue

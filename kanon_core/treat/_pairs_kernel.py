@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..risk._minuc_kernel import _bit_index
+from ..risk._minuc_kernel import _bit_index, _disagreements
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -41,11 +41,13 @@ def pair_tallies(codes0, data, count, tables, heights, category, bitvals, part, 
     joined at levels l and m. Pairs differing on three QIs or more are not counted. Each unordered pair of
     classes is met once (by the class of lower row) and counted for both orders.
 
-    Per row, the masks of where it differs from the rows after it are built column by column and flagged
-    (at most two bits) in loops LLVM vectorises; the few flagged pairs (3 % on the bundled sample) are found
-    eight flags at a time. The narrowest code and mask types that fit (int16, uint16) double the vector width
-    of int32 and uint32: the count took 0.06 s instead of 0.11 s there, and 1.2 s when the loops ran from a
-    row offset instead of over slices (LLVM left them scalar).
+    Per row, its masks against every row come from the MINUC search's column loop
+    (:func:`~kanon_core.risk._minuc_kernel._disagreements`, which LLVM vectorises); those of the rows after
+    it are flagged (at most two bits) in a loop LLVM vectorises too, and the few flagged pairs (3 % on the
+    bundled sample) are found eight flags at a time. The narrowest code and mask types that fit (int16,
+    uint16) double the vector width of int32 and uint32 (the mask loops took 0.06 s instead of 0.11 s on the
+    sample); masks of the rows after it alone took as long as those of every row, and 1.2 s when its loops
+    ran from a row offset (LLVM left them scalar), 0.31 s over a 2-D slice of the codes.
 
     ``part`` of ``n_parts``: one thread's share (every ``n_parts``-th row from ``part``); the shares add up.
     """
@@ -69,19 +71,8 @@ def pair_tallies(codes0, data, count, tables, heights, category, bitvals, part, 
         m = n - lo
         if m == 0:
             continue
-        d = diff[:m]
-        d[:] = zero
-        for j in range(q):
-            x = codes0[j, r]
-            col = codes0[j, lo:]
-            bit = bitvals[j]
-            if category:
-                for s in range(m):
-                    d[s] |= bit if col[s] != x else zero
-            elif x >= 0:
-                for s in range(m):
-                    y = col[s]
-                    d[s] |= bit if ((y >= 0) & (y != x)) else zero
+        _disagreements(codes0[:, r], codes0, category, diff, bitvals)
+        d = diff[lo:n]
         f = flag[:m]
         for s in range(m):
             rest = d[s] & (d[s] - unit)

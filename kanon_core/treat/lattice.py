@@ -1302,8 +1302,8 @@ def search_optimal(
             # k = 5 and 1 % on the sample all 1,199 such scans stopped: 0.72-0.76 s instead of 1.43-1.58 s.
             per = ev.suppression_floor_per_record
             room = cap - max(float(base_bound[i]), float(inherited[i]))
-            most = int(room // per) if room >= 0 else -1
-            e = ev._mono(levels, table, early=True, limit=most) if most < limit else None
+            most = int(room // per) if room >= 0 and per > 0 else -1
+            e = ev._mono(levels, table, early=True, limit=most) if 0 <= most < limit else None
             if e is not None and e.mono_small is None:
                 raise_below(i, (most + 1) * per)
                 if float(bound[i]) > cap:
@@ -1327,9 +1327,9 @@ def search_optimal(
     # 1 classifies with that narrower limit once a ceiling is known: such a node is tagged failing, as one
     # failing the user's limit is (it never is a candidate); the bounds of the nodes so tagged are checked
     # at the end (``narrowed``: the widest such limit used, -1 none).
-    narrowing = lazy and banded and dm_bound is not None
-    least_base = float(base_bound.min()) if narrowing else 0.0
     per_record = ev.suppression_floor_per_record if lazy else 0.0
+    narrowing = lazy and banded and dm_bound is not None and per_record > 0  # (k above n: no floor to divide by)
+    least_base = float(base_bound.min()) if narrowing else 0.0
     narrowed = [-1]
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
