@@ -32,20 +32,20 @@ exact:
    search from the pairs of input classes that differ on at most two QIs (:mod:`.discernibility_bound`: its
    argument, and when it is too costly to count).
    For the metrics whose bound follows from the levels alone (Prec, entropy, discernibility), the
-   classification of fact 1 is itself limited to the nodes that could still win: a path starts only at a node whose bound
-   is at most the least loss of a passing node found so far (ties included). A node never classified has
-   a bound above that loss, which only falls as the search goes on, so it can never win, not even a tie;
-   its status is not needed. (Its path still climbs past the band: a failing node there tags a large
-   part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
+   classification of fact 1 is itself limited to the nodes that could still win: a path starts only at a
+   node whose bound is at most the least loss of a passing node found so far (ties included). A node never
+   classified has a bound above that loss, which only falls as the search goes on, so it can never win, not
+   even a tie; its status is not needed. (Its path still climbs past the band: a failing node there tags a
+   large part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
    nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 552 nodes
    instead of 2,849: the passing nodes whose bound is within the band are counted as phase 1 finds them, so
    that the band has a ceiling, and that ceiling narrows the suppression limit of phase 1 for it (a node
-   failing more records than the band leaves room for cannot win, nor can any node below it). Average class size (records / classes) has
-   no bound from the levels, but every class table the search computes bounds its node and every node above
-   (classes only merge upwards; with suppression the suppressed records count as one class, so the kept
-   classes plus one are at most the classes): the path starts are limited the same way, every table
-   classified raising the bounds above it, and under wildcard semantics each start's own table (a roll-up)
-   read before its scan. On the bundled sample at k = 3 this evaluates 145 nodes at 1 % instead of 2,220
+   failing more records than the band leaves room for cannot win, nor can any node below it).
+   Average class size (records / classes) has no bound from the levels, but every class table the search
+   computes bounds its node and every node above (classes only merge upwards; with suppression the
+   suppressed records count as one class, so the kept classes plus one are at most the classes): the path
+   starts are limited the same way, every table classified raising the bounds above it, and under wildcard
+   semantics each start's own table (a roll-up) read before its scan. On the bundled sample at k = 3 this evaluates 145 nodes at 1 % instead of 2,220
    (0.26 s instead of 2.3 s). (Under category semantics a node's classification is its roll-up: there the
    start's table read first skipped few starts on Adult and took 0.28 s instead of 0.15 s at 1 %.) The
    k-minimal nodes, which need every node classified, are listed on request (``k_minimal=True``).
@@ -1170,8 +1170,8 @@ def search_optimal(
 
     deferring = [True]  # phase 1: the bound updates wait (see apply_deferred)
     # Phase 1 classifies only the nodes that could still win unless every node is wanted (fact 2): with a
-    # bound from the levels alone, or from the class tables computed (discernibility's bounds are inherited
-    # from the k-minimal nodes below, whose exact sizes are counted in phase 2).
+    # bound from the levels alone, or from the class tables computed. (Discernibility without its bound from
+    # the levels inherits its bounds from the k-minimal nodes below, whose exact sizes phase 2 counts.)
     banded = not k_minimal and (metric_name in BANDED or level_bounded)
     # Average class size has no bound from the levels alone, but every class table the search computes gives
     # one for its node and every node above (records / classes: classes only merge upwards): a start whose
@@ -1345,7 +1345,7 @@ def search_optimal(
             raise_box(lat.nodes[i], lat._heights, lat.strides, True, lat.status, -1, start_bound, least)
         return least
 
-    def _could_win(i: int, e: NodeEval) -> bool:
+    def could_win(i: int, e: NodeEval) -> bool:
         """Whether a node passing in phase 1 could still beat the least loss found: its bound, from the levels
         and the floor of its own failing records, within the band (with sizes that can wait, such a node is
         counted at once: its loss lowers the ceiling of the band, which spares the paths above it)."""
@@ -1370,7 +1370,7 @@ def search_optimal(
             return False
         passed = int(e.table.count[e.mono_small].sum()) <= most
         if passed:
-            if lazy and banded and _could_win(i, e):
+            if lazy and banded and could_win(i, e):
                 finish(i, e, _cut_cap(best_eval[0][0]) if best_eval[0] is not None else None)
             elif lazy:
                 noted.add(i)
