@@ -33,8 +33,10 @@ import numpy as np
 from ..classtable import ClassTable
 
 PAIR_BOUND_CLASSES = 60_000
-"""Input classes up to which the bound is counted (its cost grows with their square; beyond, the search
-inherits its bounds from the nodes it counts, as without it)."""
+"""Input classes up to which the bound is counted. Its cost grows with their square: on two cores, 8 QIs of 20
+codes with 3 % of the cells missing, 0.05 s at 15,000 classes, 0.19 s at 30,000, 0.80 s at 60,000, where a
+search under wildcard semantics scans tens of thousands of classes per node evaluated. Beyond, the search
+inherits its bounds from the nodes it counts, as without it."""
 MAX_QIS = 32
 """The pair count's masks are 32 bits wide."""
 
