@@ -70,6 +70,24 @@ def test_optimal_search_equals_core_and_its_step_applies(page):
     assert out.frame.equals(ref.step().apply(ds).frame)
 
 
+def test_discernibility_search_with_suppression_equals_core_and_offers_the_k_minimal_list(page):
+    """Discernibility under wildcard semantics (the sample has missing values) is searched with its bound from
+    the levels: the page shows kanon_core's node and loss, and offers the k-minimal nodes on request, since
+    only the nodes that could win were classified."""
+    ds = load_sample("els")
+    page.selectbox(key="w_gen_metric").set_value("dm").run()
+    page.number_input(key="w_gen_sup").set_value(1.0).run()
+    page.button(key="btn_gen_search").click().run()
+    assert not page.exception
+    problem = lattice.build_problem(ds, default_hierarchies(ds, QIS), QIS)
+    ref = lattice.search_optimal(problem, 3, 0.01, "dm")
+    assert ref.k_minimal is None and ref.n_anonymous is None
+    assert metric(page, "Records suppressed") == f"{ref.n_suppressed_records:,}"
+    assert metric(page, "Loss") == f"{ref.loss:,.4g}"
+    assert frame_with(page, "level").set_index("variable")["level"].to_dict() == ref.levels
+    assert "btn_gen_kminimal" in [b.key for b in page.button]
+
+
 def test_single_recode_merges_and_applies(page):
     page.selectbox(key="w_single_var").set_value("BYINCOME").run()
     page.multiselect(key="w_single_merge_BYINCOME").set_value([10, 11, 12]).run()
