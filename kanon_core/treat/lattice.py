@@ -37,7 +37,7 @@ exact:
    classified has a bound above that loss, which only falls as the search goes on, so it can never win, not
    even a tie; its status is not needed. (Its path still climbs past the band: a failing node there tags a
    large part of the band at once.) On the bundled sample's 8-QI search (wildcard, k = 3) this evaluates 299
-   nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 552 nodes
+   nodes at 0.5 % instead of 2,303, and returns the same node; with discernibility at 1 %, 479 nodes
    instead of 2,849: the passing nodes whose bound is within the band are counted as phase 1 finds them, so
    that the band has a ceiling, and that ceiling narrows the suppression limit of phase 1 for it (a node
    failing more records than the band leaves room for cannot win, nor can any node below it).
@@ -1321,16 +1321,19 @@ def search_optimal(
         # with sizes that can wait, the exact count decides k itself (NodeEvaluator.complete)
         return finish(i, NodeEval(levels, table, None) if lazy else ev._mono(levels, table, early=False), cap)
 
-    # Discernibility with its bound and sizes that can wait: a node whose failing records are more than
-    # (ceiling - least bound) / (n - k + 1) cannot win, nor can any node below it (each of its failing records
-    # fails there too and adds at least n - k + 1 to a discernibility of at least the least bound of all). Phase
-    # 1 classifies with that narrower limit once a ceiling is known: such a node is tagged failing, as one
-    # failing the user's limit is (it never is a candidate); the bounds of the nodes so tagged are checked
-    # at the end (``narrowed``: the widest such limit used, -1 none).
+    # Discernibility with its bound and sizes that can wait. When phase 1 classifies a node, every node of its
+    # down-set that could still win is unclassified (a node found or told failing cannot win, and a passing node
+    # tags its whole up-set, this node included), so its bound is at least the least bound of the unclassified
+    # nodes. A node whose failing records are more than (ceiling - that least bound) / (n - k + 1) cannot win,
+    # nor can any node below it: each of its failing records fails there too and adds at least n - k + 1 to a
+    # discernibility of at least that bound. Phase 1 classifies with that narrower limit once a ceiling is
+    # known: such a node is tagged failing, as one failing the user's limit is (it is never a candidate). The
+    # least of the floors so claimed is checked against the optimum at the end (``floor_least``).
     per_record = ev.suppression_floor_per_record if lazy else 0.0
     narrowing = lazy and banded and dm_bound is not None and per_record > 0  # (k above n: no floor to divide by)
-    least_base = float(base_bound.min()) if narrowing else 0.0
-    narrowed = [-1]
+    by_bound = np.argsort(base_bound, kind="stable") if narrowing else None
+    next_by_bound = [0]  # statuses only ever leave UNKNOWN, so the least unclassified bound is found by a walk
+    floor_least = [math.inf]
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
     union = _FailingUnion(lat.q, ev.base.count, limit, 2 * lat.q) if ev.track_base else None
 
@@ -1356,9 +1359,14 @@ def search_optimal(
         """The records that may fail at a node classified in phase 1 for it to win (see ``narrowing``)."""
         if not narrowing or best_eval[0] is None:
             return limit
-        most = int((_band_ceiling(best_eval[0]) - least_base) // per_record)
+        while next_by_bound[0] < lat.n and lat.status[by_bound[next_by_bound[0]]] != lat.UNKNOWN:
+            next_by_bound[0] += 1
+        if next_by_bound[0] == lat.n:
+            return limit
+        least = float(base_bound[by_bound[next_by_bound[0]]])
+        most = int((_band_ceiling(best_eval[0]) - least) // per_record)
         if most < limit:
-            narrowed[0] = max(narrowed[0], most)
+            floor_least[0] = min(floor_least[0], least + (most + 1) * per_record)
         return max(0, min(limit, most))
 
     def classify(i: int, doomed: np.ndarray | None = None) -> bool:
@@ -1487,7 +1495,7 @@ def search_optimal(
         )
     if banded:
         _check_band(lat, start_bound, best)
-    if narrowed[0] >= 0 and least_base + (narrowed[0] + 1) * per_record <= best + _tie_tolerance(best):
+    if floor_least[0] <= best + _tie_tolerance(best):
         raise RuntimeError("internal error: lattice nodes tagged failing by a narrower limit could beat the optimum")
     if cutting:
         _check_left(cut, best, "whose count was cut short")
