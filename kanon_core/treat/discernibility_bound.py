@@ -37,6 +37,8 @@ PAIR_BOUND_CLASSES = 60_000
 codes with 3 % of the cells missing, 0.05 s at 15,000 classes, 0.19 s at 30,000, 0.80 s at 60,000, where a
 search under wildcard semantics scans tens of thousands of classes per node evaluated. Beyond, the search
 inherits its bounds from the nodes it counts, as without it."""
+PARALLEL_CLASSES = 2_000
+"""Input classes from which the pairs are counted on every compute slot (below, a few milliseconds of work)."""
 MAX_QIS = 32
 """The pair count's masks are 32 bits wide."""
 
@@ -89,7 +91,7 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     bitvals = (np.uint16(1) << np.arange(q, dtype=np.uint16)) if q <= 16 else \
         (np.uint32(1) << np.arange(q, dtype=np.uint32))
     count = np.asarray(table.count, dtype=np.int64)
-    n_parts = n_workers(workers) if table.n_classes >= 2_000 else 1
+    n_parts = n_workers(workers) if table.n_classes >= PARALLEL_CLASSES else 1
     parts = map_workers(lambda part: pair_tallies(codes0, data, count, padded, heights, category, bitvals, part,
                                                   n_parts), range(n_parts), n_parts)
     same = float(sum(int(p[0]) for p in parts))

@@ -818,8 +818,7 @@ class NodeEvaluator:
     def suppression_floor(self, ev: NodeEval) -> float:
         """At least what the records failing at an evaluated node add to the discernibility of every node below
         it, beyond their matches there (see :attr:`sizes_can_wait`): n - k + 1 each."""
-        n = self.problem.n_records
-        return float(ev.table.count[ev.mono_small].sum()) * (n - self.mono[0].k + 1)
+        return float(ev.table.count[ev.mono_small].sum()) * self.suppression_floor_per_record
 
     def evaluate(self, levels: Sequence[int]) -> NodeEval:
         """The node fully evaluated (every criterion, exact)."""
@@ -1287,6 +1286,14 @@ def search_optimal(
         else:
             bound[:] = np.maximum(base_bound, inherited) + sup_extra
 
+    per_record = ev.suppression_floor_per_record if lazy else 0.0  # (with sizes that can wait: k alone)
+
+    def records_within(cap: float, least: float) -> int:
+        """The failing records a node whose loss is at least ``least`` before suppression may have and stay
+        within ``cap`` (each adds at least ``per_record``: see :meth:`NodeEvaluator.suppression_floor`); -1
+        when none, or without a floor to count by (k above the records)."""
+        return int((cap - least) // per_record) if per_record > 0 and cap >= least else -1
+
     def full(i: int) -> NodeSummary | None:
         if i not in noted:  # a node noted in phase 1 is completed, not evaluated again
             ev.evaluations += 1
@@ -1300,12 +1307,10 @@ def search_optimal(
             # more records fail than its bound leaves room for (their floor alone puts it above the cap); those
             # found so far raise the bounds below it, as its whole failing set would (they fail there too). At
             # k = 5 and 1 % on the sample all 1,199 such scans stopped: 0.72-0.76 s instead of 1.43-1.58 s.
-            per = ev.suppression_floor_per_record
-            room = cap - max(float(base_bound[i]), float(inherited[i]))
-            most = int(room // per) if room >= 0 and per > 0 else -1
+            most = records_within(cap, max(float(base_bound[i]), float(inherited[i])))
             e = ev._mono(levels, table, early=True, limit=most) if 0 <= most < limit else None
             if e is not None and e.mono_small is None:
-                raise_below(i, (most + 1) * per)
+                raise_below(i, (most + 1) * per_record)
                 if float(bound[i]) > cap:
                     floored[i] = float(bound[i])
                     return None
@@ -1329,7 +1334,6 @@ def search_optimal(
     # discernibility of at least that bound. Phase 1 classifies with that narrower limit once a ceiling is
     # known: such a node is tagged failing, as one failing the user's limit is (it is never a candidate). The
     # least of the floors so claimed is checked against the optimum at the end (``floor_least``).
-    per_record = ev.suppression_floor_per_record if lazy else 0.0
     narrowing = lazy and banded and dm_bound is not None and per_record > 0  # (k above n: no floor to divide by)
     by_bound = np.argsort(base_bound, kind="stable") if narrowing else None
     next_by_bound = [0]  # statuses only ever leave UNKNOWN, so the least unclassified bound is found by a walk
@@ -1364,7 +1368,7 @@ def search_optimal(
         if next_by_bound[0] == lat.n:
             return limit
         least = float(base_bound[by_bound[next_by_bound[0]]])
-        most = int((_band_ceiling(best_eval[0]) - least) // per_record)
+        most = records_within(_band_ceiling(best_eval[0]), least)
         if most < limit:
             floor_least[0] = min(floor_least[0], least + (most + 1) * per_record)
         return max(0, min(limit, most))
