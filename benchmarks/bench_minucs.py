@@ -105,6 +105,7 @@ def phases(k: int) -> None:
         dweight = np.empty(n, dtype=np.int64)
         emask = np.empty(n, dtype=np.uint64)
         eweight = np.empty(n, dtype=np.int64)
+        must = np.empty(n + kern.MUST_LANES, dtype=bitvals.dtype)
         buf = np.empty(1 << 12, dtype=bitvals.dtype)
         freq, new_bit, bit_of = np.zeros(q, np.int64), np.zeros(q, np.uint64), np.zeros(q, np.uint64)
         sizes = np.zeros(3, dtype=np.int64)  # distinct masks, edges, MINUCs (over distinct rows)
@@ -118,7 +119,7 @@ def phases(k: int) -> None:
             sizes[0] += nd
             if m0 >= k or stage < 3:
                 continue
-            ne = kern._reduce_family(dmask, dweight, nd, q, k - 1 - m0, emask, eweight)
+            ne = kern._reduce_family(dmask, dweight, nd, q, k - 1 - m0, emask, eweight, must)
             sizes[1] += ne
             if stage < 4:
                 continue

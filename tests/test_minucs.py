@@ -317,29 +317,79 @@ def test_relabeling_the_qis_rarest_first_finds_the_same_minucs(q, b, data):
     assert set(found) == _minimal_unsafe_by_definition(emask, eweight, q, b, q)
 
 
-@given(st.integers(1, 7), st.integers(0, 3), st.data())
-def test_the_reduced_edge_family_decides_every_set_as_the_whole_family(q, b, data):
+def _must_work(nd: int, wide: bool) -> np.ndarray:
+    """The must masks' work array as the kernel allocates it, its slots past the list zero: a zero mask is
+    contained in every mask, so a lane past the list that is not masked off makes every mask look implied."""
+    from kanon_core.risk._minuc_kernel import MUST_LANES
+
+    return np.zeros(nd + MUST_LANES, dtype=np.uint64 if wide else np.uint32)
+
+
+def _spread_bits(mask: int, wide: bool) -> int:
+    """QI j of a small mask moved to bit 9j mod 64 (wide: QIs beyond the 32 a uint32 holds), else kept."""
+    if not wide:
+        return mask
+    return sum(1 << (9 * j % 64) for j in range(mask.bit_length()) if mask >> j & 1)
+
+
+@given(st.integers(1, 7), st.integers(0, 3), st.booleans(), st.data())
+def test_the_reduced_edge_family_decides_every_set_as_the_whole_family(q, b, wide, data):
     """The family the enumeration works on (``_reduce_family``: masks implied by a must mask dropped, and
     must masks implied by their light subsets not kept as edges) leaves unsafe exactly the sets the distinct
-    masks leave unsafe, over all 2^q sets; and a must mask with two light subsets (b = 1) is no edge."""
+    masks leave unsafe, over all 2^q sets; and a must mask with two light subsets (b = 1) is no edge. Up to
+    60 masks, so the must list runs past one vector test's lanes; ``wide`` puts the QIs on bits up to 63,
+    as a table of more than 32 QIs has them, with uint64 must masks."""
     from kanon_core.risk._minuc_kernel import _reduce_family
 
-    masks = data.draw(st.lists(st.integers(1, (1 << q) - 1), min_size=1, max_size=60, unique=True))
-    nd = len(masks)
+    small = data.draw(st.lists(st.integers(1, (1 << q) - 1), min_size=1, max_size=60, unique=True))
+    nd = len(small)
     weights = data.draw(st.lists(st.integers(1, b + 2), min_size=nd, max_size=nd))
     emask = np.zeros(nd, dtype=np.uint64)
     eweight = np.zeros(nd, dtype=np.int64)
-    ne = _reduce_family(np.array(masks, np.uint64), np.array(weights, np.int64), nd, q, b, emask, eweight)
-    kept = [int(m) for m in emask[:ne]]
+    spread = np.array([_spread_bits(m, wide) for m in small], np.uint64)
+    ne = _reduce_family(spread, np.array(weights, np.int64), nd, 64 if wide else q, b, emask, eweight,
+                        _must_work(nd, wide))
+    back = {_spread_bits(m, wide): m for m in small}
+    assert all(int(m) in back for m in emask[:ne])
+    masks = small
+    kept = [back[int(m)] for m in emask[:ne]]
     assert set(kept) <= set(masks) and len(kept) == len(set(kept))
     assert [bin(m).count("1") for m in kept] == sorted(bin(m).count("1") for m in kept)
     assert all(int(w) == weights[masks.index(m)] for m, w in zip(kept, eweight[:ne]))
+
+    if b == 0:  # the inclusion-minimal masks, exactly
+        assert set(kept) == {m for m in masks if not any(o != m and o & m == o for o in masks)}
 
     def unhit(family, weight_of, s: int) -> int:
         return sum(weight_of[i] for i, m in enumerate(family) if m & s == 0)
 
     for s in range(1 << q):
         assert (unhit(masks, weights, s) <= b) == (unhit(kept, [int(w) for w in eweight[:ne]], s) <= b)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_mask_is_dropped_whichever_lane_of_the_must_list_holds_its_subset(wide):
+    """40 pairs of 20 QIs (must masks at b = 0, more than one vector test's lanes: {i, i + 1} and {i, i + 2}
+    around a circle) and all 1,140 triples: the family kept is exactly the inclusion-minimal masks. Each pair,
+    in whichever lane of whichever block it sits, is the only pair in the list inside some triple ({i, i + 1, j}
+    with j three or more QIs away from both), so skipping a lane keeps such a triple."""
+    from itertools import combinations
+
+    from kanon_core.risk._minuc_kernel import _reduce_family
+
+    q = 20
+    pairs = [1 << i | 1 << (i + step) % q for step in (1, 2) for i in range(q)]
+    triples = [a | b | c for a, b, c in combinations([1 << j for j in range(q)], 3)]
+    masks = pairs + triples
+    nd = len(masks)
+    emask = np.zeros(nd, dtype=np.uint64)
+    eweight = np.zeros(nd, dtype=np.int64)
+    spread = np.array([_spread_bits(m, wide) for m in masks], np.uint64)
+    ne = _reduce_family(spread, np.ones(nd, np.int64), nd, 64 if wide else q, 0, emask, eweight,
+                        _must_work(nd, wide))
+    expected = set(pairs) | {t for t in triples if not any(p & t == p for p in pairs)}
+    assert 0 < len(expected - set(pairs)) < len(triples)
+    assert {int(m) for m in emask[:ne]} == {_spread_bits(m, wide) for m in expected}
 
 
 def test_a_must_mask_implied_by_its_light_subsets_is_no_edge():
@@ -352,7 +402,7 @@ def test_a_must_mask_implied_by_its_light_subsets_is_no_edge():
     weights = np.array([1, 1, 1, 1, 2, 1, 1], np.int64)
     emask = np.zeros(7, dtype=np.uint64)
     eweight = np.zeros(7, dtype=np.int64)
-    ne = _reduce_family(masks, weights, 7, 4, 1, emask, eweight)
+    ne = _reduce_family(masks, weights, 7, 4, 1, emask, eweight, _must_work(7, False))
     assert sorted(int(m) for m in emask[:ne]) == [0b1, 0b10, 0b100, 0b1000]
 
 
