@@ -288,6 +288,31 @@ def test_enumeration_equals_the_definition_on_any_weighted_family(q, b, data):
         assert set(found) == _minimal_unsafe_by_definition(emask, eweight, q, b, q)
 
 
+@settings(max_examples=30)
+@given(st.integers(1, 8), st.integers(0, 3), st.sampled_from(["padded", "tier", "general"]), st.data())
+def test_enumeration_equals_the_definition_with_bitsets_of_every_length(q, b, path, data):
+    """The search compiled for each constant bitset length (``_enumerate_fixed``) and for lengths above the
+    last tier (``_enumerate_minimal``'s general path) finds exactly the sets of the definition: "padded" runs a
+    family on more words than it needs (the words past its edges stay zero), "tier" runs families that fill the
+    longest tier's last word, "general" families of more edges than the longest tier holds."""
+    from kanon_core.risk._minuc_kernel import WORD_TIERS, _enumerate_fixed, _enumerate_minimal
+
+    longest = 64 * WORD_TIERS[-1]
+    low, high = {"padded": (1, 64), "tier": (longest - 63, longest), "general": (longest + 1, longest + 90)}[path]
+    ne = data.draw(st.integers(low, high))
+    emask = data.draw(st.lists(st.integers(1, (1 << q) - 1), min_size=ne, max_size=ne))
+    eweight = data.draw(st.lists(st.integers(1, b + 2), min_size=ne, max_size=ne))
+    args = (np.array(emask, np.uint64), np.array(eweight, np.int64), ne, q, b, q, np.zeros(2, dtype=np.uint32), 0)
+    if path == "general":
+        out, nbuf, _ = _enumerate_minimal(*args)
+    else:
+        out, nbuf, _ = _enumerate_fixed(*args, data.draw(st.sampled_from(WORD_TIERS)) if path == "padded"
+                                        else WORD_TIERS[-1])
+    found = [int(m) for m in out[:nbuf]]
+    assert len(found) == len(set(found))
+    assert set(found) == _minimal_unsafe_by_definition(emask, eweight, q, b, q)
+
+
 @given(st.integers(1, 8), st.integers(0, 3), st.data())
 def test_relabeling_the_qis_rarest_first_finds_the_same_minucs(q, b, data):
     """The enumeration runs on a row's edges relabeled so that the QIs in the fewest edges take the lowest bits
