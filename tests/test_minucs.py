@@ -191,6 +191,22 @@ def test_many_qis_beyond_the_direct_address_table():
     assert as_sets(res, 14) == brute_force_minucs(codes, 2, "category", max_size=3)
 
 
+@settings(max_examples=30)
+@given(tables(max_q=5), st.integers(2, 4), st.sampled_from(["wildcard", "category"]))
+def test_more_than_32_qis_give_the_minucs_of_the_qis_that_vary(codes, k, missing):
+    """Above 32 QIs the kernel's masks are uint64 (its edge family and search then run on that type): a table's
+    columns placed at QIs 35 and above of a 40-QI table whose other QIs hold one value each (they separate no
+    records, so no MINUC holds them) give exactly the brute-force MINUCs of the table, on the moved QIs."""
+    n, q = codes.shape
+    if n < k:
+        return
+    wide = np.zeros((n, 40), dtype=np.int32)
+    wide[:, 35:35 + q] = codes
+    res = find_minucs(wide, k=k, missing=missing)
+    moved = [{m << 35 for m in row} for row in brute_force_minucs(codes, k, missing)]
+    assert as_sets(res, n) == moved
+
+
 def test_cost_estimate_is_in_the_right_range():
     rng = np.random.default_rng(1)
     codes = rng.integers(0, 5, size=(2000, 8)).astype(np.int32)
