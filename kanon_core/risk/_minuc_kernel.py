@@ -143,8 +143,8 @@ def _lanes_contained(typingctx, masks, t, nx):
     15 tests on average on the bundled sample). Lanes past the list read whatever the work array holds there;
     the caller masks them off. The code is generic LLVM: each target splits the vector into the widths it has.
     """
-    if not isinstance(masks, types.Array) or not isinstance(masks.dtype, types.Integer):
-        return None
+    if not isinstance(masks, types.Array) or not isinstance(masks.dtype, types.Integer) or masks.layout != "C":
+        return None  # (the load reads consecutive elements: a contiguous array only)
 
     def codegen(context, builder, signature, args):
         ary, start, not_x = args
