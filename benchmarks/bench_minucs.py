@@ -108,6 +108,8 @@ def phases(k: int) -> None:
         must = np.empty(n + kern.MUST_LANES, dtype=bitvals.dtype)
         buf = np.empty(1 << 12, dtype=bitvals.dtype)
         freq, new_bit, bit_of = np.zeros(q, np.int64), np.zeros(q, np.uint64), np.zeros(q, np.uint64)
+        table = np.zeros(((q + kern.LABEL_CHUNK_BITS - 1) // kern.LABEL_CHUNK_BITS, 1 << kern.LABEL_CHUNK_BITS),
+                         dtype=np.uint64)
         sizes = np.zeros(3, dtype=np.int64)  # distinct masks, edges, MINUCs (over distinct rows)
         for u in range(n):
             if fk[u] >= k:
@@ -125,7 +127,7 @@ def phases(k: int) -> None:
                 continue
             kern._relabel_rare_first(emask, ne, q, freq, new_bit, bit_of)  # as the kernel does
             buf, nbuf, _ = kern._enumerate_minimal(emask, eweight, ne, q, k - 1 - m0, q, buf, 0)
-            kern._restore_labels(buf, 0, nbuf, bit_of)
+            kern._restore_labels(buf, 0, nbuf, bit_of, table)
             sizes[2] += nbuf
         return sizes
 

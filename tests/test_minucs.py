@@ -344,7 +344,7 @@ def test_relabeling_the_qis_rarest_first_finds_the_same_minucs(q, b, data):
     freq, new_bit, bit_of = np.zeros(q, np.int64), np.zeros(q, np.uint64), np.zeros(q, np.uint64)
     _relabel_rare_first(relabeled, ne, q, freq, new_bit, bit_of)
     back = relabeled.copy()
-    _restore_labels(back, 0, ne, bit_of)
+    _restore_labels(back, 0, ne, bit_of, _label_table(q))
     assert back.tolist() == emask
     holding = [sum((m >> j) & 1 for m in emask) for j in range(q)]
     original = [int(bit_of[t]).bit_length() - 1 for t in range(q)]
@@ -352,10 +352,36 @@ def test_relabeling_the_qis_rarest_first_finds_the_same_minucs(q, b, data):
     assert original == sorted(range(q), key=lambda j: (holding[j], j))
     out, nbuf, _ = _enumerate_minimal(relabeled, np.array(eweight, np.int64), ne, q, b, q,
                                       np.zeros(2, dtype=np.uint32), 0)
-    _restore_labels(out, 0, nbuf, bit_of)
+    _restore_labels(out, 0, nbuf, bit_of, _label_table(q))
     found = [int(m) for m in out[:nbuf]]
     assert len(found) == len(set(found))
     assert set(found) == _minimal_unsafe_by_definition(emask, eweight, q, b, q)
+
+
+def _label_table(q: int) -> np.ndarray:
+    """``_restore_labels``' work array as the kernel allocates it (filled with ones: the function fills it)."""
+    from kanon_core.risk._minuc_kernel import LABEL_CHUNK_BITS
+
+    return np.full((-(-q // LABEL_CHUNK_BITS), 1 << LABEL_CHUNK_BITS), 2**64 - 1, dtype=np.uint64)
+
+
+@given(st.integers(1, 64), st.randoms(use_true_random=False), st.data())
+def test_restoring_the_labels_by_table_inverts_any_relabeling(q, rnd, data):
+    """Any permutation of up to 64 QIs (``bit_of[t]``: the original bit of label t), any sets of labels, in
+    uint32 or uint64 buffers as the kernel has them: each set maps to the set of the original bits, through
+    every seven-QI chunk of the table; the entries outside [lo, hi) stay as they were."""
+    from kanon_core.risk._minuc_kernel import _restore_labels
+
+    order = list(range(q))
+    rnd.shuffle(order)
+    bit_of = np.array([1 << j for j in order], dtype=np.uint64)
+    dtype = np.uint32 if q <= 32 and data.draw(st.booleans()) else np.uint64
+    sets = data.draw(st.lists(st.integers(0, (1 << q) - 1), min_size=2, max_size=40))
+    lo = data.draw(st.integers(0, 1))
+    buf = np.array(sets, dtype=dtype)
+    _restore_labels(buf, lo, len(sets), bit_of, _label_table(q))
+    expected = [m if i < lo else sum(1 << order[t] for t in range(q) if m >> t & 1) for i, m in enumerate(sets)]
+    assert [int(m) for m in buf] == expected
 
 
 def _must_work(nd: int, wide: bool) -> np.ndarray:
