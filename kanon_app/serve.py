@@ -48,6 +48,11 @@ scipy.stats: 0.75 s after the first page's modules) that Compare's "Fit the thre
 load: loaded at start too, so no officer's first visit to a page, first fit or first report waits."""
 
 
+LOADING_MESSAGE = ("kanon: loading its libraries and compiled kernels before the server answers (a few seconds; "
+                   "the first start after an install or an update also compiles the kernels, about half a minute)")
+"""Printed before the warm-up, so that the wait before the server's address shows is not taken for a hang."""
+
+
 def warm_up() -> None:
     """Import the pages' modules and compute the default sample's first pages, which every session opens on
     (kanon_app.shared_results; its risk count loads the compiled kernels the sidebar's count uses, from
@@ -136,6 +141,7 @@ def _warm_pattern_joins() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     # Set before numpy loads, as app.py does (an explicit setting wins): see app.py.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print(LOADING_MESSAGE, file=sys.stderr, flush=True)
     warm_up()
     from streamlit.web import cli
 

@@ -107,7 +107,9 @@ def test_a_fresh_session_computes_nothing_of_the_default_samples_first_page_afte
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def test_launcher_hands_the_options_to_streamlit_run(monkeypatch):
+def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys):
+    """The launcher says what it waits for (one line on stderr, before the warm-up), warms up, then hands the
+    options given to ``streamlit run app.py``."""
     import kanon_app.serve as serve
 
     seen = {}
@@ -126,6 +128,7 @@ def test_launcher_hands_the_options_to_streamlit_run(monkeypatch):
     assert seen["argv"][:2] == ["streamlit", "run"]
     assert Path(seen["argv"][2]).name == "app.py"
     assert seen["argv"][3:] == ["--server.port", "8599"]
+    assert capsys.readouterr().err.splitlines() == [serve.LOADING_MESSAGE]
 
 
 def test_warm_up_loads_the_pattern_join_kernels():

@@ -39,7 +39,9 @@ def _start_app(log: Path):
             cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env,
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    # a fresh checkout's first server compiles the kernels before it answers (about half a minute on 2 cores,
+    # longer while other test processes compile them too)
+    deadline = time.time() + 180
     while time.time() < deadline:
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
