@@ -1228,9 +1228,7 @@ def search_optimal(
             if deferring[0]:
                 deferred.append((True, i, s.lower_bound))
             else:
-                up = lat.up(i)
-                inherited[up] = np.maximum(inherited[up], s.lower_bound)
-                bound[up] = np.maximum(base_bound[up], inherited[up]) + sup_extra[up]
+                inherit(lat.up(i), s.lower_bound)
         return s
 
     def cut_short(i: int, e: NodeEval) -> None:
@@ -1242,9 +1240,18 @@ def search_optimal(
         :func:`full`, which scans a node never classified before its count; otherwise its count was cut before
         they were known (NodeEvaluator.complete)."""
         cut[i] = float((e.table.count * e.fk).sum())
-        up = lat.up(i)
-        inherited[up] = np.maximum(inherited[up], cut[i])
-        bound[up] = np.maximum(base_bound[up], inherited[up]) + sup_extra[up]
+        inherit(lat.up(i), cut[i])
+
+    def settle(nodes: Any) -> None:
+        """The bounds of ``nodes`` (an index) from their parts, for every metric but Prec (whose bound adds the
+        cells suppressed below): the larger of the bound from the levels and the one inherited from below,
+        plus the floor of the records failing at the node or above."""
+        bound[nodes] = np.maximum(base_bound[nodes], inherited[nodes]) + sup_extra[nodes]
+
+    def inherit(up: np.ndarray, value: float) -> None:
+        """The nodes ``up`` inherit ``value`` as a lower bound of their loss before suppression."""
+        inherited[up] = np.maximum(inherited[up], value)
+        settle(up)
 
     def raise_below(i: int, item: Any) -> None:
         """The suppression at node i raises the bounds of its down-set (failing nodes are never candidates:
@@ -1256,7 +1263,7 @@ def search_optimal(
                 bound[down] = base_bound[down] + (sup_cells[down] * keep_frac[down]).sum(axis=1) / total_obs
         else:
             sup_extra[down] = np.maximum(sup_extra[down], item)
-            bound[down] = np.maximum(base_bound[down], inherited[down]) + sup_extra[down]
+            settle(down)
 
     def apply_deferred() -> None:
         """The bound updates of phase 1, applied at once (compiled, over the boxes of the up- and
@@ -1284,7 +1291,7 @@ def search_optimal(
             if total_obs > 0:
                 bound[:] = base_bound + (sup_cells * keep_frac).sum(axis=1) / total_obs
         else:
-            bound[:] = np.maximum(base_bound, inherited) + sup_extra
+            settle(slice(None))
 
     per_record = ev.suppression_floor_per_record if lazy else 0.0  # (with sizes that can wait: k alone)
 
