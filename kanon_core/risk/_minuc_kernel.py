@@ -302,7 +302,9 @@ def _push(buf, nbuf, value):  # pragma: no cover - compiled
 
 
 WORD_TIERS = (4, 8)
-"""Edge bitset lengths (64-bit words) the enumeration is compiled for as constants (:func:`_enumerate_fixed`)."""
+"""Edge bitset lengths (64-bit words) the enumeration is compiled for as constants (:func:`_enumerate_fixed`),
+shortest first. :func:`_enumerate_minimal` names each tier in its dispatch (numba needs a literal per call), so a
+tier added here needs its line there."""
 
 
 @numba.njit(cache=True, nogil=True)
