@@ -1,0 +1,94 @@
+"""The dashboard benchmark's reading of when a state is shown (benchmarks.bench_dashboard's watcher), on a static
+page whose state is reached a known time after a click: read within two frames of it, where Playwright's own
+waits (which look again only every half second after the first quarter) read it up to half a second late."""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.parse
+
+import pytest
+
+from benchmarks import bench_dashboard as bench
+
+PAGE = """<div data-testid="stApp" data-test-script-state="notRunning">
+<button id="go">Go</button><div id="out"></div><div style="display:none">Hidden result</div></div>
+<script>
+document.getElementById('go').addEventListener('click', () => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const delay = Number(window.__delay);
+  app.setAttribute('data-test-script-state', 'running');
+  setTimeout(() => { document.getElementById('out').textContent = 'Partial'; }, delay / 2);  // other text first
+  setTimeout(() => {
+    document.getElementById('out').textContent = 'Result   shown';
+    app.setAttribute('data-test-script-state', 'notRunning');
+    window.__changedAt = performance.timeOrigin + performance.now();
+  }, delay);
+});
+</script>"""
+
+
+def _open(page) -> None:
+    """The page as a new document (its init scripts run: ``set_content`` rewrites the document, which drops its
+    listeners)."""
+    page.goto("data:text/html," + urllib.parse.quote(PAGE))
+
+
+@pytest.fixture
+def watched(browser):
+    context, page = bench.new_page(browser)
+    _open(page)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("delay", [150, 700, 1300, 2100])
+def test_the_watcher_reads_the_moment_the_state_is_shown(watched, delay):
+    """Within 0.15 s of the moment the page changed (one or two frames, and the click's own checks), where
+    Playwright's next look could be half a second later."""
+    watched.evaluate(f"window.__delay = {delay}")
+    called = time.time()
+    seconds = bench._timed(watched, lambda: watched.click("#go"), "result shown")  # case and spaces as get_by_text
+    changed = watched.evaluate("window.__changedAt") / 1000.0 - bench._page_clock_offset(watched) - called
+    assert delay / 1000 <= seconds <= changed + 0.15
+
+
+def test_a_state_lost_again_is_read_from_its_return_and_hidden_text_does_not_count(watched):
+    def set_state(state: str) -> None:
+        watched.evaluate(f"document.querySelector(\"[data-testid='stApp']\").setAttribute('data-test-script-state', "
+                         f"'{state}')")
+
+    watched.evaluate("document.getElementById('out').textContent = 'Result shown'")
+    watched.evaluate("spec => window.__kanonWatch(spec)", bench._shown_spec("Result shown", rerun=True))
+    watched.wait_for_timeout(100)
+    assert watched.evaluate("window.__kanonShown") is None  # the text, idle, but no run has ended since
+    set_state("running")
+    watched.wait_for_timeout(50)
+    set_state("notRunning")
+    watched.wait_for_timeout(100)
+    first = watched.evaluate("window.__kanonShown")
+    assert first is not None
+    set_state("running")  # lost again: another run
+    watched.wait_for_timeout(100)
+    assert watched.evaluate("window.__kanonShown") is None
+    set_state("notRunning")
+    watched.wait_for_timeout(100)
+    assert watched.evaluate("window.__kanonShown") >= first + 150  # read from its return, 200 ms later
+    watched.evaluate("spec => window.__kanonWatch(spec)", bench._shown_spec("Hidden result"))
+    watched.wait_for_timeout(200)
+    assert watched.evaluate("window.__kanonShown") is None
+
+
+def test_without_a_reading_playwrights_is_kept(watched, monkeypatch):
+    monkeypatch.setattr(bench, "SHOWN_PATIENCE_MS", 300)
+    watched.evaluate("window.__delay = 100")
+    watched.evaluate("window.__kanonWatch = () => {}")  # a page where the watcher does not run
+    seconds = bench._timed(watched, lambda: watched.click("#go"), "Result shown")
+    assert seconds >= 0.1
+
+
+def test_a_pattern_is_awaited_as_playwright_reads_it(watched):
+    watched.evaluate("window.__delay = 400")
+    seconds = bench._timed(watched, lambda: watched.click("#go"), re.compile(r"Other text|result\s+shown", re.IGNORECASE))
+    assert 0.4 <= seconds <= 0.6
