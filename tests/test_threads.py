@@ -96,6 +96,63 @@ def test_sections_nest_within_a_thread_and_map_keeps_order():
     assert threads.map_workers(lambda x: x * x, range(50)) == [x * x for x in range(50)]
 
 
+@pytest.mark.skipif(threads.MAX_WORKERS < 2, reason="needs two compute slots")
+def test_map_computes_on_a_helper_beside_the_calling_thread():
+    """Two items that each wait for the other's thread at a barrier: only two threads at once end them. The
+    helper's item then ends later than the caller's, and its result is waited for."""
+    meet = threading.Barrier(2, timeout=10)
+    caller = threading.current_thread().name
+
+    def work(x: int) -> tuple[int, str]:
+        meet.wait()
+        name = threading.current_thread().name
+        if name != caller:
+            time.sleep(0.1)
+        return x, name
+
+    got = threads.map_workers(work, range(2))
+    assert [x for x, _ in got] == [0, 1]
+    assert len({name for _, name in got}) == 2 and caller in {name for _, name in got}
+
+
+def test_map_ends_in_the_calling_thread_when_every_helper_is_busy():
+    """Helpers held by other work (another session's call, or work started ahead waiting for its turn) take
+    nothing of this call until free: the caller computes every item, in order, and does not wait for them."""
+    release = threading.Event()
+    busy = [threads._helpers().submit(release.wait) for _ in range(threads.MAX_WORKERS)]
+    try:
+        time.sleep(0.05)
+        who: list[str] = []
+        got: list[list[int]] = []
+        caller = threading.Thread(target=lambda: got.append(threads.map_workers(
+            lambda x: (who.append(threading.current_thread().name), x * 3)[1], range(20))), name="caller")
+        caller.start()
+        caller.join(10)
+        assert not caller.is_alive(), "the call waited for busy helpers"
+        assert got == [[x * 3 for x in range(20)]]
+        assert set(who) == {"caller"}
+    finally:
+        release.set()
+    for f in busy:
+        f.result(timeout=10)
+    assert threads.map_workers(lambda x: -x, range(5)) == [0, -1, -2, -3, -4]  # the helpers serve again
+
+
+def test_map_raises_the_first_error_once_every_item_has_ended():
+    ended: list[int] = []
+
+    def work(x: int) -> int:
+        if x in (3, 7):
+            raise ValueError(f"item {x}")
+        time.sleep(0.01 if x == 9 else 0.0)
+        ended.append(x)
+        return x
+
+    with pytest.raises(ValueError, match="item 3"):
+        threads.map_workers(work, range(10))
+    assert sorted(ended) == [0, 1, 2, 4, 5, 6, 8, 9]
+
+
 def test_map_inside_a_parallel_section_runs_in_the_calling_thread():
     with threads.parallel_section():  # every slot is held here: a pool would wait for ever
         assert threads.map_workers(lambda x: x + 1, range(10)) == list(range(1, 11))
