@@ -33,8 +33,9 @@ that first showed that state (``_SHOWN_WATCHER``). Playwright's waits, which dec
 look again only every half second after their first quarter, so their own reading was up to 0.5 s late (until
 2026-11-28 the rows were read so: a row of 0.3 s or more read 0-0.5 s above its time, the first fit 1.10 s for
 0.53-0.57 s). Goals are those of the project's speed issue on a 2-core machine. Each row's
-note also gives the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`):
-with both on the same 2 cores, a wait is at least half their sum.
+note also gives the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`),
+counted until Playwright's waits end (up to half a second after the row's end, and idle then but for Playwright's
+own checks): with both on the same 2 cores, that span is at least half their sum.
 
 Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3]
 (``--read S``: Compare, "Find MINUCs" and the first "Build the report" are clicked after S seconds on the page
