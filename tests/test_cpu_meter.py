@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -18,6 +19,29 @@ BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s
 
 def _burn(executable: str, seconds: float) -> subprocess.Popen:
     return subprocess.Popen([executable, "-c", BURN.format(s=seconds) + "time.sleep(30)"])
+
+
+LAUNCHER = """import subprocess, sys, time
+kids = [subprocess.Popen([exe, '-c', code]) for exe, code in zip(sys.argv[1::2], sys.argv[2::2])]
+print(' '.join(str(k.pid) for k in kids), flush=True)
+time.sleep(30)
+"""
+
+
+def _tree(*burns: tuple[str, float]) -> tuple[subprocess.Popen, list[int]]:
+    """A process of its own (the meter's root) that starts a burn per ``(executable, seconds)``: the meter then
+    sees only these under it, not a Chromium another test of this process left running (a browser fixture kept
+    for the whole session under the same test worker)."""
+    args = [a for exe, secs in burns for a in (exe, BURN.format(s=secs) + "time.sleep(30)")]
+    root = subprocess.Popen([sys.executable, "-c", LAUNCHER, *args], stdout=subprocess.PIPE, text=True)
+    line = root.stdout.readline() if root.stdout is not None else ""
+    return root, [int(x) for x in line.split()]
+
+
+def _kill(*pids: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):  # already gone
+            os.kill(pid, 9)
 
 
 def _wait_for_cpu(meter: CpuMeter, start: tuple[float, float], side: str, at_least: float) -> float:
@@ -38,30 +62,31 @@ def test_the_meter_tells_the_servers_cpu_from_the_browsers(tmp_path):
     fake_browser = tmp_path / "chromium-fake"
     os.symlink(sys.executable, fake_browser)  # the process's name (comm) is the name it was started by
     server = _burn(sys.executable, 0.0)
-    others: list[subprocess.Popen] = []
+    # under the root: a process named like the browser, and one that is not (neither side)
+    root, (browser_pid, other_pid) = _tree((str(fake_browser), 0.4), (sys.executable, 0.4))
     try:
-        meter = CpuMeter(server.pid)
+        meter = CpuMeter(server.pid, root=root.pid)
         assert meter.available
-        start = meter.sample()
-        others.append(_burn(str(fake_browser), 0.4))
-        other = _burn(sys.executable, 0.4)  # not named like the browser: neither side
-        others.append(other)
-        other_meter = CpuMeter(other.pid)
+        start = (meter.sample()[0], 0.0)  # the browser's burn may have started before the first sample
+        other_meter = CpuMeter(other_pid)
         assert _wait_for_cpu(other_meter, (0.0, 0.0), "server", 0.35) >= 0.35
         assert _wait_for_cpu(meter, start, "browser", 0.35) >= 0.35
         split = meter.since(start)
         assert split.browser < 0.4 + 0.2 and split.server < 0.2  # the other child's time in neither
     finally:
-        for p in [server, *others]:
+        _kill(browser_pid, other_pid)
+        for p in (server, root):
             p.kill()
 
 
 def test_the_servers_own_cpu_is_counted():
     server = _burn(sys.executable, 0.4)
+    root, _ = _tree()
     try:
-        meter = CpuMeter(server.pid)
+        meter = CpuMeter(server.pid, root=root.pid)
         start = meter.sample()
         assert _wait_for_cpu(meter, start, "server", 0.3) >= 0.3
-        assert meter.since(start).browser < 0.2  # no process named like Chromium was started here
+        assert meter.since(start).browser < 0.2  # no process named like Chromium under the root
     finally:
         server.kill()
+        root.kill()
