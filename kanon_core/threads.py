@@ -390,8 +390,8 @@ def map_workers(fn: Callable[[T], R], items: Iterable[T], requested: int | None 
     """``[fn(item) for item in items]`` on :func:`workers` threads, each task in a compute slot, in order.
 
     The calling thread computes items too, beside helpers of a pool made once for the process: a pool per
-    call started its threads every time (69 calls of the bundled sample's discernibility search at k = 5
-    and 1 % waited 0.2 s for thread starts). A helper still busy with another call (another session's, or
+    call started its threads every time (under cProfile, the 69 calls of the bundled sample's discernibility
+    search at k = 5 and 1 % waited 0.2 s for thread starts). A helper still busy with another call (another session's, or
     work started ahead waiting for its turn) takes no item of this one until it is free, and the caller
     waits only for the items a helper has taken: with every helper busy, the caller computes them all, as
     the call would in one thread.
