@@ -67,18 +67,11 @@ from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop 
 
 TIMEOUT_MS = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)  # per wait; a loaded machine is slow
 
-# Records every change of the app's script state, so a timing waits for the run the click started to end.
-_WATCH = """() => {
-  const app = document.querySelector("[data-testid='stApp']");
-  window.__kanonRun = {changes: 0};
-  if (window.__kanonObserved === app) return;
-  window.__kanonObserved = app;
-  new MutationObserver(() => { window.__kanonRun.changes += 1; })
-    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
+# The run a click started has ended: the app is idle after a change of its script state since the watcher was
+# armed (``_SHOWN_WATCHER`` counts the changes).
 _DONE = """() => {
   const app = document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']");
-  return app !== null && window.__kanonRun !== undefined && window.__kanonRun.changes > 0;
+  return app !== null && window.__kanonStateChanges > 0;
 }"""
 
 _LOADED_SINCE = """([name, since]) => performance.getEntriesByType('resource').some(
@@ -273,7 +266,6 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     a quick run's two state changes may reach the page's DOM as none (the browser batches them), and the
     wait for a change then never ends; the text and an idle app are enough there. ``selector``: an element
     awaited instead of a text (a table or a chart, whose contents are drawn, not written)."""
-    page.evaluate(_WATCH)
     page.evaluate("spec => window.__kanonWatch(spec)", _shown_spec(expect, selector, rerun, charts))
     start = _cpu_start()
     t0 = time.time()

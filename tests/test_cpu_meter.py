@@ -17,8 +17,13 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
 
 
+def _burn_code(seconds: float) -> str:
+    """A script that burns ``seconds`` of CPU, then sleeps (its time stays readable)."""
+    return BURN.format(s=seconds) + "time.sleep(30)"
+
+
 def _burn(executable: str, seconds: float) -> subprocess.Popen:
-    return subprocess.Popen([executable, "-c", BURN.format(s=seconds) + "time.sleep(30)"])
+    return subprocess.Popen([executable, "-c", _burn_code(seconds)])
 
 
 LAUNCHER = """import subprocess, sys, time
@@ -32,7 +37,7 @@ def _tree(*burns: tuple[str, float]) -> tuple[subprocess.Popen, list[int]]:
     """A process of its own (the meter's root) that starts a burn per ``(executable, seconds)``: the meter then
     sees only these under it, not a Chromium another test of this process left running (a browser fixture kept
     for the whole session under the same test worker)."""
-    args = [a for exe, secs in burns for a in (exe, BURN.format(s=secs) + "time.sleep(30)")]
+    args = [a for exe, secs in burns for a in (exe, _burn_code(secs))]
     root = subprocess.Popen([sys.executable, "-c", LAUNCHER, *args], stdout=subprocess.PIPE, text=True)
     line = root.stdout.readline() if root.stdout is not None else ""
     return root, [int(x) for x in line.split()]
