@@ -28,11 +28,13 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
   share that search; they waited for it, with the whole page, until the officer asked for it there).
 
 Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
-state is back to "not running", painted: the end is read on the page's own clock, at the frame after the one
-that first showed that state (``_SHOWN_WATCHER``). Playwright's waits, which decide that the state is reached,
-look again only every half second after their first quarter, so their own reading was up to 0.5 s late (until
-2026-11-28 the rows were read so: a row of 0.3 s or more read 0-0.5 s above its time; in two runs the first fit
-read 1.10 and 1.15 s where the page showed it 0.53 and 0.57 s after the click). Goals are those of the project's speed issue on a 2-core machine. Each row's
+state is back to "not running", painted. The click is an officer's (:func:`press`; rows timed with Playwright's
+plain click, as in HISTORY's rounds before this was said here, also held its checks of the element before it
+clicks: 15-70 ms on an idle page). The end is read on the page's own clock, at the frame after the one that first showed that state
+(``_SHOWN_WATCHER``). Playwright's waits, which decide that the state is reached, look again only every half
+second after their first quarter, so their own reading was up to 0.5 s late (the earlier rows were read so: a
+row of 0.3 s or more read 0-0.5 s above its time; in two runs the first fit read 1.10 and 1.15 s where the page
+showed it 0.53 and 0.57 s after the click). Goals are those of the project's speed issue on a 2-core machine. Each row's
 note also gives the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`),
 counted until Playwright's waits end (up to half a second after the row's end, and idle then but for Playwright's
 own checks): with both on the same 2 cores, that span is at least half their sum.
@@ -192,9 +194,9 @@ def _shown_since(page, t0: float, waited: float) -> float:
     when the state they saw was lost again (a run ending, another starting), earlier by up to half a second
     otherwise. ``waited`` when the page has no reading (said on stderr).
 
-    From ``t0``, not from the click event: Playwright's click first waits for the element to be visible and
-    stable over two frames, 30-50 ms on an idle page here, and longer while the browser is still busy with
-    the step before (0.8 s once, after the first page); an officer clicking at once waits for that too."""
+    From ``t0``, not from the click event's own time: the click (:func:`press`) reaches the page late while the
+    browser is still busy with the step before (0.8 s once, after the first page), and an officer clicking at
+    once waits for that too."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     # Playwright's waits may see the state before the watcher's next frames have run, or a passing one
@@ -292,23 +294,37 @@ def _open_first_page(page, url: str) -> None:
     _idle(page)
 
 
+def press(target) -> None:
+    """Click ``target`` (a locator) as an officer does, at once: the timed waits start just before this call.
+
+    Playwright's own click first waits until the element is visible, enabled and stable (the same box over two
+    animation frames) and would receive the click: 15-70 ms on an idle page here, none of it an officer's. Those
+    checks are skipped (``force``); finding the element and its box still run after the start, so a browser
+    busy with the step before (the first page's chart code, 0.8 s once) delays the click within the timed wait,
+    as it delays an officer's click. The rows' elements are shown before they are clicked: each step waits for
+    the state the next click needs."""
+    target.click(force=True)
+
+
+def _button(page, name: str) -> Callable[[], None]:
+    """A click on the button ``name``, to time."""
+    return lambda: press(page.get_by_role("button", name=name))
+
+
 def _nav(page, title: str) -> None:
-    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+    press(page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True))
 
 
 def _section(page, name: str) -> Callable[[], None]:
-    """Click a page section: a tab, or a segmented-control / radio option of that name."""
-    def click() -> None:
-        tab = page.get_by_role("tab", name=name, exact=True)
-        if tab.count():
-            tab.first.click()
-            return
+    """A click on a page section: a tab, or a segmented-control / radio option of that name (which one it is
+    is found now, before the timed wait starts)."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count():
+        target = tab.first
+    else:
         btn = page.get_by_role("button", name=name, exact=True)
-        if btn.count():
-            btn.first.click()
-            return
-        page.get_by_text(name, exact=True).first.click()
-    return click
+        target = btn.first if btn.count() else page.get_by_text(name, exact=True).first
+    return lambda: press(target)
 
 
 def _pick(page, opener, option, tries: int = 3) -> None:
@@ -422,7 +438,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                         "session's first chart)" if plotly else "until its charts are drawn", cpu=_last_cpu()))
         if "fit" not in skip:
             _timed(page, _section(page, "Regression"), "Fit the three models", rerun=False)
-            s = _timed(page, lambda: page.get_by_role("button", name="Fit the three models").click(), None,
+            s = _timed(page, _button(page, "Fit the three models"), None,
                        selector=".st-key-chart_cmp_coef .main-svg")
             rows.append(Row("first fit of the three models (Compare, the page's default model)", s, 1.0,
                             "until the coefficients' chart is drawn", cpu=_last_cpu()))
@@ -439,7 +455,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                rerun=not _is_tab(page, "Report"))
         if read > 0:  # the officer reads the tab (its MINUC counts started when it opened)
             time.sleep(read)
-        s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
+        s = _timed(page, _button(page, "Build the report"),
                    "Download the report (")
         ahead = "risk" not in skip  # the Risk page started the MINUCs page's search, which is the report's
         rows.append(Row("build the report (sample, v0)" if read <= 0 else
@@ -452,7 +468,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         rows.append(Row("MINUCs page open (19 QIs, estimate)", s, None, cpu=_last_cpu()))
         if read > 0:  # the officer reads the estimate (the search started when the page opened)
             time.sleep(read)
-        s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC",
+        s = _timed(page, _button(page, "Find MINUCs"), "Records with a MINUC",
                    charts=True)
         core = _metric(page, "Seconds")
         k = page.locator("[data-testid='stNumberInput'] input").first.input_value()
@@ -477,7 +493,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
         _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
                rerun=not _is_tab(page, "Report"))
-        s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
+        s = _timed(page, _button(page, "Build the report"),
                    "Download the report (")
         rows.append(Row("build the report after Find MINUCs (v0)", s, 2.0, "the MINUCs page's search reused",
                         cpu=_last_cpu()))
@@ -486,7 +502,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         _recode_race(page)
         s = _timed(page, lambda: _nav(page, "MINUCs"), "Version v0's search is reused")
         rows.append(Row("MINUCs page open after a recode (estimate)", s, None, cpu=_last_cpu()))
-        s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC",
+        s = _timed(page, _button(page, "Find MINUCs"), "Records with a MINUC",
                    charts=True)
         rows.append(Row("Find MINUCs after a recode (race 1 and 2 merged)", s, 2.0,
                         f"core search {_metric(page, 'Seconds')} s, v0's search carried over", cpu=_last_cpu()))
@@ -494,7 +510,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
             _timed(page, lambda: _nav(page, "Export"), "variables released", rerun=False)
             _timed(page, _section(page, "Report"), "Regression model(s) for the utility check",
                    rerun=not _is_tab(page, "Report"))
-            s = _timed(page, lambda: page.get_by_role("button", name="Build the report").click(),
+            s = _timed(page, _button(page, "Build the report"),
                        "Download the report (")
             rows.append(Row("build the report after the recode (v1)", s, 2.0,
                             "the MINUCs page's searches of v0 and v1 reused", cpu=_last_cpu()))
@@ -503,7 +519,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         _timed(page, lambda: _nav(page, "Suppress"), "Run suppression", rerun=False)
         work = "suppression, k = 3, 19 QIs (default model)"
         try:
-            s = _timed(page, lambda: page.get_by_role("button", name="Run suppression").click(), "Cells suppressed")
+            s = _timed(page, _button(page, "Run suppression"), "Cells suppressed")
         except Exception as exc:  # noqa: BLE001 - a row that did not finish says so, the others are kept
             rows.append(Row(work, float("nan"), 5.0, f"not finished: {type(exc).__name__}"))
         else:
@@ -535,7 +551,7 @@ def _minucs_first(page, url: str, risk_read: float = 0.0) -> list[Row]:
         _timed(page, lambda: _nav(page, "Risk"), "Records violating", rerun=False, charts=True)
         time.sleep(risk_read)
     _timed(page, lambda: _nav(page, "MINUCs"), "Estimated from", rerun=False)
-    s = _timed(page, lambda: page.get_by_role("button", name="Find MINUCs").click(), "Records with a MINUC",
+    s = _timed(page, _button(page, "Find MINUCs"), "Records with a MINUC",
                charts=True)
     k = page.locator("[data-testid='stNumberInput'] input").first.input_value()
     how = (f"after {risk_read:g} s on the Risk page" if risk_read > 0 else "the MINUCs page opened first")
@@ -558,7 +574,7 @@ def _recode_race(page) -> None:
     for label in ("Amer. Indian/Alaska Native, non-Hispanic (", "Asian, Hawaii/Pac. Islander, non-Hispanic ("):
         _pick(page, merge, page.get_by_role("option").filter(has_text=label).first)
     page.keyboard.press("Escape")
-    _timed(page, lambda: page.get_by_role("button", name="Apply this recode").click(), "applied")
+    _timed(page, _button(page, "Apply this recode"), "applied")
 
 
 def machine() -> str:

@@ -49,7 +49,7 @@ def test_the_watcher_reads_the_moment_the_state_is_shown(watched, delay):
     Playwright's next look could be half a second later."""
     watched.evaluate(f"window.__delay = {delay}")
     called = time.time()
-    seconds = bench._timed(watched, lambda: watched.click("#go"), "result shown")  # case and spaces as get_by_text
+    seconds = bench._timed(watched, lambda: bench.press(watched.locator("#go")), "result shown")  # as get_by_text
     changed = watched.evaluate("window.__changedAt") / 1000.0 - bench._page_clock_offset(watched) - called
     assert delay / 1000 <= seconds <= changed + 0.15
 
@@ -92,3 +92,40 @@ def test_a_pattern_is_awaited_as_playwright_reads_it(watched):
     watched.evaluate("window.__delay = 400")
     seconds = bench._timed(watched, lambda: watched.click("#go"), re.compile(r"Other text|result\s+shown", re.IGNORECASE))
     assert 0.4 <= seconds <= 0.6
+
+
+MOVING = """<button id="moving" style="position:absolute; left:40px; top:40px; width:120px">Moving</button>
+<script>
+let frame = 0;
+const button = document.getElementById('moving');
+button.addEventListener('click', () => { window.__clicked = true; });
+(function move() { frame += 1; button.style.left = (40 + frame % 4) + 'px'; requestAnimationFrame(move); })();
+</script>"""
+
+
+def test_the_benchmarks_click_waits_for_no_check_of_the_element(browser):
+    """An officer's click does not wait for the element to hold still over two frames, as Playwright's own click
+    does (here it never does: that click times out)."""
+    context, page = bench.new_page(browser)
+    try:
+        page.goto("data:text/html," + urllib.parse.quote(MOVING))
+        page.set_default_timeout(3000)
+        bench.press(page.locator("#moving"))
+        page.wait_for_function("window.__clicked === true")
+    finally:
+        context.close()
+
+
+def test_a_busy_browser_delays_the_click_within_the_timed_wait(watched):
+    """The browser busy when the officer clicks (as with a session's first chart code) delays the click's effect,
+    and that time is the officer's wait: the row is timed from the click's start, not from the event."""
+    watched.evaluate("window.__delay = 150")
+    watched.evaluate("window.__busy = (ms) => setTimeout(() => { const t = performance.now(); "
+                     "while (performance.now() - t < ms) {} }, 0)")
+
+    def busy_then_click() -> None:
+        watched.evaluate("window.__busy(400)")
+        bench.press(watched.locator("#go"))
+
+    seconds = bench._timed(watched, busy_then_click, "result shown")
+    assert seconds >= 0.4 + 0.15 - 0.02
