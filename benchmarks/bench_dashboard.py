@@ -302,7 +302,8 @@ def press(target) -> None:
     checks are skipped (``force``); finding the element and its box still run after the start, so a browser
     busy with the step before (the first page's chart code, 0.8 s once) delays the click within the timed wait,
     as it delays an officer's click. The rows' elements are shown before they are clicked: each step waits for
-    the state the next click needs."""
+    the state the next click needs. A click that only leads to a row keeps Playwright's own where something may
+    still cover the element (a list just closed: without the check, the click went to the list)."""
     target.click(force=True)
 
 
@@ -574,7 +575,8 @@ def _recode_race(page) -> None:
     for label in ("Amer. Indian/Alaska Native, non-Hispanic (", "Asian, Hawaii/Pac. Islander, non-Hispanic ("):
         _pick(page, merge, page.get_by_role("option").filter(has_text=label).first)
     page.keyboard.press("Escape")
-    _timed(page, _button(page, "Apply this recode"), "applied")
+    # a step, not a row: Playwright's own click, which waits until the list just closed no longer covers the button
+    _timed(page, lambda: page.get_by_role("button", name="Apply this recode").click(), "applied")
 
 
 def machine() -> str:
