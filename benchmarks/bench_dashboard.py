@@ -28,16 +28,16 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
   share that search; they waited for it, with the whole page, until the officer asked for it there).
 
 Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
-state is back to "not running", painted. The click is an officer's (:func:`press`; rows timed with Playwright's
-plain click, as in HISTORY's rounds before this was said here, also held its checks of the element before it
-clicks: 15-70 ms on an idle page). The end is read on the page's own clock, at the frame after the one that first showed that state
-(``_SHOWN_WATCHER``). Playwright's waits, which decide that the state is reached, look again only every half
-second after their first quarter, so their own reading was up to 0.5 s late (the earlier rows were read so: a
-row of 0.3 s or more read 0-0.5 s above its time; in two runs the first fit read 1.10 and 1.15 s where the page
-showed it 0.53 and 0.57 s after the click). Goals are those of the project's speed issue on a 2-core machine. Each row's
-note also gives the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`),
-counted until Playwright's waits end (up to half a second after the row's end, and idle then but for Playwright's
-own checks): with both on the same 2 cores, that span is at least half their sum.
+state is back to "not running", painted. The click is an officer's (:func:`press`; the rows of earlier rounds,
+in HISTORY, also held Playwright's checks of the element before it clicks: 15-70 ms on an idle page). The end is
+read on the page's own clock, at the frame after the one that first showed that state (``_SHOWN_WATCHER``).
+Playwright's waits, which decide that the state is reached, look again only every half second after their first
+quarter, so their own reading was up to 0.5 s late (the earlier rows were read so: a row of 0.3 s or more read
+0-0.5 s above its time; in two runs the first fit read 1.10 and 1.15 s where the page showed it 0.53 and 0.57 s
+after the click). Goals are those of the project's speed issue on a 2-core machine. Each row's note also gives
+the CPU seconds the server and the browser spent during its wait (:mod:`benchmarks.cpu_meter`), counted until
+Playwright's waits end (up to half a second after the row's end, and idle then but for Playwright's own checks):
+with both on the same 2 cores, that span is at least half their sum.
 
 Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3]
 (``--read S``: Compare, "Find MINUCs" and the first "Build the report" are clicked after S seconds on the page
