@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cpu_meter import CpuMeter, CpuSplit  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, _start_app, _stop  # noqa: E402
 
 TIMEOUT_MS = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)  # per wait; a loaded machine is slow
 
@@ -173,7 +173,7 @@ SHOWN_PATIENCE_MS = 10_000
 
 def new_page(browser):
     """A new browser context (a new session) and its page, with the watcher of shown states installed."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     context.add_init_script(_FIRST_SPEC + _SHOWN_WATCHER)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)

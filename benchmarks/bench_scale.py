@@ -111,7 +111,7 @@ def dashboard_risk(path: Path, rows: int) -> list[tuple[str, float, str]]:
     Each time runs until the expected text is visible and Streamlit's script state is "not running"."""
     from playwright.sync_api import sync_playwright
 
-    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, _start_app, _stop
+    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, _start_app, _stop
 
     timeout = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)
     out: list[tuple[str, float, str]] = []
@@ -127,7 +127,7 @@ def dashboard_risk(path: Path, rows: int) -> list[tuple[str, float, str]]:
         proc, url = _start_app(Path(tmp) / "server.log")
         try:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            page = browser.new_context(viewport=VIEWPORT).new_page()
             page.set_default_timeout(timeout)
             page.goto(url)
             page.get_by_text("records").first.wait_for(state="visible")

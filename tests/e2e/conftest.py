@@ -19,6 +19,8 @@ CHROMIUM_ARGS = [
     "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+VIEWPORT = {"width": 1400, "height": 1000}
+"""The browser window of every test and benchmark session: wide enough for the pages' columns side by side."""
 
 
 def _free_port() -> int:
@@ -119,7 +121,7 @@ def browser():
 
 @pytest.fixture
 def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     yield pg

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import choose_data_file, wait_idle
+from .conftest import VIEWPORT, choose_data_file, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +54,7 @@ def test_bad_upload_shows_a_message(page, app_url, tmp_path):
 
 
 def test_a_page_opened_by_its_url_works(browser, app_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     try:
@@ -69,7 +69,7 @@ def test_a_page_opened_by_its_url_works(browser, app_url):
 def test_a_deep_link_as_the_servers_first_request_gets_the_app_navigation(browser, fresh_app_url):
     """A ``pages/`` folder puts a fresh Streamlit server in its legacy multipage mode until st.navigation runs:
     the first request being a deep link must still get app.py's navigation and version timeline."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     try:

@@ -11,14 +11,14 @@ from kanon_app.samples import load_sample
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.treat.suppress import suppress
 
-from .conftest import wait_idle
+from .conftest import VIEWPORT, wait_idle
 from .test_browser import metric_value
 
 pytestmark = pytest.mark.e2e
 
 
 def _open(browser, url: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(180_000)
     page.goto(url)
