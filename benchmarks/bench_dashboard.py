@@ -83,10 +83,8 @@ reports its request events only between calls, late when the script sleeps)."""
 _NOT_STALE = """() => document.querySelectorAll("[data-stale='true']").length === 0"""
 """Whether the browser shows no element of a run before the last (a page switch greys the old page's elements
 until the new run replaces them)."""
-_CHARTS_DRAWN = """() => {
-  const boxes = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
-  return boxes.length > 0 && boxes.every(b => b.querySelector('.main-svg') !== null);
-}"""
+_CHARTS_DRAWN = "() => window.__kanonChartsDrawn()"
+"""Whether the page has charts and every one is drawn (the watcher's own test, :data:`_SHOWN_WATCHER`)."""
 
 _SHOWN_WATCHER = r"""(() => {
   // Installed in every document of a benchmark's browser context (an init script). After __kanonWatch(spec),
@@ -112,14 +110,16 @@ _SHOWN_WATCHER = r"""(() => {
     }
     return true;
   }
+  function chartsDrawn() {
+    const boxes = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+    return boxes.length > 0 && boxes.every(b => b.querySelector('.main-svg') !== null);
+  }
+  w.__kanonChartsDrawn = chartsDrawn;
   function holds(spec) {
     const a = app();
     if (a === null || a.getAttribute('data-test-script-state') !== 'notRunning') return false;
     if (spec.rerun && w.__kanonStateChanges === 0) return false;
-    if (spec.charts) {
-      const boxes = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
-      if (boxes.length === 0 || !boxes.every(b => b.querySelector('.main-svg') !== null)) return false;
-    }
+    if (spec.charts && !chartsDrawn()) return false;
     return textShown(spec);
   }
   let scheduled = false;
