@@ -29,10 +29,10 @@ document.getElementById('go').addEventListener('click', () => {
 </script>"""
 
 
-def _open(page) -> None:
+def _open(page, html: str = PAGE) -> None:
     """The page as a new document (its init scripts run: ``set_content`` rewrites the document, which drops its
     listeners)."""
-    page.goto("data:text/html," + urllib.parse.quote(PAGE))
+    page.goto("data:text/html," + urllib.parse.quote(html))
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_the_benchmarks_click_waits_for_no_check_of_the_element(browser):
     does (here it never does: that click times out)."""
     context, page = bench.new_page(browser)
     try:
-        page.goto("data:text/html," + urllib.parse.quote(MOVING))
+        _open(page, MOVING)
         page.set_default_timeout(3000)
         bench.press(page.locator("#moving"))
         page.wait_for_function("window.__clicked === true")
