@@ -732,6 +732,20 @@ def raise_box(v, heights, strides, upward, status, skip, target, value):  # prag
 
 
 @numba.njit(cache=True, nogil=True)
+def box_least(v, heights, strides, upward, status, keep, values):  # pragma: no cover - compiled
+    """The least of ``values`` over the nodes of the up-set (``upward``) or down-set of ``v`` whose ``status``
+    is ``keep``; infinity when there is none."""
+    lo, hi, size, node = _box(v, heights, strides, upward)
+    cur = lo.copy()
+    least = np.inf
+    for _ in range(size):
+        if status[node] == keep and values[node] < least:
+            least = values[node]
+        node = _next_in_box(cur, lo, hi, strides, node)
+    return least
+
+
+@numba.njit(cache=True, nogil=True)
 def raise_box_rows(v, heights, strides, upward, status, skip, target, value):  # pragma: no cover - compiled
     """:func:`raise_box` with one row per node in ``target``, raised element by element to ``value``."""
     lo, hi, size, node = _box(v, heights, strides, upward)
