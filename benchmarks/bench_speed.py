@@ -140,7 +140,8 @@ def _sample8(limit: float, metric: str = "prec"):
 
 
 def _told(r) -> str:
-    """The failing nodes the search told without evaluating them (the union of passing nodes' failing records)."""
+    """The nodes the search told failing without evaluating them, by the union of passing nodes' failing records
+    (for discernibility, also those with too many failing records to win)."""
     return f" (+{r.nodes_inferred:,} told failing unevaluated)" if r.nodes_inferred else ""
 
 

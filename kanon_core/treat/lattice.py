@@ -924,7 +924,9 @@ class SearchResult:
     n_anonymous: int | None = None
     criteria: tuple[str, ...] = ()
     criteria_report: tuple[dict, ...] = ()
-    nodes_inferred: int = 0  # failing nodes told by the union of passing nodes' failing records, not evaluated
+    # nodes told failing by the union of passing nodes' failing records, not evaluated (for discernibility, also
+    # those whose failing records, so counted, are too many for them or a node below them to win)
+    nodes_inferred: int = 0
 
     @property
     def level_tuple(self) -> tuple[int, ...]:
@@ -1648,6 +1650,11 @@ class _FailingUnion:
     ``max_sets`` bounds the work per question: the sets are merged largest first (the failing sets of
     nodes nearest to Y are the largest and contain those of the nodes above them), stopping as soon as
     the limit is exceeded.
+
+    The same count answers a narrower limit (:meth:`tell`'s ``limit``): the records failing at Y are at least
+    the union's, so Y has more failing records than any number the union exceeds. The discernibility search
+    asks with the failing records a node may have and still win, or let a node below it win
+    (:meth:`_Lattice.narrowed_limit`); a single passing node's set can exceed that one.
     """
 
     def __init__(self, q: int, base_count: np.ndarray, limit: int, max_sets: int):
