@@ -2,8 +2,9 @@
 
 The reference counts, at every node of small random lattices, the ordered pairs of records that match (the
 discernibility without suppression) from generalized labels (:func:`tests.test_lattice.generalize`), sharing
-no code with the pair count. The bound must never exceed it, must equal it with two QIs or fewer (every pair
-then differs on at most two), and must grow up the lattice.
+no code with the pair count. The bound must never exceed it, must equal it with three QIs or fewer (every pair
+then differs on at most three; two when the pairs differing on three are not counted), and must grow up the
+lattice; the levels at which codes join, tabulated or walked, give the same bound.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def exact_dm(case: Case, levels) -> int:
 
 
 def bound_of(case: Case, workers: int | None = None) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Every node of the case's lattice and the bound at each."""
     problem = case.problem()
     nodes = list(itertools.product(*(range(h) for h in case.heights)))
     b = discernibility_bound(problem.class_table(), problem.tables, category=case.missing == "category",
@@ -53,14 +55,26 @@ def wider_cases(draw) -> Case:
 
 
 @settings(max_examples=150, deadline=None)
-@given(wider_cases())
-def test_the_bound_never_exceeds_the_discernibility_and_grows_up_the_lattice(case):
-    nodes, got = bound_of(case)
+@given(wider_cases(), st.booleans(), st.booleans())
+def test_the_bound_never_exceeds_the_discernibility_and_grows_up_the_lattice(case, triples, tabulated):
+    """With or without the pairs differing on three QIs (``TRIPLE_CELLS``), and with the levels at which codes
+    join tabulated or walked (``MERGED_CODES``: the walked bound must be the tabulated one)."""
+    from kanon_core.treat import discernibility_bound as module
+
+    saved = module.TRIPLE_CELLS, module.MERGED_CODES
+    module.TRIPLE_CELLS = saved[0] if triples else 0
+    try:
+        nodes, got = bound_of(case)
+        module.MERGED_CODES = 0
+        _, walked = bound_of(case)
+    finally:
+        module.TRIPLE_CELLS, module.MERGED_CODES = saved
+    assert np.array_equal(got, walked)
     exact = {lv: exact_dm(case, lv) for lv in nodes}
     at = dict(zip(nodes, got, strict=True))
     for lv in nodes:
         assert at[lv] <= exact[lv] + 1e-9
-        if len(case.qis) <= 2:
+        if len(case.qis) <= (3 if triples else 2):
             assert at[lv] == exact[lv]
         for j in range(len(lv)):  # one level up on one QI: never lower
             if lv[j] + 1 < case.heights[j]:
@@ -79,22 +93,24 @@ def test_with_two_qis_the_bound_is_the_discernibility_and_the_threads_shares_add
 
 
 def test_the_pairs_by_where_they_differ_on_a_hand_counted_table():
-    """Four records on three QIs (wildcard): 0 and 1 are (a, x, u), 2 is (b, y, w), 3 is (missing, x, u). Records
-    0, 1 and 3 differ nowhere (3 is missing q0); 2 differs from 3 on q1 and q2, from 0 and 1 on all three."""
-    frame = pd.DataFrame({"q0": ["a", "a", "b", None], "q1": ["x", "x", "x", "x"], "q2": ["u", "u", "u", "u"]},
-                         dtype=object)
-    frame.loc[2, ["q1", "q2"]] = ["y", "w"]
+    """Four records on four QIs (wildcard): 0 and 1 are (a, x, u, s), 2 is (b, y, w, t), 3 is (missing, x, u, s).
+    Records 0, 1 and 3 differ nowhere (3 is missing q0); 2 differs from 3 on q1, q2 and q3, from 0 and 1 on all
+    four."""
+    frame = pd.DataFrame({"q0": ["a", "a", "b", None], "q1": ["x", "x", "y", "x"], "q2": ["u", "u", "w", "u"],
+                          "q3": ["s", "s", "t", "s"]}, dtype=object)
     rows = {"q0": (("a", "ab", "*"), ("b", "ab", "*")), "q1": (("x", "*"), ("y", "*")),
-            "q2": (("u", "*"), ("w", "*"))}
+            "q2": (("u", "*"), ("w", "*")), "q3": (("s", "*"), ("t", "*"))}
     case = Case(frame, rows, "wildcard", 2)
     nodes, got = bound_of(case)
     at = dict(zip(nodes, got, strict=True))
     # level 0 everywhere: records 0, 1, 3 match one another (9 ordered pairs) and record 2 itself
-    assert at[(0, 0, 0)] == exact_dm(case, (0, 0, 0)) == 10
-    # everything joined: every pair matches, but the four ordered pairs of 2 with 0 or 1 differ on three QIs
-    assert at[(2, 1, 1)] == exact_dm(case, (2, 1, 1)) - 4 == 12
-    # q1 and q2 joined: the pair (2, 3), two QIs apart, matches and is counted
-    assert at[(0, 1, 1)] == exact_dm(case, (0, 1, 1)) == 12
+    assert at[(0, 0, 0, 0)] == exact_dm(case, (0, 0, 0, 0)) == 10
+    # q1, q2 and q3 joined: the pair (2, 3), three QIs apart, matches and is counted
+    assert at[(0, 1, 1, 1)] == exact_dm(case, (0, 1, 1, 1)) == 12
+    # q1 and q2 joined, not q3: (2, 3) still differs
+    assert at[(0, 1, 1, 0)] == exact_dm(case, (0, 1, 1, 0)) == 10
+    # everything joined: every pair matches, but the four ordered pairs of 2 with 0 or 1 differ on four QIs
+    assert at[(2, 1, 1, 1)] == exact_dm(case, (2, 1, 1, 1)) - 4 == 12
 
 
 def test_the_search_with_the_bound_finds_the_optimum_it_finds_without_and_counts_fewer_nodes(monkeypatch):

@@ -11,17 +11,23 @@ they do not match at level 0, the lowest level m_j(r, s) at which they match is 
 pairs by T:
 
     DM(l) = #{T empty} + sum_j #{T = {j}, m_j <= l_j} + sum_{j<i} #{T = {j, i}, m_j <= l_j, m_i <= l_i}
-            + #{|T| >= 3, matching at l},
+            + sum_{j<i<h} #{T = {j, i, h}, m_j <= l_j, m_i <= l_i, m_h <= l_h} + #{|T| >= 4, matching at l},
 
-and the bound is the first three terms (:func:`~._pairs_kernel.pair_tallies` counts them, by T and the
-levels m, in one pass over the pairs of input classes). The last term is never negative, so the bound never
-exceeds the node's discernibility without suppression, which never exceeds its loss (suppressed records
-are charged n, more than the fewer than k matches they had). With two QIs or fewer it is exact. Every
-term grows with each level, so the bound is monotone up the lattice as the discernibility is.
+and the bound is the first four terms (:func:`~._pairs_kernel.pair_tallies` counts them, by T and the
+levels m, in one pass over the pairs of input classes; the fourth only within :data:`TRIPLE_CELLS`). The last
+term is never negative, so the bound never exceeds the node's discernibility without suppression, which never
+exceeds its loss (suppressed records are charged n, more than the fewer than k matches they had). With three QIs
+or fewer it is exact (two, without the fourth term). Every term grows with each level, so the bound is monotone
+up the lattice as the discernibility is.
 
 Why: the search needs a bound before it counts a node. Without one, every node had to be classified and
-hundreds counted to rule nodes out; on the bundled sample (8 QIs, k = 3, wildcard), this bound is above the
-optimum's discernibility at 37,233 of the 48,000 nodes, with no node counted.
+hundreds counted to rule nodes out; on the bundled sample (8 QIs, k = 3, wildcard), the bound from the pairs
+differing on two QIs or fewer is above the optimum's discernibility at 37,233 of the 48,000 nodes, with no node
+counted. The pairs differing on three QIs cost about 0.05 s more to count on the sample (0.12 s in all on two
+cores) and narrow the search where its band is wide: at k = 5 on the other 8 QIs of ``bench_generalize.py``,
+1,179 nodes evaluated at 1 % instead of 1,450 (1.75 s against 2.28 s) and 646 at 0 % instead of 838 (0.89 s
+against 1.08 s); the speed table's searches at k = 3, where few nodes are spared, took 0.06 s longer (0.46 and
+0.53 s against 0.40 and 0.46 s).
 """
 
 from __future__ import annotations
@@ -34,24 +40,33 @@ from ..classtable import ClassTable
 
 PAIR_BOUND_CLASSES = 60_000
 """Input classes up to which the bound is counted. Its cost grows with their square: on two cores, 8 QIs of 20
-codes with 3 % of the cells missing, 0.05 s at 15,000 classes, 0.19 s at 30,000, 0.80 s at 60,000, where a
-search under wildcard semantics scans tens of thousands of classes per node evaluated. Beyond, the search
-inherits its bounds from the nodes it counts, as without it."""
+codes with 3 % of the cells missing, 0.05 s at 15,000 classes, 0.22 s at 30,000, 0.88 s at 60,000 (0.05, 0.19
+and 0.80 s without the pairs differing on three QIs, few on such data), where a search under wildcard semantics
+scans tens of thousands of classes per node evaluated. Beyond, the search inherits its bounds from the nodes it
+counts, as without it."""
 PARALLEL_CLASSES = 2_000
 """Input classes from which the pairs are counted on every compute slot (below, a few milliseconds of work)."""
 MAX_QIS = 32
 """The pair count's masks are 32 bits wide."""
+TRIPLE_CELLS = 1_000_000
+"""Tallies of the pairs differing on three QIs (one per set of three QIs and levels) counted at most, per thread
+(8 MB): 56 sets of 125 on the bundled sample's 8 QIs of 4 or 5 levels; beyond (many QIs, many levels) the bound
+leaves those pairs out, as it leaves out the pairs differing on four QIs or more."""
+MERGED_CODES = 256
+"""Codes per QI up to which the levels at which two codes join are tabulated once (at most 64 KB per QI)."""
 
 
 @dataclass(frozen=True)
 class DiscernibilityBound:
     """The tallies of :func:`~._pairs_kernel.pair_tallies`, summed over the levels up to each level:
     ``one[j][l]`` the pairs differing on QI j alone that match at its level l; ``two[(j, i)][l, m]`` those
-    differing on QIs j and i alone that match at their levels l and m; ``same`` those that differ nowhere."""
+    differing on QIs j and i alone that match at their levels l and m; ``three[(j, i, h)][l, m, o]`` those
+    differing on three QIs alone (empty when not counted); ``same`` those that differ nowhere."""
 
     same: float
     one: tuple[np.ndarray, ...]
     two: dict[tuple[int, int], np.ndarray]
+    three: dict[tuple[int, int, int], np.ndarray]
 
     def at(self, nodes: np.ndarray) -> np.ndarray:
         """The bound at each node (one row of levels per node)."""
@@ -61,6 +76,8 @@ class DiscernibilityBound:
             out += cum[nodes[:, j]]
         for (j, i), cum in self.two.items():
             out += cum[nodes[:, j], nodes[:, i]]
+        for (j, i, h), cum in self.three.items():
+            out += cum[nodes[:, j], nodes[:, i], nodes[:, h]]
         return out
 
 
@@ -71,7 +88,7 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     :data:`PAIR_BOUND_CLASSES` classes or more than :data:`MAX_QIS` QIs."""
     from ..threads import map_workers
     from ..threads import workers as n_workers
-    from ._pairs_kernel import pair_tallies
+    from ._pairs_kernel import merge_levels, pair_tallies
 
     q = len(tables)
     if table.n_classes > PAIR_BOUND_CLASSES or q > MAX_QIS or q == 0:
@@ -91,12 +108,21 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     bitvals = (np.uint16(1) << np.arange(q, dtype=np.uint16)) if q <= 16 else \
         (np.uint32(1) << np.arange(q, dtype=np.uint32))
     count = np.asarray(table.count, dtype=np.int64)
+    hmax = int(heights.max())
+    triples = [(j, i, h) for j in range(q) for i in range(j + 1, q) for h in range(i + 1, q)]
+    counted = bool(triples) and len(triples) * hmax ** 3 <= TRIPLE_CELLS
+    triple_of = np.full((q, q, q) if counted else (0, 0, 0), -1, dtype=np.int64)
+    for t, (j, i, h) in enumerate(triples if counted else ()):
+        triple_of[j, i, h] = t
+    tabulated = width <= MERGED_CODES
+    merged = merge_levels(padded, heights, width) if tabulated else np.zeros((0, 0, 0), np.int16)
     n_parts = n_workers(workers) if table.n_classes >= PARALLEL_CLASSES else 1
     parts = map_workers(lambda part: pair_tallies(codes0, data, count, padded, heights, category, bitvals, part,
-                                                  n_parts), range(n_parts), n_parts)
+                                                  n_parts, triple_of, merged), range(n_parts), n_parts)
     same = float(sum(int(p[0]) for p in parts))
     one_t = sum(p[1] for p in parts)
     two_t = sum(p[2] for p in parts)
+    three_t = sum(p[3] for p in parts)
     one = tuple(np.cumsum(one_t[j, :heights[j]]).astype(np.float64) for j in range(q))
     two = {}
     for j in range(q):
@@ -104,4 +130,9 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
             block = two_t[j, i, :heights[j], :heights[i]]
             if block.any():
                 two[(j, i)] = block.cumsum(axis=0).cumsum(axis=1).astype(np.float64)
-    return DiscernibilityBound(same=same, one=one, two=two)
+    three = {}
+    for t, (j, i, h) in enumerate(triples if counted else ()):
+        block = three_t[t, :heights[j], :heights[i], :heights[h]]
+        if block.any():
+            three[(j, i, h)] = block.cumsum(axis=0).cumsum(axis=1).cumsum(axis=2).astype(np.float64)
+    return DiscernibilityBound(same=same, one=one, two=two, three=three)
