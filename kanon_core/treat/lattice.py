@@ -1367,8 +1367,9 @@ def search_optimal(
     # Phase 1 classifies with that narrower limit once a ceiling is known, and the union of the failing records
     # of passing nodes above tells with it too: such a node is tagged failing, as one failing the user's limit
     # is (it is never a candidate). The least of the losses so claimed is checked against the optimum at the end
-    # (``floor_least``). At k = 5 and 1 % on the bundled sample, 2,124 nodes were evaluated with the whole
-    # lattice's least bound and the union telling by the user's limit; 1,450 with the down-set's, 485 told.
+    # (``floor_least``). At k = 5 and 1 % on the bundled sample, with the bound from the pairs differing on two QIs
+    # or fewer, 2,124 nodes were evaluated with the whole lattice's least bound and the union telling by the user's
+    # limit; 1,450 with the down-set's, 485 told.
     narrowing = lazy and banded and dm_bound is not None and per_record > 0  # (k above n: no floor to divide by)
     floor_least = [math.inf]
     # Failing nodes told by the union of the failing records of passing nodes above (positive limits only).
