@@ -29,7 +29,7 @@ exact:
    suppression seen at an evaluated node raises the bound of everything below it (Prec, entropy,
    discernibility): most nodes that could only win by suppressing less are never counted.
    Under wildcard semantics discernibility gets such a bound too, from the levels alone, counted once per
-   search from the pairs of input classes that differ on at most two QIs (:mod:`.discernibility_bound`: its
+   search from the pairs of input classes that differ on at most three QIs (:mod:`.discernibility_bound`: its
    argument, and when it is too costly to count).
    For the metrics whose bound follows from the levels alone (Prec, entropy, discernibility), the
    classification of fact 1 is itself limited to the nodes that could still win: a path starts only at a
@@ -1179,7 +1179,7 @@ def search_optimal(
     passing_loss = np.full(lat.n, math.inf)  # the loss of every evaluated node passing the criteria
     has_other = bool(ev.other)
     # Lower bounds of every node's loss. Level-bounded metrics start from the loss without suppression, and
-    # discernibility from its pairs that differ on at most two QIs (:mod:`.discernibility_bound`, counted
+    # discernibility from its pairs that differ on at most three QIs (:mod:`.discernibility_bound`, counted
     # once); discernibility and AECS inherit bounds from the evaluated nodes below too. The records failing
     # the monotonic criteria at a node also fail at every node below it, so their suppression raises the
     # bounds below: per QI their observed cells (prec), their bits (entropy), the sum of n - fk over them (dm).
