@@ -92,6 +92,23 @@ def test_with_two_qis_the_bound_is_the_discernibility_and_the_threads_shares_add
     assert np.array_equal(one_thread, two_threads)
 
 
+def test_the_pairs_differing_on_three_qis_are_left_out_beyond_their_budgets(monkeypatch):
+    """Past the tallies or the lookups allowed (many QIs, many levels, a large lattice), the bound is the one from the
+    pairs differing on two QIs or fewer: lower on a table where pairs differ on three QIs, never above the count."""
+    from kanon_core.treat import discernibility_bound as module
+
+    frame = pd.DataFrame({"q0": ["a", "b", "a"], "q1": ["x", "y", "x"], "q2": ["u", "w", "w"]}, dtype=object)
+    rows = {q: ((v0, "*"), (v1, "*")) for q, (v0, v1) in zip(frame.columns, [("a", "b"), ("x", "y"), ("u", "w")])}
+    case = Case(frame, rows, "wildcard", 2)
+    nodes, full = bound_of(case)
+    assert full[-1] == exact_dm(case, nodes[-1]) == 9  # every pair joined at the top, records 0 and 1 three QIs apart
+    for name in ("TRIPLE_CELLS", "TRIPLE_LOOKUPS"):
+        monkeypatch.setattr(module, name, 0)
+        _, pairs_only = bound_of(case)
+        monkeypatch.undo()
+        assert pairs_only[-1] == 7 and (pairs_only <= full).all()
+
+
 def test_the_pairs_by_where_they_differ_on_a_hand_counted_table():
     """Four records on four QIs (wildcard): 0 and 1 are (a, x, u, s), 2 is (b, y, w, t), 3 is (missing, x, u, s).
     Records 0, 1 and 3 differ nowhere (3 is missing q0); 2 differs from 3 on q1, q2 and q3, from 0 and 1 on all

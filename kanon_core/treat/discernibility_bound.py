@@ -52,6 +52,10 @@ TRIPLE_CELLS = 1_000_000
 """Tallies of the pairs differing on three QIs (one per set of three QIs and levels) counted at most, per thread
 (8 MB): 56 sets of 125 on the bundled sample's 8 QIs of 4 or 5 levels; beyond (many QIs, many levels) the bound
 leaves those pairs out, as it leaves out the pairs differing on four QIs or more."""
+TRIPLE_LOOKUPS = 20_000_000
+"""Sets of three QIs times lattice nodes up to which the bound counts the pairs differing on three QIs: reading the
+bound at every node costs a lookup per set and node (about 5 ns: 0.03 s on the bundled sample, 56 sets and 72,000
+nodes). Beyond (many QIs and a large lattice: 220 sets of 12 QIs on half a million nodes) they are left out."""
 MERGED_CODES = 256
 """Codes per QI up to which the levels at which two codes join are tabulated once (at most 64 KB per QI)."""
 
@@ -110,7 +114,8 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     count = np.asarray(table.count, dtype=np.int64)
     hmax = int(heights.max())
     triples = [(j, i, h) for j in range(q) for i in range(j + 1, q) for h in range(i + 1, q)]
-    counted = bool(triples) and len(triples) * hmax ** 3 <= TRIPLE_CELLS
+    n_nodes = int(np.prod(heights))
+    counted = bool(triples) and len(triples) * hmax ** 3 <= TRIPLE_CELLS and len(triples) * n_nodes <= TRIPLE_LOOKUPS
     triple_of = np.full((q, q, q) if counted else (0, 0, 0), -1, dtype=np.int64)
     for t, (j, i, h) in enumerate(triples if counted else ()):
         triple_of[j, i, h] = t
