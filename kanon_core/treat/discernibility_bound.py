@@ -14,11 +14,11 @@ pairs by T:
             + sum_{j<i<h} #{T = {j, i, h}, m_j <= l_j, m_i <= l_i, m_h <= l_h} + #{|T| >= 4, matching at l},
 
 and the bound is the first four terms (:func:`~._pairs_kernel.pair_tallies` counts them, by T and the
-levels m, in one pass over the pairs of input classes; the fourth only within :data:`TRIPLE_CELLS`). The last
-term is never negative, so the bound never exceeds the node's discernibility without suppression, which never
-exceeds its loss (suppressed records are charged n, more than the fewer than k matches they had). With three QIs
-or fewer it is exact (two, without the fourth term). Every term grows with each level, so the bound is monotone
-up the lattice as the discernibility is.
+levels m, in one pass over the pairs of input classes; the fourth only within :data:`TRIPLE_CELLS` and
+:data:`TRIPLE_LOOKUPS`). The last term is never negative, so the bound never exceeds the node's discernibility
+without suppression, which never exceeds its loss (suppressed records are charged n, more than the fewer than k
+matches they had). With three QIs or fewer it is exact (two, without the fourth term). Every term grows with each
+level, so the bound is monotone up the lattice as the discernibility is.
 
 Why: the search needs a bound before it counts a node. Without one, every node had to be classified and
 hundreds counted to rule nodes out; on the bundled sample (8 QIs, k = 3, wildcard), the bound from the pairs
@@ -32,6 +32,7 @@ against 1.08 s); the speed table's searches at k = 3, where few nodes are spared
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,7 +115,7 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     count = np.asarray(table.count, dtype=np.int64)
     hmax = int(heights.max())
     triples = [(j, i, h) for j in range(q) for i in range(j + 1, q) for h in range(i + 1, q)]
-    n_nodes = int(np.prod(heights))
+    n_nodes = math.prod(int(h) for h in heights)  # (Python integers: 32 QIs of many levels overflow int64)
     counted = bool(triples) and len(triples) * hmax ** 3 <= TRIPLE_CELLS and len(triples) * n_nodes <= TRIPLE_LOOKUPS
     triple_of = np.full((q, q, q) if counted else (0, 0, 0), -1, dtype=np.int64)
     for t, (j, i, h) in enumerate(triples if counted else ()):
