@@ -120,7 +120,7 @@ def discernibility_bound(table: ClassTable, tables: tuple[np.ndarray, ...], cate
     triple_of = np.full((q, q, q) if counted else (0, 0, 0), -1, dtype=np.int64)
     for t, (j, i, h) in enumerate(triples if counted else ()):
         triple_of[j, i, h] = t
-    tabulated = width <= MERGED_CODES
+    tabulated = width <= MERGED_CODES and hmax <= np.iinfo(np.int8).max  # (a level fits the table's byte)
     merged = merge_levels(padded, heights, width) if tabulated else np.zeros((0, 0, 0), np.int16)
     n_parts = n_workers(workers) if table.n_classes >= PARALLEL_CLASSES else 1
     parts = map_workers(lambda part: pair_tallies(codes0, data, count, padded, heights, category, bitvals, part,
