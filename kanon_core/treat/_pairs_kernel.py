@@ -102,13 +102,7 @@ def pair_tallies(codes0, data, count, tables, heights, category, bitvals, part, 
     one = np.zeros((q, hmax), dtype=np.int64)
     two = np.zeros((q, q, hmax, hmax), dtype=np.int64)
     triples = triple_of.shape[0] > 0
-    n_triples = 0
-    if triples:
-        for j in range(q):
-            for i in range(q):
-                for h in range(q):
-                    n_triples = max(n_triples, triple_of[j, i, h] + 1)
-    three = np.zeros((n_triples, hmax, hmax, hmax), dtype=np.int64)
+    three = np.zeros((triple_of.max() + 1 if triples else 0, hmax, hmax, hmax), dtype=np.int64)
     width = (n + 7) // 8 * 8
     diff = np.empty(width, dtype=bitvals.dtype)
     flag = np.zeros(width, dtype=np.uint8)
