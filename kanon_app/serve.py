@@ -143,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(LOADING_MESSAGE, file=sys.stderr, flush=True)
     warm_up()
+    from kanon_app.page_head import serve_with_chart_code
+
+    serve_with_chart_code()  # the page loads Streamlit's chart code while it waits for the first run
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]

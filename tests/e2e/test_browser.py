@@ -83,3 +83,27 @@ def test_a_deep_link_as_the_servers_first_request_gets_the_app_navigation(browse
         assert pg.locator("[data-testid='stException']").count() == 0
     finally:
         context.close()
+
+
+def test_the_served_page_loads_the_chart_code_before_any_chart(browser, app_url):
+    """The launcher's page (kanon_app.page_head) imports Streamlit's chart module while the browser is idle,
+    before the app has drawn anything: here the app's connection is held back (no run, so no chart and no
+    empty chart can load the module), and the module still loads, without an error on the page."""
+    from kanon_app.page_head import CHART_MODULE_PATTERN
+
+    prefix = CHART_MODULE_PATTERN.split("*")[0]
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.route_web_socket("**/_stcore/stream", lambda ws: None)  # never connected to the server
+    try:
+        pg.goto(app_url + "/")
+        pg.wait_for_function("""prefix => performance.getEntriesByType('resource').some(
+            e => e.name.split('/').pop().startsWith(prefix) && e.responseEnd > 0)""", arg=prefix)
+        assert pg.locator("[data-testid='stPlotlyChart']").count() == 0
+        assert pg.locator("script[data-kanon-chart-code]").count() == 1
+        assert errors == []
+    finally:
+        context.close()

@@ -1,0 +1,78 @@
+"""The page the launcher serves (kanon_app.page_head): Streamlit's own, with one script more in its head, or
+Streamlit's own unchanged when its files are not as expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kanon_app import page_head
+
+INDEX = "<!doctype html><html><head><title>app</title><script type=module src=./static/js/index.abc.js></script>" \
+        "</head><body><div id=root></div></body></html>"
+
+
+def _static(root: Path, modules=("PlotlyChart.Ab12_x.js",), index: str = INDEX) -> Path:
+    """A folder laid out as Streamlit's static files: index.html, a manifest, static/js with the modules."""
+    js = root / "static" / "js"
+    js.mkdir(parents=True)
+    (js / "index.abc.js").write_text("export const a = 1;")
+    for name in modules:
+        (js / name).write_text("export default 1;")
+    (root / "manifest.json").write_text("{}")
+    (root / "index.html").write_text(index)
+    return root
+
+
+def test_the_mirror_serves_the_same_files_and_a_page_with_one_script_more(tmp_path):
+    static = _static(tmp_path / "streamlit")
+    into = tmp_path / "mirror"
+    into.mkdir()
+    assert page_head.mirror(static, into)
+    page = (into / "index.html").read_text()
+    assert page.count(page_head.MARK) == 1
+    script = page_head.head_script("PlotlyChart.Ab12_x.js")
+    assert page == INDEX.replace("</head>", script + "</head>")  # the head's end, nothing else changed
+    assert "import('./static/js/PlotlyChart.Ab12_x.js')" in script and "requestIdleCallback" in script
+    for rel in ("manifest.json", "static/js/index.abc.js", "static/js/PlotlyChart.Ab12_x.js"):
+        assert (into / rel).read_bytes() == (static / rel).read_bytes()
+    assert (into / "static").is_symlink()
+    assert (static / "index.html").read_text() == INDEX  # Streamlit's own page untouched
+
+
+@pytest.mark.parametrize("modules, index", [
+    ((), INDEX),  # no chart module
+    (("PlotlyChart.a.js", "PlotlyChart.b.js"), INDEX),  # two: which one the element loads is unknown
+    (("PlotlyChart.a.js",), "<html><body>no head end</body></html>"),
+])
+def test_an_unexpected_layout_leaves_streamlits_page(tmp_path, monkeypatch, modules, index):
+    from streamlit import file_util
+
+    static = _static(tmp_path / "streamlit", modules, index)
+    into = tmp_path / "mirror"
+    into.mkdir()
+    assert not page_head.mirror(static, into)
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
+    before = set(Path(page_head.tempfile.gettempdir()).glob("kanon-page-*"))
+    assert page_head.serve_with_chart_code() is None
+    assert file_util.get_static_dir() == str(static)
+    assert set(Path(page_head.tempfile.gettempdir()).glob("kanon-page-*")) == before  # no folder left behind
+
+
+def test_the_launcher_serves_the_mirror_of_the_installed_streamlit(monkeypatch):
+    from streamlit import file_util
+
+    own = Path(file_util.get_static_dir())
+    module = page_head.chart_module(own)
+    assert module is not None, "this Streamlit has no single Plotly element module: the page would stay as it is"
+    monkeypatch.setattr(file_util, "get_static_dir", file_util.get_static_dir)  # restored after the test
+    folder = page_head.serve_with_chart_code()
+    try:
+        assert folder is not None and file_util.get_static_dir() == str(folder)
+        assert (folder / "static" / "js" / module).is_file()
+        page = (folder / "index.html").read_text(encoding="utf-8")
+        assert page_head.head_script(module) in page
+        assert page.replace(page_head.head_script(module), "") == (own / "index.html").read_text(encoding="utf-8")
+    finally:
+        page_head.shutil.rmtree(folder, ignore_errors=True)
