@@ -62,9 +62,11 @@ def mirror(static_dir: Path, into: Path) -> bool:
     written there with :func:`head_script`. False when ``static_dir`` is not as expected or a link cannot be
     made (then ``into`` is left to the caller to remove)."""
     module = chart_module(static_dir)
+    if module is None:
+        return False
     try:
-        page = with_script((static_dir / "index.html").read_text(encoding="utf-8"), head_script(module or ""))
-        if module is None or page is None:
+        page = with_script((static_dir / "index.html").read_text(encoding="utf-8"), head_script(module))
+        if page is None:
             return False
         for entry in static_dir.iterdir():
             if entry.name != "index.html":
