@@ -250,8 +250,9 @@ def _cpu_since(start: tuple[float, float] | None) -> CpuSplit | None:
 
 
 PLOTLY_CHUNK = "PlotlyChart."
-"""Name start of the code chunk of Streamlit's Plotly element, which the browser loads for a session's first
-chart (1.3-1.6 s of browser work here)."""
+"""Name start of the code chunk of Streamlit's Plotly element, which the browser loads once per session (1.3-1.6 s
+of browser work here): the launcher's page imports it once the browser is idle (kanon_app.page_head), before the
+first page is shown in most sessions; otherwise the session's first chart loads it."""
 
 
 def _idle(page) -> None:
