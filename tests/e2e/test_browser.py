@@ -107,3 +107,16 @@ def test_the_served_page_loads_the_chart_code_before_any_chart(browser, app_url)
         assert errors == []
     finally:
         context.close()
+    # and the module run early draws the charts (a module whose run failed would fail every chart after it)
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        pg.goto(app_url + "/risk")
+        pg.wait_for_function("""prefix => performance.getEntriesByType('resource').some(
+            e => e.name.split('/').pop().startsWith(prefix) && e.responseEnd > 0)""", arg=prefix)
+        pg.locator(".st-key-chart_sizes .main-svg").first.wait_for()  # the Risk page's class-size chart, drawn
+        assert errors == []
+    finally:
+        context.close()
