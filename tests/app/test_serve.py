@@ -109,26 +109,39 @@ def test_a_fresh_session_computes_nothing_of_the_default_samples_first_page_afte
 
 def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys):
     """The launcher says what it waits for (one line on stderr, before the warm-up), warms up, then hands the
-    options given to ``streamlit run app.py``."""
+    options given to ``streamlit run app.py``, with Streamlit serving the page with the chart code's script
+    (kanon_app.page_head)."""
+    import shutil
+
+    import streamlit.web.cli as cli
+    from streamlit import file_util
+
     import kanon_app.serve as serve
+    from kanon_app.page_head import MARK
 
     seen = {}
     monkeypatch.setattr(serve, "warm_up", lambda: seen.setdefault("warm", True))
+    monkeypatch.setattr(file_util, "get_static_dir", file_util.get_static_dir)  # restored after the test
+    own = file_util.get_static_dir()
 
     def fake_main():
         seen["argv"] = list(sys.argv)
+        seen["static"] = file_util.get_static_dir()
         return 0
-
-    import streamlit.web.cli as cli
 
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
-    assert serve.main(["--server.port", "8599"]) == 0
-    assert seen["warm"] is True
-    assert seen["argv"][:2] == ["streamlit", "run"]
-    assert Path(seen["argv"][2]).name == "app.py"
-    assert seen["argv"][3:] == ["--server.port", "8599"]
-    assert capsys.readouterr().err.splitlines() == [serve.LOADING_MESSAGE]
+    try:
+        assert serve.main(["--server.port", "8599"]) == 0
+        assert seen["warm"] is True
+        assert seen["argv"][:2] == ["streamlit", "run"]
+        assert Path(seen["argv"][2]).name == "app.py"
+        assert seen["argv"][3:] == ["--server.port", "8599"]
+        assert capsys.readouterr().err.splitlines() == [serve.LOADING_MESSAGE]
+        assert seen["static"] != own and MARK in (Path(seen["static"]) / "index.html").read_text(encoding="utf-8")
+    finally:
+        if seen.get("static") not in (None, own):
+            shutil.rmtree(seen["static"], ignore_errors=True)
 
 
 def test_warm_up_loads_the_pattern_join_kernels():
