@@ -5,8 +5,9 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 * cold open: a fresh server's first session, from the request until the Data page has finished its run;
   a second session on the now warm server is timed too;
 * Compare first open: clicking Compare in the navigation until the weighted percentages and their charts are
-  shown (the session's first charts: the browser loads Streamlit's chart code for them unless it already did
-  while the officer read the first page, see ``--read``);
+  shown (the session's first charts: the browser runs Streamlit's chart code for them unless it already did,
+  as the launcher's page does once the browser is first idle, kanon_app.page_head, or while the officer read the
+  first page, see ``--read``);
 * first fit of the three models: on Compare's Regression tab, clicking "Fit the three models" (the page's
   default model) until the coefficients' chart is drawn (the session's, and the server's, first fit);
 * Risk page first open: clicking Risk in the navigation until its charts are drawn (its first visit in the
@@ -41,7 +42,7 @@ with both on the same 2 cores, that span is at least half their sum.
 
 Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3]
 (``--read S``: Compare, "Find MINUCs" and the first "Build the report" are clicked after S seconds on the page
-before, as an officer reading it would; the browser loads its chart code while the first page is read, and both
+before, as an officer reading it would; the browser has then loaded its chart code in any case, and both
 searches start when their page opens.)
 (``--servers 3``: three fresh servers, the best of each row kept, so the cold open is a best of three too.)
 Other scripts get the rows from :func:`dashboard_rows`.
