@@ -19,12 +19,15 @@ Compare opened in a median of 1.04 s, half of the sessions still waiting for the
 
 Nothing changes when anything is not as expected (no single chart module, no ``</head>``, no way to make
 links, a Streamlit whose static folder is found otherwise): Streamlit's own page is served, and the chart
-code loads as before. The mirror is a private temporary folder, removed when the server exits.
+code loads as before. The mirror is kept in the user's cache folder and found again by later starts
+(:func:`serve_with_chart_code` says why not in the temporary folder).
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -77,18 +80,85 @@ def mirror(static_dir: Path, into: Path) -> bool:
     return True
 
 
+def cache_root() -> Path:
+    """Where the mirror is kept between starts: ``$XDG_CACHE_HOME/kanon``, else ``~/.cache/kanon``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kanon"
+
+
+def expected_page(static_dir: Path) -> str | None:
+    """The mirror's ``index.html`` for ``static_dir``, or None when ``static_dir`` is not as expected."""
+    module = chart_module(static_dir)
+    try:
+        return None if module is None else with_script(
+            (static_dir / "index.html").read_text(encoding="utf-8"), head_script(module))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def matches(folder: Path, static_dir: Path) -> bool:
+    """Whether ``folder`` is the mirror of ``static_dir``: its page is the expected one and every other entry of
+    ``static_dir`` is there as a link to it, nothing else."""
+    page = expected_page(static_dir)
+    try:
+        if page is None or (folder / "index.html").read_text(encoding="utf-8") != page:
+            return False
+        wanted = {e.name: e for e in static_dir.iterdir() if e.name != "index.html"}
+        present = {e.name: e for e in folder.iterdir() if e.name != "index.html"}
+        return present.keys() == wanted.keys() and all(
+            e.is_symlink() and Path(os.readlink(e)) == wanted[name] for name, e in present.items())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def cached_mirror(static_dir: Path, root: Path) -> Path | None:
+    """The mirror of ``static_dir`` under ``root``, made there once and found again by later starts (named by a
+    digest of the folder and of its expected page), or None when ``root`` cannot hold it. It is made in a
+    private folder beside it and renamed into place, so two servers starting at once both end with one whole
+    mirror; one that does not match (changed by hand, or half removed) is made again."""
+    page = expected_page(static_dir)
+    if page is None:
+        return None
+    digest = hashlib.sha256(f"{static_dir.resolve()}\n{page}".encode()).hexdigest()[:16]
+    folder = root / f"page-{digest}"
+    if matches(folder, static_dir):
+        return folder
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=".page-", dir=root))
+    except OSError:
+        return None
+    try:
+        if not mirror(static_dir, fresh):
+            return None
+        if folder.exists() or folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+        os.replace(fresh, folder)
+    except OSError:
+        pass  # another server put its own in place meanwhile: checked below
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    return folder if matches(folder, static_dir) else None
+
+
 def serve_with_chart_code() -> Path | None:
-    """Make Streamlit serve the mirror (the folder returned, removed at exit); None when Streamlit's own page
-    stays (nothing changed)."""
+    """Make Streamlit serve the mirror (the folder returned); None when Streamlit's own page stays (nothing
+    changed). The mirror is kept in the user's cache folder (:func:`cache_root`), not in the system's temporary
+    folder, whose cleaners remove entries unused for some days (systemd's, by default, after 10 days; a link
+    is not refreshed by being followed), which would break a server that runs longer. When the cache folder
+    cannot be written, a private temporary folder serves, removed when the server exits."""
     from streamlit import file_util
 
     original = getattr(file_util, "get_static_dir", None)
     if original is None:
         return None
-    folder = Path(tempfile.mkdtemp(prefix="kanon-page-"))
-    if not mirror(Path(original()), folder):
-        shutil.rmtree(folder, ignore_errors=True)
-        return None
-    atexit.register(shutil.rmtree, folder, True)
+    static_dir = Path(original())
+    folder = cached_mirror(static_dir, cache_root())
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="kanon-page-"))
+        if not mirror(static_dir, folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        atexit.register(shutil.rmtree, folder, True)
     file_util.get_static_dir = lambda: str(folder)
     return folder

@@ -41,6 +41,13 @@ def test_the_mirror_serves_the_same_files_and_a_page_with_one_script_more(tmp_pa
     assert (static / "index.html").read_text() == INDEX  # Streamlit's own page untouched
 
 
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    """Every test's own cache folder (kanon_app.page_head.cache_root), never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "kanon"
+
+
 @pytest.mark.parametrize("modules, index", [
     ((), INDEX),  # no chart module
     (("PlotlyChart.a.js", "PlotlyChart.b.js"), INDEX),  # two: which one the element loads is unknown
@@ -58,6 +65,8 @@ def test_an_unexpected_layout_leaves_streamlits_page(tmp_path, monkeypatch, modu
     assert page_head.serve_with_chart_code() is None
     assert file_util.get_static_dir() == str(static)
     assert set(Path(page_head.tempfile.gettempdir()).glob("kanon-page-*")) == before  # no folder left behind
+    root = page_head.cache_root()
+    assert not root.exists() or not any(root.iterdir())
 
 
 def test_the_launcher_serves_the_mirror_of_the_installed_streamlit(monkeypatch):
@@ -68,11 +77,60 @@ def test_the_launcher_serves_the_mirror_of_the_installed_streamlit(monkeypatch):
     assert module is not None, "this Streamlit has no single Plotly element module: the page would stay as it is"
     monkeypatch.setattr(file_util, "get_static_dir", file_util.get_static_dir)  # restored after the test
     folder = page_head.serve_with_chart_code()
+    assert folder is not None and file_util.get_static_dir() == str(folder)
+    assert folder.parent == page_head.cache_root()
+    assert (folder / "static" / "js" / module).is_file()
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert page_head.head_script(module) in page
+    assert page.replace(page_head.head_script(module), "") == (own / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_mirror_is_made_once_and_found_again_by_later_starts(tmp_path, _cache):
+    static = _static(tmp_path / "streamlit")
+    first = page_head.cached_mirror(static, _cache)
+    assert first is not None and page_head.matches(first, static)
+    made = (first / "index.html").stat().st_mtime_ns
+    assert page_head.cached_mirror(static, _cache) == first
+    assert (first / "index.html").stat().st_mtime_ns == made  # found, not written again
+    assert [p.name for p in _cache.iterdir()] == [first.name]  # no working folder left beside it
+
+
+@pytest.mark.parametrize("spoil", ["page", "link", "extra", "missing"])
+def test_a_mirror_that_does_not_match_is_made_again(tmp_path, _cache, spoil):
+    static = _static(tmp_path / "streamlit")
+    folder = page_head.cached_mirror(static, _cache)
+    if spoil == "page":
+        (folder / "index.html").write_text(INDEX)
+    elif spoil == "link":
+        (folder / "manifest.json").unlink()
+        (folder / "manifest.json").symlink_to(tmp_path)
+    elif spoil == "extra":
+        (folder / "other.js").write_text("alert(1)")
+    else:
+        (folder / "static").unlink()
+    assert not page_head.matches(folder, static)
+    assert page_head.cached_mirror(static, _cache) == folder
+    assert page_head.matches(folder, static)
+    assert [p.name for p in _cache.iterdir()] == [folder.name]
+
+
+def test_a_new_streamlit_gets_a_mirror_of_its_own(tmp_path, _cache):
+    old = page_head.cached_mirror(_static(tmp_path / "a"), _cache)
+    new = page_head.cached_mirror(_static(tmp_path / "b", ("PlotlyChart.Cd34_y.js",)), _cache)
+    assert old != new and page_head.matches(old, tmp_path / "a") and page_head.matches(new, tmp_path / "b")
+
+
+def test_a_cache_that_cannot_be_written_leaves_a_private_temporary_mirror(tmp_path, monkeypatch):
+    from streamlit import file_util
+
+    static = _static(tmp_path / "streamlit")
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # a file: no folder can be made under it
+    assert page_head.cached_mirror(static, page_head.cache_root()) is None
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
+    folder = page_head.serve_with_chart_code()
     try:
-        assert folder is not None and file_util.get_static_dir() == str(folder)
-        assert (folder / "static" / "js" / module).is_file()
-        page = (folder / "index.html").read_text(encoding="utf-8")
-        assert page_head.head_script(module) in page
-        assert page.replace(page_head.head_script(module), "") == (own / "index.html").read_text(encoding="utf-8")
+        assert folder is not None and folder.parent == Path(page_head.tempfile.gettempdir())
+        assert page_head.matches(folder, static)
     finally:
         page_head.shutil.rmtree(folder, ignore_errors=True)

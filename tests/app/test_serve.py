@@ -107,12 +107,10 @@ def test_a_fresh_session_computes_nothing_of_the_default_samples_first_page_afte
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys):
+def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys, tmp_path):
     """The launcher says what it waits for (one line on stderr, before the warm-up), warms up, then hands the
     options given to ``streamlit run app.py``, with Streamlit serving the page with the chart code's script
     (kanon_app.page_head)."""
-    import shutil
-
     import streamlit.web.cli as cli
     from streamlit import file_util
 
@@ -122,6 +120,7 @@ def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys):
     seen = {}
     monkeypatch.setattr(serve, "warm_up", lambda: seen.setdefault("warm", True))
     monkeypatch.setattr(file_util, "get_static_dir", file_util.get_static_dir)  # restored after the test
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the mirror in the test's folder, not the user's cache
     own = file_util.get_static_dir()
 
     def fake_main():
@@ -131,17 +130,14 @@ def test_launcher_hands_the_options_to_streamlit_run(monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.setattr(sys, "argv", list(sys.argv))
-    try:
-        assert serve.main(["--server.port", "8599"]) == 0
-        assert seen["warm"] is True
-        assert seen["argv"][:2] == ["streamlit", "run"]
-        assert Path(seen["argv"][2]).name == "app.py"
-        assert seen["argv"][3:] == ["--server.port", "8599"]
-        assert capsys.readouterr().err.splitlines() == [serve.LOADING_MESSAGE]
-        assert seen["static"] != own and MARK in (Path(seen["static"]) / "index.html").read_text(encoding="utf-8")
-    finally:
-        if seen.get("static") not in (None, own):
-            shutil.rmtree(seen["static"], ignore_errors=True)
+    assert serve.main(["--server.port", "8599"]) == 0
+    assert seen["warm"] is True
+    assert seen["argv"][:2] == ["streamlit", "run"]
+    assert Path(seen["argv"][2]).name == "app.py"
+    assert seen["argv"][3:] == ["--server.port", "8599"]
+    assert capsys.readouterr().err.splitlines() == [serve.LOADING_MESSAGE]
+    assert seen["static"] != own and MARK in (Path(seen["static"]) / "index.html").read_text(encoding="utf-8")
+    assert Path(seen["static"]).is_relative_to(tmp_path)
 
 
 def test_warm_up_loads_the_pattern_join_kernels():
