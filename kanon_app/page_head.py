@@ -26,6 +26,7 @@ code loads as before. The mirror is kept in the user's cache folder and found ag
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -115,7 +116,8 @@ def cached_mirror(static_dir: Path, root: Path) -> Path | None:
     """The mirror of ``static_dir`` under ``root``, made there once and found again by later starts (named by a
     digest of the folder and of its expected page), or None when ``root`` cannot hold it. It is made in a
     private folder beside it and renamed into place, so two servers starting at once both end with one whole
-    mirror; one that does not match (changed by hand, or half removed) is made again."""
+    mirror, and neither removes the other's; one that does not match (changed by hand, or half removed) is made
+    again."""
     page = expected_page(static_dir)
     if page is None:
         return None
@@ -131,11 +133,13 @@ def cached_mirror(static_dir: Path, root: Path) -> Path | None:
     try:
         if not mirror(static_dir, fresh):
             return None
-        if folder.exists() or folder.is_symlink():
-            shutil.rmtree(folder, ignore_errors=True)
-        os.replace(fresh, folder)
-    except OSError:
-        pass  # another server put its own in place meanwhile: checked below
+        try:
+            os.replace(fresh, folder)  # fails when a folder is there: a spoilt one, or one another server just made
+        except OSError:
+            if not matches(folder, static_dir):  # only a spoilt one is removed, never one in use
+                shutil.rmtree(folder, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    os.replace(fresh, folder)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
     return folder if matches(folder, static_dir) else None

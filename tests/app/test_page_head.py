@@ -134,3 +134,21 @@ def test_a_cache_that_cannot_be_written_leaves_a_private_temporary_mirror(tmp_pa
         assert page_head.matches(folder, static)
     finally:
         page_head.shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_mirror_another_server_made_meanwhile_is_kept(tmp_path, _cache, monkeypatch):
+    """Two servers starting at once: the second looked before the first had put its mirror in place, then finds
+    it there when its own is ready. It keeps the first's (a server may already serve it) and drops its own."""
+    static = _static(tmp_path / "streamlit")
+    theirs = page_head.cached_mirror(static, _cache)
+    inode = theirs.stat().st_ino
+    real, calls = page_head.matches, []
+
+    def not_there_at_first(folder, static_dir):
+        calls.append(folder)
+        return len(calls) > 1 and real(folder, static_dir)
+
+    monkeypatch.setattr(page_head, "matches", not_there_at_first)
+    assert page_head.cached_mirror(static, _cache) == theirs
+    assert theirs.stat().st_ino == inode and real(theirs, static)
+    assert [p.name for p in _cache.iterdir()] == [theirs.name]
