@@ -81,9 +81,15 @@ def mirror(static_dir: Path, into: Path) -> bool:
     return True
 
 
-def cache_root() -> Path:
-    """Where the mirror is kept between starts: ``$XDG_CACHE_HOME/kanon``, else ``~/.cache/kanon``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+def cache_root() -> Path | None:
+    """Where the mirror is kept between starts: ``$XDG_CACHE_HOME/kanon``, else ``~/.cache/kanon``; None for an
+    account without a home folder (a service's)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):
+            return None
     return Path(base) / "kanon"
 
 
@@ -157,7 +163,8 @@ def serve_with_chart_code() -> Path | None:
     if original is None:
         return None
     static_dir = Path(original())
-    folder = cached_mirror(static_dir, cache_root())
+    root = cache_root()
+    folder = None if root is None else cached_mirror(static_dir, root)
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="kanon-page-"))
         if not mirror(static_dir, folder):

@@ -152,3 +152,23 @@ def test_a_mirror_another_server_made_meanwhile_is_kept(tmp_path, _cache, monkey
     assert page_head.cached_mirror(static, _cache) == theirs
     assert theirs.stat().st_ino == inode and real(theirs, static)
     assert [p.name for p in _cache.iterdir()] == [theirs.name]
+
+
+def test_an_account_without_a_home_folder_gets_a_temporary_mirror(tmp_path, monkeypatch):
+    from streamlit import file_util
+
+    static = _static(tmp_path / "streamlit")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(page_head.Path, "home", staticmethod(no_home))
+    assert page_head.cache_root() is None
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
+    folder = page_head.serve_with_chart_code()
+    try:
+        assert folder is not None and folder.parent == Path(page_head.tempfile.gettempdir())
+        assert page_head.matches(folder, static)
+    finally:
+        page_head.shutil.rmtree(folder, ignore_errors=True)
