@@ -63,22 +63,32 @@ def with_script(index_html: str, script: str) -> str | None:
 
 def mirror(static_dir: Path, into: Path) -> bool:
     """Fill the empty folder ``into`` with links to every entry of ``static_dir`` but ``index.html``, which is
-    written there with :func:`head_script`. False when ``static_dir`` is not as expected or a link cannot be
+    written there as :func:`expected_page`. False when ``static_dir`` is not as expected or a link cannot be
     made (then ``into`` is left to the caller to remove)."""
-    module = chart_module(static_dir)
-    if module is None:
+    page = expected_page(static_dir)
+    if page is None:
         return False
     try:
-        page = with_script((static_dir / "index.html").read_text(encoding="utf-8"), head_script(module))
-        if page is None:
-            return False
         for entry in static_dir.iterdir():
             if entry.name != "index.html":
                 (into / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
         (into / "index.html").write_text(page, encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return False
     return True
+
+
+def _fresh_mirror(static_dir: Path, parent: Path | None) -> Path | None:
+    """A new private folder in ``parent`` (None: the temporary folder) made the mirror of ``static_dir``; None,
+    and nothing left behind, when it cannot be."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=".page-" if parent else "kanon-page-", dir=parent))
+    except OSError:
+        return None
+    if mirror(static_dir, folder):
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    return None
 
 
 def cache_root() -> Path | None:
@@ -133,21 +143,19 @@ def cached_mirror(static_dir: Path, root: Path) -> Path | None:
         return folder
     try:
         root.mkdir(parents=True, exist_ok=True)
-        fresh = Path(tempfile.mkdtemp(prefix=".page-", dir=root))
     except OSError:
         return None
+    fresh = _fresh_mirror(static_dir, root)
+    if fresh is None:
+        return None
     try:
-        if not mirror(static_dir, fresh):
-            return None
-        try:
-            os.replace(fresh, folder)  # fails when a folder is there: a spoilt one, or one another server just made
-        except OSError:
-            if not matches(folder, static_dir):  # only a spoilt one is removed, never one in use
-                shutil.rmtree(folder, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    os.replace(fresh, folder)
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
+        os.replace(fresh, folder)  # fails when a folder is there: a spoilt one, or one another server just made
+    except OSError:
+        if not matches(folder, static_dir):  # only a spoilt one is removed, never one in use
+            shutil.rmtree(folder, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.replace(fresh, folder)
+    shutil.rmtree(fresh, ignore_errors=True)  # still there when another server's mirror was kept
     return folder if matches(folder, static_dir) else None
 
 
@@ -166,9 +174,8 @@ def serve_with_chart_code() -> Path | None:
     root = cache_root()
     folder = None if root is None else cached_mirror(static_dir, root)
     if folder is None:
-        folder = Path(tempfile.mkdtemp(prefix="kanon-page-"))
-        if not mirror(static_dir, folder):
-            shutil.rmtree(folder, ignore_errors=True)
+        folder = _fresh_mirror(static_dir, None)
+        if folder is None:
             return None
         atexit.register(shutil.rmtree, folder, True)
     file_util.get_static_dir = lambda: str(folder)

@@ -25,6 +25,19 @@ def _static(root: Path, modules=("PlotlyChart.Ab12_x.js",), index: str = INDEX) 
     return root
 
 
+def _serves_a_temporary_mirror(static: Path, monkeypatch) -> None:
+    """The launcher, given ``static`` as Streamlit's folder, serves a mirror of it from the temporary folder."""
+    from streamlit import file_util
+
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
+    folder = page_head.serve_with_chart_code()
+    try:
+        assert folder is not None and folder.parent == Path(page_head.tempfile.gettempdir())
+        assert page_head.matches(folder, static)
+    finally:
+        page_head.shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_the_mirror_serves_the_same_files_and_a_page_with_one_script_more(tmp_path):
     static = _static(tmp_path / "streamlit")
     into = tmp_path / "mirror"
@@ -121,19 +134,11 @@ def test_a_new_streamlit_gets_a_mirror_of_its_own(tmp_path, _cache):
 
 
 def test_a_cache_that_cannot_be_written_leaves_a_private_temporary_mirror(tmp_path, monkeypatch):
-    from streamlit import file_util
-
     static = _static(tmp_path / "streamlit")
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # a file: no folder can be made under it
     assert page_head.cached_mirror(static, page_head.cache_root()) is None
-    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
-    folder = page_head.serve_with_chart_code()
-    try:
-        assert folder is not None and folder.parent == Path(page_head.tempfile.gettempdir())
-        assert page_head.matches(folder, static)
-    finally:
-        page_head.shutil.rmtree(folder, ignore_errors=True)
+    _serves_a_temporary_mirror(static, monkeypatch)
 
 
 def test_a_mirror_another_server_made_meanwhile_is_kept(tmp_path, _cache, monkeypatch):
@@ -155,8 +160,6 @@ def test_a_mirror_another_server_made_meanwhile_is_kept(tmp_path, _cache, monkey
 
 
 def test_an_account_without_a_home_folder_gets_a_temporary_mirror(tmp_path, monkeypatch):
-    from streamlit import file_util
-
     static = _static(tmp_path / "streamlit")
     monkeypatch.delenv("XDG_CACHE_HOME")
 
@@ -165,10 +168,4 @@ def test_an_account_without_a_home_folder_gets_a_temporary_mirror(tmp_path, monk
 
     monkeypatch.setattr(page_head.Path, "home", staticmethod(no_home))
     assert page_head.cache_root() is None
-    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(static))
-    folder = page_head.serve_with_chart_code()
-    try:
-        assert folder is not None and folder.parent == Path(page_head.tempfile.gettempdir())
-        assert page_head.matches(folder, static)
-    finally:
-        page_head.shutil.rmtree(folder, ignore_errors=True)
+    _serves_a_temporary_mirror(static, monkeypatch)
