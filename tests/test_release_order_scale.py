@@ -25,6 +25,7 @@ from tests.test_apply_scale import AGE_H, apply
 
 QIS = ("age", "sex", "job", "region")
 ROWS = 90_000
+ATTEMPTS = 8
 
 
 def write_shuffled(folder, n: int = ROWS, seed: int = 11):
@@ -59,7 +60,9 @@ def recipe(k: int | None) -> Recipe:
 
 def test_joins_alone_reorder_this_file(tmp_path, monkeypatch):
     """The precondition of the test below: on this file the release's joins without the final sort give
-    another order (DuckDB with several threads), so only the sort can keep the input's order."""
+    another order (DuckDB with several threads), so only the sort can keep the input's order. The order
+    those threads give depends on their timing, and on a busy machine a run can come out in order; the
+    query is run again, up to ``ATTEMPTS`` times, until one does not."""
     import duckdb
 
     data, df = write_shuffled(tmp_path)
@@ -84,9 +87,15 @@ def test_joins_alone_reorder_this_file(tmp_path, monkeypatch):
     keep = [c for c in source.columns if c not in plan.drop]
     query = sql.release_sql(sql.DUCKDB, source, duckdb_engine.relation(source), names, plan.qis,
                             "kanon_suppress", keep, ordered=False)
-    got = con.sql(f"SELECT id FROM ({query}) t").fetchnumpy()["id"]
-    assert len(got) == ROWS
-    assert list(got) != list(df["id"])
+    want = list(df["id"])
+    orders = []
+    for _ in range(ATTEMPTS):  # threads' timing decides the order: one run can come out in order by chance
+        got = con.sql(f"SELECT id FROM ({query}) t").fetchnumpy()["id"]
+        assert len(got) == ROWS
+        orders.append(list(got) == want)
+        if not orders[-1]:
+            break
+    assert not all(orders)
 
 
 @pytest.mark.parametrize("k", [None, 0, 400])
