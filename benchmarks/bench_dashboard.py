@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cpu_meter import CpuMeter, CpuSplit  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, _start_app, _stop  # noqa: E402
 
 TIMEOUT_MS = int(float(os.environ.get("KANON_BENCH_TIMEOUT", "900")) * 1000)  # per wait; a loaded machine is slow
@@ -609,6 +610,7 @@ def main() -> None:
                          "'Build the report' (default 0: at once)")
     args = ap.parse_args()
     before = machine()
+    probe = describe_speed(speed())
     best: dict[str, Row] = {}
     for _ in range(max(1, args.servers)):
         for row in dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s), args.read):
@@ -617,6 +619,8 @@ def main() -> None:
     rows = list(best.values())
     print(f"machine: {before}; browser: Chromium (headless); best of {max(1, args.servers)} fresh server(s) "
           f"x {args.repeat} session(s)")
+    print(f"before the rows: {probe}")
+    print(f"after the rows: {describe_speed(speed())}")
     print("load average after the run: " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     print(table(rows))
 

@@ -33,6 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from benchmarks.synthetic import NAMES, make_els_like  # noqa: E402
 from kanon_core.risk.keys import group_ids  # noqa: E402
 from kanon_core.risk.minucs import find_minucs  # noqa: E402
@@ -88,6 +89,7 @@ def phases(k: int) -> None:
     find_minucs(qm.codes[:200, :4], k=2)  # load the compiled kernels
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
           f"Python {platform.python_version()}")
+    print(describe_speed(speed()))
     print(f"input: bundled sample, {qm.codes.shape[0]:,} records x {qm.codes.shape[1]} QIs, k = {k}, {ds.missing}")
     for run in (1, 2):
         cpu = time.process_time()
@@ -167,6 +169,7 @@ def main() -> None:
         print(json.dumps(one(args.one, args.k, args.missing)))
         return
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(describe_speed(speed()))
     print(f"input: seeded ELS-like table, 11,204 records, first q of 19 QIs, k = {args.k}")
     print(f"{'QIs':>4} {'seconds':>8} {'peak MiB':>9} {'MINUCs':>12} {'records':>8} "
           f"{'Wilson tables s':>18}  MINUCs by size 1..q")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -43,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 
 ADULT_QIS = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
 SAMPLE_QIS_8 = ("BYSEX", "BYRACE", "BYDOB_P", "BYREGION", "BYGPARED", "BYINCOME", "BYOCCUM", "BYOCCUF")
@@ -375,6 +377,7 @@ def main() -> None:
         return
     keys = [k for k in args.only.split(",") if k] or list(SETUPS)
     print(f"machine: {describe_machine()}")
+    print(f"before the rows: {describe_speed(speed())}")
     lines = ["| work | input | ours (s) | CPU s | anchor | goal | note |", "|---|---|---:|---:|---|---:|---|"]
     for case in CASES:
         if case.key not in keys:
@@ -401,6 +404,7 @@ def main() -> None:
           "warm-up; CPU s: process CPU time of the fastest (all threads; on an otherwise idle machine the wall time "
           "is about CPU / cores for the parallel parts)")
     print("\n".join(lines))
+    print(f"after the rows: {describe_speed(speed())}; load average " + " / ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
