@@ -475,7 +475,9 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                     cpu=_cpu_since(start)))
 
     if "compare" not in skip:
-        clicked = page.evaluate("performance.now()")
+        # the row's start (the first page shown, plus the reading) on the page's own clock
+        clicked = ((_SHOWN_AT[0] or time.time()) + read + _page_clock_offset(page)) * 1000.0 - page.evaluate(
+            "performance.timeOrigin")
         # the page's text is its own: a run quick enough to leave no state change in the DOM (the table
         # prefetched in a warm server) must not be waited for
         # the officer reads the first page for ``read`` seconds (the browser loads its chart code meanwhile)
