@@ -5,9 +5,9 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 * cold open: a fresh server's first session, from the request until the Data page has finished its run;
   a second session on the now warm server is timed too;
 * Compare first open: clicking Compare in the navigation until the weighted percentages and their charts are
-  shown (the session's first charts: the browser runs Streamlit's chart code for them unless it already did,
-  as the launcher's page does once the browser is first idle, kanon_app.page_head, or while the officer read the
-  first page, see ``--read``);
+  shown (the session's first charts: the browser runs Streamlit's chart code for them unless it already did;
+  the launcher's page, kanon_app.page_head, has it run just after the first page is shown, so a click at once
+  waits for it and one after ``--read`` seconds on the first page less or not at all);
 * first fit of the three models: on Compare's Regression tab, clicking "Fit the three models" (the page's
   default model) until the coefficients' chart is drawn (the session's, and the server's, first fit);
 * Risk page first open: clicking Risk in the navigation until its charts are drawn (its first visit in the
@@ -31,12 +31,14 @@ Rows (bundled ELS-like sample, 16,197 records, 19 quasi-identifiers, the app's d
 Each timing runs from the click (or request) until the expected text is visible and Streamlit's script
 state is back to "not running", painted. The click is an officer's (:func:`press`; the rows of earlier rounds,
 in HISTORY, also held Playwright's checks of the element before it clicks: 15-70 ms on an idle page). A row
-clicked at once (Compare, the first fit, the Risk page, the first report and "Find MINUCs" unless ``--read``,
-and the section switches) runs from the moment the state before it was shown, the officer's click at once:
-timed from the benchmark's own click, it left out a task the browser starts just after that state (its chart
-code, 0.7 s after the first page), which the benchmark's calls before its click wait for and an officer's
-click at once waits for too (``_timed``'s ``after``; the rows of earlier rounds were timed from the click,
-so Compare's first open read 0.59-0.75 s where it takes 1.6-1.8 s clicked at once). The end is
+clicked at once (Compare's first open, the first report and "Find MINUCs", or after ``--read`` seconds)
+runs from the moment the state before it was shown (plus the reading), the officer's click: timed from the
+benchmark's own click, it left out a task the browser starts just after that state (its chart code, 0.7 s
+after the first page), which the benchmark's calls before its click wait for and an officer's click waits for
+too (``_timed``'s ``after``; the rows of earlier rounds were timed from the click, so Compare's first open read
+0.59-0.75 s where it takes 1.7-1.9 s clicked at once). Such a row also holds the benchmark's own delay from
+that state to its click, 30-50 ms on an idle static page (a frame and a few calls to the browser): the other
+rows, a click after a state with no task known to follow it, are timed from the click. The end is
 read on the page's own clock, at the frame after the one that first showed that state (``_SHOWN_WATCHER``).
 Playwright's waits, which decide that the state is reached, look again only every half second after their first
 quarter, so their own reading was up to 0.5 s late (the earlier rows were read so: a row of 0.3 s or more read
@@ -280,8 +282,9 @@ def _cpu_since(start: tuple[float, float] | None) -> CpuSplit | None:
 
 PLOTLY_CHUNK = "PlotlyChart."
 """Name start of the code chunk of Streamlit's Plotly element, which the browser loads once per session (1.3-1.6 s
-of browser work here): the launcher's page imports it once the browser is idle (kanon_app.page_head), before the
-first page is shown in most sessions; otherwise the session's first chart loads it."""
+of browser work here): the launcher's page imports it once the browser is idle (kanon_app.page_head); it is
+fetched before the first page is shown, and run (0.7 s of the browser's main thread) just after; otherwise the
+session's first chart loads it."""
 
 
 def _idle(page) -> None:
@@ -490,12 +493,12 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
         if "fit" not in skip:
             _timed(page, _section(page, "Regression"), "Fit the three models", rerun=False)
             s = _timed(page, _button(page, "Fit the three models"), None,
-                       selector=".st-key-chart_cmp_coef .main-svg", after=0)
+                       selector=".st-key-chart_cmp_coef .main-svg")
             rows.append(Row("first fit of the three models (Compare, the page's default model)", s, 1.0,
                             "until the coefficients' chart is drawn", cpu=_last_cpu()))
 
     if "risk" not in skip:
-        s = _timed(page, lambda: _nav(page, "Risk"), "Records violating", rerun=False, charts=True, after=0)
+        s = _timed(page, lambda: _nav(page, "Risk"), "Records violating", rerun=False, charts=True)
         rows.append(Row("Risk page first open", s, 1.0, "until its charts are drawn", cpu=_last_cpu()))
         if read > 0:  # the officer reads the risk figures (the MINUCs page's search starts 2 s after the page)
             time.sleep(read)
@@ -531,8 +534,7 @@ def _session(page, url: str, first: bool, skip: tuple[str, ...], read: float = 0
                              ("Violating QI sets", "minimal sets of quasi-identifiers"),
                              ("Values to recode", "Which values of which variables")]:
             tab = _is_tab(page, name)
-            switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab, after=0),
-                             _last_cpu()))
+            switches.append((name, _timed(page, _section(page, name), expect, rerun=not tab), _last_cpu()))
         worst = max(switches, key=lambda t: t[1])
         rows.append(Row("switching MINUC sections (slowest of 4)", worst[1], 0.2,
                         ", ".join(f"{n} {s:.2f}" for n, s, _ in switches), cpu=worst[2]))

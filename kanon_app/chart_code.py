@@ -4,9 +4,9 @@ The browser draws Plotly charts with code it loads for the session's first chart
 element: 1.3-1.6 s of browser work in headless Chromium on 2 cores), so the first page with a chart (Compare,
 Risk, MINUCs) was drawn that much later than its run ended. The session's first page therefore ends with an
 empty static chart ten pixels high: its code loads once that page is drawn, while the officer reads it.
-Later runs do not draw it. When the app runs under its launcher, the page has usually loaded that code
-already, while it waited for the first run (:mod:`kanon_app.page_head`); the empty chart then costs the
-browser its first draw only, and still loads the code under a plain ``streamlit run app.py``.
+Later runs do not draw it. When the app runs under its launcher, the page has already asked for that code,
+while it waited for the first run (:mod:`kanon_app.page_head`); the empty chart then costs the browser its
+first draw only, and still loads the code under a plain ``streamlit run app.py``.
 """
 
 from __future__ import annotations

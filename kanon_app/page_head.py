@@ -2,20 +2,25 @@
 is first idle.
 
 The browser draws Plotly charts with a module of Streamlit's (its Plotly element, 4.7 MB) that it loads for a
-session's first chart: fetched, compiled and run in about 0.8 s of the browser's main thread on 2 cores. The
-first page ends with an empty chart (:mod:`kanon_app.chart_code`) so that this happens while the officer reads
-it; an officer who clicks at once waited for it, on any page. Streamlit offers no way to add to its page's
-head, so the launcher (:mod:`kanon_app.serve`) serves a mirror of Streamlit's static files: every file a
-symbolic link to Streamlit's own except ``index.html``, a copy with one script more. That script imports the
-module once the page's own code has loaded and the browser is idle (``requestIdleCallback``): while Streamlit
-waits for the server's first page, so the work overlaps that wait instead of following the page.
+session's first chart: fetched, compiled and run, the run alone about 0.7 s of the browser's main thread on 2
+cores. The first page ends with an empty chart (:mod:`kanon_app.chart_code`) so that this happens while the
+officer reads it. Streamlit offers no way to add to its page's head, so the launcher (:mod:`kanon_app.serve`)
+serves a mirror of Streamlit's static files: every file a symbolic link to Streamlit's own except
+``index.html``, a copy with one script more. That script imports the module once the page's own code has
+loaded and the browser is idle (``requestIdleCallback``): the module is fetched while Streamlit waits for the
+server's first page, earlier than the empty chart asks for it.
 
-Measured in headless Chromium on 2 cores (``benchmarks/bench_dashboard.py``'s first session, servers with and
-without the script alternated, 12 sessions each): Compare clicked at once after the first page opened in a
-median of 0.61 s against 1.59 s (in 2 of the 12 the module still ran after the first page was shown: 1.37 and
-1.51 s), and the first page in a median of 1.47 s against 1.33 s. The script imports the module rather than
-only preloading it (``<link rel="modulepreload">``, which fetches and compiles without running): preloaded,
-Compare opened in a median of 1.04 s, half of the sessions still waiting for the module to run.
+What it gains, measured in headless Chromium on 2 cores (``benchmarks/bench_dashboard.py``, the officer's click
+timed from the moment the first page is shown plus the reading; servers with and without the script
+alternated, six sessions each): clicked 1 s after the first page is shown, Compare opened in 0.57-0.84 s
+against 0.69-1.00 s; after 0.5 s, in 0.63-1.24 s against 1.26-1.36 s; clicked at once, no difference (1.65-2.62
+s against 1.59-2.47 s, four sessions each in two rounds), and none in the first page (1.25-1.79 s against
+1.26-1.88 s). The module's files it needs besides its own (small ones, shared with Streamlit's elements) arrive
+among the first page's, so the module runs just after that page is shown, whoever asked for it; a click at once
+waits for that run either way. Preloading those files from the head (``<link rel="modulepreload">``), with
+the import at DOMContentLoaded, let the module run before the first page in some sessions: Compare at once in
+0.91-1.53 s, but the first page in 2.13-3.05 s, above its goal. An earlier round read 0.61 s for Compare at
+once with this script: its benchmark timed rows from its own click, which waited for that run.
 
 Nothing changes when anything is not as expected (no single chart module, no ``</head>``, no way to make
 links, a Streamlit whose static folder is found otherwise): Streamlit's own page is served, and the chart
