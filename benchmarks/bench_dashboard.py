@@ -36,7 +36,7 @@ runs from the moment the state before it was shown (plus the reading), the offic
 benchmark's own click, it left out a task the browser starts just after that state (its chart code, 0.7 s
 after the first page), which the benchmark's calls before its click wait for and an officer's click waits for
 too (``_timed``'s ``after``; the rows of earlier rounds were timed from the click, so Compare's first open read
-0.59-0.75 s where it takes 1.7-1.9 s clicked at once). Such a row also holds the benchmark's own delay from
+0.59-0.75 s where it takes 1.6-1.8 s clicked at once). Such a row also holds the benchmark's own delay from
 that state to its click, 30-50 ms on an idle static page (a frame and a few calls to the browser): the other
 rows, a click after a state with no task known to follow it, are timed from the click. The end is
 read on the page's own clock, at the frame after the one that first showed that state (``_SHOWN_WATCHER``).
