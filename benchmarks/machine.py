@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
+import time
 from pathlib import Path
 
 
@@ -34,8 +36,10 @@ PROBE_ROUNDS = 3
 """Each probe runs this many times; the fastest counts (the others show a busy machine's noise)."""
 
 
+@functools.cache
 def _probe_kernels():
-    """The compiled probe loops, built on first use (numba; no cache, so no stale file can time a different build)."""
+    """The compiled probe loops, built on first use in the process and kept (numba; no cache on disk, so no stale
+    file can time a different build): a benchmark that probes before and after its rows compiles them once."""
     import numba
     import numpy as np
 
@@ -74,8 +78,6 @@ def _probe_kernels():
 
 
 def _fastest(fn, rounds: int = PROBE_ROUNDS) -> float:
-    import time
-
     best = float("inf")
     for _ in range(rounds):
         t = time.perf_counter()
