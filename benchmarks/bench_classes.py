@@ -8,8 +8,6 @@ Run: python benchmarks/bench_classes.py [--rows 1000000]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -18,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.risk.classes import compute_class_sizes  # noqa: E402
 
 CARDS = [2, 7, 6, 5, 9, 8, 13, 3, 4, 6]
@@ -51,7 +50,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     args = ap.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     print(f"input: {args.rows:,} rows x {len(CARDS)} QIs, category counts {CARDS}")
     cases = [
         ("no missing", [], 0.0, "category"),

@@ -62,7 +62,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -74,6 +73,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cpu_meter import CpuMeter, CpuSplit  # noqa: E402
+from benchmarks.machine import describe as describe_machine  # noqa: E402
 from benchmarks.machine import describe_speed, speed  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, _start_app, _stop  # noqa: E402
 
@@ -628,12 +628,6 @@ def _recode_race(page) -> None:
     _timed(page, lambda: page.get_by_role("button", name="Apply this recode").click(), "applied")
 
 
-def machine() -> str:
-    """The platform, CPUs and the load average at the time (a shared machine's load inflates every row)."""
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average {load}"
-
-
 def table(rows: list[Row]) -> str:
     """The rows as a markdown table."""
     out = ["| dashboard (sample: 16,197 records, 19 QIs) | seconds | goal | note |", "|---|---:|---:|---|"]
@@ -655,7 +649,7 @@ def main() -> None:
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")
     args = ap.parse_args()
-    before = machine()
+    before = describe_machine()
     probe = describe_speed(speed())
     best: dict[str, Row] = {}
     for _ in range(max(1, args.servers)):

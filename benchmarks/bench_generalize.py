@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.dataset import Roles  # noqa: E402
 from kanon_core.io import load_dataset  # noqa: E402
 from kanon_core.treat.default_hierarchy import default_hierarchies  # noqa: E402
@@ -90,8 +89,8 @@ def phases(limits: list[float], repeat: int = 3) -> None:
                 calls[name] += 1
         return run
 
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     print("sample: 16,197 records x 8 QIs (wildcard), k = 3, Prec; fastest of "
           f"{repeat} runs by total (wall seconds)")
     print(f"{'limit':>6} {'evaluated':>9} {'total s':>8} {'scans s':>8} {'roll-ups s':>10} {'rest s':>7} "
@@ -148,8 +147,8 @@ def main() -> None:
     problem = build_problem(ds, hierarchies, QIS)
     search_optimal(build_problem(ds, hierarchies, QIS[:2]), 2)  # warm-up: imports, compiled kernels
 
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     print(f"Adult: {problem.n_records:,} records ({problem.class_table().n_classes:,} distinct on the QIs), "
           f"{len(QIS)} QIs with ARX hierarchies (heights {'x'.join(str(int(h)) for h in problem.heights)} = "
           f"{problem.n_nodes:,} nodes), k = {args.k}; load {load_s:.2f} s")

@@ -8,8 +8,6 @@ python benchmarks/bench_guidance.py [--repeat 3]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import time
@@ -17,7 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.dataset import Roles  # noqa: E402
 from kanon_core.guidance import suggest_roles  # noqa: E402
 from kanon_core.io import load_dataset  # noqa: E402
@@ -37,7 +36,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     inputs = [("ELS-like sample", load_dataset(ROOT / "sample_data" / "els_like.csv").with_roles(Roles()))]
     for n in (4_580, 100_000, 1_000_000):
         inputs.append(("household survey (generated)", make_survey(n)))

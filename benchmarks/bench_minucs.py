@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
@@ -33,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import describe as describe_machine  # noqa: E402
 from benchmarks.machine import describe_speed, speed  # noqa: E402
 from benchmarks.synthetic import NAMES, make_els_like  # noqa: E402
 from kanon_core.risk.keys import group_ids  # noqa: E402
@@ -87,8 +86,7 @@ def phases(k: int) -> None:
     ds = load_sample("els")
     qm = ds.qi_matrix(list(ELS_QIS))
     find_minucs(qm.codes[:200, :4], k=2)  # load the compiled kernels
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
-          f"Python {platform.python_version()}")
+    print(f"machine: {describe_machine()}")
     print(describe_speed(speed()))
     print(f"input: bundled sample, {qm.codes.shape[0]:,} records x {qm.codes.shape[1]} QIs, k = {k}, {ds.missing}")
     for run in (1, 2):
@@ -168,7 +166,7 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.one, args.k, args.missing)))
         return
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {describe_machine()}")
     print(describe_speed(speed()))
     print(f"input: seeded ELS-like table, 11,204 records, first q of 19 QIs, k = {args.k}")
     print(f"{'QIs':>4} {'seconds':>8} {'peak MiB':>9} {'MINUCs':>12} {'records':>8} "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -17,7 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.export import FORMATS, export_bytes  # noqa: E402
 from kanon_core.io import load_dataset  # noqa: E402
 from kanon_core.recipe import Recipe  # noqa: E402
@@ -39,8 +39,9 @@ def main() -> None:
     args = ap.parse_args()
     recipe = Recipe.load(ROOT / "sample_data" / "demo.recipe.json")
     data = ROOT / "sample_data" / "els_like.csv"
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+    print(f"machine: {describe_machine()}; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
+    print(describe_speed(speed()))
     ds = load_dataset(data)
     print(f"input: {ds.n_records:,} records x {len(ds.columns)} variables; recipe: {len(recipe.steps)} steps "
           f"({sum(s.kind == 'recode' for s in recipe.steps)} recodes, suppression to k=3 on "

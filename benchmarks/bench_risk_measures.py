@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -20,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.classtable import ClassTable  # noqa: E402
 from kanon_core.risk.classes import compute_class_sizes  # noqa: E402
 from kanon_core.risk.closeness import t_closeness_classes  # noqa: E402
@@ -62,8 +61,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--skip-suppress", action="store_true")
     args = ap.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     print("| data | records | QIs | classes | semantics | individual risk s | distinct l s | entropy l s | "
           "recursive l s | t-closeness s |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -36,7 +34,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
+from benchmarks.machine import describe as describe_machine  # noqa: E402
+from benchmarks.machine import describe_speed, speed  # noqa: E402
 from benchmarks.synthetic import NAMES, make_els_like  # noqa: E402
 from kanon_core.treat.suppress import suppress  # noqa: E402
 
@@ -94,7 +93,8 @@ def main() -> None:
         name, k, model, method = args.one.split(":")
         print(json.dumps(one(name, int(k), model, method)))
         return
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {describe_machine()}")
+    print(describe_speed(speed()))
     print(f"{'input':<7} {'k':>2}  {'model':<8} {'method':<7} {'cells':>7} {'lower bound':>11} {'gap %':>6} "
           f"{'findable':>8} {'seconds':>8}")
     for case in args.cases.split(","):
