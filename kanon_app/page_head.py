@@ -25,7 +25,8 @@ once with this script: its benchmark timed rows from its own click, which waited
 Nothing changes when anything is not as expected (no single chart module, no ``</head>``, no way to make
 links, a Streamlit whose static folder is found otherwise): Streamlit's own page is served, and the chart
 code loads as before. The mirror is kept in the user's cache folder and found again by later starts
-(:func:`serve_with_chart_code` says why not in the temporary folder).
+(:func:`serve_with_chart_code` says why not in the temporary folder); a start removes there the mirrors of a
+Streamlit since removed or updated (:func:`prune`).
 """
 
 from __future__ import annotations
@@ -36,11 +37,17 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 CHART_MODULE_PATTERN = "PlotlyChart.*.js"
 """File name of the module of Streamlit's Plotly element among its scripts (``static/js``); the part after the
 dot is a content hash, new with each Streamlit release."""
+MIRROR_PREFIX = "page-"
+"""Name start of the mirrors in the cache folder (a private folder being made into one: the same with a leading dot)."""
+LEFTOVER_SECONDS = 24 * 3600
+"""A private folder older than this was left by a server that stopped while making a mirror (making one takes
+milliseconds): :func:`prune` removes it."""
 MARK = "data-kanon-chart-code"
 """Attribute of the added script, by which tests and a reader of the page find it."""
 
@@ -87,7 +94,7 @@ def _fresh_mirror(static_dir: Path, parent: Path | None) -> Path | None:
     """A new private folder in ``parent`` (None: the temporary folder) made the mirror of ``static_dir``; None,
     and nothing left behind, when it cannot be."""
     try:
-        folder = Path(tempfile.mkdtemp(prefix=".page-" if parent else "kanon-page-", dir=parent))
+        folder = Path(tempfile.mkdtemp(prefix="." + MIRROR_PREFIX if parent else "kanon-page-", dir=parent))
     except OSError:
         return None
     if mirror(static_dir, folder):
@@ -118,10 +125,10 @@ def expected_page(static_dir: Path) -> str | None:
         return None
 
 
-def matches(folder: Path, static_dir: Path) -> bool:
-    """Whether ``folder`` is the mirror of ``static_dir``: its page is the expected one and every other entry of
-    ``static_dir`` is there as a link to it, nothing else."""
-    page = expected_page(static_dir)
+def matches(folder: Path, static_dir: Path, page: str | None = None) -> bool:
+    """Whether ``folder`` is the mirror of ``static_dir``: its page is the expected one (``page``, when the caller
+    has it already) and every other entry of ``static_dir`` is there as a link to it, nothing else."""
+    page = expected_page(static_dir) if page is None else page
     try:
         if page is None or (folder / "index.html").read_text(encoding="utf-8") != page:
             return False
@@ -143,8 +150,9 @@ def cached_mirror(static_dir: Path, root: Path) -> Path | None:
     if page is None:
         return None
     digest = hashlib.sha256(f"{static_dir.resolve()}\n{page}".encode()).hexdigest()[:16]
-    folder = root / f"page-{digest}"
-    if matches(folder, static_dir):
+    folder = root / f"{MIRROR_PREFIX}{digest}"
+    if matches(folder, static_dir, page):
+        prune(root, keep=folder)
         return folder
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -156,12 +164,59 @@ def cached_mirror(static_dir: Path, root: Path) -> Path | None:
     try:
         os.replace(fresh, folder)  # fails when a folder is there: a spoilt one, or one another server just made
     except OSError:
-        if not matches(folder, static_dir):  # only a spoilt one is removed, never one in use
+        if not matches(folder, static_dir, page):  # only a spoilt one is removed, never one in use
             shutil.rmtree(folder, ignore_errors=True)
             with contextlib.suppress(OSError):
                 os.replace(fresh, folder)
     shutil.rmtree(fresh, ignore_errors=True)  # still there when another server's mirror was kept
-    return folder if matches(folder, static_dir) else None
+    if not matches(folder, static_dir, page):
+        return None
+    prune(root, keep=folder)
+    return folder
+
+
+def _mirrored(folder: Path) -> Path | None:
+    """The folder whose mirror ``folder`` is: where its links lead (None when it holds no link)."""
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            return Path(os.readlink(entry)).parent
+    return None
+
+
+def prune(root: Path, keep: Path) -> list[Path]:
+    """Remove from ``root`` the mirrors no Streamlit can use any more, and return them: a mirror (but ``keep``)
+    whose Streamlit was removed or changed (its links lead nowhere, or its page is not the one that Streamlit's
+    files give now), and a private folder a server that stopped while making a mirror left behind (older than
+    ``LEFTOVER_SECONDS``). Without this, every Streamlit an account ever ran would leave its mirror here.
+
+    A mirror of another Streamlit still installed (another environment's) matches it and is kept, and so is one
+    being made now (younger): only what no server can serve is removed. Nothing but this module's own folders
+    (named ``MIRROR_PREFIX``..., or the same with a leading dot) is touched; a folder that cannot be read or
+    removed is left as it is."""
+    removed = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        try:
+            if entry == keep or entry.is_symlink() or not entry.is_dir():
+                continue
+            if entry.name.startswith(MIRROR_PREFIX):
+                source = _mirrored(entry)
+                stale = source is None or not matches(entry, source)
+            elif entry.name.startswith("." + MIRROR_PREFIX):
+                stale = now - entry.stat().st_mtime > LEFTOVER_SECONDS
+            else:
+                continue
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(entry, ignore_errors=True)
+            if not entry.exists():
+                removed.append(entry)
+    return removed
 
 
 def serve_with_chart_code() -> Path | None:

@@ -149,9 +149,9 @@ def test_a_mirror_another_server_made_meanwhile_is_kept(tmp_path, _cache, monkey
     inode = theirs.stat().st_ino
     real, calls = page_head.matches, []
 
-    def not_there_at_first(folder, static_dir):
+    def not_there_at_first(folder, static_dir, page=None):
         calls.append(folder)
-        return len(calls) > 1 and real(folder, static_dir)
+        return len(calls) > 1 and real(folder, static_dir, page)
 
     monkeypatch.setattr(page_head, "matches", not_there_at_first)
     assert page_head.cached_mirror(static, _cache) == theirs
@@ -169,3 +169,36 @@ def test_an_account_without_a_home_folder_gets_a_temporary_mirror(tmp_path, monk
     monkeypatch.setattr(page_head.Path, "home", staticmethod(no_home))
     assert page_head.cache_root() is None
     _serves_a_temporary_mirror(static, monkeypatch)
+
+
+def test_a_start_removes_the_mirrors_of_a_streamlit_removed_or_updated(tmp_path, _cache):
+    removed = page_head.cached_mirror(_static(tmp_path / "gone"), _cache)
+    updated_static = _static(tmp_path / "updated")
+    updated = page_head.cached_mirror(updated_static, _cache)
+    other_static = _static(tmp_path / "other", ("PlotlyChart.Other_1.js",))
+    other = page_head.cached_mirror(other_static, _cache)  # another environment's Streamlit, still installed
+    page_head.shutil.rmtree(tmp_path / "gone")
+    (updated_static / "static" / "js" / "PlotlyChart.Ab12_x.js").rename(
+        updated_static / "static" / "js" / "PlotlyChart.New_2.js")  # a new release in the same place
+    (_cache / "notes.txt").write_text("not ours")
+    (_cache / "other-tool").mkdir()
+    current = page_head.cached_mirror(updated_static, _cache)
+    assert current not in (removed, updated, other) and page_head.matches(current, updated_static)
+    assert not removed.exists() and not updated.exists()
+    assert page_head.matches(other, other_static)
+    assert sorted(p.name for p in _cache.iterdir()) == sorted([current.name, other.name, "notes.txt", "other-tool"])
+    assert page_head.cached_mirror(other_static, _cache) == other  # and the other environment finds its own
+
+
+def test_a_start_removes_a_folder_left_half_made_long_ago(tmp_path, _cache):
+    static = _static(tmp_path / "streamlit")
+    kept = page_head.cached_mirror(static, _cache)
+    old, young = _cache / ".page-old", _cache / ".page-young"
+    for folder in (old, young):
+        folder.mkdir()
+        (folder / "manifest.json").symlink_to(static / "manifest.json")
+    day = page_head.LEFTOVER_SECONDS
+    page_head.os.utime(old, (page_head.time.time() - day - 60,) * 2)
+    page_head.os.utime(young, (page_head.time.time() - day + 60,) * 2)  # a server may be making it now
+    assert page_head.prune(_cache, keep=kept) == [old]
+    assert sorted(p.name for p in _cache.iterdir()) == sorted([kept.name, young.name])
