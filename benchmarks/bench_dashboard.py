@@ -236,6 +236,13 @@ _SHOWN_AT: list[float | None] = [None]
 """When the last awaited state was shown, on this process's clock (None: not read): the start of a row clicked
 at once after it (:func:`_timed`)."""
 _SHOWN_NOW = "window.__kanonShown !== null"
+
+
+def _await_shown(page, watching: bool) -> None:
+    """Wait until the watcher has seen the awaited state, read once a frame, when it watches (``watching``: it
+    took the spec); a page without the watcher is left to Playwright's waits alone."""
+    if watching:
+        page.wait_for_function(_SHOWN_NOW, timeout=TIMEOUT_MS, polling="raf")
 _WATCH = "spec => { window.__kanonWatch(spec); return window.__kanonSpec === spec; }"
 """Give the watcher a spec; whether it took it (a page without a working watcher has no reading to wait for)."""
 
@@ -320,8 +327,7 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     start = _cpu_start()
     t0 = time.time()
     action()
-    if watching:  # the state, read once a frame (a page without the watcher: Playwright's waits alone)
-        page.wait_for_function(_SHOWN_NOW, timeout=TIMEOUT_MS, polling="raf")
+    _await_shown(page, watching)
     if selector is not None:
         page.wait_for_selector(selector, timeout=TIMEOUT_MS)
     else:
@@ -340,8 +346,7 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
 def _open_first_page(page, url: str) -> None:
     """Open the app in a new session and wait until its first page (the bundled sample) is shown, idle."""
     page.goto(url)
-    if page.evaluate("window.__kanonSpec !== undefined"):  # the watcher's first spec, read once a frame
-        page.wait_for_function(_SHOWN_NOW, timeout=TIMEOUT_MS, polling="raf")
+    _await_shown(page, page.evaluate("window.__kanonSpec !== undefined"))  # the watcher's first spec
     page.get_by_text(FIRST_PAGE_TEXT).first.wait_for(state="visible", timeout=TIMEOUT_MS)
     _idle(page)
 
