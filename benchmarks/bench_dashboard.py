@@ -72,7 +72,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cpu_meter import CpuMeter, CpuSplit  # noqa: E402
+from benchmarks.cpu_meter import CpuMeter, CpuSplit, CpuTimeline, timeline_text  # noqa: E402
 from benchmarks.machine import describe as describe_machine  # noqa: E402
 from benchmarks.machine import describe_speed, speed  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, _start_app, _stop  # noqa: E402
@@ -269,6 +269,7 @@ class _Meter:
 
     meter: CpuMeter | None = None
     last: CpuSplit | None = None
+    timeline: CpuTimeline | None = None  # --timeline: the meter read every 0.1 s
 
 
 def _last_cpu() -> CpuSplit | None:
@@ -340,6 +341,9 @@ def _timed(page, action: Callable[[], None], expect: str | re.Pattern | None, re
     waited = time.time() - t0
     _Meter.last = _cpu_since(start)
     shown = _shown_since(page, t0, waited)
+    if since is not None and _Meter.timeline is not None:
+        print(f"timeline from the click to {expect!r} shown:\n"
+              + timeline_text(_Meter.timeline.window(since, t0 + shown)), file=sys.stderr, flush=True)
     return shown if since is None else shown + (t0 - since)
 
 
@@ -426,10 +430,12 @@ def _metric(page, label: str) -> str:
     return m.locator("[data-testid='stMetricValue']").inner_text().strip()
 
 
-def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.0) -> list[Row]:
+def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.0,
+                   timeline: bool = False) -> list[Row]:
     """Time every dashboard row on a fresh server; the best of ``repeat`` sessions per row. ``read``:
     seconds the officer spends on the MINUCs page and on the Report tab before clicking "Find MINUCs" and
-    "Build the report" on the first version."""
+    "Build the report" on the first version. ``timeline``: print, for each row clicked after the state before it
+    (at once or after a reading), what the server and the browser did over its wait, every 0.1 s."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -443,6 +449,9 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         proc, url = _start_app(Path(tmp) / "server.log")
         _Meter.meter = CpuMeter(proc.pid)
+        if timeline:
+            _Meter.timeline = CpuTimeline(_Meter.meter)
+            _Meter.timeline.start()
         try:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             sessions = [lambda page, i=i: _session(page, url, first=i == 0, skip=skip, read=read)
@@ -460,7 +469,9 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
                 context.close()
             browser.close()
         finally:
-            _Meter.meter = None
+            if _Meter.timeline is not None:
+                _Meter.timeline.stop()
+            _Meter.meter = _Meter.timeline = None
             _stop(proc)
     return list(best.values())
 
@@ -653,12 +664,16 @@ def main() -> None:
     ap.add_argument("--read", type=float, default=0.0,
                     help="seconds on the MINUCs page and the Report tab before clicking 'Find MINUCs' and the first "
                          "'Build the report' (default 0: at once)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="print, for each row clicked at once or after --read, the server's and the browser's CPU "
+                         "over its wait every 0.1 s (to stderr; the readings cost a little CPU)")
     args = ap.parse_args()
     before = describe_machine()
     probe = describe_speed(speed())
     best: dict[str, Row] = {}
     for _ in range(max(1, args.servers)):
-        for row in dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s), args.read):
+        for row in dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s), args.read,
+                                  args.timeline):
             if row.work not in best or row.seconds < best[row.work].seconds:
                 best[row.work] = row
     rows = list(best.values())

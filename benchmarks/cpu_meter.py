@@ -13,6 +13,8 @@ ends during a wait takes its time with it, so the browser's figure is at least w
 from __future__ import annotations
 
 import os
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,3 +83,92 @@ class CpuMeter:
         """The CPU spent since ``start`` (a :meth:`sample`)."""
         server, browser = self.sample()
         return CpuSplit(server - start[0], max(0.0, browser - start[1]))
+
+
+WORKING_CORES = 0.3
+"""A side works in a slot of a timeline when it spends at least this many CPU seconds per second there (a browser
+that only blinks a cursor, or a server that only waits, stays below)."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One step of a timeline: from ``start`` (seconds after the window's start) for ``seconds``, the CPU seconds
+    the server and the browser spent in it."""
+
+    start: float
+    seconds: float
+    server: float
+    browser: float
+
+    def cores(self) -> tuple[float, float]:
+        """The cores each side kept busy on average over the slot (server, browser)."""
+        return self.server / self.seconds, self.browser / self.seconds
+
+
+class CpuTimeline:
+    """A :class:`CpuMeter` read every ``step`` seconds on a thread of its own, between :meth:`start` and
+    :meth:`stop`, so that a wait can be split into what each side did when.
+
+    Why: the totals of :class:`CpuSplit` tell a wait at the CPU floor from one waiting for something else, but not
+    whether the two sides worked together or one after the other. A click whose results the browser draws only
+    once the server has finished has a tail where one side works and a core idles: that tail is the part a
+    faster machine would not remove. Reading /proc costs a little CPU on each step, so the benchmark samples
+    only when asked (``bench_dashboard.py --timeline``)."""
+
+    def __init__(self, meter: CpuMeter, step: float = 0.1) -> None:
+        self.meter = meter
+        self.step = step
+        self.samples: list[tuple[float, float, float]] = []  # (wall time, server, browser)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="cpu-timeline", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            self.record(time.time(), *self.meter.sample())
+            if self._stop.wait(self.step):
+                return
+
+    def record(self, at: float, server: float, browser: float) -> None:
+        """Keep one reading (the sampling thread's; a test gives its own)."""
+        self.samples.append((at, server, browser))
+
+    def window(self, since: float, until: float) -> list[Slot]:
+        """The slots between consecutive readings that overlap ``since`` .. ``until`` (wall times), each with
+        the CPU spent between its two readings; times relative to ``since``."""
+        readings = list(self.samples)
+        slots = []
+        for (t0, s0, b0), (t1, s1, b1) in zip(readings, readings[1:], strict=False):
+            if t1 <= since or t0 >= until or t1 <= t0:
+                continue
+            slots.append(Slot(t0 - since, t1 - t0, max(0.0, s1 - s0), max(0.0, b1 - b0)))
+        return slots
+
+
+def who_worked(slots: list[Slot], working: float = WORKING_CORES) -> dict[str, float]:
+    """Seconds of the slots in which the server alone, the browser alone, both or neither worked (kept at least
+    ``working`` cores busy)."""
+    out = {"server alone": 0.0, "browser alone": 0.0, "both": 0.0, "neither": 0.0}
+    for slot in slots:
+        server, browser = (c >= working for c in slot.cores())
+        key = "both" if server and browser else "server alone" if server else "browser alone" if browser else "neither"
+        out[key] += slot.seconds
+    return out
+
+
+def timeline_text(slots: list[Slot]) -> str:
+    """A timeline as lines of text: what each side did, in total, then slot by slot (cores kept busy)."""
+    split = ", ".join(f"{k} {v:.2f} s" for k, v in who_worked(slots).items())
+    lines = [f"  who worked (at least {WORKING_CORES:g} of a core): {split}"]
+    for slot in slots:
+        server, browser = slot.cores()
+        lines.append(f"  {slot.start:6.2f} s  server {server:4.2f}  browser {browser:4.2f} cores")
+    return "\n".join(lines)

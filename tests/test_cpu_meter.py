@@ -95,3 +95,47 @@ def test_the_servers_own_cpu_is_counted():
     finally:
         server.kill()
         root.kill()
+
+
+def test_a_timeline_splits_a_wait_into_who_worked_when():
+    """Readings every 0.1 s: the server alone for 0.2 s, both for 0.1 s, the browser alone for 0.2 s, then
+    neither; the window keeps the slots that overlap it, with times from its start."""
+    from benchmarks.cpu_meter import CpuTimeline, timeline_text, who_worked
+
+    timeline = CpuTimeline(meter=None)  # type: ignore[arg-type]  # readings given by hand, no thread
+    spent = [(0.0, 0.0), (0.2, 0.0), (0.4, 0.01), (0.5, 0.1), (0.51, 0.2), (0.51, 0.3), (0.52, 0.3)]
+    for i, (server, browser) in enumerate(spent):
+        timeline.record(100.0 + i / 10, server, browser)
+    slots = timeline.window(100.0, 100.6)
+    assert [round(s.start, 2) for s in slots] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    assert [tuple(round(c, 1) for c in s.cores()) for s in slots] == [
+        (2.0, 0.0), (2.0, 0.1), (1.0, 0.9), (0.1, 1.0), (0.0, 1.0), (0.1, 0.0)]
+    assert {k: round(v, 2) for k, v in who_worked(slots).items()} == {
+        "server alone": 0.2, "browser alone": 0.2, "both": 0.1, "neither": 0.1}
+    inner = timeline.window(100.25, 100.35)  # the slots overlapping it, from its start
+    assert [round(s.start, 2) for s in inner] == [-0.05, 0.05]
+    text = timeline_text(slots)
+    assert "server alone 0.20 s, browser alone 0.20 s, both 0.10 s, neither 0.10 s" in text
+    assert len(text.splitlines()) == 1 + len(slots)
+
+
+def test_a_timeline_reads_its_meter_on_a_thread_until_stopped():
+    from benchmarks.cpu_meter import CpuTimeline
+
+    class Counting:
+        calls = 0
+
+        def sample(self):
+            Counting.calls += 1
+            return float(Counting.calls), 0.0
+
+    import time
+
+    timeline = CpuTimeline(Counting(), step=0.01)  # type: ignore[arg-type]
+    timeline.start()
+    time.sleep(0.2)
+    timeline.stop()
+    taken = len(timeline.samples)
+    assert taken >= 3 and [s[1] for s in timeline.samples] == [float(i + 1) for i in range(taken)]
+    time.sleep(0.05)
+    assert len(timeline.samples) == taken  # stopped
