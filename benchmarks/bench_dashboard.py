@@ -236,6 +236,8 @@ _SHOWN_AT: list[float | None] = [None]
 """When the last awaited state was shown, on this process's clock (None: not read): the start of a row clicked
 at once after it (:func:`_timed`)."""
 _SHOWN_NOW = "window.__kanonShown !== null"
+_WATCH = "spec => { window.__kanonWatch(spec); return window.__kanonSpec === spec; }"
+"""Give the watcher a spec; whether it took it (a page without a working watcher has no reading to wait for)."""
 
 
 def _await_shown(page, watching: bool) -> None:
@@ -243,8 +245,6 @@ def _await_shown(page, watching: bool) -> None:
     took the spec); a page without the watcher is left to Playwright's waits alone."""
     if watching:
         page.wait_for_function(_SHOWN_NOW, timeout=TIMEOUT_MS, polling="raf")
-_WATCH = "spec => { window.__kanonWatch(spec); return window.__kanonSpec === spec; }"
-"""Give the watcher a spec; whether it took it (a page without a working watcher has no reading to wait for)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
 from benchmarks.machine import describe as describe_machine  # noqa: E402
 from benchmarks.machine import describe_speed, speed  # noqa: E402
 from kanon_core.dataset import Roles  # noqa: E402

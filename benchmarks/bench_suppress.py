@@ -34,6 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
 from benchmarks.machine import describe as describe_machine  # noqa: E402
 from benchmarks.machine import describe_speed, speed  # noqa: E402
 from benchmarks.synthetic import NAMES, make_els_like  # noqa: E402
