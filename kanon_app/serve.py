@@ -49,25 +49,27 @@ load: loaded at start too, so no officer's first visit to a page, first fit or f
 
 
 LOADING_MESSAGE = ("kanon: loading its libraries and compiled kernels before the server answers (a few seconds; "
-                   "the first start after an install or an update also compiles the kernels, about half a minute)")
+                   "when the kernels were not compiled ahead, as scripts/setup.sh does with 'kanon kernels', the "
+                   "first start after an install or an update compiles those it needs, about half a minute)")
 """Printed before the warm-up, so that the wait before the server's address shows is not taken for a hang."""
 
 
 def warm_up() -> None:
     """Import the pages' modules and compute the default sample's first pages, which every session opens on
-    (kanon_app.shared_results; its risk count loads the compiled kernels the sidebar's count uses, from
-    numba's cache or compiling them once), and make once what a page's first chart or alert loads."""
+    (kanon_app.shared_results), load the compiled kernels the first pages use (kanon_core.kernels'
+    START_FAMILIES: the class sizes, the MINUC search and its sections, from numba's cache or compiling them
+    once), and make once what a page's first chart or alert loads."""
     for name in (*FIRST_PAGE_MODULES, *OTHER_PAGE_MODULES):
         importlib.import_module(name)
     from kanon_app import shared_results, state
+    from kanon_core import kernels
 
     summary = shared_results.first_pages(state.default_sample(), state.DEFAULT_K)
     _warm_empty_chart()
     _warm_bar_chart()
     _warm_risk_charts(summary, state.DEFAULT_K)
     _warm_alert_text()
-    _warm_minuc_kernels()
-    _warm_pattern_joins()
+    kernels.warm(kernels.START_FAMILIES)
     _skip_direct_run_check()
 
 
@@ -107,16 +109,6 @@ def _warm_alert_text() -> None:
     extract_leading_emoji("k ≥ 2")
 
 
-def _warm_minuc_kernels() -> None:
-    """Load the MINUC search's compiled kernels (from numba's cache, or compiling them once) on three made-up
-    rows, so the MINUCs page's first estimate and search do not wait for them."""
-    import numpy as np
-
-    from kanon_core.risk.minucs import find_minucs
-
-    find_minucs(np.array([[0, 1], [0, 2], [1, 1]], dtype=np.int32), k=2)
-
-
 def _skip_direct_run_check() -> None:
     """Streamlit checks once per process, at the first element any session draws, whether it was started
     without ``streamlit run`` (to print how to run an app); the check walks the whole call stack and resolves
@@ -125,17 +117,6 @@ def _skip_direct_run_check() -> None:
     import streamlit.delta_generator as delta_generator
 
     delta_generator._use_warning_has_been_displayed = True
-
-
-def _warm_pattern_joins() -> None:
-    """Load the wildcard pattern-join kernels a large file's Risk page runs (the sample's count takes the
-    pairwise scan): on three made-up rows, so a census file's first wildcard sizes do not wait for them."""
-    import numpy as np
-
-    from kanon_core.risk.classes import compute_class_sizes
-
-    rows = np.array([[0, 1], [0, -1], [1, 1]], dtype=np.int32)
-    compute_class_sizes(rows, "wildcard", np.ones(3), method="pairs", wildcard_split=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

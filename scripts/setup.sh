@@ -27,3 +27,14 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.kanon-lock-*
   touch "$stamp"
 fi
+# numba compiles each kernel at its first call and keeps it in its cache until the module's file changes
+# (its time or size): compiled here once, ahead of time, so no first suppression, search or MINUC count
+# waits for the compiler (about a minute on 2 cores; `kanon kernels`). Redone when kanon's code changes.
+kernels=.venv/.kanon-kernels-$( (echo "$stamp"; find kanon_core -name '*.py' -printf '%p %T@ %s\n' | sort) \
+  | sha256sum | cut -c1-16)
+if [ ! -f "$kernels" ]; then
+  echo "Compiling kanon's kernels into numba's cache (after an install or a change of kanon's code) ..."
+  .venv/bin/python -m kanon_core kernels
+  rm -f .venv/.kanon-kernels-*
+  touch "$kernels"
+fi

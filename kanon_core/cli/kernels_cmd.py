@@ -1,0 +1,50 @@
+"""``kanon kernels``: compile kanon's kernels ahead of the first click (:mod:`kanon_core.kernels`).
+
+Run once after an install or an update (``scripts/setup.sh`` does): numba then reads every kernel from its
+cache, and no officer's first suppression, search or MINUC count waits for the compiler. Reads no file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+
+from ..errors import InputError
+from ..kernels import FAMILIES, warm
+from ..outputs import check_outputs
+from .common import split_list, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kernels", help="compile kanon's kernels into numba's cache ahead of first use (once "
+                                       "after an install or an update)")
+    p.add_argument("--family", default=None,
+                   help=f"comma-separated families to compile (default: all): {', '.join(FAMILIES)}")
+    p.add_argument("--list", action="store_true", help="list the families and what waits for each, then stop")
+    p.add_argument("-o", "--output", "--json", dest="json_out", default=None,
+                   help="also write each family's seconds and compiled signatures as JSON here ('-' for stdout)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        for fam in FAMILIES.values():
+            print(f"{fam.name}: {fam.why} ({', '.join(fam.modules)})")
+        return 0
+    names = split_list(args.family) or tuple(FAMILIES)
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        raise InputError(f"--family must name families of {', '.join(FAMILIES)}; "
+                         f"{len(unknown)} given name(s) are not among them.")
+    check_outputs({"-o/--json": args.json_out}, ())
+    times = warm(names, progress=lambda name: print(f"kanon kernels: {name} ...", file=sys.stderr, flush=True))
+    if args.json_out is not None:
+        write_json(args.json_out, [asdict(t) for t in times])
+        if args.json_out == "-":
+            return 0
+    width = max(len(t.family) for t in times)
+    for t in times:
+        how = f"{t.compiled} signature(s) compiled" if t.compiled else "all read from numba's cache"
+        print(f"{t.family.ljust(width)}  {t.seconds:6.2f} s  {how}")
+    return 0
