@@ -248,6 +248,42 @@ def test_minuc_counts_computed_elsewhere_are_waited_for_in_the_reports_thread():
     assert searched.minucs.before is not pair[0]
 
 
+
+def test_sections_without_minucs_are_gathered_before_waiting_for_them(monkeypatch):
+    """While the counts computed elsewhere are still under way, every section that does not need them is
+    gathered (the steps table last among them), so that little is left once the search ends."""
+    import threading
+
+    from kanon_core.report import build as report_build
+    from kanon_core.report import report_minuc_searches
+    from kanon_core.utility.baseline import original_with_roles
+
+    h = _small()
+    opts = ReportOptions(k=2, utility=False, created="2026-01-01")
+    qis = tuple(h.current.dataset.roles.qis)
+    pair = report_minuc_searches(original_with_roles(h, h.current_id), h.current.dataset, qis, opts)
+    released = threading.Event()
+    order = []
+    steps_table = report_build._steps_table
+
+    def recorded_steps(*args, **kwargs):
+        order.append(("steps", released.is_set()))
+        return steps_table(*args, **kwargs)
+
+    def ahead():
+        released.wait(5)
+        return pair
+
+    monkeypatch.setattr(report_build, "_steps_table", recorded_steps)
+    timer = threading.Timer(0.5, released.set)
+    timer.start()
+    try:
+        report = build_report(h, options=opts, minucs=ahead)
+    finally:
+        timer.cancel()
+    assert order == [("steps", False)]
+    assert report.minucs.before is pair[0]
+
 def test_minuc_section_is_skipped_without_the_engine(monkeypatch):
     monkeypatch.setitem(sys.modules, "kanon_core.risk.minucs", None)  # import now fails
     report = build_report(_small(), options=ReportOptions(k=2))

@@ -838,12 +838,18 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     hierarchies = version_hierarchies(history, version.id, options.hierarchies)
     utility = (_utility(original, treated, qis, options, hierarchies, log, comparison, counted)
                if options.utility else None)
-    minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
-                                 else _minuc_section(original, treated, qis, options,
-                                                     None if callable(minucs) else minucs))
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
     recipe_json = _mask_recipe(recipe_json, raw_original, k, log)
+    # everything that does not need the MINUCs is gathered before waiting for them (a search under way ends
+    # last), so that little is left to do once it has ended
+    roles = _roles_table(raw_original, treated)
+    per_qi = _per_qi(original, treated, before, after)
+    steps = _steps_table(history, lineage, k, version_risks, log)
+    identifiers = identifier_like(raw_original, treated)
+    minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
+                                 else _minuc_section(original, treated, qis, options,
+                                                     None if callable(minucs) else minucs))
     return Report(
         title=options.title or f"Disclosure control report: {treated.name}",
         created=options.created or _dt.date.today().isoformat(),
@@ -857,13 +863,13 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         k=k,
         qis=qis,
         notes=options.notes,
-        roles=_roles_table(raw_original, treated),
+        roles=roles,
         risk_before=before,
         risk_after=after,
         risk_table=risk_table,
         violations=violations,
-        per_qi=_per_qi(original, treated, before, after),
-        steps=_steps_table(history, lineage, k, version_risks, log),
+        per_qi=per_qi,
+        steps=steps,
         suppression_overall=overall,
         suppression_steps=tuple(sup_steps),
         minucs=minuc_section,
@@ -871,7 +877,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         utility=utility,
         recipe_json=recipe_json,
         masking=log.frame(),
-        identifiers=identifier_like(raw_original, treated),
+        identifiers=identifiers,
         risk_beyond=beyond,
         risk_beyond_note=beyond_note,
     )
