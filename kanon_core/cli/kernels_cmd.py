@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
     width = max(len(t.family) for t in times)
     for t in times:
-        how = f"{t.compiled} signature(s) compiled" if t.compiled else "all read from numba's cache"
+        how = f"{t.compiled} signature(s) compiled" if t.compiled else "nothing to compile (in numba's cache, or loaded already)"
         print(f"{t.family.ljust(width)}  {t.seconds:6.2f} s  {how}")
     return 0
