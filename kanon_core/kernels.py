@@ -22,14 +22,17 @@ import importlib
 import importlib.util
 import pkgutil
 import re
+import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .dataset import Dataset, Roles
+from .errors import InputError
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class KernelFamily:
 
 @dataclass(frozen=True)
 class WarmTime:
-    """One family's warm-up: seconds, and whether numba compiled anything (False: all from its cache)."""
+    """One family's warm-up: its seconds, and how many signatures numba compiled for it (0: none needed)."""
 
     family: str
     seconds: float
@@ -205,17 +208,7 @@ _KERNEL = re.compile(r"^@numba\.njit", re.MULTILINE)
 
 @functools.cache
 def _kernel_module_names() -> tuple[str, ...]:
-    """:func:`kernel_modules`, found once per process (walking the package takes 0.1-0.7 s; the warm-up
-    counts compilations before and after each family)."""
-    return tuple(_find_kernel_modules())
-
-
-def kernel_modules() -> list[str]:
-    """Every ``kanon_core`` module that defines a compiled kernel (found by reading the sources)."""
-    return list(_kernel_module_names())
-
-
-def _find_kernel_modules() -> list[str]:
+    """:func:`kernel_modules`, found once per process (walking the package takes 0.1-0.7 s)."""
     import kanon_core
 
     found = []
@@ -226,34 +219,36 @@ def _find_kernel_modules() -> list[str]:
         with open(spec.origin, encoding="utf-8") as source:
             if _KERNEL.search(source.read()):
                 found.append(info.name.removeprefix("kanon_core."))
-    return sorted(found)
+    return tuple(sorted(found))
+
+
+def kernel_modules() -> list[str]:
+    """Every ``kanon_core`` module that defines a compiled kernel (found by reading the sources)."""
+    return list(_kernel_module_names())
+
+
+def _dispatchers(module_names: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """``(module.kernel, dispatcher)`` for every kernel defined in the named modules (imported if needed)."""
+    from numba.core.registry import CPUDispatcher
+
+    for name in module_names:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and value.__module__ == name:
+                yield f"{name.removeprefix('kanon_core.')}.{attr}", value
 
 
 def compiled_signatures() -> dict[str, int]:
-    """For every kernel of the imported kernel modules: how many signatures numba holds (compiled or read
-    from its cache) in this process."""
-    from numba.core.registry import CPUDispatcher
-
-    counts = {}
-    for name in kernel_modules():
-        module = importlib.import_module(f"kanon_core.{name}")
-        for attr, value in vars(module).items():
-            if isinstance(value, CPUDispatcher) and value.__module__ == module.__name__:
-                counts[f"{name}.{attr}"] = len(value.signatures)
-    return counts
+    """For every kernel of every kernel module (imported here): how many signatures numba holds (compiled or
+    read from its cache) in this process."""
+    return {key: len(d.signatures) for key, d in _dispatchers(f"kanon_core.{m}" for m in kernel_modules())}
 
 
 def _compiled_total() -> int:
-    """Signatures numba compiled in this process so far (cache misses), over every kernel module."""
-    from numba.core.registry import CPUDispatcher
-
-    total = 0
-    for name in kernel_modules():
-        module = importlib.import_module(f"kanon_core.{name}")
-        for value in vars(module).values():
-            if isinstance(value, CPUDispatcher):
-                total += sum(value.stats.cache_misses.values())
-    return total
+    """Signatures numba compiled in this process so far (cache misses). Only modules already imported can have
+    compiled any, so the package is not walked (the launcher's warm-up calls this at every start)."""
+    loaded = [name for name in list(sys.modules) if name.startswith("kanon_core.")]
+    return sum(sum(d.stats.cache_misses.values()) for _, d in _dispatchers(loaded))
 
 
 def warm(names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None) -> list[WarmTime]:
@@ -261,8 +256,9 @@ def warm(names: Iterable[str] | None = None, progress: Callable[[str], None] | N
     are then compiled (or read from numba's cache) for the kinds of arguments kanon gives them."""
     chosen = list(FAMILIES) if names is None else list(names)
     unknown = [n for n in chosen if n not in FAMILIES]
-    if unknown:
-        raise ValueError(f"unknown kernel families: {', '.join(unknown)}")
+    if unknown:  # the names are not repeated: they may be mistyped input
+        raise InputError(f"--family must name families of {', '.join(FAMILIES)}; "
+                         f"{len(unknown)} given name(s) are not among them.")
     times = []
     for name in chosen:
         if progress:
