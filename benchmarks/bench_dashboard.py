@@ -48,11 +48,13 @@ the CPU seconds the server and the browser spent during its wait (:mod:`benchmar
 Playwright's waits end (up to half a second after the row's end, and idle then but for Playwright's own checks):
 with both on the same 2 cores, that span is at least half their sum.
 
-Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3]
+Run: python benchmarks/bench_dashboard.py [--repeat 1] [--servers 1] [--skip suppress] [--read 3] [--spread N]
 (``--read S``: Compare, "Find MINUCs" and the first "Build the report" are clicked after S seconds on the page
 before, as an officer reading it would; the browser has then loaded its chart code in any case, and both
 searches start when their page opens.)
 (``--servers 3``: three fresh servers, the best of each row kept, so the cold open is a best of three too.)
+(``--spread 7``: seven rounds of the rows clicked at once on one server, each reading and the median, to tell a
+change from the rows' spread: run it with and without the change, servers alternated.)
 Other scripts get the rows from :func:`dashboard_rows`.
 """
 
@@ -63,6 +65,7 @@ import contextlib
 import json
 import os
 import re
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -436,15 +439,48 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
     seconds the officer spends on the MINUCs page and on the Report tab before clicking "Find MINUCs" and
     "Build the report" on the first version. ``timeline``: print, for each row clicked after the state before it
     (at once or after a reading), what the server and the browser did over its wait, every 0.1 s."""
-    import tempfile
-
-    from playwright.sync_api import sync_playwright
-
     best: dict[str, Row] = {}
 
     def keep(row: Row) -> None:
         if row.work not in best or row.seconds < best[row.work].seconds:
             best[row.work] = row
+
+    sessions = [lambda page, url, i=i: _session(page, url, first=i == 0, skip=skip, read=read) for i in range(repeat)]
+    if "minucs" not in skip and "first" not in skip:  # two new sessions: MINUCs first, or after Risk
+        sessions += [_minucs_first, lambda page, url: _minucs_first(page, url, RISK_READ)]
+    _on_a_fresh_server(sessions, keep, timeline)
+    return list(best.values())
+
+
+SPREAD_SKIP = ("fit", "minucs", "suppress", "recode", "leave")
+"""What a session of :func:`spread_rows` leaves out: it opens the first page, Compare, Risk and the report."""
+
+
+def spread_rows(sessions: int, timeline: bool = False) -> dict[str, list[float]]:
+    """Every reading of the rows clicked at once, over ``sessions`` rounds on one fresh server: each round a new
+    session that opens the first page, Compare (at once), the Risk page and the report (at once), and a new
+    session that opens the MINUCs page first and clicks "Find MINUCs" at once.
+
+    Why: those rows spread by 0.2-0.5 s from one session to the next (the search started ahead, the browser's
+    chart code), so the best of a few sessions cannot tell a change of 0.1 s from chance; the medians of two such
+    runs, one with and one without the change, can (servers alternated)."""
+    readings: dict[str, list[float]] = {}
+
+    def keep(row: Row) -> None:
+        readings.setdefault(row.work, []).append(row.seconds)
+
+    rounds = [(lambda page, url: _session(page, url, first=False, skip=SPREAD_SKIP), _minucs_first)
+              for _ in range(sessions)]
+    _on_a_fresh_server([run for pair in rounds for run in pair], keep, timeline)
+    return readings
+
+
+def _on_a_fresh_server(sessions: list[Callable], keep: Callable[[Row], None], timeline: bool) -> None:
+    """Start the app on a fresh server and run each of ``sessions`` (``run(page, url)``, giving rows) in a new
+    browser context, in turn; every row goes to ``keep``. A session that fails leaves a screenshot."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         proc, url = _start_app(Path(tmp) / "server.log")
@@ -454,14 +490,10 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
             _Meter.timeline.start()
         try:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            sessions = [lambda page, i=i: _session(page, url, first=i == 0, skip=skip, read=read)
-                        for i in range(repeat)]
-            if "minucs" not in skip and "first" not in skip:  # two new sessions: MINUCs first, or after Risk
-                sessions += [lambda page: _minucs_first(page, url), lambda page: _minucs_first(page, url, RISK_READ)]
             for run in sessions:
                 context, page = new_page(browser)
                 try:
-                    for row in run(page):
+                    for row in run(page, url):
                         keep(row)
                 except Exception:
                     page.screenshot(path=os.environ.get("KANON_BENCH_SHOT", "bench_failure.png"), full_page=True)
@@ -473,7 +505,6 @@ def dashboard_rows(repeat: int = 1, skip: tuple[str, ...] = (), read: float = 0.
                 _Meter.timeline.stop()
             _Meter.meter = _Meter.timeline = None
             _stop(proc)
-    return list(best.values())
 
 
 class _Rows(list):
@@ -653,6 +684,16 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def spread_table(readings: dict[str, list[float]]) -> str:
+    """:func:`spread_rows`' readings as a markdown table: per row, the sessions, the median and every reading."""
+    out = ["| dashboard (sample: 16,197 records, 19 QIs) | sessions | median s | readings (s, in order) |",
+           "|---|---:|---:|---|"]
+    for work, seconds in readings.items():
+        out.append(f"| {work} | {len(seconds)} | {statistics.median(seconds):.2f} | "
+                   f"{', '.join(f'{x:.2f}' for x in seconds)} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="sessions to run; the best time per row is kept")
@@ -667,9 +708,20 @@ def main() -> None:
     ap.add_argument("--timeline", action="store_true",
                     help="print, for each row clicked at once or after --read, the server's and the browser's CPU "
                          "over its wait every 0.1 s (to stderr; the readings cost a little CPU)")
+    ap.add_argument("--spread", type=int, default=0, metavar="N",
+                    help="instead of the table: N rounds of the rows clicked at once (Compare's first open, the "
+                         "report, Find MINUCs with the MINUCs page opened first) on one fresh server, every reading "
+                         "and the median")
     args = ap.parse_args()
     before = describe_machine()
     probe = describe_speed(speed())
+    if args.spread > 0:
+        readings = spread_rows(args.spread, args.timeline)
+        print(f"machine: {before}; browser: Chromium (headless); one fresh server, {args.spread} round(s)")
+        print(f"before the rows: {probe}")
+        print(f"after the rows: {describe_speed(speed())}")
+        print(spread_table(readings))
+        return
     best: dict[str, Row] = {}
     for _ in range(max(1, args.servers)):
         for row in dashboard_rows(args.repeat, tuple(s for s in args.skip.split(",") if s), args.read,
