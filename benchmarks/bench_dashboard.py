@@ -469,8 +469,8 @@ def spread_rows(sessions: int, timeline: bool = False) -> dict[str, list[float]]
     def keep(row: Row) -> None:
         readings.setdefault(row.work, []).append(row.seconds)
 
-    rounds = [(lambda page, url: _session(page, url, first=False, skip=SPREAD_SKIP), _minucs_first)
-              for _ in range(sessions)]
+    rounds = [(lambda page, url, i=i: _session(page, url, first=i == 0, skip=SPREAD_SKIP), _minucs_first)
+              for i in range(sessions)]
     _on_a_fresh_server([run for pair in rounds for run in pair], keep, timeline)
     return readings
 
