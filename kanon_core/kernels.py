@@ -232,7 +232,7 @@ def _dispatchers(module_names: Iterable[str]) -> Iterator[tuple[str, Any]]:
     from numba.core.registry import CPUDispatcher
 
     for name in module_names:
-        module = sys.modules.get(name) or importlib.import_module(name)
+        module = importlib.import_module(name)  # (a loaded module is returned as it is)
         for attr, value in vars(module).items():
             if isinstance(value, CPUDispatcher) and value.__module__ == name:
                 yield f"{name.removeprefix('kanon_core.')}.{attr}", value
@@ -257,7 +257,7 @@ def warm(names: Iterable[str] | None = None, progress: Callable[[str], None] | N
     chosen = list(FAMILIES) if names is None else list(names)
     unknown = [n for n in chosen if n not in FAMILIES]
     if unknown:  # the names are not repeated: they may be mistyped input
-        raise InputError(f"--family must name families of {', '.join(FAMILIES)}; "
+        raise InputError(f"Kernel families are {', '.join(FAMILIES)}; "
                          f"{len(unknown)} given name(s) are not among them.")
     times = []
     for name in chosen:
