@@ -12,11 +12,17 @@ Two rules, enforced here and used by every ``kanon`` command and by :func:`kanon
 * :class:`OutputBatch` writes each file to a temporary file in the same folder and renames it into place
   (``os.replace``, atomic on one file system) only when every file of the batch was written. A command
   that fails half-way leaves neither a half-written release nor a release without its report or labels.
+  A target that is a symbolic link to a file is written through: the file it points to is replaced and
+  the link stays. A target that exists and is no file (a pipe, ``/dev/stdout``, a device) cannot be
+  renamed over without destroying it, so its bytes are written into it, before any rename of the batch;
+  a failed write there (a full device, a closed pipe) is an error, never a silent loss.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -106,7 +112,7 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike | None] | Iterable[Nam
     for i, out in enumerate(named):
         if not str(out.path) or out.path.name in ("", ".", ".."):
             raise InputError(f"{out.role} needs a file name.")
-        parent = out.path.parent
+        parent = _written_path(out.path).parent
         if not parent.is_dir():
             raise InputError(f"The folder of {out.role} does not exist; create it first.")
         if out.path.is_dir():
@@ -118,6 +124,23 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike | None] | Iterable[Nam
             if _same_file(out.path, other.path):
                 raise InputError(f"{other.role} and {out.role} name the same file; give each its own name.")
     return [o.path for o in named]
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether ``path`` exists (through symbolic links) and is neither a file nor a folder: a pipe, a
+    terminal, a device such as ``/dev/stdout`` or ``/dev/full``. Renaming over such a path would replace it
+    with a file and its reader would get nothing."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # does not exist yet (or a dangling link): a new file
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _written_path(path: Path) -> Path:
+    """The file a write to ``path`` replaces: the file a symbolic link points to (the link stays), else
+    ``path`` itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _default_mode() -> int:
@@ -135,18 +158,24 @@ class OutputBatch:
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Path, Path]] = []  # (temporary, target)
+        self._pending: list[tuple[Path, Path]] = []  # (temporary, target) of files renamed into place
+        self._streams: list[tuple[Path, Path]] = []  # (temporary, target) of targets written into (pipes, devices)
         self._done = False
 
     def temp_path(self, target: str | os.PathLike) -> Path:
         """A new empty temporary file next to ``target``, with the same extension (writers that pick the
         format from the name, such as pyreadstat, still work); it becomes ``target`` on commit."""
         t = Path(target)
-        # a short prefix keeps long names within the file system's limit of 255 bytes
-        fd, name = tempfile.mkstemp(dir=t.parent, prefix=f".{t.stem[:60]}.", suffix=f".tmp{t.suffix[:20]}")
+        stream = _is_stream(t)
+        if not stream:
+            t = _written_path(t)
+        # a short prefix keeps long names within the file system's limit of 255 bytes; a stream's bytes wait in
+        # the private temporary folder (a device's folder is not ours to write in)
+        fd, name = tempfile.mkstemp(dir=None if stream else t.parent, prefix=f".{t.stem[:60]}.",
+                                    suffix=f".tmp{t.suffix[:20]}")
         os.close(fd)
         tmp = Path(name)
-        self._pending.append((tmp, t))
+        (self._streams if stream else self._pending).append((tmp, t))
         return tmp
 
     def write_bytes(self, target: str | os.PathLike, data: bytes) -> None:
@@ -160,7 +189,7 @@ class OutputBatch:
 
     @property
     def targets(self) -> list[Path]:
-        return [t for _, t in self._pending]
+        return [t for _, t in self._streams + self._pending]
 
     def commit(self) -> list[Path]:
         """Rename every temporary file into place; returns the targets."""
@@ -168,6 +197,9 @@ class OutputBatch:
             raise RuntimeError("This batch of outputs was already committed or discarded.")
         mode = _default_mode()
         try:
+            for tmp, target in self._streams:  # first: a failed write leaves every file of the batch untouched
+                with open(tmp, "rb") as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out)
             for tmp, target in self._pending:
                 try:
                     os.chmod(tmp, os.stat(target).st_mode & 0o7777)
@@ -179,7 +211,7 @@ class OutputBatch:
         finally:
             self._discard_temps()
         self._done = True
-        return [t for _, t in self._pending]
+        return self.targets
 
     def discard(self) -> None:
         """Remove every temporary file; no target is touched."""
@@ -190,6 +222,8 @@ class OutputBatch:
         for tmp, target in self._pending:
             if tmp != target:
                 tmp.unlink(missing_ok=True)
+        for tmp, _ in self._streams:
+            tmp.unlink(missing_ok=True)
 
     def __enter__(self) -> OutputBatch:
         return self

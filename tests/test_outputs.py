@@ -206,3 +206,66 @@ def test_a_name_near_the_length_limit_can_be_written(tmp_path):
     target = tmp_path / ("x" * 240 + ".csv")
     atomic_write_bytes(target, b"1\n")
     assert target.read_bytes() == b"1\n" and _leftovers(tmp_path) == []
+
+
+def test_a_symbolic_link_target_is_written_through(tmp_path):
+    """``-o link`` writes the file the link points to and keeps the link (a rename would replace the link)."""
+    real = tmp_path / "real.json"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert check_outputs({"--json": link}, []) == [link]
+    atomic_write_bytes(link, b"new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+
+
+def test_a_dangling_link_creates_its_target(tmp_path):
+    (tmp_path / "sub").mkdir()
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "sub" / "made.csv")
+    check_outputs({"--output": link}, [])
+    atomic_write_bytes(link, b"x")
+    assert link.is_symlink() and (tmp_path / "sub" / "made.csv").read_bytes() == b"x"
+
+
+def test_a_link_into_a_missing_folder_is_refused(tmp_path):
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "nowhere" / "made.csv")
+    with pytest.raises(InputError, match="folder of --output does not exist"):
+        check_outputs({"--output": link}, [])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
+def test_a_named_pipe_target_receives_the_bytes_and_stays_a_pipe(tmp_path):
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    with OutputBatch() as batch:
+        batch.write_bytes(fifo, b"through the pipe")
+        batch.write_bytes(tmp_path / "file.txt", b"beside it")
+    reader.join(timeout=60)
+    assert got == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert (tmp_path / "file.txt").read_bytes() == b"beside it"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "out.fifo"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs a device that is always full")
+def test_a_failed_write_into_a_device_is_an_error_and_touches_no_file(tmp_path):
+    import stat
+
+    before = os.stat("/dev/full")
+    (tmp_path / "file.txt").write_bytes(b"old")
+    with pytest.raises(OSError), OutputBatch() as batch:
+        batch.write_bytes(tmp_path / "file.txt", b"new")
+        batch.write_bytes("/dev/full", b"x" * 10_000)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode) and os.stat("/dev/full").st_rdev == before.st_rdev
+    assert (tmp_path / "file.txt").read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
