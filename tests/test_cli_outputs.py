@@ -251,6 +251,23 @@ def test_a_closed_pipe_is_one_line_and_exit_2(folder):
                                               "was written."]
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+def test_output_to_dev_stdout_reaches_the_pipe(folder):
+    """``-o /dev/stdout`` writes into the pipe (renaming a file over it would leave the reader with nothing)."""
+    proc = _kanon(["risk", "data.csv", "--qi", "a,b", "--missing", "category", "-o", "/dev/stdout"], folder,
+                  stdout=subprocess.PIPE)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["n_records"] == 40
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs a device that is always full")
+def test_output_to_a_full_device_is_one_line_and_exit_2(folder, capsys):
+    _refused(capsys, folder, ["risk", "data.csv", "--qi", "a,b", "-o", "/dev/full"], "kanon risk: error: No space")
+    assert os.path.exists("/dev/full") and not os.path.isfile("/dev/full")
+
+
 def test_pipe_into_head_prints_no_traceback(folder):
     cmd = (f"{sys.executable} -m kanon_core risk data.csv --qi a,b --missing category | head -1; "
            "echo \"status=${PIPESTATUS[0]}\" >&2")
@@ -270,3 +287,16 @@ def test_broken_recipes_are_one_line_and_exit_2(folder, capsys, text):
     recipe = folder / "bad.recipe.json"
     recipe.write_bytes(text.encode("latin-1"))
     _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv"], "kanon apply: error:")
+
+
+def test_a_failure_after_a_notice_is_still_one_line(tmp_path, capsys):
+    """The notice about text that often means missing waits for the command's success: a command that fails
+    after reading such a file prints its error alone."""
+    p = tmp_path / "na.csv"
+    p.write_text("a,b,y\nNA,1,2.0\nx,2,3.5\nx,1,1.0\n", encoding="utf-8")
+    assert main(["risk", str(p), "--qi", "a,b", "--k", "2", "--sensitive", "nosuchvariable"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kanon risk: error:"), err
+    assert main(["risk", str(p), "--qi", "a,b", "--k", "2", "--json", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kanon: notice: columns with text that often means missing"), err

@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from .. import __version__
 from ..errors import KanonError
+from .notices import take_notices
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,9 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     prefix = f"kanon {args.command}"
+    take_notices()  # (a command run before in this process, e.g. in tests, leaves none behind)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        for line in take_notices():  # after the work: a failure above prints its error alone
+            print(line, file=sys.stderr)
         return code
     except BrokenPipeError:
         _quiet_stdout()

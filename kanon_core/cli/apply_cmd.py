@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import write_json
+from .notices import notice
 from .scale import add_engine_options
 
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     files = release_files(treated, args.output, original, options, sidecar=not args.no_labels)
     k = int(args.k if args.k is not None else recipe.extra.get("k", 3))
     for w in replay.warnings:
-        print(f"kanon apply: note: {w}", file=sys.stderr)
+        notice(f"kanon apply: note: {w}")
     if args.report:
         from ..report import ReportOptions, report_html
 

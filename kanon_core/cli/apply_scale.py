@@ -46,6 +46,7 @@ import pandas as pd
 from ..dataset import Dataset, Roles, VariableMeta
 from ..errors import InputError, KanonError
 from ..steps import DropVariables, Step
+from .notices import notice
 
 if TYPE_CHECKING:
     from ..classtable import ClassTable
@@ -950,7 +951,7 @@ def apply_at_scale(args: argparse.Namespace) -> int | None:
         try:
             plan_columns(recipe, open_source(data_path).columns)
         except InputError as exc:
-            print(f"kanon apply: notice: running in memory: {exc}", file=sys.stderr)
+            notice(f"kanon apply: notice: running in memory: {exc}")
             return None
     return _run_at_scale(args, recipe, data_path, engine)
 
@@ -980,8 +981,8 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
     try:
         source = open_source(data_path)
         state, rows = start_state(recipe, engine, source, settings)
-        print("kanon apply: notice: at scale the steps are not checked against the results the recipe records "
-              "(that needs the records in memory); k is counted on the written release instead.", file=sys.stderr)
+        notice("kanon apply: notice: at scale the steps are not checked against the results the recipe records "
+               "(that needs the records in memory); k is counted on the written release instead.")
         missing_cols = [c for c in recipe.input_columns if c not in source.columns]
         if missing_cols:
             state.warnings.append(f"Variables of the original file not in this one: {', '.join(missing_cols)}.")
@@ -1012,7 +1013,7 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
                     batch.write_bytes(side, labels_json(spec))
                     written.append(side)
             for w in state.warnings:
-                print(f"kanon apply: note: {w}", file=sys.stderr)
+                notice(f"kanon apply: note: {w}")
             n_sup = suppressed_cells(state, plan.columns)
             summary = {
                 "input": data_path.name, "same_input": None, "steps": len(recipe.steps), "steps_verified": 0,

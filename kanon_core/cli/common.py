@@ -15,6 +15,7 @@ from ..dataset import MISSING_SEMANTICS, Dataset, Roles
 from ..errors import InputError
 from ..io import load_dataset, missing_like_counts, missing_like_notice
 from ..outputs import OutputBatch, atomic_write_bytes
+from .notices import notice
 
 
 def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> None:
@@ -28,6 +29,18 @@ def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> N
                    help="declared missing codes per variable, e.g. 'a=-9|-8,b=NA'; only empty cells and these "
                         "codes are missing (text such as NA is a value unless declared)")
     p.add_argument("--sheet", default=None, help="the sheet to read from an Excel workbook with several sheets")
+
+
+def positive_finite(text: str) -> float:
+    """An argparse type: a number above 0 that is finite ("nan" and "inf" parse as floats, and NaN passes every
+    range check written as a negation)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expects a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError("expects a finite number above 0")
+    return value
 
 
 def split_list(text: str | None) -> tuple[str, ...]:
@@ -68,7 +81,7 @@ def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
     ds.weights()  # validate early: a bad weight is a clear error before any work
     counts = missing_like_counts(ds)
     if counts:  # never treated as missing on a guess, but worth one line (columns and counts, no values)
-        print(f"kanon: notice: {missing_like_notice(counts)}", file=sys.stderr)
+        notice(f"kanon: notice: {missing_like_notice(counts)}")
     return ds
 
 

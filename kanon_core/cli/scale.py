@@ -17,6 +17,7 @@ from ..engines import ENGINE_CHOICES, EngineSettings, choose_engine, get_engine,
 from ..engines.base import AUTO_THRESHOLD_BYTES, DEFAULT_EMBEDDED
 from ..errors import InputError
 from ..io import is_missing_like, missing_like_notice
+from .notices import notice
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
@@ -35,7 +36,8 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
 
 def engine_settings(args: argparse.Namespace, command: str) -> EngineSettings:
     def say(message: str) -> None:
-        print(f"kanon {command}: {message}", file=sys.stderr, flush=True)
+        if sys.stderr.isatty():  # progress of a long run, for the officer watching it; not for a log or a script
+            print(f"kanon {command}: {message}", file=sys.stderr, flush=True)
 
     return EngineSettings(memory_limit=parse_memory(getattr(args, "memory_limit", None)),
                           spark_master=getattr(args, "spark_master", "local[2]") or "local[2]", progress=say)
@@ -67,7 +69,7 @@ def _notice_missing_like(command: str, table) -> None:
         if hits:
             counts[q] = int(table.count[np.isin(table.codes[:, j], hits)].sum())
     if counts:
-        print(f"kanon: notice: {missing_like_notice(counts)}", file=sys.stderr)
+        notice(f"kanon: notice: {missing_like_notice(counts)}")
 
 
 def risk_at_scale(args: argparse.Namespace) -> int | None:
