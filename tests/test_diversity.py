@@ -49,7 +49,10 @@ def test_recursive_by_hand():
     assert l_diversity_classes(table, "s", "category", "recursive", c=1)[0] == 2
     assert l_diversity_classes(table, "s", "category", "recursive", c=2)[0] == 3
     assert l_diversity_classes(table, "s", "category", "recursive", c=5)[0] == 4
-    assert l_diversity_classes(table, "s", "category", "recursive", c=0)[0] == 2  # c <= 0 taken as 1 (sdcMicro)
+    # sdcMicro reads c <= 0 as 1; here it is refused, as the criterion (LDiversity) always refused it: a
+    # constant that means nothing is a typing error to report, not a value to replace
+    with pytest.raises(InputError, match="finite constant c above 0"):
+        l_diversity_classes(table, "s", "category", "recursive", c=0)
 
 
 def test_wildcard_class_includes_matching_records():
@@ -107,3 +110,29 @@ def test_pattern_join_equals_compiled_scan(data):
     for i, ms in enumerate(members):
         want = [sum(svals[j] == v for j in ms) for v in values] + [sum(svals[j] is None for j in ms)]
         np.testing.assert_array_equal(a[table.record_class[i]], want)
+
+
+@pytest.mark.parametrize("c", [0.0, -1.0, math.nan, math.inf])
+def test_recursive_c_must_be_a_finite_number_above_zero(c):
+    """A constant that is not a finite positive number is refused, never replaced by another value (c <= 0 once
+    read as 1) nor let through (NaN fails every comparison and read as l = 1 for every class)."""
+    table = _table([[1], [1], [2]], ["a", "b", "a"])
+    with pytest.raises(InputError, match="finite constant c above 0"):
+        l_diversity_classes(table, "s", "category", "recursive", c=c)
+    from kanon_core.criteria.l_diversity import LDiversity
+
+    with pytest.raises(InputError, match="finite constant c above 0"):
+        LDiversity(2, "s", "recursive", c=c)
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-1", "0", "two"])
+def test_cli_recursive_c_is_checked_even_without_a_sensitive_variable(tmp_path, capsys, text):
+    from kanon_core.cli import main
+
+    p = tmp_path / "d.csv"
+    p.write_text("a,s\nx,1\nx,2\ny,1\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(["risk", str(p), "--qi", "a", "--recursive-c", text])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--recursive-c" in err[0]

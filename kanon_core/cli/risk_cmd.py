@@ -8,7 +8,7 @@ import time
 import pandas as pd
 
 from ..outputs import OutputBatch, check_outputs, data_inputs
-from .common import add_input_options, load_from_args, write_json
+from .common import add_input_options, load_from_args, positive_finite, write_json
 from .scale import add_engine_options, risk_at_scale
 
 
@@ -73,7 +73,7 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sensitive", action="append", default=[], metavar="S",
                    help="sensitive variable for l-diversity and t-closeness (repeatable); per record l_distinct "
                         "(l_distinct_S with several)")
-    p.add_argument("--recursive-c", type=float, default=2.0,
+    p.add_argument("--recursive-c", type=positive_finite, default=2.0,
                    help="the constant c of recursive (c,l)-diversity (default 2, as sdcMicro)")
     p.add_argument("--t-distance", choices=("auto", "equal", "ordered"), default="auto",
                    help="t-closeness ground distance: equal for categories, ordered for numbers (auto)")

@@ -12,7 +12,8 @@ Three readings, as sdcMicro's ``ldiversity`` computes them (its C++ ``compute_gr
 * **recursive (c,l)**: with the observed values' counts sorted r1 >= r2 >= ... >= rm, a class is
   recursive (c,l)-diverse when r1 < c (rl + ... + rm): the most frequent value is not too frequent
   compared with the rarer ones. The figure is the largest such l (at least 1), which is what sdcMicro
-  reports (its ``l_recurs_c`` defaults to 2; c <= 0 is taken as 1, as sdcMicro does).
+  reports (its ``l_recurs_c`` defaults to 2). sdcMicro reads c <= 0 as 1; kanon refuses a c that is not a
+  finite number above 0, as its l-diversity criterion does.
 
 **Missing sensitive values.** As in sdcMicro (a declared missing code), the missing values of a class
 count together as *one* further value for distinct and entropy l — but only when the class also has an
@@ -32,6 +33,7 @@ have).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numba
@@ -211,8 +213,8 @@ def _entropy(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
 
 def _recursive(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
     c = 2.0 if c is None else float(c)
-    if c <= 0:
-        c = 1.0
+    if not (math.isfinite(c) and c > 0):  # (NaN fails every comparison: it would read as l = 1 everywhere)
+        raise InputError("Recursive (c,l)-diversity needs a finite constant c above 0.")
     n = counts.shape[0]
     rows, vals = _rows(sp.csr_matrix(counts[:, :-1]))
     out = np.zeros(n)
