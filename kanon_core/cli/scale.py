@@ -36,8 +36,7 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
 
 def engine_settings(args: argparse.Namespace, command: str) -> EngineSettings:
     def say(message: str) -> None:
-        if sys.stderr.isatty():  # progress of a long run, for the officer watching it; not for a log or a script
-            print(f"kanon {command}: {message}", file=sys.stderr, flush=True)
+        print(f"kanon {command}: {message}", file=sys.stderr, flush=True)
 
     return EngineSettings(memory_limit=parse_memory(getattr(args, "memory_limit", None)),
                           spark_master=getattr(args, "spark_master", "local[2]") or "local[2]", progress=say)
