@@ -336,7 +336,7 @@ def validate_roles(frame: pd.DataFrame, roles: Roles) -> None:
 
 
 def validate_weights(series: pd.Series, name: str) -> np.ndarray:
-    """Sampling weights must be numeric, finite and strictly positive for every record."""
+    """Sampling weights must be numeric, finite and strictly positive for every record, with a finite total."""
     numeric = pd.to_numeric(series, errors="coerce")
     non_numeric = int((numeric.isna() & series.notna()).sum())
     if non_numeric:
@@ -350,4 +350,14 @@ def validate_weights(series: pd.Series, name: str) -> np.ndarray:
     n_bad = int((w <= 0).sum())
     if n_bad:
         raise InputError(f"Weight '{name}' has {n_bad} zero or negative value(s); weights must be positive.")
+    check_weight_total(w, name)
     return w
+
+
+def check_weight_total(weights: np.ndarray, name: str) -> None:
+    """Refuse weights whose total overflows: every estimate divides by it (an infinite total would turn
+    shares into 0 and NaN with numpy warnings, and regressions into aliased coefficients)."""
+    with np.errstate(over="ignore"):
+        total = np.asarray(weights, dtype=np.float64).sum()
+    if not np.isfinite(total):
+        raise InputError(f"Weight '{name}': the weights' total is too large to compute (overflow).")

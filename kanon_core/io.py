@@ -22,7 +22,8 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,12 @@ def excel_sheets(source: str | os.PathLike | bytes) -> list[str]:
 
 
 def _read_excel(data: bytes | None, path: Path | None, sheet: str | None) -> pd.DataFrame:
-    """One sheet of a workbook; text cells stay text ("NA" is not missing), empty cells are missing."""
+    """One sheet of a workbook: cells keep the type they have in the workbook (a text cell "007" stays text,
+    a number stays a number), "NA" is not missing, empty cells are missing.
+
+    The sheet is read without pandas' header handling, which renames duplicated and empty names
+    ("sex.1", "Unnamed: 1"); the first row is checked like a CSV header instead (:func:`check_header`).
+    """
     with pd.ExcelFile(io.BytesIO(data) if data is not None else path) as xl:
         names = [str(n) for n in xl.sheet_names]
         if sheet is None:
@@ -129,16 +135,36 @@ def _read_excel(data: bytes | None, path: Path | None, sheet: str | None) -> pd.
             sheet = names[0]
         elif sheet not in names:
             raise InputError(f"The workbook has no sheet '{sheet}'; its sheets are: {', '.join(names)}.")
-        frame = pd.read_excel(xl, sheet_name=sheet, keep_default_na=False, na_values=[])
-    for col in frame.columns:
-        s = frame[col]
-        if not isinstance(s, pd.DataFrame) and not pd.api.types.is_numeric_dtype(s.dtype):
-            empty = s.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
-            if empty.any():
-                out = s.astype(object)
-                out[empty] = np.nan
-                frame[col] = out.infer_objects() if not empty.all() else pd.Series(np.nan, index=s.index)
-    return frame
+        # dtype=object: pandas would otherwise convert text cells that look like numbers ("007" -> 7)
+        grid = pd.read_excel(xl, sheet_name=sheet, header=None, dtype=object, keep_default_na=False,
+                             na_values=[])
+    if grid.empty:
+        return pd.DataFrame()
+    header = [_excel_name(v) for v in grid.iloc[0].tolist()]
+    check_header(header)
+    body = grid.iloc[1:].reset_index(drop=True)
+    return pd.DataFrame({name: _excel_column(body[pos]) for pos, name in zip(grid.columns, header, strict=True)},
+                        index=body.index)
+
+
+def _excel_name(cell: Any) -> str:
+    """A header cell as a column name (a number heading a column becomes its text; an empty cell "")."""
+    if isinstance(cell, str):
+        return cell
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return ""
+    return str(cell)
+
+
+def _excel_column(cells: pd.Series) -> pd.Series:
+    """One column of workbook cells, typed by what the cells hold: numbers (or dates, or true/false) when
+    every cell is one, text and mixed columns as they are; an empty cell is missing."""
+    empty = cells.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
+    if empty.all():
+        return pd.Series(np.nan, index=cells.index, dtype="float64")
+    out = cells.astype(object)
+    out[empty] = np.nan
+    return out.infer_objects()
 
 
 PARQUET_LABELS_KEY = b"kanon.labels"
@@ -152,6 +178,7 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     import pyarrow.parquet as pq
 
     table = pq.read_table(io.BytesIO(data) if data is not None else path)
+    _refuse_nested(table.schema)
     frame = table.to_pandas()
     raw = (table.schema.metadata or {}).get(PARQUET_LABELS_KEY)
     if not raw:
@@ -161,6 +188,22 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     except (ValueError, UnicodeDecodeError):
         raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
     return frame, labels_from_spec(spec, frame) if isinstance(spec, Mapping) else {}
+
+
+def _refuse_nested(schema: Any) -> None:
+    """Refuse Parquet columns of lists, records or maps: their cells are not single values that could be
+    counted, compared, suppressed or written to SPSS, Stata or CSV as they are."""
+    import pyarrow as pa
+
+    def nested(t: Any) -> bool:
+        return pa.types.is_nested(t.value_type if pa.types.is_dictionary(t) else t)
+
+    found = [f.name for f in schema if nested(f.type)]
+    if found:
+        listed = ", ".join(f"'{n}'" for n in found)
+        subject, it = (f"Column {listed} holds", "it") if len(found) == 1 else (f"Columns {listed} hold", "them")
+        raise InputError(f"{subject} lists or records (nested values); kanon reads only columns of single values "
+                         f"(numbers, text, dates, true/false). Flatten or drop {it} before reading the file.")
 
 
 def load_dataset(
@@ -275,11 +318,8 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     except csv.Error:
         first = lines[0] if lines else ""
         sep = max(",;\t|", key=first.count)
-    header = next(csv.reader(lines[:1], delimiter=sep), [])
-    names = [h.strip() for h in header]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:  # pandas would silently rename them to a.1, a.2
-        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
+    header = header_record(_lines(text), sep)
+    check_header(header)  # pandas would silently rename duplicated and empty names (a.1, "Unnamed: 1")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
@@ -290,6 +330,44 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
+
+
+_LINE_END = re.compile(r"\r\n|\n|\r")
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their ends (LF, CRLF or CR), one at a time: a reader that needs only the
+    first record does not split (or copy) the whole file."""
+    start = 0
+    for end in _LINE_END.finditer(text):
+        yield text[start:end.end()]
+        start = end.end()
+    if start < len(text):
+        yield text[start:]
+
+
+def header_record(lines: Iterable[str], sep: str) -> list[str]:
+    """The first record of a CSV text (``lines`` keep their line ends), read in full however long it is:
+    a header of thousands of names runs past any sample, and a quoted name may hold the delimiter or a
+    line break."""
+    try:
+        return next(csv.reader(lines, delimiter=sep), [])
+    except csv.Error:  # a name (or a quoted name never closed) longer than the csv module's field limit
+        raise InputError("The header cannot be read: a quoted name is never closed, or a name is far too long; "
+                         "check the quotes.") from None
+
+
+def check_header(names: list[str]) -> None:
+    """Refuse a header with a column that has no name or a name used twice (compared without surrounding
+    spaces): readers would invent names ("Unnamed: 1") or rename ("sex.1"), and the variables the user
+    names would no longer be the file's."""
+    for position, name in enumerate(names, start=1):
+        if not name.strip():
+            raise InputError(f"Column {position} has no name in the header: name every column.")
+    counts = Counter(n.strip() for n in names)
+    dupes = sorted(n for n, times in counts.items() if times > 1)
+    if dupes:
+        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
 
 
 def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
@@ -472,7 +550,9 @@ def decode_text(raw: bytes) -> str:
             try:
                 return raw.decode(enc)
             except UnicodeDecodeError as exc:
-                raise InputError(f"Line {_line_of(raw, exc.start, enc)} is not valid {enc.upper().replace('-SIG', '')} "
+                # the UTF-8 decoder drops the mark before decoding, so its offsets start after it
+                offset = exc.start + len(raw) - len(exc.object)
+                raise InputError(f"Line {_line_of(raw, offset, enc)} is not valid {enc.upper().replace('-SIG', '')} "
                                  "although the file starts with its byte-order mark.") from None
     try:
         return raw.decode("utf-8")

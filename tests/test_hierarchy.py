@@ -78,7 +78,7 @@ def test_valid_hierarchy_shape_and_groups():
     ((("a",), ("b",)), "at least two levels"),
     ((("a", "x", "*"), ("b", "*")), "has 2 levels"),
     ((("a", "*"), ("a", "*")), "same original value"),
-    ((("39", "*"), ("39.0", "*")), "same original value"),  # the same number written twice
+    ((("39", "*"), (" 39", "*")), "same original value"),  # the same text written twice ("39.0": see matching)
     ((("a", "ab", "*"), ("b", "ab", "*"), ("c", "c", "c")), "single label"),
     ((("a", "x", "1"), ("b", "x", "2"), ("c", "y", "2")), "not a coarsening"),
 ])

@@ -72,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
 
 def estimate_at_scale(args: argparse.Namespace):
     """The estimates from the engine's aggregate (one GROUP BY on the design variables and the variable:
-    counts, weight sums, sums of squared weights), the same numbers as in memory; None for the in-memory path."""
+    counts, weight sums, sums of squared weights), the same numbers as in memory; None for the in-memory path.
+    The weights' total is checked as in memory (the engine checks each weight, not their sum)."""
+    from ..dataset import check_weight_total
     from ..engines.design import design_aggregate
     from ..engines.source import open_source
     from ..utility.survey_aggregate import proportions_of_aggregate
@@ -87,5 +89,7 @@ def estimate_at_scale(args: argparse.Namespace):
                                args.fpc, _missing_codes(args), settings)
     finally:
         settings.close()
+    if args.weight is not None:
+        check_weight_total(agg.frame["w"].to_numpy(dtype=float), args.weight)
     return proportions_of_aggregate(agg, args.var, agg.value_labels, ci=args.ci, level=args.level,
                                     lonely_psu=args.lonely_psu)

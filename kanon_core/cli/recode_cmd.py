@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..outputs import OutputBatch, check_outputs, data_inputs
 from .common import _number_or_text, add_input_options, load_from_args, split_list, write_json
+
+if TYPE_CHECKING:
+    from ..dataset import Dataset
+    from ..treat.recode import RecodeStep
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-value", help="replacement for top-coded values")
     p.add_argument("--bottom", type=float, help="values <= BOTTOM become BOTTOM (or --bottom-value)")
     p.add_argument("--bottom-value", help="replacement for bottom-coded values")
-    p.add_argument("--k", type=int, default=3, help="k for the risk effect (default 3)")
+    p.add_argument("--k", type=int, default=3, help="k for the risk effect, at least 1 (default 3)")
     p.add_argument("--json", dest="json_out", default="-", help="write counts and risk effect as JSON (default stdout)")
     p.add_argument("-o", "--output", help="write the recoded data to this file (.csv, .parquet, .xlsx, .dta, .sav)")
     p.add_argument("--step", help="write the recode as a recipe step (JSON) to this file")
@@ -34,10 +40,14 @@ def run(args: argparse.Namespace) -> int:
     def opt(text: str | None):
         return None if text is None else _number_or_text(text)
 
-    step = RecodeStep(  # checks the options before any work
+    from ..errors import InputError
+
+    if args.k < 1:
+        raise InputError("--k must be at least 1.")
+    step = RecodeStep(  # checks the options before any work; --merge and --into are typed once the data is read
         column=args.column,
-        merge=tuple(_number_or_text(v) for v in split_list(args.merge)),
-        into=opt(args.into),
+        merge=split_list(args.merge),
+        into=args.into,
         top=args.top,
         bottom=args.bottom,
         top_value=opt(args.top_value),
@@ -46,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     check_table_format(args.output)
     check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
     ds = load_from_args(args)
+    step = typed_step(step, ds)
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
     with OutputBatch() as batch:
@@ -56,6 +67,19 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.json_out, {"step": step.to_dict(), "description": step.describe(), "qis": list(qis),
                                    "counts": preview.counts, "risk": preview.risk}, batch)
     return 0
+
+
+def typed_step(step: RecodeStep, ds: Dataset) -> RecodeStep:
+    """The step with the texts of --merge and --into as values of the column: numbers in a numeric column,
+    the texts exactly as written in a text column, where "012" and "12" are two codes. The saved step then
+    holds the column's own values, and replays as it previewed."""
+    from ..io import typed_codes
+
+    if step.column not in ds.frame.columns:
+        return step  # applying it names the unknown variable
+    series = ds.frame[step.column]
+    into = None if step.into is None else typed_codes(series, [step.into])[0]
+    return dataclasses.replace(step, merge=typed_codes(series, step.merge), into=into)
 
 
 def check_table_format(path: str | None) -> None:

@@ -13,33 +13,78 @@ out of memory under 2 and 4 GiB). :func:`records_probe` turns that swap off for 
 records stream through the joins and only the final sort holds them, and that sort spills to disk.
 
 CSV options that make DuckDB read exactly as :mod:`kanon_core.io`: every column as text (``all_varchar``),
-the sniffed delimiter, ``"`` as quote and escape, the header's names, short records padded with missing
-cells (as pandas pads them), and ``strict_mode`` so a record with too many fields or an unclosed quote
-stops the read instead of being skipped. Invalid UTF-8 stops the read too; kanon reports it in one line.
+the sniffed delimiter, ``"`` as quote and escape (a quoted cell may hold the delimiter, doubled quotes and
+line breaks), the header's names, short records padded with missing cells (``null_padding``, as pandas
+pads them), and ``strict_mode`` so a record with too many fields or an unclosed quote stops the read
+instead of being skipped. Invalid UTF-8 stops the read too; kanon reports it in one line, with the record's
+number but never its text.
+
+DuckDB's parallel CSV reader does not combine ``null_padding`` with line breaks inside quoted cells: it
+stops with an error where it meets one. Such a file is then read again by the serial reader (``parallel =
+false``), which handles both, and remembered (:func:`~kanon_core.engines.source.file_key`) so its later
+queries go to the serial reader at once. Files without such cells keep the parallel reader.
 """
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import Cancelled, InputError
 from . import sql
 from .api import OutOfCore
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source
+from .source import Source, file_key, require_records, too_many_fields
+
+T = TypeVar("T")
+
+_SERIAL: set[tuple[str, int, int]] = set()
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) with a line break in a quoted cell, which only
+DuckDB's serial CSV reader reads with ``null_padding`` (see the module docstring)."""
+
+_PARALLEL_REFUSES = "parallel scanner does not support null_padding"
+"""The start of DuckDB's error when its parallel reader meets a line break in a quoted cell."""
 
 
 def _csv_relation(source: Source) -> str:
     columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
     delim = sql.DUCKDB.lit(source.delimiter)
+    serial = "parallel = false, " if file_key(source) in _SERIAL else ""
     return (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
             f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
-            "auto_detect = false, encoding = 'utf-8')")
+            f"{serial}auto_detect = false, encoding = 'utf-8')")
+
+
+def read_serially_after(source: Source, exc: Exception) -> bool:
+    """True when ``exc`` is the parallel reader's refusal of a line break in a quoted cell of ``source``
+    (read with the parallel reader): the file is then marked for the serial reader, to be read again."""
+    if source.format != "csv" or _PARALLEL_REFUSES not in str(exc):
+        return False
+    key = file_key(source)
+    if key in _SERIAL:
+        return False
+    _SERIAL.add(key)
+    return True
+
+
+def serially_if_needed(source: Source, what: str, attempt: Callable[[], T]) -> T:
+    """``attempt()`` (a query reading ``relation(source)``), run again once with the serial CSV reader when
+    the parallel one refuses the file (see the module docstring); other DuckDB errors become one line."""
+    import duckdb
+
+    while True:
+        try:
+            return attempt()
+        except duckdb.Error as exc:
+            if not read_serially_after(source, exc):
+                raise InputError(_message(exc, what)) from None
 
 
 def records_probe(con) -> None:
@@ -137,40 +182,56 @@ class DuckDBEngine(OutOfCore):
             con.execute(f"SET threads = {int(settings.threads)}")
         return con
 
-    def _run(self, settings: EngineSettings, query: str, what: str) -> pa.Table:
+    def _run(self, settings: EngineSettings, source: Source, query: Callable[[str], str], what: str) -> pa.Table:
+        """The result of ``query(relation)`` on the file (read again serially if it must be, see the module
+        docstring); DuckDB's errors become one line without the file's content."""
         import duckdb
 
         con = self.connect(settings)
+
+        def attempt() -> pa.Table:
+            try:
+                with interruptible(con, settings):
+                    return con.sql(query(relation(source))).to_arrow_table()
+            except duckdb.Error:
+                if settings.cancelled is not None and settings.cancelled():
+                    raise Cancelled("The computation was cancelled.") from None
+                raise
+
         try:
-            with interruptible(con, settings):
-                return con.sql(query).to_arrow_table()
-        except duckdb.Error as exc:
-            if settings.cancelled is not None and settings.cancelled():
-                raise Cancelled("The computation was cancelled.") from None
-            raise InputError(_message(exc, what)) from None
+            return serially_if_needed(source, what, attempt)
         finally:
             con.close()
+
+    def _require_records(self, con, source: Source) -> None:
+        """Refuse a file without records before writing anything from it (one record is enough to read)."""
+        require_records(len(con.sql(f"SELECT 1 FROM {relation(source)} LIMIT 1").fetchall()))
 
     def aggregate(self, source: Source, keys: Sequence[str], weight: str | None,
                   settings: EngineSettings) -> pa.Table:
         source.require([*keys, *([weight] if weight else [])])
-        return self._run(settings, sql.aggregate_sql(sql.DUCKDB, source, relation(source), keys, weight),
-                         "aggregating the file")
+        table = self._run(settings, source, lambda rel: sql.aggregate_sql(sql.DUCKDB, source, rel, keys, weight),
+                          "aggregating the file")
+        require_records(int(pc.sum(table.column("n")).as_py() or 0))
+        return table
 
     def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
-        row = self._run(settings, sql.stats_sql(sql.DUCKDB, source, relation(source)), "summarising the file")
+        row = self._run(settings, source, lambda rel: sql.stats_sql(sql.DUCKDB, source, rel), "summarising the file")
         r = row.to_pylist()[0]
+        require_records(int(r["n"]))
         return int(r["n"]), [ColumnStats(c, int(r[f"m{i}"]), int(r[f"d{i}"])) for i, c in enumerate(source.columns)]
 
     def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
         expr = sql.value_expr(sql.DUCKDB, source, column, "v")
-        t = self._run(settings, f"SELECT DISTINCT * FROM (SELECT {expr} FROM {relation(source)}) t "
-                                f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}", "reading distinct values")
+        t = self._run(settings, source, lambda rel: f"SELECT DISTINCT * FROM (SELECT {expr} FROM {rel}) t "
+                                                    f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}",
+                      "reading distinct values")
         return None if t.num_rows > limit else t.column(0).combine_chunks()
 
     def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
         cols = ", ".join(sql.value_expr(sql.DUCKDB, source, c) for c in source.columns)
-        return self._run(settings, f"SELECT {cols} FROM {relation(source)} LIMIT {int(n)}", "reading the first rows")
+        return self._run(settings, source, lambda rel: f"SELECT {cols} FROM {rel} LIMIT {int(n)}",
+                         "reading the first rows")
 
     def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
         import duckdb
@@ -194,10 +255,15 @@ class DuckDBEngine(OutOfCore):
                 con.register("kanon_classes", plan.ranked.classes)
                 con.register("kanon_ranges", plan.ranked.ranges)
                 ranked = ("kanon_classes", "kanon_ranges")
-            query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
-                                    ranked=ranked, lookups=lookups)
             fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
-            con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
+
+            def copy() -> None:
+                self._require_records(con, source)
+                query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
+                                        ranked=ranked, lookups=lookups)
+                con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
+
+            serially_if_needed(source, "writing the release", copy)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the release")) from None
         finally:
@@ -214,10 +280,14 @@ class DuckDBEngine(OutOfCore):
             renamed = per_class.rename_columns([*per_class.column_names[: len(qis)],
                                                 *(f"c{i}" for i in range(len(columns)))])
             con.register("kanon_per_class", renamed)
-            query = sql.per_record_sql(sql.DUCKDB, source, relation(source), qis, "kanon_per_class",
-                                       [f"c{i}" for i in range(len(columns))])
-            reader = con.sql(query).to_arrow_reader(1 << 20)
-            _write_csv_batches(reader, list(columns), out)
+
+            def write() -> None:
+                self._require_records(con, source)
+                query = sql.per_record_sql(sql.DUCKDB, source, relation(source), qis, "kanon_per_class",
+                                           [f"c{i}" for i in range(len(columns))])
+                _write_csv_batches(con.sql(query).to_arrow_reader(1 << 20), list(columns), out)
+
+            serially_if_needed(source, "writing the per-record results", write)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the per-record results")) from None
         finally:
@@ -242,9 +312,31 @@ def _write_csv_batches(reader: pa.RecordBatchReader, names: list[str], out: Path
                 writer.close()
 
 
+_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_FIELD_COUNTS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
+
+
+def _csv_problem(text: str) -> str | None:
+    """DuckDB's CSV error in the in-memory reader's words, with its record and line numbers and counts only
+    (DuckDB numbers lines as records plus the header: the line when no cell holds a line break), or None."""
+    line = _CSV_LINE.search(text)
+    if line is None:
+        return None
+    number = int(line.group(1))
+    counts = _FIELD_COUNTS.search(text)
+    if counts and int(counts.group(2)) > int(counts.group(1)):
+        return too_many_fields(number - 1, int(counts.group(1)), int(counts.group(2)))
+    if "unterminated quote" in text:
+        return f"The file cannot be read as CSV near line {number}: a quoted cell is never closed; check the delimiter and the quotes."
+    return None
+
+
 def _message(exc: Exception, what: str) -> str:
-    """DuckDB's error reduced to its kind (its text can quote cells of the file)."""
+    """DuckDB's error reduced to its kind and numbers (its text can quote cells of the file)."""
     text = str(exc)
+    problem = _csv_problem(text)
+    if problem is not None:
+        return problem
     if "unicode" in text.lower() or "utf" in text.lower():
         return ("The file is not valid UTF-8; the out-of-core engines read UTF-8 files only "
                 "(use --engine pandas or save it as UTF-8).")

@@ -5,9 +5,17 @@ on kanon's workload (the README gives the figures and the choice). Polars has no
 own: its streaming executor processes the file in batches, but the hash table of a ``group_by`` is held
 in memory, so ``--memory-limit`` is not enforced by this engine (DuckDB's aggregate spills to disk).
 
-CSV is scanned with every column as text (``infer_schema=False``), the sniffed delimiter, ``"`` as quote,
-the header's names; an empty cell, quoted or not, is made missing; a record with more fields than the
-header stops the scan, one with fewer is padded with missing cells.
+CSV is scanned with every column as text, the sniffed delimiter, ``"`` as quote (a quoted cell may hold
+the delimiter, doubled quotes and line breaks), the header's names; an empty cell, quoted or not, is made
+missing; a record with fewer fields than the header is padded with missing cells, as pandas pads it.
+
+A record with more fields than the header is refused. Polars checks the field count only when it parses
+every column (a scan that reads some columns stops each record at the last one it needs and drops the
+rest silently), so the scan declares one column more than the header (:func:`extra_column`) and keeps
+what a longer record holds beyond the header there: every query that reads the whole file counts that
+column's values and refuses a file where one is present. A file that passed this check, and has records,
+is remembered (:func:`~kanon_core.engines.source.file_key`), so queries after the first do not read it
+twice; the others check it first.
 """
 
 from __future__ import annotations
@@ -16,11 +24,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from .api import OutOfCore
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
-from .source import Source
+from .source import Source, file_key, require_records, too_many_fields
+
+_CHECKED: set[tuple[str, int, int]] = set()
+"""Files (:func:`~kanon_core.engines.source.file_key`) found to have records, none longer than the header."""
+
+
+def extra_column(source: Source, base: str = "kanon_extra_field") -> str:
+    """A column name that is not one of the file's: the scan's column for fields beyond the header's."""
+    name = base
+    while name in source.columns:
+        name += "_"
+    return name
 
 
 def _norm(pl, source: Source, column: str):
@@ -44,9 +64,52 @@ class PolarsEngine(OutOfCore):
 
         if source.format == "parquet":
             return pl.scan_parquet(source.path)
-        return pl.scan_csv(source.path, separator=source.delimiter, quote_char='"', has_header=True,
-                           new_columns=list(source.columns), infer_schema=False, encoding="utf8",
-                           truncate_ragged_lines=False, missing_columns="insert")
+        # the header's columns and one more (see the module docstring): a longer record's first field beyond
+        # the header lands there, the rest of it is cut, so the record is found and refused, never misread.
+        # The names are given by position and the header's lines are skipped as lines: Polars would match a
+        # schema to the header by its own reading of the names, which keeps doubled quotes ("a""b"), and its
+        # row skipping takes a quote inside a name (a"b) for the start of a quoted cell and skips the records
+        # after it. The header spans one line more than its names hold line breaks (quoted ones).
+        schema = {c: pl.String for c in source.columns} | {extra_column(source): pl.String}
+        header_lines = 1 + sum(c.count("\n") for c in source.columns)
+        return pl.scan_csv(source.path, separator=source.delimiter, quote_char='"', has_header=False,
+                           skip_lines=header_lines, schema=schema, encoding="utf8", truncate_ragged_lines=True,
+                           missing_columns="insert", extra_columns="ignore")
+
+    def _extra_count(self, source: Source):
+        """The number of records with a field beyond the header's (an aggregate expression; CSV only)."""
+        import polars as pl
+
+        return pl.col(extra_column(source)).is_not_null().sum().cast(pl.Int64).alias("kanon_extra")
+
+    def _verify(self, source: Source, n_records: int, n_extra: int) -> None:
+        """Refuse a file with a record longer than the header or without records; remember one that passed."""
+        if n_extra:
+            raise InputError(self._first_long_record(source))
+        require_records(n_records)
+        _CHECKED.add(file_key(source))
+
+    def _first_long_record(self, source: Source) -> str:
+        """The message naming the first record with more fields than the header (its number only)."""
+        import polars as pl
+
+        x = extra_column(source)
+        row = extra_column(source, "kanon_record")
+        lf = self.scan(source).with_row_index(row).filter(pl.col(x).is_not_null()).select(row).head(1)
+        out = self._collect(lf, "looking for the record with too many fields")
+        return too_many_fields(int(out.item()) + 1 if out.height else 0, len(source.columns))
+
+    def _ensure_checked(self, source: Source) -> None:
+        """Check the whole file once before a query that reads only part of it or writes records."""
+        import polars as pl
+
+        if file_key(source) in _CHECKED:
+            return
+        exprs = [pl.len().cast(pl.Int64).alias("n")]
+        if source.format == "csv":
+            exprs.append(self._extra_count(source))
+        row = self._collect(self.scan(source).select(exprs), "checking the file").row(0, named=True)
+        self._verify(source, int(row["n"]), int(row.get("kanon_extra") or 0))
 
     def _collect(self, lf, what: str):
         try:
@@ -74,12 +137,15 @@ class PolarsEngine(OutOfCore):
                 (wv.is_nan() | wv.is_infinite()).fill_null(False).sum().cast(pl.Int64).alias("w_nonfinite"),
                 (wv <= 0).fill_null(False).sum().cast(pl.Int64).alias("w_nonpositive"),
             ]
-        if source.format == "csv":  # parsing the last field makes Polars check every record's field count
-            cols.append(pl.col(source.columns[-1]).alias("kanon_last"))
-            aggs.append(pl.col("kanon_last").null_count().alias("kanon_last"))
+        if source.format == "csv":  # records with a field beyond the header's (see the module docstring)
+            cols.append(pl.col(extra_column(source)))
+            aggs.append(self._extra_count(source))
         lf = self.scan(source).select(cols) if cols else self.scan(source)  # no keys: the record count alone
         lf = lf.group_by(names).agg(aggs) if names else lf.select(aggs)
-        return self._collect(lf, "aggregating the file").to_arrow()
+        table = self._collect(lf, "aggregating the file").to_arrow()
+        extra = int(pc.sum(table.column("kanon_extra")).as_py() or 0) if source.format == "csv" else 0
+        self._verify(source, int(pc.sum(table.column("n")).as_py() or 0), extra)
+        return table.drop_columns(["kanon_extra"]) if source.format == "csv" else table
 
     def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
         import polars as pl
@@ -88,12 +154,16 @@ class PolarsEngine(OutOfCore):
         for i, c in enumerate(source.columns):
             v = _norm(pl, source, c)
             exprs += [v.null_count().alias(f"m{i}"), v.drop_nulls().n_unique().alias(f"d{i}")]
+        if source.format == "csv":
+            exprs.append(self._extra_count(source))
         row = self._collect(self.scan(source).select(exprs), "summarising the file").row(0, named=True)
+        self._verify(source, int(row["n"]), int(row.get("kanon_extra") or 0))
         return int(row["n"]), [ColumnStats(c, int(row[f"m{i}"]), int(row[f"d{i}"])) for i, c in enumerate(source.columns)]
 
     def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
         import polars as pl
 
+        self._ensure_checked(source)
         lf = self.scan(source).select(_norm(pl, source, column).alias("v")).drop_nulls().unique().head(limit + 1)
         out = self._collect(lf, "reading distinct values")
         return None if out.height > limit else out.to_arrow().column(0).combine_chunks()
@@ -101,12 +171,14 @@ class PolarsEngine(OutOfCore):
     def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
         import polars as pl
 
+        self._ensure_checked(source)
         lf = self.scan(source).head(n).select([_norm(pl, source, c).alias(c) for c in source.columns])
         return self._collect(lf, "reading the first rows").to_arrow()
 
     def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
         import polars as pl
 
+        self._ensure_checked(source)
         keep = [c for c in source.columns if c not in plan.drop]
         lf = self.scan(source).select([_norm(pl, source, c).alias(c) for c in keep])
         for c, table in plan.recodes.items():
@@ -132,6 +204,7 @@ class PolarsEngine(OutOfCore):
                    out: Path, settings: EngineSettings) -> None:
         import polars as pl
 
+        self._ensure_checked(source)
         keys = [f"k{j}" for j in range(len(qis))]
         lf = self.scan(source).select([_norm(pl, source, q).alias(k) for q, k in zip(qis, keys, strict=True)])
         m = pl.from_arrow(per_class).lazy()

@@ -5,7 +5,8 @@ decided once per file is decided here, from the file's first bytes (CSV) or its 
 the same rules as :func:`kanon_core.io._read_csv`:
 
 * the delimiter is sniffed on the first 64 KiB among ``,`` ``;`` tab ``|``, as the in-memory reader does;
-* the header names the columns; duplicated names are refused (the in-memory reader refuses them too);
+* the header (read in full, however long) names the columns; duplicated and empty names are refused
+  (the in-memory reader refuses them too);
 * every CSV cell is read as its exact text; an empty cell (quoted or not) is missing, nothing else is;
 * the encoding must be UTF-8 (with or without its byte-order mark). The in-memory reader also accepts
   UTF-16/32 with a byte-order mark and single-byte Windows-1252 files; the engines read UTF-8 only, so
@@ -21,10 +22,13 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from ..errors import InputError
+from ..io import check_header, header_record
 
 SCALE_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet"}
 """File types the out-of-core engines read (the in-memory path reads more)."""
@@ -141,14 +145,33 @@ def _csv_source(p: Path, size: int) -> Source:
     except csv.Error:
         first = lines[0] if lines else ""
         sep = max(",;\t|", key=first.count)
-    header = next(csv.reader(lines[:1], delimiter=sep), [])
-    names = [h.strip() for h in header]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
+    header = _header(p, sep)
     if not header:
         raise InputError("The file is empty.")
+    check_header(header)
     return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size)
+
+
+def _header(p: Path, sep: str) -> list[str]:
+    """The header record read from the file itself, however long (the sample may end inside it), with
+    quoted names holding the delimiter or a line break read as the in-memory reader reads them."""
+    ends: list[str] = []
+
+    def lines(fh: TextIO) -> Iterator[str]:
+        for line in fh:
+            ends.append(line[-2:])
+            yield line
+
+    try:
+        with open(p, encoding="utf-8-sig", newline="") as fh:
+            header = header_record(lines(fh), sep)
+    except UnicodeDecodeError:
+        raise InputError("The out-of-core engines read UTF-8 files only and this one is not UTF-8; "
+                         "use --engine pandas or save it as UTF-8.") from None
+    if ends and ends[-1].endswith("\r"):  # a header longer than the sample, ended by CR alone
+        raise InputError("The file ends its lines with CR only, which the out-of-core engines do not read; "
+                         "use --engine pandas.")
+    return header
 
 
 def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
@@ -172,3 +195,30 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
             if not block:
                 return
             line += block.count(b"\n")
+
+
+NO_RECORDS = "The file has no records (0 rows)."
+"""The in-memory reader's words for a file with a header and no record (:func:`kanon_core.dataset.validate_frame`)."""
+
+
+def require_records(n_records: int) -> None:
+    """Refuse a file without records, as the in-memory reader does (an empty class table would pass every
+    check and report no risk at all)."""
+    if n_records == 0:
+        raise InputError(NO_RECORDS)
+
+
+def too_many_fields(record: int, n_header: int, n_fields: int | None = None) -> str:
+    """The message for record ``record`` (counted from 1 after the header) having more fields than the header,
+    close to the in-memory reader's words; ``n_fields`` when the engine can tell how many. No field is ever dropped."""
+    has = f"has more fields than the header: {n_fields}, where the header names {n_header}" if n_fields else \
+        f"has more fields than the header, which names {n_header}"
+    return (f"Record {record} (line {record + 1} when no cell holds a line break) {has}; "
+            "check the delimiter and the quotes.")
+
+
+def file_key(source: Source) -> tuple[str, int, int]:
+    """The file as it is now (path, size, modification time): what an engine remembers about a file it
+    has checked holds only while this key is unchanged."""
+    st = source.path.stat()
+    return str(source.path.resolve()), st.st_size, st.st_mtime_ns

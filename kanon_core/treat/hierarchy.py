@@ -6,8 +6,10 @@ stores it on disk: one row per original value, one column per level, so ARX hier
 (semicolon-separated, no header) import and export without loss.
 
 Values in a data file and in a hierarchy file rarely have the same type (an age read as the integer 39,
-the hierarchy cell the text ``"39"``; a ZIP code 2138 against ``"02138"``), so values are matched through
-:func:`value_key`, a normalised text form in which numbers compare by value.
+the hierarchy cell the text ``"39"``; a ZIP code 2138 against ``"02138"``), so numbers are matched through
+:func:`value_key`, a normalised text form in which numbers compare by value. Text is matched as text first:
+the codes ``"012"`` and ``"12"`` of a text column are two values and may have two rows (see
+:meth:`Hierarchy.match`).
 
 The builders (intervals, quantiles, the greedy capacity binning of Angiuli & Waldo, top/bottom coding and
 clipping of Near & Abuah, category grouping, character masking of Sweeney 2002, dates) all return a
@@ -115,7 +117,8 @@ class Hierarchy:
     Invariants (checked on construction; messages name rows and levels, never values):
 
     * at least two levels, every row with the same number of levels;
-    * original values distinct (after :func:`value_key`);
+    * original values distinct as texts (``"012"`` and ``"12"`` may both be rows: a text column holds both;
+      for a numeric column they are one number, which :meth:`tables` refuses when the data holds it);
     * each level is a coarsening of the one before: two values sharing a label at level l share one
       at level l + 1 (otherwise a more general level would re-separate records);
     * the last level has a single label (it is the hierarchy's root, usually ``*``).
@@ -173,26 +176,62 @@ class Hierarchy:
 
     # -- matching data values ------------------------------------------------------------------------------
     def match(self, values: Sequence[Any], labels: Sequence[str] | None = None) -> np.ndarray:
-        """Row index of each value (-1 where the hierarchy has no row for it).
+        """Row index of each value (-1 where the hierarchy has no row for it, or no single row).
 
-        Values are matched by :func:`value_key`; a value without a row is then tried by its display label
-        (an SPSS code 1 labelled "Male" matches a hierarchy written with "Male").
+        A text value (a cell of a text column) is matched to the row with its text, so the codes ``"012"``
+        and ``"12"`` keep their own rows. Without such a row it is matched by :func:`value_key` (the
+        hierarchy of a text column built from its numbers), but only to a row no other text of the data
+        takes: two distinct texts never share a row by this route. Other values (numbers, dates) are matched
+        by :func:`value_key`, so the number 39 finds the row ``"39"``; a number that several rows stand for
+        (``"012"`` and ``"12"``) matches none of them. A value still without a row is then tried by its
+        display label (an SPSS code 1 labelled "Male" matches a hierarchy written with "Male").
         """
-        index = {value_key(o): i for i, o in enumerate(self.originals)}
+        return self._lookup(values, labels)[0]
+
+    def _lookup(self, values: Sequence[Any], labels: Sequence[str] | None) -> tuple[np.ndarray, tuple[int, int] | None]:
+        """:meth:`match`'s rows and the first two rows a number could not choose between (or None)."""
+        by_text = {o.strip(): i for i, o in enumerate(self.originals)}
+        by_key: dict[str | None, list[int]] = {}
+        for i, o in enumerate(self.originals):
+            by_key.setdefault(value_key(o), []).append(i)
         out = np.full(len(values), -1, dtype=np.int64)
+        clash: tuple[int, int] | None = None
+        loose: list[tuple[int, int]] = []  # (value index, row) of texts matched by value_key
+        taken: dict[int, set[str]] = {}  # row -> the distinct texts of the data matched to it
         for i, v in enumerate(values):
-            pos = index.get(value_key(v), -1)
+            if isinstance(v, str):
+                pos, exact = _text_row(v, by_text, by_key)
+                if pos >= 0:
+                    taken.setdefault(pos, set()).add(v.strip())
+                    if not exact:
+                        loose.append((i, pos))
+            else:
+                key = value_key(v)
+                rows = by_key.get(key, []) if key is not None else []
+                pos = rows[0] if len(rows) == 1 else -1
+                if len(rows) > 1 and clash is None:
+                    clash = (rows[0], rows[1])
             if pos < 0 and labels is not None:
-                pos = index.get(value_key(labels[i]), -1)
+                pos = _text_row(str(labels[i]), by_text, by_key)[0]
             out[i] = pos
-        return out
+        for i, pos in loose:
+            if len(taken[pos]) > 1:  # another text of the data has this row: not this one's
+                out[i] = -1
+        return out, clash
 
     def tables(self, values: Sequence[Any], labels: Sequence[str] | None = None) -> LevelTables:
         """Lookup tables from the codes of one QI (``values[c]`` behind code c) to generalized codes.
 
-        Raises :class:`InputError` when some value has no row (the message gives only the count).
+        Raises :class:`InputError` when some value has no row (the message gives only the count), or when
+        a number (or date) of the data has several rows.
         """
-        rows = self.match(values, labels)
+        rows, clash = self._lookup(values, labels)
+        if clash is not None:
+            raise InputError(
+                f"Rows {clash[0] + 1} and {clash[1] + 1} of hierarchy{_of(self.name)} have the same original value "
+                "for this variable (one written in two ways, e.g. with a leading zero, while the variable holds "
+                "numbers). Keep one of them."
+            )
         unknown = int((rows < 0).sum())
         if unknown:
             raise InputError(
@@ -264,6 +303,15 @@ def _of(name: str) -> str:
     return f" '{name}'" if name else ""
 
 
+def _text_row(text: str, by_text: Mapping[str, int], by_key: Mapping[str | None, list[int]]) -> tuple[int, bool]:
+    """The row of a text: the row written the same (exact), else the single row of its :func:`value_key`."""
+    pos = by_text.get(text.strip())
+    if pos is not None:
+        return pos, True
+    rows = by_key.get(value_key(text), [])
+    return (rows[0], False) if len(rows) == 1 else (-1, False)
+
+
 def _validate_rows(rows: tuple[tuple[str, ...], ...], name: str) -> None:
     if not rows:
         raise InputError(f"Hierarchy{_of(name)} has no rows.")
@@ -273,9 +321,9 @@ def _validate_rows(rows: tuple[tuple[str, ...], ...], name: str) -> None:
     for i, r in enumerate(rows):
         if len(r) != height:
             raise InputError(f"Row {i + 1} of hierarchy{_of(name)} has {len(r)} levels; row 1 has {height}.")
-    seen: dict[str | None, int] = {}
+    seen: dict[str, int] = {}
     for i, r in enumerate(rows):
-        key = value_key(r[0])
+        key = r[0].strip()  # as text: "012" and "12" are two codes of a text column
         if key in seen:
             raise InputError(f"Rows {seen[key] + 1} and {i + 1} of hierarchy{_of(name)} have the same original value.")
         seen[key] = i
@@ -597,40 +645,49 @@ def grouping_hierarchy(
     """Categories grouped through editable mappings, one per level.
 
     Level l maps the labels of level l - 1 (the original values for level 1) to group names; labels
-    not mentioned stay as they are. Keys are matched with :func:`value_key`.
+    not mentioned stay as they are. A key written as text matches the label with that text (the codes
+    ``"012"`` and ``"12"`` are two keys); a key given as a number matches by :func:`value_key`.
     """
     texts = _distinct_texts(values, name)
     current = list(texts)
     cols = []
     for mapping in levels:
-        keyed = {value_key(k): str(v) for k, v in mapping.items()}
-        current = [keyed.get(value_key(c), c) for c in current]
+        by_text = {_row_text(k): str(v) for k, v in mapping.items()}
+        by_key = {value_key(k): str(v) for k, v in mapping.items() if not isinstance(k, str)}
+        current = [by_text[c] if c in by_text else by_key.get(value_key(c), c) for c in current]
         cols.append(list(current))
     return _complete(texts, cols, name)
+
+
+def _row_text(v: Any) -> str:
+    """The text a value has as a hierarchy row: numbers as :func:`value_text`, anything else stripped."""
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+        return value_text(v)
+    return str(v).strip()
 
 
 def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
     """Distinct observed values as row texts (numbers in numeric order first, then texts alphabetically).
 
-    Distinctness is by :func:`value_key`; the row keeps the value's own text (a ZIP "02138" keeps its
-    leading zero), so masking sees what the officer sees.
+    Distinctness is by the row's text: the row keeps the value's own text (a ZIP "02138" keeps its leading
+    zero, and a text column's "012" and "12" are two rows), so masking sees what the officer sees; the
+    numbers 7 and 7.0 are one row "7".
     """
-    seen: dict[str, str] = {}
+    seen: set[str] = set()
     for v in values:
-        key = value_key(v)
-        if key is not None and key not in seen:
-            number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-            seen[key] = value_text(v) if number else str(v).strip()
+        if value_key(v) is not None:
+            seen.add(_row_text(v))
     if not seen:
         raise InputError(f"Variable{_of(name)} has no observed values.")
 
-    def order(k: str) -> tuple[int, float, str]:
+    def order(text: str) -> tuple[int, float, str, str]:
+        k = value_key(text) or ""
         try:
-            return (0, float(k), k)
+            return (0, float(k), k, text)
         except ValueError:
-            return (1, 0.0, k)
+            return (1, 0.0, k, text)
 
-    return [seen[k] for k in sorted(seen, key=order)]
+    return sorted(seen, key=order)
 
 
 # -- builder: masking (Sweeney's ZIP codes) -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -20,6 +21,7 @@ import pandas as pd
 
 from ..dataset import Dataset, MissingSemantics, QIMatrix, VariableMeta
 from ..errors import InputError
+from ..io import cell_text
 from ..progress import Progress, report
 from ..steps import Step, register_step
 from .hierarchy import Hierarchy, format_number, value_key
@@ -179,9 +181,13 @@ class RecodeStep(Step):
     """Recode one variable: merge categories into one, and/or top- and bottom-code.
 
     * ``merge`` + ``into``: the listed values become ``into`` (default: the smallest if all are numbers,
-      else their texts joined by ``/``). Values are matched with :func:`value_key`.
+      else their texts joined by ``/``). In a text column a value given as text matches the cells written
+      exactly so (the codes ``"012"`` and ``"12"`` are two categories); numbers, and every value in a numeric
+      column, match by :func:`value_key` (``"5"`` finds 5; a number in a text column still finds the codes
+      with its value, as recipes written with numbers expect).
     * ``top`` (``bottom``): values >= ``top`` (<= ``bottom``) become ``top_value`` (``bottom_value``),
-      by default the bound itself, i.e. clipping (Near & Abuah; sdcMicro's ``topBotCoding``).
+      by default the bound itself, i.e. clipping (Near & Abuah; sdcMicro's ``topBotCoding``). Only for
+      numeric columns: the digits of a text code are not a quantity.
 
     Declared missing codes are never recoded. Value labels follow: merged values lose theirs, the new
     value gets the merged labels joined (when the variable had labels or the new value is a number),
@@ -205,6 +211,10 @@ class RecodeStep(Step):
             raise InputError("A recode needs categories to merge, a top code or a bottom code.")
         if self.merge and len(self.merge) < 2 and self.into is None:
             raise InputError("Merging needs at least two categories (or a new value to recode into).")
+        for word, bound in (("top", self.top), ("bottom", self.bottom)):
+            if bound is not None and not _finite(bound):
+                # NaN passes no comparison (nothing would be coded) and is not valid JSON in a saved recipe
+                raise InputError(f"The {word} code must be a finite number.")
         if self.top is not None and self.bottom is not None and self.bottom >= self.top:
             raise InputError("The bottom code must be below the top code.")
 
@@ -228,6 +238,9 @@ class RecodeStep(Step):
         return ds.with_frame(frame, meta)
 
     def _top_bottom(self, series: pd.Series, miss: np.ndarray, labels: dict) -> tuple[pd.Series, dict]:
+        observed = series[~miss & series.notna().to_numpy(dtype=bool)]
+        if _is_text(series) and any(isinstance(v, str) for v in pd.unique(observed.to_numpy(dtype=object))):
+            raise InputError(f"Top/bottom coding needs a numeric variable; '{self.column}' holds text codes.")
         num = pd.to_numeric(series, errors="coerce")
         if int((num.isna() & ~pd.Series(miss, index=series.index) & series.notna()).sum()):
             raise InputError(f"Top/bottom coding needs a numeric variable; '{self.column}' has non-numeric values.")
@@ -248,18 +261,9 @@ class RecodeStep(Step):
         return out, labels
 
     def _merge(self, series: pd.Series, miss: np.ndarray, labels: dict, had_labels: bool) -> tuple[pd.Series, dict]:
-        keys = {value_key(v) for v in self.merge}
-        cell_keys = _keys_of(series)
-        cond = np.isin(cell_keys, list(keys)) & ~miss
+        cond, present = _merge_cells(series, miss, self.merge)
         if not cond.any():
             raise InputError(f"None of the values to merge occur in '{self.column}'.")
-        # The data's own value behind each key to merge (first occurrence, in the order given), so a text code
-        # keeps its form: merging ZIP codes "02138" and "02139" gives "02138", not the number 2138.
-        cells = series.to_numpy(dtype=object)
-        first: dict[str | None, Any] = {}
-        for key, cell in zip(cell_keys[cond], cells[cond], strict=True):
-            first.setdefault(key, cell)
-        present = [first[key] for key in dict.fromkeys(value_key(v) for v in self.merge) if key in first]
         numeric = all(_is_number(v) for v in present)
         into = self.into
         texts = [str(labels.get(v, labels.get(_as_int(v), _text(v)))) for v in present]
@@ -284,11 +288,56 @@ class RecodeStep(Step):
         return f"Recode {self.column}: " + ", ".join(parts)
 
 
-def _keys_of(series: pd.Series) -> np.ndarray:
-    """value_key of every cell, computed once per distinct value."""
-    uniq = pd.unique(series.to_numpy(dtype=object))
-    lookup = {u: value_key(u) for u in uniq if not _isna(u)}
-    return np.array([lookup.get(v) if not _isna(v) else None for v in series.to_numpy(dtype=object)], dtype=object)
+def _merge_cells(series: pd.Series, miss: np.ndarray, merge: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """The cells to merge, and the data's own value behind each value to merge (its first cell in record
+    order, in the order given, repeats dropped), so a text code keeps its form: merging ZIP codes given as the
+    numbers 2138 and 2139 gives "02138", not the number 2138.
+
+    Keys tell the two ways of matching apart (see :class:`RecodeStep`): ``("text", t)`` for a text given for
+    a text column, ``("value", value_key)`` otherwise; a cell of a text column has both keys.
+    """
+    text = _is_text(series)
+    wanted = [_merge_key(v, text) for v in merge]
+    wanted_set = set(wanted)
+    observed = ~miss & series.notna().to_numpy(dtype=bool)
+    first: dict[tuple[str, str | None], Any] = {}
+    hits = []
+    for cell in pd.unique(series[observed].to_numpy(dtype=object)):  # in record order
+        keys = _cell_keys(cell, text)
+        if not wanted_set.isdisjoint(keys):
+            hits.append(cell)
+            for k in keys:
+                first.setdefault(k, cell)
+    cond = series.isin(hits).to_numpy(dtype=bool) & observed if hits else np.zeros(len(series), dtype=bool)
+    present = list(dict.fromkeys(first[k] for k in wanted if k in first))
+    return cond, present
+
+
+def _merge_key(v: Any, text_column: bool) -> tuple[str, str | None]:
+    """How a value to merge is matched: a text in a text column as written, anything else by value_key."""
+    if text_column and isinstance(v, str):
+        return ("text", v)
+    return ("value", value_key(v))
+
+
+def _cell_keys(cell: Any, text_column: bool) -> tuple[tuple[str, str | None], ...]:
+    """The keys a cell answers to: its written text (text columns only) and its value_key."""
+    if not text_column:
+        return (("value", value_key(cell)),)
+    return (("text", cell_text(cell)), ("value", value_key(cell)))
+
+
+def _is_text(series: pd.Series) -> bool:
+    """A column of text (object or string dtype), whose codes compare as written: "012" is not "12"."""
+    return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
+
+
+def _finite(x: Any) -> bool:
+    """True for a finite number (a bound read from a recipe may be anything)."""
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
 
 
 def _text(v: Any) -> str:
@@ -296,13 +345,6 @@ def _text(v: Any) -> str:
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
         return format_number(float(v))
     return str(v)
-
-
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
 
 
 def _is_number(v: Any) -> bool:

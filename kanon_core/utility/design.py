@@ -287,6 +287,125 @@ class SurveyDesign:
         v *= terms.factor
         return (v + v.T) / 2.0
 
+    def category_shares(self, codes: np.ndarray, n_categories: int) -> CategoryShares:
+        """Weighted shares of categories and their linearization variances, in O(records + categories) memory.
+
+        ``codes[i]`` is record i's category in ``0..n_categories-1`` or -1 outside the domain (missing). The
+        shares are ``p_c = t_c / W`` (``t_c`` the weight of category c, W that of the domain); their variances
+        are the diagonal of :meth:`vcov` on the scores ``w_i (1[x_i = c] - p_c) / W`` -- R's
+        ``svymean(~factor(x), na.rm = TRUE)`` -- without its records x categories scores or categories x
+        categories covariance: see :func:`_share_variances` for how.
+        """
+        c = np.asarray(codes, dtype=np.int64)
+        if c.shape != (self.n_records,):
+            raise InputError("Category codes must have one value per record of the design.")
+        dom = c >= 0
+        weight_of = np.bincount(c[dom], weights=self.weights[dom], minlength=n_categories)
+        total = float(weight_of.sum())  # the categories' sum: a single category has a share of exactly 1
+        p = weight_of / total
+        # normalised weights: every PSU total below is at most 1, so no square overflows
+        w = np.where(dom, self.weights, 0.0) / total
+        present = np.zeros(self.n_strata, dtype=bool)
+        present[self.stratum[dom]] = True
+        terms = stratum_terms(self.n_psu_per_stratum, self.fpc_factor, present, self.lonely_psu)
+        if terms.factor is None:
+            var = np.full(n_categories, np.nan)
+        else:
+            var = _share_variances(self, c, w, p, terms) * terms.factor
+        return CategoryShares(p, var, total, np.bincount(c[dom], minlength=n_categories).astype(np.int64))
+
+
+@dataclass(frozen=True)
+class CategoryShares:
+    """:meth:`SurveyDesign.category_shares`: per category its share of the domain's weight (``share``), the
+    share's linearization variance (``variance``) and its unweighted record count (``n``); ``total`` is the
+    domain's weight."""
+
+    share: np.ndarray
+    variance: np.ndarray
+    total: float
+    n: np.ndarray
+
+
+def _share_variances(design: SurveyDesign, codes: np.ndarray, w: np.ndarray, p: np.ndarray,
+                     terms: StratumTerms) -> np.ndarray:
+    """The variance of every share, from sparse (PSU, category) and (stratum, category) weight totals.
+
+    With weights normalised to a domain total of 1, PSU j's score total for category c is
+    ``d_jc = t_jc - p_c W_j`` (``t_jc`` the weight of category c in the PSU, ``W_j`` the PSU's domain weight)
+    and the variance (before the lonely-PSU ``factor``) is ``sum_j scale_h(j) d_jc^2 - sum_h centre_h D_hc^2``
+    with ``D_hc = T_hc - p_c W_h`` the stratum totals: :meth:`SurveyDesign.vcov`'s diagonal. Where category
+    c is absent, ``d_jc = -p_c W_j`` (and ``D_hc = -p_c W_h``), so each sum is one over the (PSU, category)
+    pairs that occur, computed term by term as the dense scores are, plus ``p_c^2`` times a sum over the
+    PSUs (strata) without the category (:func:`_absent_sums`).
+    """
+    k = p.shape[0]
+    dom = codes >= 0
+    psu_w = np.bincount(design.psu, weights=w, minlength=design.n_psus)
+    stratum_w = np.bincount(design.psu_stratum, weights=psu_w, minlength=design.n_strata)
+    scale_j = terms.scale[design.psu_stratum]
+    pair_psu, pair_cat, t = _pair_totals(design.psu[dom], codes[dom], w[dom], k)
+    d = t - p[pair_cat] * psu_w[pair_psu]
+    first = np.bincount(pair_cat, weights=scale_j[pair_psu] * d * d, minlength=k)
+    first += p * p * _absent_sums(pair_psu, pair_cat, scale_j * psu_w**2, k)
+    pair_str, cat_s, t_s = _pair_totals(design.psu_stratum[pair_psu], pair_cat, t, k)
+    big_d = t_s - p[cat_s] * stratum_w[pair_str]
+    second = np.bincount(cat_s, weights=terms.centre[pair_str] * big_d * big_d, minlength=k)
+    second += p * p * _absent_sums(pair_str, cat_s, terms.centre * stratum_w**2, k)
+    return first - second
+
+
+def _pair_totals(unit: np.ndarray, cat: np.ndarray, values: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+    """The (unit, category) pairs that occur and the sum of ``values`` over each: grouped, never dense."""
+    key = unit.astype(np.int64) * k + cat
+    pairs, inverse = np.unique(key, return_inverse=True)
+    return pairs // k, pairs % k, np.bincount(inverse, weights=values, minlength=pairs.shape[0])
+
+
+def _absent_sums(unit: np.ndarray, cat: np.ndarray, a: np.ndarray, k: int) -> np.ndarray:
+    """Per category c, the sum of ``a`` (>= 0, one value per unit) over the units without c, given the distinct
+    (unit, category) pairs that occur -- in O(units + pairs), never units x categories.
+
+    "All minus those with c" would lose every digit when c is in the units that carry nearly all of ``a``
+    (a share near 1 with very unequal weights). Instead, with the units in ascending order of ``a``, the
+    units without c are the gaps between the ranks of those with c, and each gap is a difference of
+    compensated prefix sums: accurate to a few units in the last place of the gap itself, and exactly 0 for
+    an empty gap or one of zeros.
+    """
+    n = a.shape[0]
+    order = np.argsort(a, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    hi, lo = _compensated_prefix(a[order])
+    r = rank[unit]
+    by = np.lexsort((r, cat))
+    c_s, r_s = cat[by], r[by]
+    new_cat = np.ones(c_s.shape[0], dtype=bool)
+    new_cat[1:] = c_s[1:] != c_s[:-1]
+    gap_start = np.where(new_cat, 0, np.concatenate(([0], r_s[:-1] + 1)))
+    out = np.bincount(c_s, weights=_range_sum(hi, lo, gap_start, r_s), minlength=k)
+    tail_start = np.zeros(k, dtype=np.int64)
+    last = np.ones(c_s.shape[0], dtype=bool)
+    last[:-1] = new_cat[1:]
+    tail_start[c_s[last]] = r_s[last] + 1
+    return out + _range_sum(hi, lo, tail_start, np.full(k, n))
+
+
+def _compensated_prefix(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix sums ``S[i] = x[0] + ... + x[i-1]`` (``S[0] = 0``) as ``hi + lo``: ``hi`` the sequential float
+    sums (``np.cumsum`` adds in order) and ``lo`` the running total of their exact rounding errors (Knuth's
+    TwoSum), so differences of ``S`` keep their digits."""
+    hi = np.concatenate(([0.0], np.cumsum(x)))
+    before, after = hi[:-1], hi[1:]
+    added = after - before
+    err = (before - (after - added)) + (x - added)
+    return hi, np.concatenate(([0.0], np.cumsum(err)))
+
+
+def _range_sum(hi: np.ndarray, lo: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """``x[start] + ... + x[stop - 1]`` from :func:`_compensated_prefix` (0 where ``stop <= start``)."""
+    return np.where(stop > start, (hi[stop] - hi[start]) + (lo[stop] - lo[start]), 0.0)
+
 
 @dataclass(frozen=True)
 class StratumTerms:

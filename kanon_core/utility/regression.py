@@ -39,7 +39,7 @@ from scipy import linalg, stats
 from ..dataset import Dataset
 from ..errors import InputError
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
-from .formula import INTERCEPT, Formula, ModelMatrix, build_matrix, parse_formula
+from .formula import INTERCEPT, Formula, ModelMatrix, build_matrix, is_categorical, parse_formula
 from .separation import infinite_coefficients
 
 Family = Literal["auto", "gaussian", "binomial"]
@@ -49,6 +49,12 @@ ALIAS_TOL = 1e-7
 """Relative residual norm below which a column counts as aliased: R's ``lm`` tolerance. (``glm.fit`` uses
 ``min(1e-7, epsilon / 1000)``; the two agree on exact collinearity such as dummies that add up to another
 covariate, and a column closer than 1e-7 to the others would have a useless, enormous standard error.)"""
+MAX_MATRIX_BYTES = 1024**3
+"""Largest design matrix (records x columns x 8 bytes) kanon builds. Fitting holds about seven arrays of that
+size at its peak (the matrix, the complete cases, their weighted copy, the QR input, the influence functions and
+their copies in the variance), so 1 GiB means some 7 GiB of memory. A categorical covariate with thousands of
+categories on a large file would need far more; it is refused up front, with its name and number of
+categories, instead of failing for lack of memory."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,7 @@ def regress(
     design = design or SurveyDesign.from_dataset(ds, lonely_psu=lonely_psu)
     if design.n_records != ds.n_records:
         raise InputError("The survey design and the data have different numbers of records.")
+    check_matrix_size(ds, f, domain, len(extra_numeric))
     mm = build_matrix(ds, f, domain=domain, extra_numeric=extra_numeric)
     if len(mm.outcome_levels) < 2:
         raise InputError(f"Outcome '{f.outcome}' takes a single value on the {int(mm.sample.sum())} record(s) used; "
@@ -138,6 +145,49 @@ def regress(
             raise InputError(f"Outcome '{f.outcome}' is not numeric; a linear regression needs a numeric outcome.")
         y = mm.y
     return _fit(f, fam, mm, y, design, test, level)
+
+
+def check_matrix_size(ds: Dataset, f: Formula, domain: np.ndarray | None = None, n_extra: int = 0) -> None:
+    """Refuse, before building it, a design matrix that cannot be fitted: a categorical covariate with at least
+    as many categories as complete records (never estimable: one coefficient per category), or a matrix above
+    :data:`MAX_MATRIX_BYTES`. The message names the covariate with most categories and their number."""
+    n = ds.n_records
+    sample = np.ones(n, dtype=bool) if domain is None else np.asarray(domain, dtype=bool).copy()
+    missing = {v: ds.missing_mask(v) for v in f.variables if v in ds.frame.columns}
+    for mask in missing.values():
+        sample &= ~mask
+    n_used = int(sample.sum())
+    n_columns = 1 + n_extra
+    levels: dict[str, int] = {}
+    for t in f.terms:
+        if t.variable not in missing:
+            return  # build_matrix names the unknown variable
+        col = ds.frame[t.variable]
+        if is_categorical(col, t.categorical, missing[t.variable]):
+            levels[t.variable] = _n_levels(col, sample)
+            n_columns += max(levels[t.variable] - 1, 0)
+        else:
+            n_columns += 1
+    widest = max(levels, key=levels.__getitem__) if levels else None
+    if widest is not None and n_used and levels[widest] >= n_used:
+        raise InputError(f"Covariate '{widest}' has {levels[widest]} categories on only {n_used} complete record(s); "
+                         "the model cannot be estimated (one coefficient per category). Merge its categories or "
+                         "leave it out.")
+    size = 8 * n * n_columns
+    if size > MAX_MATRIX_BYTES:
+        need = (f"the model would need {n_columns} columns on {n} records, a design matrix of "
+                f"{size / 1024**3:.1f} GiB, more than the {MAX_MATRIX_BYTES / 1024**3:g} GiB kanon builds.")
+        if widest is None:
+            raise InputError(f"The formula has too many covariates for this file: {need}")
+        raise InputError(f"Covariate '{widest}' has {levels[widest]} categories: {need} Merge its categories or "
+                         "leave it out.")
+
+
+def _n_levels(series: pd.Series, sample: np.ndarray) -> int:
+    """Distinct values of ``series`` among the ``sample`` records, as the dummy coding counts them (hashed in
+    compiled code, not by a Python set per record)."""
+    found, _ = pd.factorize(series.to_numpy(dtype=object)[sample], use_na_sentinel=True)
+    return int(found.max(initial=-1)) + 1
 
 
 def _fit(f: Formula, family: str, mm: ModelMatrix, y: np.ndarray, design: SurveyDesign, test: str,

@@ -6,8 +6,10 @@ suppressed cell leaves the denominator (Wilson et al., RTI, section 4.2). For ca
     p_c = sum_{i in D} w_i 1[x_i = c] / sum_{i in D} w_i
 
 a ratio whose linearized scores are ``z_i = w_i (1[x_i = c] - p_c) / W_D`` for i in D (zero outside);
-their design covariance (:meth:`SurveyDesign.vcov`, with the design's finite population correction when
-it has one) gives the standard errors. This is exactly ``svymean(~factor(x), design, na.rm = TRUE)`` of
+the diagonal of their design covariance (:meth:`SurveyDesign.vcov`, with the design's finite population
+correction when it has one) gives the standard errors -- computed by :meth:`SurveyDesign.category_shares`
+from grouped (PSU, category) totals, so a variable with 100,000 categories needs no records x categories
+matrix. This is exactly ``svymean(~factor(x), design, na.rm = TRUE)`` of
 R's survey package, the design built with ``svydesign(..., fpc = ~COL)`` when there is an fpc.
 
 Confidence intervals (level 95 % by default):
@@ -119,23 +121,15 @@ def proportions(
     n_domain = int(domain.sum())
     if n_domain == 0:
         raise InputError(f"Variable '{variable}' has no non-missing values to estimate percentages.")
-    w = design.weights
-    w_dom = np.where(domain, w, 0.0)
-    total = float(w_dom.sum())
-    k = len(cats_l)
-    indicator = np.zeros((design.n_records, k))
-    observed = np.flatnonzero(domain)
-    indicator[observed, codes[observed]] = 1.0
-    p = (w_dom @ indicator) / total
-    scores = w_dom[:, None] * (indicator - p[None, :]) / total
-    var = np.diag(design.vcov(scores, domain))
-    se = np.sqrt(np.clip(var, 0.0, None))
+    shares = design.category_shares(codes, len(cats_l))  # linear memory, even with 100,000 categories
+    p = shares.share
+    se = np.sqrt(np.clip(shares.variance, 0.0, None))
     df = design.degf()
     low, high = _intervals(p, se, method, level, df)
     table = pd.DataFrame({
         "value": cats_l,
         "label": labels_l,
-        "n": indicator.sum(axis=0).astype(np.int64),
+        "n": shares.n,
         "estimate": p,
         "se": se,
         "ci_low": low,
@@ -143,7 +137,7 @@ def proportions(
     })
     return ProportionEstimates(
         variable=variable, table=table, n_domain=n_domain, n_missing=design.n_records - n_domain,
-        weighted_domain=total, df=df, ci_method=method, level=level,
+        weighted_domain=shares.total, df=df, ci_method=method, level=level,
         n_lonely_strata=design.lonely_strata_in(domain), lonely_psu=design.lonely_psu,
     )
 
