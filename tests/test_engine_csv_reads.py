@@ -19,15 +19,16 @@ from kanon_core.cli import main
 from kanon_core.engines import get_engine
 from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
+from tests.stderr_lines import without_progress
 from tests.test_engines import assert_same_table, reference
 
 EMBEDDED = ["duckdb", "polars"]
 
 
 def run(capsys, *args: str) -> tuple[int, str]:
-    """The exit status of ``kanon ARGS`` and its standard error."""
+    """The exit status of ``kanon ARGS`` and its standard error without the engines' progress lines."""
     code = main(list(args))
-    return code, capsys.readouterr().err.strip()
+    return code, "\n".join(without_progress(capsys.readouterr().err))
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

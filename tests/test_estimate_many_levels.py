@@ -23,6 +23,7 @@ from kanon_core.errors import InputError
 from kanon_core.utility import regression
 from kanon_core.utility.design import LONELY_PSU_CHOICES, SurveyDesign
 from kanon_core.utility.survey import proportions
+from tests.stderr_lines import without_progress
 
 CATEGORIES = ("a", "b", "c", "d")
 
@@ -116,7 +117,7 @@ def test_regress_refuses_a_covariate_with_as_many_categories_as_records(tmp_path
     path = tmp_path / "d.csv"
     frame.to_csv(path, index=False)
     assert main(["regress", str(path), "--formula", "y ~ C(v)", "--weight", "w"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = without_progress(capsys.readouterr().err)
     assert len(err) == 1 and err[0].startswith("kanon regress: error:")
     assert "'v' has 300 categories" in err[0] and "300 complete record(s)" in err[0]
     assert "id0" not in err[0]
@@ -151,7 +152,7 @@ def test_weights_whose_total_overflows_are_refused(tmp_path, capsys, command):
         warnings.simplefilter("always")
         assert main([c.replace("{f}", str(path)) for c in command]) == 2
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
-    err = capsys.readouterr().err.strip().splitlines()
+    err = without_progress(capsys.readouterr().err)
     assert len(err) == 1
     assert "Weight 'w': the weights' total is too large to compute (overflow)" in err[0]
 

@@ -110,3 +110,15 @@ def test_single_psu_strata_fail_when_asked_as_for_the_records():
         proportions(values, SurveyDesign.from_arrays(None, strata, psu, lonely_psu="fail", n=4), name="x")
     with pytest.raises(InputError, match="single PSU"):
         proportions_of_aggregate(aggregate_records(values, None, strata, psu), "x", lonely_psu="fail")
+
+
+def test_a_stratum_whose_scores_are_all_equal_has_no_variance_exactly():
+    """Stratum s1 holds two records, both c, weights 1: their scores are equal, so the stratum adds no
+    variance, and s2's lone record is removed. The uncentred sums leave ~1e-18 (an se of ~1e-9) by cancellation;
+    the centred ones give 0, as the records' path does."""
+    values = pd.Series(["b", "c", "c"], dtype=object)
+    strata = pd.Series(["s2", "s1", "s1"], dtype=object)
+    agg = aggregate_records(values, None, strata, None, None, ())
+    got = proportions_of_aggregate(agg, "x", ci="wald", lonely_psu="remove")
+    ref = record_estimates(values, None, strata, None, None, "remove", "wald")
+    assert list(got.table["se"]) == list(ref.table["se"]) == [0.0, 0.0]

@@ -9,9 +9,12 @@ records only through a few sums, so the same numbers come from one row per (stra
   score total is ``sum_v S1_{j,v} (1[v = c] - p_c) / W_D`` with ``S1`` the weight sums of its records;
 * without PSUs each record is its own PSU; the variance then needs, per stratum, the sum of the squared
   scores, ``sum_v S2_{h,v} (1[v = c] - p_c)^2 / W_D^2`` with ``S2`` the sums of squared weights, and their
-  sum, from ``S1``.
+  sum, from ``S1``. Their squared deviations from the stratum's mean come from the same sums: a row's
+  records deviate from the row's mean score by their weights' spread ``S2 - S1^2 / n`` times
+  ``(1[v = c] - p_c)^2 / W_D^2``, and the row's mean from the stratum's by the rest.
 
-Given the PSU totals' squares and sums per stratum, the variance is that of
+Given the PSU totals' squared deviations from their stratum's mean (their squares, for the "adjust" rule's
+single-PSU strata, which are not centred), the variance is that of
 :meth:`kanon_core.utility.design.SurveyDesign.vcov` with the same stratum terms
 (:func:`kanon_core.utility.design.stratum_terms`: the finite population correction, fully sampled strata,
 the single-PSU rules), and the intervals, degrees of freedom and table are those of ``proportions``; the
@@ -114,8 +117,9 @@ def proportions_of_aggregate(agg: DesignAggregate, variable: str, value_labels: 
     n_strata = int(stratum.max()) + 1
     present = np.zeros(n_strata, dtype=bool)
     present[stratum[dom]] = True
-    s_h = np.zeros((n_strata, k))
-    q_h = np.zeros((n_strata, k))
+    s_h = np.zeros((n_strata, k))  # per stratum and category: the scores' total
+    q_h = np.zeros((n_strata, k))  # ... the sum of their squares (about 0: the "adjust" rule's lonely strata)
+    c_h = np.zeros((n_strata, k))  # ... the sum of their squared deviations from the stratum's mean score
     for c in range(k):
         s_h[:, c] = np.bincount(stratum, weights=s1 * dev[:, c], minlength=n_strata) / total
     if agg.has_psu:
@@ -127,18 +131,28 @@ def proportions_of_aggregate(agg: DesignAggregate, variable: str, value_labels: 
         for c in range(k):
             t = np.bincount(psu, weights=s1 * dev[:, c], minlength=n_psus) / total
             q_h[:, c] = np.bincount(psu_stratum, weights=t * t, minlength=n_strata)
+            centred = t - s_h[psu_stratum, c] / n_h[psu_stratum]
+            c_h[:, c] = np.bincount(psu_stratum, weights=centred * centred, minlength=n_strata)
         df = n_psus - n_strata
     else:
         n_h = np.bincount(stratum, weights=n_rec, minlength=n_strata).astype(np.int64)  # records are the PSUs
+        # a row's records share 1[v = c] - p_c; their weights spread by w2 - w^2 / n around the row's mean
+        spread = np.clip(s2 - s1 * s1 / n_rec, 0.0, None) / total**2
         for c in range(k):
             q_h[:, c] = np.bincount(stratum, weights=s2 * dev[:, c] ** 2, minlength=n_strata) / total**2
+            centred = s1 * dev[:, c] / (n_rec * total) - s_h[stratum, c] / n_h[stratum]
+            c_h[:, c] = np.bincount(stratum, weights=dev[:, c] ** 2 * spread + n_rec * centred * centred,
+                                    minlength=n_strata)
         df = int(n_rec.sum()) - n_strata
     fpc_h = _fpc_factor(f, stratum, n_h) if agg.has_fpc else None
     terms = stratum_terms(n_h, fpc_h, present, lonely)
     if terms.factor is None:
         var = np.full(k, np.nan)
     else:
-        var = ((terms.scale[:, None] * q_h).sum(axis=0) - (terms.centre[:, None] * s_h * s_h).sum(axis=0)) * terms.factor
+        # sum_h scale_h q_h - centre_h s_h^2, with the centred sum where centre_h = scale_h / n_h: the same
+        # number, without the cancellation that leaves ~1e-18 (an se of ~1e-9) where every score is equal
+        centred_stratum = (terms.centre > 0)[:, None]
+        var = (terms.scale[:, None] * np.where(centred_stratum, c_h, q_h)).sum(axis=0) * terms.factor
     se = np.sqrt(np.clip(var, 0.0, None))
     low, high = _intervals(p, se, method, level, df)
     counts = (n_rec[dom, None] * ind[dom]).sum(axis=0).astype(np.int64)

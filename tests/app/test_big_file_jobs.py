@@ -17,6 +17,7 @@ import pytest
 from kanon_app import big_file
 from kanon_core.engines import get_engine
 from kanon_core.engines.base import EngineSettings
+from kanon_core.engines.source import open_source
 from kanon_core.errors import Cancelled
 from kanon_core.progress import Progress
 from tests.app.helpers import CENSUS_QIS, blocking_work, frame_with, metric, open_page, write_census_parquet
@@ -49,7 +50,7 @@ def test_engine_messages_reach_the_progress_text(parquet, engine):
     assert summary.n_records == 3000 and any(f"{engine}: summarising 4 columns" in m for _, m in seen)
 
 
-def test_a_running_duckdb_query_is_interrupted_on_cancel():
+def test_a_running_duckdb_query_is_interrupted_on_cancel(parquet):
     flag = threading.Event()
     shares = []
 
@@ -61,7 +62,8 @@ def test_a_running_duckdb_query_is_interrupted_on_cancel():
     heavy = "SELECT sum(a.range * b.range) FROM range(100000) a, range(100000) b"  # 10^10 rows: long if not stopped
     try:
         with pytest.raises(Cancelled):
-            get_engine("duckdb")._run(settings, heavy, "testing")
+            engine = get_engine("duckdb")
+            engine._run(settings, open_source(parquet), lambda _relation: heavy, "testing")
     finally:
         settings.close()
     assert shares and flag.is_set()
