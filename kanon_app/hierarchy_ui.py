@@ -173,11 +173,18 @@ def _grouping(ds: Dataset, column: str, values: pd.Series, key: str) -> hz.Hiera
 
 
 def hierarchy_table(h: hz.Hierarchy, ds: Dataset, column: str) -> pd.DataFrame:
-    """The hierarchy with each original value's label, for display."""
+    """The hierarchy with each original value's label, for display.
+
+    Each value's label goes to the row a generalization takes for it (:meth:`Hierarchy.match`: a text code to
+    the row written so, "012" and "12" each to their own; a number to the row of its value); rows no value of
+    the data takes have no label."""
     qm = ds.qi_matrix([column])
-    label_of = {hz.value_key(v): lab for v, lab in zip(qm.values[0], qm.labels[0], strict=True)}
+    label_of = [""] * h.n_values
+    for row, lab in zip(h.match(qm.values[0], qm.labels[0]).tolist(), qm.labels[0], strict=True):
+        if row >= 0:
+            label_of[row] = lab
     frame = h.to_frame().copy()
-    frame.insert(1, "label", [label_of.get(hz.value_key(o), "") for o in h.originals])
+    frame.insert(1, "label", label_of)
     return frame
 
 

@@ -34,10 +34,12 @@ import json
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from . import __version__
 from .dataset import Dataset, Roles, check_semantics, validate_roles
@@ -376,10 +378,7 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
     merge = getattr(step, "merge", ())
     column = getattr(step, "column", None)
     if merge and isinstance(column, str):
-        from .treat.hierarchy import value_key
-
-        present = {value_key(v) for v in ds.frame[column][~ds.missing_mask(column)].unique().tolist()}
-        gone = [v for v in merge if value_key(v) not in present]
+        gone = _absent_categories(ds, column, merge)
         if len(gone) == len(merge):
             problems.append(f"none of the {len(merge)} categories to merge occur in {column}.")
         elif gone:
@@ -387,6 +386,18 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
             warnings.append(f"{len(gone)} of the {len(merge)} categories to merge do not occur in {column} "
                             f"(recipe categories {listed}); the others are merged.")
     return problems, warnings
+
+
+def _absent_categories(ds: Dataset, column: str, merge: Sequence[Any]) -> list[Any]:
+    """The categories to merge that no observed cell of ``column`` answers to, matched as the recode step
+    matches them: in a text column a text as written ("012" is not "12"), numbers by value (12.0 is 12)."""
+    from .treat.recode import _cell_keys, _is_text, _merge_key
+
+    series = ds.frame[column]
+    text = _is_text(series)
+    cells = pd.unique(series[~ds.missing_mask(column)].to_numpy(dtype=object))
+    present = {key for cell in cells for key in _cell_keys(cell, text)}
+    return [v for v in merge if _merge_key(v, text) not in present]
 
 
 def graft(history: History, replay: Replay | History, base: int = 0) -> list[Version]:

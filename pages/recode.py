@@ -3,20 +3,23 @@ and recode suggestions from the MINUCs. Applying creates a new current version."
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
 from kanon_app import big_file, hierarchy_ui, minuc_carry, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
-from kanon_core.errors import KanonError
+from kanon_core.errors import InputError, KanonError
 from kanon_core.fmt import markdown_literal, readable_table
+from kanon_core.io import cell_text, typed_codes
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
 from kanon_core.treat.explain import effects_table, search_summary
-from kanon_core.treat.hierarchy import value_key
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
 from kanon_core.treat.suggest import (
@@ -79,6 +82,18 @@ def _apply_many(steps, done: str) -> None:
         state.flash(done)
 
 
+def _into_value(series: pd.Series, vals: list[Any], typed: str) -> Any:
+    """The value typed in "Into" as a value of the variable, as a recipe's codes are read (typed_codes): in a
+    text variable the text as typed, so "12" is not the category "012" (an existing category written so is
+    taken as it is held); in a number variable a number, so "12.0" is 12."""
+    value = typed_codes(series, [typed.strip()])[0]
+    if not isinstance(value, str):
+        return value
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        raise InputError("Into: give a number; the variable holds numbers.")
+    return next((v for v in vals if cell_text(v) == value), value)
+
+
 def _show_preview(step, name: str) -> None:
     """Counts per new value and the risk before/after."""
     with_minucs = st.checkbox("Include the MINUC count (a MINUC search on the result)", key=f"w_prev_minucs_{name}")
@@ -137,12 +152,7 @@ with tab_single:
     top = c2.text_input("Top-code at (values at or above)", "", key=f"w_single_top_{col}", disabled=not numeric)
     bottom = c3.text_input("Bottom-code at (values at or below)", "", key=f"w_single_bot_{col}", disabled=not numeric)
     try:
-        into_value = None
-        if into.strip():
-            into_value = next((v for v in vals if value_key(v) == value_key(into)), None) or (
-                float(into) if numeric else into.strip())
-            if isinstance(into_value, float) and into_value.is_integer():
-                into_value = int(into_value)
+        into_value = _into_value(ds.frame[col], vals, into) if into.strip() else None
         step = RecodeStep(column=col, merge=tuple(vals[i] for i in choice), into=into_value,
                           top=hierarchy_ui._opt(top) if numeric else None,
                           bottom=hierarchy_ui._opt(bottom) if numeric else None)

@@ -293,19 +293,21 @@ class _Recode(ScaleStep):
 
 
 def _refuse_order_dependent_merge(ds: Dataset, step: Any, where: str) -> None:
-    """A merge without ``into`` takes, for each category, the first cell in record order that matches it
-    (``"07"`` or ``"7"`` in a text column); when a category is written in several ways, that cell depends on
-    the order of the records, which the class rows do not have."""
+    """A merge without ``into`` takes, for each category, the first cell in record order that matches it;
+    when several distinct cells match one category, that cell depends on the order of the records, which the
+    class rows do not have. Categories match cells as the recode step matches them: a text given for a text
+    column only the cell written so (``"012"`` is one cell beside ``"12"``), a number every cell of its value
+    (``12`` finds both ``"012"`` and ``"12"``: refused)."""
     if not step.merge or step.into is not None:
         return
-    from ..treat.hierarchy import value_key
+    from ..treat.recode import _cell_keys, _is_text, _merge_key
 
     col = ds.frame[step.column]
-    seen: dict[str | None, Any] = {}
-    keys = {value_key(v) for v in step.merge}
+    text = _is_text(col)
+    wanted = {_merge_key(v, text) for v in step.merge}
+    seen: dict[tuple[str, str | None], Any] = {}
     for v in pd.unique(col[~ds.missing_mask(step.column)].to_numpy(dtype=object)):
-        key = value_key(v)
-        if key in keys and seen.setdefault(key, v) != v:
+        if any(key in wanted and seen.setdefault(key, v) != v for key in _cell_keys(v, text)):
             raise InputError(f"{_named(step, where)} cannot be applied at scale: a category to merge is written "
                              f"in more than one way in {step.column}, so the merged value depends on the order "
                              "of the records; give the value to merge into in the recipe, or use --engine pandas.")

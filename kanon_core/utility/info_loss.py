@@ -31,7 +31,9 @@ import pandas as pd
 from ..dataset import Dataset
 from ..errors import InputError
 from ..history import History
+from ..io import cell_text
 from ..treat.hierarchy import Hierarchy, value_key
+from ..treat.recode import _is_text
 
 
 @dataclass(frozen=True)
@@ -57,54 +59,79 @@ class InformationLoss:
         ])
 
 
-def _pairs(original: Dataset, treated: Dataset, q: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (original key, treated key) pairs of the observed cells with their record counts.
+@dataclass(frozen=True)
+class _Pairs:
+    """Distinct (original, treated) values of one variable's observed cells, with their record counts.
 
-    Keys are :func:`value_key` texts (None = missing), computed once per distinct value of each version.
+    Values are keys in their column's type (:func:`_key`); ``treated`` is None where the cell was suppressed;
+    ``row`` is the original value's hierarchy row (-1: none, or no hierarchy); ``treated_text`` says how the
+    released values compare with hierarchy labels (as written, or by value).
     """
+
+    original: list[str | None]
+    treated: list[str | None]
+    count: list[int]
+    row: list[int]
+    treated_text: bool
+
+
+def _key(value: object, text: bool) -> str | None:
+    """A value's key in its column's type, as the recode step matches cells: in a text column the text as
+    written ("012" and "12" are two values), in a number column :func:`value_key` (12 and 12.0 are one).
+
+    For an integer both give its digits, so a number released as the text a hierarchy gives it ("30") is
+    still the value it was."""
+    return cell_text(value) if text else value_key(value)
+
+
+def _pairs(original: Dataset, treated: Dataset, q: str, h: Hierarchy | None) -> _Pairs:
+    """The distinct (original, treated) pairs of ``q``'s observed cells, keys computed once per distinct value
+    of each version; the original values are matched to ``h``'s rows as a generalization matches them
+    (:meth:`Hierarchy.match`: text codes by their text, numbers by value)."""
     qo, qt = original.qi_matrix([q]), treated.qi_matrix([q])
     co, ct = qo.codes[:, 0].astype(np.int64), qt.codes[:, 0].astype(np.int64)
-    ko = np.array([value_key(v) for v in qo.values[0]] + [None], dtype=object)
-    kt = np.array([value_key(v) for v in qt.values[0]] + [None], dtype=object)
+    o_text, t_text = _is_text(original.frame[q]), _is_text(treated.frame[q])
+    ko = np.array([_key(v, o_text) for v in qo.values[0]] + [None], dtype=object)
+    kt = np.array([_key(v, t_text) for v in qt.values[0]] + [None], dtype=object)
+    rows = h.match(qo.values[0], qo.labels[0]) if h is not None else np.full(len(qo.values[0]), -1)
     obs = co >= 0
     pair = co[obs] * (len(kt) + 1) + np.where(ct[obs] >= 0, ct[obs], len(kt) - 1)
     uniq, counts = np.unique(pair, return_counts=True)
-    return ko[uniq // (len(kt) + 1)], kt[uniq % (len(kt) + 1)], counts
+    first = uniq // (len(kt) + 1)
+    return _Pairs(ko[first].tolist(), kt[uniq % (len(kt) + 1)].tolist(), counts.tolist(),
+                  np.asarray(rows, dtype=np.int64)[first].tolist(), t_text)
 
 
-def _cell_costs(o: np.ndarray, t: np.ndarray, n: np.ndarray, h: Hierarchy | None) -> tuple[float, float, int, int]:
+def _cell_costs(p: _Pairs, h: Hierarchy | None) -> tuple[float, float, int, int]:
     """Mean LM cost, mean h/|DGH| (NaN without a usable hierarchy), observed and suppressed cells.
 
-    ``o``, ``t``, ``n``: distinct (original, treated) pairs of observed cells and their counts. M, the
-    original values a released value stands for, comes from the hierarchy when the released value is a
-    label on the original value's row (all leaves under that label), else from the data (the distinct
-    original values released with it — a lower bound, exact for recodes the data shows in full).
+    M, the original values a released value stands for, comes from the hierarchy when the released value is
+    a label on the original value's row (all leaves under that label), else from the data (the distinct
+    original values released with it — a lower bound, exact for recodes the data shows in full). Labels
+    compare with released values in the released column's type (:func:`_key`).
     """
-    n_obs = int(n.sum())
+    n_obs = int(sum(p.count))
     if not n_obs:
         return float("nan"), float("nan"), 0, 0
-    n_domain = max(len(set(o.tolist())), h.n_values if h is not None else 0)
+    n_domain = max(len(set(p.original)), h.n_values if h is not None else 0)
     seen: dict[str, int] = {}
-    for b in t.tolist():
+    for b in p.treated:
         if b is not None:
             seen[b] = seen.get(b, 0) + 1  # pairs are distinct: one per original value released as b
-    rows = {value_key(r[0]): [value_key(x) for x in r] for r in h.rows} if h is not None else {}
+    labels = [[_key(x, p.treated_text) for x in r] for r in h.rows] if h is not None else []
     leaves: dict[tuple[int, str | None], int] = {}
-    if h is not None:
-        for lv in range(h.height):
-            for r in h.rows:
-                key = (lv, value_key(r[lv]))
-                leaves[key] = leaves.get(key, 0) + 1
+    for row in labels:
+        for lv, lab in enumerate(row):
+            leaves[(lv, lab)] = leaves.get((lv, lab), 0) + 1
     lm_total, gen_total, n_sup = 0.0, 0.0, 0
-    for a, b, count in zip(o.tolist(), t.tolist(), n.tolist(), strict=True):
+    for a, b, count, r in zip(p.original, p.treated, p.count, p.row, strict=True):
         if b is None:
             lm, gen = 1.0, 1.0
             n_sup += count
         elif b == a and seen.get(b, 1) == 1:  # released as it was, standing for itself alone: level 0
             lm, gen = 0.0, 0.0
         else:
-            row = rows.get(a)
-            level = next((lv for lv, lab in enumerate(row) if lv > 0 and lab == b), None) if row else None
+            level = next((lv for lv, lab in enumerate(labels[r]) if lv > 0 and lab == b), None) if r >= 0 else None
             m = leaves[(level, b)] if level is not None else seen.get(b, 1)
             lm = (m - 1) / (n_domain - 1) if n_domain > 1 else 0.0
             gen = float("nan") if level is None or h is None else level / h.max_level
@@ -141,7 +168,8 @@ def information_loss(
     lm_cells, n_cells = 0.0, 0
     gen_sums, observed = [], []
     for q in qis:
-        lm, gen, n_obs, n_sup = _cell_costs(*_pairs(original, treated, q), (hierarchies or {}).get(q))
+        h = (hierarchies or {}).get(q)
+        lm, gen, n_obs, n_sup = _cell_costs(_pairs(original, treated, q, h), h)
         gen_sums.append(gen * n_obs if n_obs else 0.0)
         observed.append(n_obs)
         prec_q = 1.0 - float(precision_loss(np.array([gen_sums[-1]]), np.array([n_obs])))
