@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .dataset import Dataset, Roles, VariableMeta, validate_frame
+from .dataset import Dataset, Roles, VariableMeta, _no_name, validate_frame
 from .errors import InputError
 
 READ_FORMATS = {
@@ -172,11 +172,16 @@ PARQUET_LABELS_KEY = b"kanon.labels"
 
 
 def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
-    """A Parquet file and the labels kanon embedded in its schema metadata (a sidecar still wins)."""
+    """A Parquet file and the labels kanon embedded in its schema metadata (a sidecar still wins).
+
+    The column names are checked like a CSV header (:func:`check_header`) before any data is read: pyarrow
+    cannot make a table of duplicated names and would fail with its own words.
+    """
     import json
 
     import pyarrow.parquet as pq
 
+    check_header([str(n) for n in pq.read_schema(io.BytesIO(data) if data is not None else path).names])
     table = pq.read_table(io.BytesIO(data) if data is not None else path)
     _refuse_nested(table.schema)
     frame = table.to_pandas()
@@ -360,10 +365,10 @@ def header_record(lines: Iterable[str], sep: str) -> list[str]:
 def check_header(names: list[str]) -> None:
     """Refuse a header with a column that has no name or a name used twice (compared without surrounding
     spaces): readers would invent names ("Unnamed: 1") or rename ("sex.1"), and the variables the user
-    names would no longer be the file's."""
-    for position, name in enumerate(names, start=1):
-        if not name.strip():
-            raise InputError(f"Column {position} has no name in the header: name every column.")
+    names would no longer be the file's. Every column without a name is given by its position."""
+    unnamed = [position for position, name in enumerate(names, start=1) if not name.strip()]
+    if unnamed:
+        raise InputError(_no_name(unnamed, " in the header"))
     counts = Counter(n.strip() for n in names)
     dupes = sorted(n for n, times in counts.items() if times > 1)
     if dupes:

@@ -16,6 +16,12 @@ what a longer record holds beyond the header there: every query that reads the w
 column's values and refuses a file where one is present. A file that passed this check, and has records,
 is remembered (:func:`~kanon_core.engines.source.file_key`), so queries after the first do not read it
 twice; the others check it first.
+
+Polars reads a blank line as a record of missing cells; the in-memory reader (and DuckDB) skip it. A blank
+line and a line of delimiters (",,", a record of empty cells) look alike once read, so the first query on a
+file also counts the records that could be either; only when there are some is the file searched for its
+blank lines (:func:`~kanon_core.engines.source.blank_records`), which every scan then leaves out by position
+(the query is run again without them). The positions are remembered with the file.
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from .api import OutOfCore
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
-from .source import Source, file_key, require_records, too_many_fields
+from .source import Source, blank_records, file_key, require_records, too_many_fields
 
 _CHECKED: set[tuple[str, int, int]] = set()
 """Files (:func:`~kanon_core.engines.source.file_key`) found to have records, none longer than the header."""
+
+_BLANK: dict[tuple[str, int, int], list[int]] = {}
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) searched for blank lines, and their positions among
+the lines Polars reads as records (see the module docstring)."""
 
 
 def extra_column(source: Source, base: str = "kanon_extra_field") -> str:
@@ -60,6 +69,19 @@ class PolarsEngine(OutOfCore):
     package = "polars"
 
     def scan(self, source: Source):
+        """The file's records: as :meth:`_scan_file` reads them, without the blank lines once they are known."""
+        import polars as pl
+
+        lf = self._scan_file(source)
+        blank = _BLANK.get(file_key(source)) if source.format == "csv" else None
+        if not blank:
+            return lf
+        line = extra_column(source, "kanon_line")
+        positions = pl.lit(pl.Series(blank, dtype=pl.Int64)).implode()
+        return lf.with_row_index(line).filter(~pl.col(line).cast(pl.Int64).is_in(positions)).drop(line)
+
+    def _scan_file(self, source: Source):
+        """Every record as Polars reads it, a blank line of a CSV file included (a record of missing cells)."""
         import polars as pl
 
         if source.format == "parquet":
@@ -76,26 +98,57 @@ class PolarsEngine(OutOfCore):
                            skip_lines=header_lines, schema=schema, encoding="utf8", truncate_ragged_lines=True,
                            missing_columns="insert", extra_columns="ignore")
 
-    def _extra_count(self, source: Source):
-        """The number of records with a field beyond the header's (an aggregate expression; CSV only)."""
+    def _check_flags(self, source: Source, find_blank: bool) -> list:
+        """Per record, what :meth:`_checked` counts (CSV only): "kanon_extra", a field beyond the header's
+        (see the module docstring); with ``find_blank``, "kanon_blank", a record that could be a blank line:
+        its first and last cells and the field beyond the header absent. A blank line always is one; a line
+        of delimiters (",,") is too, until :func:`~kanon_core.engines.source.blank_records` tells them apart."""
         import polars as pl
 
-        return pl.col(extra_column(source)).is_not_null().sum().cast(pl.Int64).alias("kanon_extra")
+        if source.format != "csv":
+            return []
+        x = pl.col(extra_column(source))
+        flags = [x.is_not_null().alias("kanon_extra")]
+        if find_blank:
+            cells = [pl.col(source.columns[0]), pl.col(source.columns[-1]), x]
+            flags.append(pl.all_horizontal([c.is_null() for c in cells]).alias("kanon_blank"))
+        return flags
 
-    def _verify(self, source: Source, n_records: int, n_extra: int) -> None:
-        """Refuse a file with a record longer than the header or without records; remember one that passed."""
-        if n_extra:
+    def _checked(self, source: Source, query, what: str):
+        """Collect ``query(scan, find_blank)``: a query over every record that gives the record count in a
+        column "n" and the counts of :meth:`_check_flags`, in one row or one row per class.
+
+        A file with a record longer than the header or without records is refused. A CSV file not yet
+        searched for blank lines is searched when some record could be one, and the query is run again
+        without them. Returns the result without the checks' columns; the file is remembered as checked.
+        """
+        key = file_key(source)
+        csv = source.format == "csv"
+        find_blank = csv and key not in _BLANK
+        out = self._collect(query(self.scan(source), find_blank), what)
+        if csv and _total(out, "kanon_extra"):
             raise InputError(self._first_long_record(source))
-        require_records(n_records)
-        _CHECKED.add(file_key(source))
+        if find_blank:
+            maybe = _total(out, "kanon_blank")
+            blank = _BLANK[key] = blank_records(source) if maybe else []
+            if blank:
+                out = self._collect(query(self.scan(source), True), what)
+                if maybe - _total(out, "kanon_blank") != len(blank):  # the positions are not Polars' records
+                    del _BLANK[key]
+                    raise InputError("The out-of-core engines cannot tell this file's blank lines from its "
+                                     "records; use --engine pandas.")
+        require_records(_total(out, "n"))
+        _CHECKED.add(key)
+        return out.drop([c for c in ("kanon_extra", "kanon_blank") if c in out.columns])
 
     def _first_long_record(self, source: Source) -> str:
-        """The message naming the first record with more fields than the header (its number only)."""
+        """The message naming the first record with more fields than the header (its number only, blank lines
+        counted as the in-memory reader counts them)."""
         import polars as pl
 
         x = extra_column(source)
         row = extra_column(source, "kanon_record")
-        lf = self.scan(source).with_row_index(row).filter(pl.col(x).is_not_null()).select(row).head(1)
+        lf = self._scan_file(source).with_row_index(row).filter(pl.col(x).is_not_null()).select(row).head(1)
         out = self._collect(lf, "looking for the record with too many fields")
         return too_many_fields(int(out.item()) + 1 if out.height else 0, len(source.columns))
 
@@ -105,11 +158,12 @@ class PolarsEngine(OutOfCore):
 
         if file_key(source) in _CHECKED:
             return
-        exprs = [pl.len().cast(pl.Int64).alias("n")]
-        if source.format == "csv":
-            exprs.append(self._extra_count(source))
-        row = self._collect(self.scan(source).select(exprs), "checking the file").row(0, named=True)
-        self._verify(source, int(row["n"]), int(row.get("kanon_extra") or 0))
+
+        def query(lf, find_blank: bool):
+            counts = [f.sum().cast(pl.Int64) for f in self._check_flags(source, find_blank)]
+            return lf.select([pl.len().cast(pl.Int64).alias("n"), *counts])
+
+        self._checked(source, query, "checking the file")
 
     def _collect(self, lf, what: str):
         try:
@@ -137,15 +191,14 @@ class PolarsEngine(OutOfCore):
                 (wv.is_nan() | wv.is_infinite()).fill_null(False).sum().cast(pl.Int64).alias("w_nonfinite"),
                 (wv <= 0).fill_null(False).sum().cast(pl.Int64).alias("w_nonpositive"),
             ]
-        if source.format == "csv":  # records with a field beyond the header's (see the module docstring)
-            cols.append(pl.col(extra_column(source)))
-            aggs.append(self._extra_count(source))
-        lf = self.scan(source).select(cols) if cols else self.scan(source)  # no keys: the record count alone
-        lf = lf.group_by(names).agg(aggs) if names else lf.select(aggs)
-        table = self._collect(lf, "aggregating the file").to_arrow()
-        extra = int(pc.sum(table.column("kanon_extra")).as_py() or 0) if source.format == "csv" else 0
-        self._verify(source, int(pc.sum(table.column("n")).as_py() or 0), extra)
-        return table.drop_columns(["kanon_extra"]) if source.format == "csv" else table
+
+        def query(lf, find_blank: bool):
+            flags = self._check_flags(source, find_blank)
+            counts = [pl.col(f.meta.output_name()).sum().cast(pl.Int64) for f in flags]
+            lf = lf.select(cols + flags) if cols + flags else lf  # no keys: the record count alone
+            return lf.group_by(names).agg(aggs + counts) if names else lf.select(aggs + counts)
+
+        return self._checked(source, query, "aggregating the file").to_arrow()
 
     def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
         import polars as pl
@@ -154,10 +207,11 @@ class PolarsEngine(OutOfCore):
         for i, c in enumerate(source.columns):
             v = _norm(pl, source, c)
             exprs += [v.null_count().alias(f"m{i}"), v.drop_nulls().n_unique().alias(f"d{i}")]
-        if source.format == "csv":
-            exprs.append(self._extra_count(source))
-        row = self._collect(self.scan(source).select(exprs), "summarising the file").row(0, named=True)
-        self._verify(source, int(row["n"]), int(row.get("kanon_extra") or 0))
+
+        def query(lf, find_blank: bool):
+            return lf.select(exprs + [f.sum().cast(pl.Int64) for f in self._check_flags(source, find_blank)])
+
+        row = self._checked(source, query, "summarising the file").row(0, named=True)
         return int(row["n"]), [ColumnStats(c, int(row[f"m{i}"]), int(row[f"d{i}"])) for i, c in enumerate(source.columns)]
 
     def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
@@ -213,6 +267,11 @@ class PolarsEngine(OutOfCore):
             lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the per-record results")) from None
+
+
+def _total(out, column: str) -> int:
+    """The sum of a count column of a query's result (one row, or one row per class)."""
+    return int(out.get_column(column).sum() or 0) if column in out.columns else 0
 
 
 def _apply_ranked(pl, lf, plan: ReleasePlan, keep: list[str]):

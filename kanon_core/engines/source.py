@@ -6,8 +6,10 @@ the same rules as :func:`kanon_core.io._read_csv`:
 
 * the delimiter is sniffed on the first 64 KiB among ``,`` ``;`` tab ``|``, as the in-memory reader does;
 * the header (read in full, however long) names the columns; duplicated and empty names are refused
-  (the in-memory reader refuses them too);
+  (the in-memory reader refuses them too), in CSV and Parquet files alike (:func:`kanon_core.io.check_header`);
 * every CSV cell is read as its exact text; an empty cell (quoted or not) is missing, nothing else is;
+* a blank line is not a record (a line of delimiters, ",,", is one, of empty cells); an engine whose reader
+  takes a blank line for a record of missing cells leaves out those :func:`blank_records` finds;
 * the encoding must be UTF-8 (with or without its byte-order mark). The in-memory reader also accepts
   UTF-16/32 with a byte-order mark and single-byte Windows-1252 files; the engines read UTF-8 only, so
   any other encoding is refused with one line rather than read differently;
@@ -113,9 +115,7 @@ def _parquet_source(p: Path, size: int) -> Source:
         else:
             kinds[f.name] = "other"
     names = [f.name for f in schema]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
+    check_header(names)  # as the in-memory reader checks the names of a Parquet file (and a CSV header)
     return Source(p, "parquet", tuple(names), kinds, size=size)
 
 
@@ -195,6 +195,57 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
             if not block:
                 return
             line += block.count(b"\n")
+
+
+def blank_records(source: Source, chunk: int = 1 << 24) -> list[int]:
+    """The positions (from 0, after the header) of the blank lines of a CSV file, among its records and
+    blank lines in file order: the positions an engine that reads a blank line as a record of missing
+    cells gives those records, so that it can drop them as the in-memory reader does.
+
+    A blank line is a line end right after another one, outside any quoted cell (a line of delimiters,
+    ",,", is a record of empty cells, not a blank line). Files without two line ends in a row are told
+    apart from their bytes; the others are read record by record, as the in-memory reader splits them.
+    """
+    if not _has_empty_line(source.path, chunk):
+        return []
+    last = ""
+
+    def lines(fh: TextIO) -> Iterator[str]:
+        nonlocal last
+        for line in fh:
+            last = line
+            yield line
+
+    blank: list[int] = []
+    try:
+        with open(source.path, encoding="utf-8-sig", newline="") as fh:
+            records = csv.reader(lines(fh), delimiter=source.delimiter)
+            next(records, None)  # the header
+            for position, record in enumerate(records):
+                if last.endswith("\r"):  # a record ended by CR alone: the engines split lines on LF only
+                    raise InputError("Some lines of the file end with CR alone, which the out-of-core engines "
+                                     "do not read as line ends; use --engine pandas.")
+                if not record:
+                    blank.append(position)
+    except UnicodeDecodeError:
+        raise InputError("The out-of-core engines read UTF-8 files only and this one is not UTF-8; "
+                         "use --engine pandas or save it as UTF-8.") from None
+    except csv.Error:  # a cell longer than the csv module's field limit
+        raise InputError("The file has blank lines and a cell too long to find them by; "
+                         "use --engine pandas or --engine duckdb.") from None
+    return blank
+
+
+def _has_empty_line(path: Path, chunk: int) -> bool:
+    """Whether the file holds a line end right after another one (LF LF or LF CR LF), anywhere."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            text = tail + block
+            if b"\n\n" in text or b"\n\r\n" in text:
+                return True
+            tail = text[-2:]
+    return False
 
 
 NO_RECORDS = "The file has no records (0 rows)."
