@@ -126,13 +126,8 @@ BLANK_LINES = {
 }
 
 
-ONE_COLUMN_IN_DUCKDB = pytest.mark.xfail(strict=True, reason="DuckDB reads a blank line of a one-column file "
-                                        "as a record with a missing cell")
-
-
-@pytest.mark.parametrize("engine, case", [
-    pytest.param(engine, case, marks=[ONE_COLUMN_IN_DUCKDB] if (engine, case) == ("duckdb", "one column") else [])
-    for engine in ("duckdb", "polars") for case in BLANK_LINES])
+@pytest.mark.parametrize("case", list(BLANK_LINES))
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
 def test_blank_lines_are_not_records_for_any_engine(tmp_path, engine, case):
     path = tmp_path / "blank.csv"
     path.write_bytes(BLANK_LINES[case].encode())

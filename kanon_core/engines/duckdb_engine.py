@@ -23,6 +23,14 @@ DuckDB's parallel CSV reader does not combine ``null_padding`` with line breaks 
 stops with an error where it meets one. Such a file is then read again by the serial reader (``parallel =
 false``), which handles both, and remembered (:func:`~kanon_core.engines.source.file_key`) so its later
 queries go to the serial reader at once. Files without such cells keep the parallel reader.
+
+A blank line is not a record (:mod:`kanon_core.engines.source`). DuckDB skips it when the header names
+several columns, but in a one-column file it reads it as a record of one missing cell, as it reads ``""``
+(a record whose cell is empty, which the in-memory reader keeps). So a one-column file is read with
+``allow_quoted_nulls = false``, which keeps ``""`` as empty text (made missing afterwards, as every empty
+cell is), and the records whose cell is NULL, the blank lines, are left out in the same scan: no second
+read, and nothing changes for files of several columns. For the same reason a one-column CSV release
+writes a missing cell as ``""`` (as the in-memory writer does), never as a blank line.
 """
 
 from __future__ import annotations
@@ -57,9 +65,27 @@ def _csv_relation(source: Source) -> str:
     columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
     delim = sql.DUCKDB.lit(source.delimiter)
     serial = "parallel = false, " if file_key(source) in _SERIAL else ""
-    return (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
+    one = len(source.columns) == 1
+    quoted = "allow_quoted_nulls = false, " if one else ""
+    scan = (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
             f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
-            f"{serial}auto_detect = false, encoding = 'utf-8')")
+            f"{quoted}{serial}auto_detect = false, encoding = 'utf-8')")
+    return _without_blank_lines(scan, source.columns[0]) if one else scan
+
+
+def _without_blank_lines(scan: str, column: str) -> str:
+    """The records of a one-column file's ``scan`` (read with ``allow_quoted_nulls = false``) without its
+    blank lines: there a NULL cell can only be a blank line, since ``""`` is read as empty text. A filter in
+    the same scan, so the file is still read once (see the module docstring)."""
+    return f"(SELECT * FROM {scan} WHERE {sql.DUCKDB.q(column)} IS NOT NULL)"
+
+
+def one_column_csv(query: str, keep: Sequence[str]) -> str:
+    """``query`` (the release's records) as a CSV file of the one column ``keep`` must be written: a missing
+    cell as empty text, which DuckDB writes ``""``, since the empty line it writes for NULL would be read back
+    as a blank line and the record lost (the in-memory writer writes ``""`` too)."""
+    col = sql.DUCKDB.q(keep[0])
+    return f"SELECT COALESCE(CAST({col} AS VARCHAR), '') AS {col} FROM ({query}) kanon_release"
 
 
 def read_serially_after(source: Source, exc: Exception) -> bool:
@@ -261,6 +287,8 @@ class DuckDBEngine(OutOfCore):
                 self._require_records(con, source)
                 query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
                                         ranked=ranked, lookups=lookups)
+                if fmt.startswith("CSV") and len(keep) == 1:
+                    query = one_column_csv(query, keep)
                 con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
 
             serially_if_needed(source, "writing the release", copy)
