@@ -17,6 +17,7 @@ These are proposals: the Recode page shows them with the scale and why, and the 
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -98,10 +99,29 @@ def scale_of(ds: Dataset, column: str) -> ScaleGuess:
     return infer_scale(column, qm.values[0], qm.labels[0])
 
 
-def _group_name(labels: Sequence[str]) -> str:
-    if len(labels) <= 3:
-        return " / ".join(labels)
-    return f"{labels[0]} / {labels[1]} / … ({len(labels)} categories)"
+def _group_name(first: Sequence[str], n: int) -> str:
+    """Name of a group of ``n`` categories from its smallest labels in sorted order (at least
+    ``min(n, 3)`` of them): all of them up to three, else the first two and the count."""
+    if n <= 3:
+        return " / ".join(first[:n])
+    return f"{first[0]} / {first[1]} / … ({n} categories)"
+
+
+_Group = tuple[int, str, int, int, list[int], list[str] | None]
+"""A group waiting in the heap: (records, name, minus its merge number (0 for a category), category index
+(0 for a merged group), member indices, its three smallest labels in sorted order (None for a category)).
+The first four fields order the heap and are never equal for two groups, so members are never compared."""
+
+
+def _merged(a: _Group, b: _Group, labels: Sequence[str], number: int) -> _Group:
+    """The group of ``a`` and ``b`` (the ``number``-th merge), named without re-sorting all member labels.
+
+    Only the three smallest labels can appear in a name, and those of the union are among the three
+    smallest of each side; the longer member list absorbs the shorter, so a member moves O(log n) times."""
+    first = sorted((a[5] or [labels[a[4][0]]]) + (b[5] or [labels[b[4][0]]]))[:3]
+    big, small = (a[4], b[4]) if len(a[4]) >= len(b[4]) else (b[4], a[4])
+    big.extend(small)
+    return a[0] + b[0], _group_name(first, len(big)), -number, 0, big, first
 
 
 def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
@@ -112,23 +132,24 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
 
     Groups only ever merge, so the levels nest; a category is never split, and no interval of codes is
     formed. A group is named by its members' labels (``Farmer / Laborer``).
+
+    The groups wait in a heap, so a text variable with 100,000 categories is grouped in O(n log n) rather
+    than re-sorted after every merge. Groups of equal size and name keep the order such a stable re-sort
+    gives: the newest merged group first, then older merged groups, then categories in their given order.
     """
-    groups: list[list[int]] = [[i] for i in range(len(texts))]
-
-    def size(g: list[int]) -> int:
-        return sum(int(counts[i]) for i in g)
-
-    def title(g: list[int]) -> str:
-        return texts[g[0]] if len(g) == 1 else _group_name(sorted(labels[i] for i in g))
-
+    heap: list[_Group] = [(int(counts[i]), texts[i], 0, i, [i], None) for i in range(len(texts))]
+    heapq.heapify(heap)
+    merges = 0
     levels = []
     for c in sorted(capacities):
-        groups.sort(key=lambda g: (size(g), title(g)))
-        while len(groups) > 1 and size(groups[0]) < c:
-            merged = groups[0] + groups[1]
-            groups = sorted([merged, *groups[2:]], key=lambda g: (size(g), title(g)))
-        of = {i: title(g) for g in groups for i in g}
-        levels.append([of[i] for i in range(len(texts))])
+        while len(heap) > 1 and heap[0][0] < c:
+            merges += 1
+            heapq.heappush(heap, _merged(heapq.heappop(heap), heapq.heappop(heap), labels, merges))
+        of = [""] * len(texts)
+        for g in heap:
+            for i in g[4]:
+                of[i] = g[1]
+        levels.append(of)
     return _complete(list(texts), levels, name)
 
 
