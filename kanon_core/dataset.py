@@ -316,14 +316,14 @@ def validate_frame(frame: pd.DataFrame) -> None:
     # empty names first: several of them would otherwise be reported as the duplicated name ""
     unnamed = [position for position, name in enumerate(names, start=1) if not name.strip()]
     if unnamed:
-        raise InputError(_no_name(unnamed))
+        raise InputError(no_name_message(unnamed))
     # counted in one pass: comparing every name with every other takes minutes on 20,000 columns
     dupes = sorted(name for name, times in Counter(names).items() if times > 1)
     if dupes:
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
 
 
-def _no_name(positions: Sequence[int], where: str = "") -> str:
+def no_name_message(positions: Sequence[int], where: str = "") -> str:
     """The refusal of columns without a name, by position (from 1): each one up to ten, then how many more,
     so that the message stays one readable line however many columns lack a name."""
     if len(positions) == 1:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .dataset import Dataset, Roles, VariableMeta, _no_name, validate_frame
+from .dataset import Dataset, Roles, VariableMeta, no_name_message, validate_frame
 from .errors import InputError
 
 READ_FORMATS = {
@@ -368,7 +368,7 @@ def check_header(names: list[str]) -> None:
     names would no longer be the file's. Every column without a name is given by its position."""
     unnamed = [position for position, name in enumerate(names, start=1) if not name.strip()]
     if unnamed:
-        raise InputError(_no_name(unnamed, " in the header"))
+        raise InputError(no_name_message(unnamed, " in the header"))
     counts = Counter(n.strip() for n in names)
     dupes = sorted(n for n, times in counts.items() if times > 1)
     if dupes:

@@ -391,13 +391,13 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
 def _absent_categories(ds: Dataset, column: str, merge: Sequence[Any]) -> list[Any]:
     """The categories to merge that no observed cell of ``column`` answers to, matched as the recode step
     matches them: in a text column a text as written ("012" is not "12"), numbers by value (12.0 is 12)."""
-    from .treat.recode import _cell_keys, _is_text, _merge_key
+    from .treat.recode import cell_keys, is_text_column, merge_key
 
     series = ds.frame[column]
-    text = _is_text(series)
+    text = is_text_column(series)
     cells = pd.unique(series[~ds.missing_mask(column)].to_numpy(dtype=object))
-    present = {key for cell in cells for key in _cell_keys(cell, text)}
-    return [v for v in merge if _merge_key(v, text) not in present]
+    present = {key for cell in cells for key in cell_keys(cell, text)}
+    return [v for v in merge if merge_key(v, text) not in present]
 
 
 def graft(history: History, replay: Replay | History, base: int = 0) -> list[Version]:

@@ -300,14 +300,14 @@ def _refuse_order_dependent_merge(ds: Dataset, step: Any, where: str) -> None:
     (``12`` finds both ``"012"`` and ``"12"``: refused)."""
     if not step.merge or step.into is not None:
         return
-    from ..treat.recode import _cell_keys, _is_text, _merge_key
+    from ..treat.recode import cell_keys, is_text_column, merge_key
 
     col = ds.frame[step.column]
-    text = _is_text(col)
-    wanted = {_merge_key(v, text) for v in step.merge}
+    text = is_text_column(col)
+    wanted = {merge_key(v, text) for v in step.merge}
     seen: dict[tuple[str, str | None], Any] = {}
     for v in pd.unique(col[~ds.missing_mask(step.column)].to_numpy(dtype=object)):
-        if any(key in wanted and seen.setdefault(key, v) != v for key in _cell_keys(v, text)):
+        if any(key in wanted and seen.setdefault(key, v) != v for key in cell_keys(v, text)):
             raise InputError(f"{_named(step, where)} cannot be applied at scale: a category to merge is written "
                              f"in more than one way in {step.column}, so the merged value depends on the order "
                              "of the records; give the value to merge into in the recipe, or use --engine pandas.")

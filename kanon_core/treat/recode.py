@@ -239,7 +239,7 @@ class RecodeStep(Step):
 
     def _top_bottom(self, series: pd.Series, miss: np.ndarray, labels: dict) -> tuple[pd.Series, dict]:
         observed = series[~miss & series.notna().to_numpy(dtype=bool)]
-        if _is_text(series) and any(isinstance(v, str) for v in pd.unique(observed.to_numpy(dtype=object))):
+        if is_text_column(series) and any(isinstance(v, str) for v in pd.unique(observed.to_numpy(dtype=object))):
             raise InputError(f"Top/bottom coding needs a numeric variable; '{self.column}' holds text codes.")
         num = pd.to_numeric(series, errors="coerce")
         if int((num.isna() & ~pd.Series(miss, index=series.index) & series.notna()).sum()):
@@ -296,14 +296,14 @@ def _merge_cells(series: pd.Series, miss: np.ndarray, merge: Sequence[Any]) -> t
     Keys tell the two ways of matching apart (see :class:`RecodeStep`): ``("text", t)`` for a text given for
     a text column, ``("value", value_key)`` otherwise; a cell of a text column has both keys.
     """
-    text = _is_text(series)
-    wanted = [_merge_key(v, text) for v in merge]
+    text = is_text_column(series)
+    wanted = [merge_key(v, text) for v in merge]
     wanted_set = set(wanted)
     observed = ~miss & series.notna().to_numpy(dtype=bool)
     first: dict[tuple[str, str | None], Any] = {}
     hits = []
     for cell in pd.unique(series[observed].to_numpy(dtype=object)):  # in record order
-        keys = _cell_keys(cell, text)
+        keys = cell_keys(cell, text)
         if not wanted_set.isdisjoint(keys):
             hits.append(cell)
             for k in keys:
@@ -313,21 +313,21 @@ def _merge_cells(series: pd.Series, miss: np.ndarray, merge: Sequence[Any]) -> t
     return cond, present
 
 
-def _merge_key(v: Any, text_column: bool) -> tuple[str, str | None]:
+def merge_key(v: Any, text_column: bool) -> tuple[str, str | None]:
     """How a value to merge is matched: a text in a text column as written, anything else by value_key."""
     if text_column and isinstance(v, str):
         return ("text", v)
     return ("value", value_key(v))
 
 
-def _cell_keys(cell: Any, text_column: bool) -> tuple[tuple[str, str | None], ...]:
+def cell_keys(cell: Any, text_column: bool) -> tuple[tuple[str, str | None], ...]:
     """The keys a cell answers to: its written text (text columns only) and its value_key."""
     if not text_column:
         return (("value", value_key(cell)),)
     return (("text", cell_text(cell)), ("value", value_key(cell)))
 
 
-def _is_text(series: pd.Series) -> bool:
+def is_text_column(series: pd.Series) -> bool:
     """A column of text (object or string dtype), whose codes compare as written: "012" is not "12"."""
     return series.dtype == object or pd.api.types.is_string_dtype(series.dtype)
 

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..history import History
 from ..io import cell_text
 from ..treat.hierarchy import Hierarchy, value_key
-from ..treat.recode import _is_text
+from ..treat.recode import is_text_column
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _pairs(original: Dataset, treated: Dataset, q: str, h: Hierarchy | None) -> 
     (:meth:`Hierarchy.match`: text codes by their text, numbers by value)."""
     qo, qt = original.qi_matrix([q]), treated.qi_matrix([q])
     co, ct = qo.codes[:, 0].astype(np.int64), qt.codes[:, 0].astype(np.int64)
-    o_text, t_text = _is_text(original.frame[q]), _is_text(treated.frame[q])
+    o_text, t_text = is_text_column(original.frame[q]), is_text_column(treated.frame[q])
     ko = np.array([_key(v, o_text) for v in qo.values[0]] + [None], dtype=object)
     kt = np.array([_key(v, t_text) for v in qt.values[0]] + [None], dtype=object)
     rows = h.match(qo.values[0], qo.labels[0]) if h is not None else np.full(len(qo.values[0]), -1)
