@@ -140,6 +140,30 @@ def test_scale_reasons_and_label_words():
     assert g.scale == "nominal" and "relat" in g.reason
 
 
+def test_codes_sharing_a_value_label_are_pooled_in_groups_of_their_own():
+    """Four rare codes all labelled "Other" pool in two pairs, both named by their labels: the pairs stay
+    two groups (two labels), so the next level may send them different ways."""
+    codes = np.repeat(np.arange(1, 8), [1, 1, 1, 1, 2, 3, 50])
+    meta = {"occ": VariableMeta(value_labels={1: "Other", 2: "Other", 3: "Other", 4: "Other", 5: "Fisher",
+                                              6: "Farmer", 7: "Clerk"})}
+    ds = Dataset(frame=pd.DataFrame({"occ": codes}), roles=Roles(qis=("occ",)), meta=meta)
+    h = default_hierarchy(ds, "occ")
+    first = h.labels_at(1)
+    assert first[0] == first[1] and first[2] == first[3] and first[0] != first[2]
+    assert first[0].startswith("Other / Other") and first[2].startswith("Other / Other")
+    assert h.labels_at(2)[0] != h.labels_at(2)[2]  # the two pairs go different ways
+
+
+def test_a_category_written_like_a_group_is_not_merged_with_that_group():
+    """The category "Farmer / Laborer" and the pool of the rare "Farmer" and "Laborer" are two groups."""
+    jobs = np.repeat(["Farmer", "Laborer", "Farmer / Laborer", "Clerk", "Teacher"], [1, 1, 2, 3, 50])
+    ds = Dataset(frame=pd.DataFrame({"job": jobs}), roles=Roles(qis=("job",)))
+    h = default_hierarchy(ds, "job")
+    first = dict(zip(h.originals, h.labels_at(1), strict=True))
+    assert first["Farmer / Laborer"] == "Farmer / Laborer"
+    assert first["Farmer"] == first["Laborer"] != "Farmer / Laborer"
+
+
 @given(st.lists(st.integers(1, 200), min_size=4, max_size=12), st.lists(st.floats(1, 500), min_size=1, max_size=4))
 def test_frequency_grouping_nests_and_meets_each_capacity(counts, caps):
     texts = [str(i) for i in range(len(counts))]

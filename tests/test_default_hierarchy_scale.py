@@ -1,11 +1,13 @@
 """Grouping of unordered categories at scale: the same hierarchy as the plain re-sort-after-every-merge
-algorithm (kept below as the specification), but without its quadratic cost on 100,000 categories."""
+algorithm (kept below as the specification), but without its quadratic cost on 100,000 categories; and
+every group of a level under a label of its own, where that algorithm's names could clash."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,10 +21,11 @@ def _reference_group_name(labels: Sequence[str]) -> str:
     return f"{labels[0]} / {labels[1]} / … ({len(labels)} categories)"
 
 
-def reference_frequency_grouping(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
-                                 capacities: Sequence[float], name: str = "") -> Hierarchy:
+def _reference_levels(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                      capacities: Sequence[float]) -> list[list[tuple[list[int], str]]]:
     """The original algorithm, word for word: sort all groups by (records, name) and, while the smallest
-    is under the capacity, merge the two smallest and stable-sort the whole list again."""
+    is under the capacity, merge the two smallest and stable-sort the whole list again. Each level's groups
+    (member indices) with their names as that algorithm gave them, clashes included."""
     groups: list[list[int]] = [[i] for i in range(len(texts))]
 
     def size(g: list[int]) -> int:
@@ -37,9 +40,51 @@ def reference_frequency_grouping(texts: Sequence[str], labels: Sequence[str], co
         while len(groups) > 1 and size(groups[0]) < c:
             merged = groups[0] + groups[1]
             groups = sorted([merged, *groups[2:]], key=lambda g: (size(g), title(g)))
-        of = {i: title(g) for g in groups for i in g}
-        levels.append([of[i] for i in range(len(texts))])
-    return _complete(list(texts), levels, name)
+        levels.append([(list(g), title(g)) for g in groups])
+    return levels
+
+
+def _reference_distinct_names(level: list[tuple[list[int], str]]) -> list[tuple[list[int], str]]:
+    """The rule for clashing names, spelled out: single categories keep their text; then, merged groups in
+    order of their first category, a group keeps its name unless some label given before is that name,
+    else takes "name (k)" for the smallest k from 2 that is no group's name and no label given before."""
+    names = {title for _, title in level}
+    given: set[str] = set()
+    out = []
+    singles = [(g, t) for g, t in level if len(g) == 1]
+    merged = sorted(((g, t) for g, t in level if len(g) > 1), key=lambda gt: min(gt[0]))
+    for g, title in singles + merged:
+        if len(g) > 1 and title in given:
+            k = 2
+            while f"{title} ({k})" in names or f"{title} ({k})" in given:
+                k += 1
+            title = f"{title} ({k})"
+        given.add(title)
+        out.append((g, title))
+    return out
+
+
+def _labelled(n: int, levels: list[list[tuple[list[int], str]]]) -> list[list[str]]:
+    """Each level's label of every category: the name of its group."""
+    rows = []
+    for level in levels:
+        of = {i: title for g, title in level for i in g}
+        rows.append([of[i] for i in range(n)])
+    return rows
+
+
+def former_frequency_grouping(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                              capacities: Sequence[float], name: str = "") -> Hierarchy:
+    """The original algorithm with its names as they were (two groups could share one)."""
+    levels = _reference_levels(texts, labels, counts, capacities)
+    return _complete(list(texts), _labelled(len(texts), levels), name)
+
+
+def reference_frequency_grouping(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                                 capacities: Sequence[float], name: str = "") -> Hierarchy:
+    """The original algorithm, with every group of a level under a label of its own."""
+    levels = [_reference_distinct_names(level) for level in _reference_levels(texts, labels, counts, capacities)]
+    return _complete(list(texts), _labelled(len(texts), levels), name)
 
 
 def _outcome(fn: Callable[..., Hierarchy], *args: object) -> tuple:
@@ -95,6 +140,113 @@ def test_ties_in_records_and_name_keep_the_reference_order():
     for texts, labels, counts, caps in cases:
         got = frequency_grouping_hierarchy(texts, labels, counts, caps, "q")
         assert got.rows == reference_frequency_grouping(texts, labels, counts, caps, "q").rows, texts
+
+
+def _partition(labels: Sequence[str]) -> set[frozenset[int]]:
+    """The groups a labelling makes: the categories under each label."""
+    by: dict[str, set[int]] = {}
+    for i, lab in enumerate(labels):
+        by.setdefault(lab, set()).add(i)
+    return {frozenset(g) for g in by.values()}
+
+
+def _reference_partitions(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                          capacities: Sequence[float]) -> list[set[frozenset[int]]]:
+    """The groups of each level the original algorithm decided, as a hierarchy keeps them: a level that
+    groups like the one below is left out, and so is a last level of a single group (that is ``*``)."""
+    kept: list[set[frozenset[int]]] = []
+    below = {frozenset([i]) for i in range(len(texts))}
+    for level in _reference_levels(texts, labels, counts, capacities):
+        groups = {frozenset(g) for g, _ in level}
+        if groups != below:
+            kept.append(groups)
+            below = groups
+    if kept and len(kept[-1]) == 1:
+        kept.pop()
+    return kept
+
+
+def _assert_one_label_per_reference_group(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                                          capacities: Sequence[float]) -> None:
+    """The hierarchy builds; at every level each group the algorithm decided has one label and no other
+    group (nor category) shares it; and each level is a coarsening of the one below."""
+    h = frequency_grouping_hierarchy(texts, labels, counts, capacities, "q")
+    for level in range(1, h.height):
+        below, here = h.labels_at(level - 1), h.labels_at(level)
+        assert len(set(zip(below, here, strict=True))) == len(set(below)), level
+    got = [_partition(h.labels_at(level)) for level in range(1, h.max_level)]
+    assert got == _reference_partitions(texts, labels, counts, capacities)
+
+
+_CLASHES = {  # (texts, labels, counts, capacities)
+    # {p, q} and {r, s} are both "x / x", as is the category "x / x": at the next level the two pools merge
+    # and the category goes with "d", which three groups under one label at level 1 did not allow
+    "a category reads like a group, and codes share a label":
+        (["p", "q", "r", "s", "x / x", "d", "t"], ["x"] * 4 + ["y", "z", "w"], [1, 1, 1, 1, 2, 3, 20], [2, 3]),
+    # four codes labelled "Other" pool in two pairs, both "Other / Other"; then each pair goes elsewhere
+    "codes share a value label":
+        (["1", "2", "3", "4", "5", "6", "7"], ["Other"] * 4 + ["Fisher", "Farmer", "Clerk"],
+         [1, 1, 1, 1, 2, 3, 50], [2, 3]),
+    # {1, 3, 5, 8} (b, c, e, c) and {2, 4, 6, 7} (c, b, c, d): four categories each, the two smallest labels
+    # b and c, so both are "b / c / … (4 categories)"
+    "groups of four share their two smallest labels":
+        ([str(i) for i in range(1, 9)], ["b", "c", "c", "b", "e", "c", "d", "c"], [3, 2, 3, 2, 3, 2, 2, 2], [5, 8]),
+    # the category "a / b" and the pool of a and b
+    "a category reads like a group":
+        (["a", "b", "a / b", "c", "d"], ["a", "b", "a / b", "c", "d"], [1, 1, 2, 3, 50], [2, 3]),
+}
+
+
+@pytest.mark.parametrize("case", list(_CLASHES))
+def test_groups_sharing_a_name_keep_labels_of_their_own(case):
+    texts, labels, counts, caps = _CLASHES[case]
+    _assert_one_label_per_reference_group(texts, labels, counts, caps)
+    h = frequency_grouping_hierarchy(texts, labels, counts, caps, "q")
+    assert h.rows == reference_frequency_grouping(texts, labels, counts, caps, "q").rows
+
+
+def test_a_numbered_label_skips_names_already_taken():
+    """The category written "x / x (2)" keeps its text, so of the other two groups named "x / x" (after the
+    category "x / x") the second is "x / x (3)": no label stands for two groups."""
+    texts = ["p", "q", "r", "s", "x / x", "x / x (2)", "t"]
+    labels = ["x"] * 4 + ["y", "y", "w"]
+    counts = [1, 1, 1, 1, 2, 2, 20]
+    h = frequency_grouping_hierarchy(texts, labels, counts, [2], "q")
+    level = h.labels_at(1)
+    assert len(set(level)) == len(_partition(level)) == 5
+    # numbered in the order of their first category: {p, q} before {r, s}
+    assert (level[0], level[2], level[4], level[5]) == ("x / x (3)", "x / x (4)", "x / x", "x / x (2)")
+
+
+@st.composite
+def _valid_inputs(draw: st.DrawFn) -> tuple[list[str], list[str], list[int], list[float]]:
+    """Inputs a hierarchy can be built from (categories distinct as written, spaces aside), with shared value
+    labels, texts written like group names, and many ties."""
+    if draw(st.booleans()):
+        texts = draw(st.lists(_TIED_TEXTS, min_size=3, max_size=10, unique=True))
+        labels = draw(st.lists(st.sampled_from(["x", "x", "y", "x / x"]), min_size=len(texts), max_size=len(texts)))
+        counts = draw(st.lists(st.integers(1, 2), min_size=len(texts), max_size=len(texts)))
+        return texts, labels, counts, draw(st.lists(st.integers(2, 8), min_size=1, max_size=3))
+    texts = draw(st.lists(_TEXTS, min_size=1, max_size=12, unique_by=str.strip))
+    labels = draw(st.lists(_LABELS, min_size=len(texts), max_size=len(texts)))
+    counts = draw(st.lists(st.integers(0, 4), min_size=len(texts), max_size=len(texts)))
+    return texts, labels, counts, draw(st.lists(st.one_of(st.integers(0, 8), st.floats(0, 30)), max_size=4))
+
+
+@given(_valid_inputs())
+def test_every_level_labels_its_groups_one_to_one(args):
+    _assert_one_label_per_reference_group(*args)
+
+
+@given(_grouping_inputs())
+def test_names_that_do_not_clash_are_kept_as_they_were(args):
+    """Numbers are added only where two groups of a level share a name: otherwise the hierarchy is the one
+    the former names gave."""
+    texts, labels, counts, caps = args
+    levels = _reference_levels(texts, labels, counts, caps)
+    if all(len({title for _, title in level}) == len(level) for level in levels):
+        assert _outcome(frequency_grouping_hierarchy, texts, labels, counts, caps, "q") == \
+            _outcome(former_frequency_grouping, texts, labels, counts, caps, "q")
 
 
 class _CountingReads(list):

@@ -9,7 +9,8 @@ scale decides (:func:`infer_scale`, which the officer may override):
 * **nominal** (texts, or codes of unordered categories: relationship, region, occupation): never numeric
   intervals, which would claim an order the codes do not have ("4-5", "6-9"). The rarest groups merge,
   level by level, until every group holds 1 %, 5 % and 20 % of the records
-  (:func:`frequency_grouping_hierarchy`); groups are named by their categories' labels;
+  (:func:`frequency_grouping_hierarchy`); groups are named by their categories' labels, numbered where
+  two groups of a level would share a name;
 * anything with fewer than four values: keep or drop (original → ``*``).
 
 These are proposals: the Recode page shows them with the scale and why, and the officer replaces them.
@@ -131,7 +132,9 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     least the capacity (or one group is left).
 
     Groups only ever merge, so the levels nest; a category is never split, and no interval of codes is
-    formed. A group is named by its members' labels (``Farmer / Laborer``).
+    formed. A group is named by its members' labels (``Farmer / Laborer``), with a number added
+    (``Farmer / Laborer (2)``) where another group or a category of the level already has that name
+    (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
 
     The groups wait in a heap, so a text variable with 100,000 categories is grouped in O(n log n) rather
     than re-sorted after every merge. Groups of equal size and name keep the order such a stable re-sort
@@ -145,12 +148,38 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
         while len(heap) > 1 and heap[0][0] < c:
             merges += 1
             heapq.heappush(heap, _merged(heapq.heappop(heap), heapq.heappop(heap), labels, merges))
-        of = [""] * len(texts)
-        for g in heap:
-            for i in g[4]:
-                of[i] = g[1]
-        levels.append(of)
+        levels.append(_level_labels(heap, len(texts)))
     return _complete(list(texts), levels, name)
+
+
+def _level_labels(groups: Sequence[_Group], size: int) -> list[str]:
+    """The label of each category at one level: its group's name, made distinct from every other label.
+
+    A label stands for its group in the hierarchy, so two groups under one label would be released as one
+    (and re-separated at a coarser level, which no hierarchy may do). Two codes may share a value label,
+    groups of four or more may share their two smallest labels and their number of categories, and a
+    category may be written like a group ("a / b"). So a category keeps its own text; a merged group keeps
+    its name unless a category or a merged group holding a smaller category index has it, and then takes
+    the first free `` (2)``, `` (3)``...: it depends only on the level's groups, and a level without a
+    clash is unchanged."""
+    ordered = sorted(groups, key=lambda g: (g[5] is not None, min(g[4])))  # categories first
+    taken = {g[1] for g in groups}
+    used: set[str] = set()
+    suffix: dict[str, int] = {}  # next number to try per clashing name, so many clashes stay linear
+    of = [""] * size
+    for g in ordered:
+        label = g[1]
+        if label in used and g[5] is not None:
+            k = suffix.get(label, 2)
+            while f"{label} ({k})" in taken:
+                k += 1
+            suffix[label] = k + 1
+            label = f"{label} ({k})"
+            taken.add(label)
+        used.add(label)
+        for i in g[4]:
+            of[i] = label
+    return of
 
 
 def default_hierarchy(ds: Dataset, column: str, scale: str | None = None) -> Hierarchy:
