@@ -123,6 +123,32 @@ def project_data(project: Project, current: Dataset, upload: tuple[bytes, str] |
     raise InputError(f"The project's data is the file {project.data.name}: upload it together with the project.")
 
 
+def report_hierarchies(history: History, version: Version,
+                       qis: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The session's hierarchies the report measures Prec with (as the Compare page's, on the original seen with
+    the version's roles), and the message of each QI left without one.
+
+    A QI whose hierarchy cannot be made (one with no observed values needs none) is left out, as the Compare
+    and Recode pages say rather than fail: the report measures its information loss without a hierarchy."""
+    from kanon_core.errors import KanonError
+    from kanon_core.utility.baseline import original_with_roles
+
+    from . import hierarchy_ui
+
+    try:
+        base = original_with_roles(history, version.id)
+    except KanonError as exc:
+        return {}, [str(exc)]
+    found: dict[str, Any] = {}
+    problems: list[str] = []
+    for q in qis:  # one at a time: one QI's problem leaves the others' hierarchies
+        try:
+            found.update(hierarchy_ui.effective_hierarchies(base, [q])[0])
+        except KanonError as exc:
+            problems.append(str(exc))
+    return found, problems
+
+
 def minucs_of_minucs_page(history: History, version: Version, qis: tuple[str, ...],
                           k: int) -> tuple[Any, Any] | None:
     """The MINUCs page's searches the report can reuse: (before, after) when that page has searched the

@@ -9,14 +9,13 @@ import zlib
 
 import streamlit as st
 
-from kanon_app import big_file, export_ui, hierarchy_ui, prefetch, state
+from kanon_app import big_file, export_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_core.errors import KanonError
 from kanon_core.export import DEFAULT_SUPPRESSED_CODE, SUPPRESSED_LABEL, ExportOptions, release
 from kanon_core.project import Project
 from kanon_core.recipe import Recipe, graft
 from kanon_core.report import ReportOptions, default_formulas, report_html
-from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.info_loss import hierarchies_fingerprint
 
 ensure_app_navigation()
@@ -141,7 +140,9 @@ with tab_report:
     if clicked or state.job_running("report_html", params):
         if clicked:
             state.memo_put("report_html", params, None)  # a click rebuilds (e.g. on a new day)
-        session_hs, _ = hierarchy_ui.effective_hierarchies(original_with_roles(hist, version.id), qis)
+        session_hs, problems = export_ui.report_hierarchies(hist, version, qis)
+        for problem in problems:  # e.g. a QI with no observed values: the report is built all the same
+            st.warning(f"{problem} The report measures its information loss without a hierarchy for it.")
         opts = dataclasses.replace(opts, hierarchies=session_hs)
         risks = {v.id: r for v in hist.lineage(version.id) for p, r in state.memo_found("version_risk", v) if p == k}
         ahead = (lambda: found) if found is not None else prefetch.report_minucs_ready(qis, opts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 # the Records tab's styled record view: pandas' Styler and its templates load with the page (about 60 ms),
@@ -16,7 +18,13 @@ from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
-from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
+from kanon_core.risk.minucs import (
+    RESPONSIVE_ESTIMATE_SECONDS,
+    CostEstimate,
+    estimate_cost,
+    find_minucs,
+    minuc_rows,
+)
 from kanon_core.risk.minucs_by_subsets import METHOD_TEXT
 from kanon_core.risk.qid import minimal_qids_from_minucs
 from kanon_core.risk.suda import suda_scores
@@ -77,30 +85,59 @@ def _search(progress):
                        rows=rows)
 
 
+def _figure(value: float, bound: float, text: str, unknown: str) -> str:
+    """One figure of an estimate its budget stopped: "about" when known all the same (it did not depend on the
+    search), else "at least" its lower bound (``text`` holds ``{}`` for the number), else ``unknown``."""
+    if math.isfinite(value):
+        return "about " + text.format(value)
+    return "at least " + text.format(bound) if bound > 0 else unknown
+
+
+def _bounded_estimate_text(est: CostEstimate) -> str:
+    """What the page says when the estimate stopped at its time budget: a lower bound is never shown as a
+    cost, and is rounded down."""
+    bound = est.at_least
+    assert bound is not None
+    seconds = _figure(est.seconds, math.floor(bound.seconds * 10) / 10, "**{:,.1f} s**", "an unknown time")
+    minucs = _figure(est.minucs, math.floor(bound.minucs), "**{:,.0f} MINUCs**", "an unknown number of MINUCs")
+    memory = _figure(est.memory_bytes / 2**20, math.floor(bound.memory_bytes / 2**20), "{:,.0f} MB",
+                     "an unknown amount of memory")
+    return (f"The estimate stopped at its time limit ({bound.budget_seconds:,.1f} s) with {bound.rows_searched:,} "
+            f"of its {est.sampled_rows:,} sampled distinct records (of {est.n_distinct_rows:,}) searched to the "
+            f"end, so the cost of the search is not known. Extrapolated from what it searched, the search would "
+            f"take {seconds}, find {minucs} and hold {memory}, found {METHOD_TEXT[est.method]}. "
+            "Fewer quasi-identifiers or a maximum size make it smaller.")
+
+
 if result is None:
     offer = st.empty()
     clicked = False
     if ahead or not state.job_running("minucs", params):
         with offer.container():
             try:
-                # with a carry-over, the time is that of the records searched again
+                # with a carry-over, the time is that of the records searched again; made on this page's
+                # thread, so within a time budget (40 QIs could take minutes: the page would not open)
                 est = state.memo("minuc_estimate",
                                  prefetch.minuc_estimate_params(params, None if carry is None else carry.version_id),
                                  lambda: estimate_cost(qm, k=k, missing=ds.missing, max_size=max_size or None,
-                                                       carry=plan, rows=rows))
+                                                       carry=plan, rows=rows,
+                                                       budget_seconds=RESPONSIVE_ESTIMATE_SECONDS))
             except KanonError as exc:
                 st.error(str(exc))
                 st.stop()
-            st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
-                    f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
-                    f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
+            if est.at_least is None:
+                st.info(f"Estimated from {est.sampled_rows:,} of {est.n_distinct_rows:,} distinct records: about "
+                        f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
+                        f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
+            else:
+                st.warning(_bounded_estimate_text(est))
             if carry is not None:
                 st.caption(carry.text())
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")
         if clicked:
             prefetch.ask_minucs(params)
             ahead = False
-        else:
+        elif est.at_least is None:  # a search of unknown cost is never started unasked
             prefetch.start_minucs_ahead(params, est, _search)
             ahead = prefetch.minucs_ahead(params, shown_here=True)
     if ahead:

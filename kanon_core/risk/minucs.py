@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from math import comb
@@ -760,10 +760,41 @@ def _as_completed(futures):
 SAMPLE_WORK = 200_000_000
 """Most class comparisons the MINUC estimate of a class table makes (sampled classes x classes)."""
 
+RESPONSIVE_ESTIMATE_SECONDS = 0.4
+"""A work budget for an estimate made while a page waits for it (``budget_seconds``): the bundled sample's 19
+QIs at k = 3 take about 0.16 s, 40 QIs can take minutes."""
+
+SIZE_STEP_GROWTH = 3.0
+"""Least factor by which the next size's search of a row is assumed to cost more than the last one's, when the
+estimate decides whether it still fits in its budget (measured: 1.5 to 4 per size on 40 QIs)."""
+
+
+@dataclass(frozen=True)
+class CostBound:
+    """What an estimate stopped by its work budget knows for sure: the full estimate (the same sample searched
+    to the end) would be at least these values.
+
+    They are extrapolated as the estimate is, from the part of the sample searched: a row whose search was cut
+    at a size contributes the MINUCs up to that size (all of them MINUCs of the full search) and the time of
+    that cut search (part of the full search's work), a row not searched contributes nothing. So each is a
+    lower bound of the estimate, never an estimate itself."""
+
+    seconds: float
+    minucs: float
+    memory_bytes: float
+    rows_searched: int
+    """Sampled distinct rows searched to the end within the budget."""
+    budget_seconds: float
+
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """A forecast of a MINUC run, from a timed sample of records (shown before a long run)."""
+    """A forecast of a MINUC run, from a timed sample of records (shown before a long run).
+
+    ``at_least`` is None when the sample was searched to the end. Otherwise the estimator's work budget ran
+    out first: every figure that depends on the unfinished part (a pairwise search's time and MINUCs, the
+    memory of the masks kept) is unknown and set to infinity, so that any threshold reads the search as too
+    long, and ``at_least`` holds what can be said instead ("at least")."""
 
     n_records: int
     n_distinct_rows: int
@@ -772,46 +803,63 @@ class CostEstimate:
     minucs: float
     memory_bytes: float
     method: str = "pairs"
+    at_least: CostBound | None = None
 
 
 def estimate_cost(codes: np.ndarray | QIMatrix, k: int = 2, missing: MissingSemantics = "wildcard",
                   max_size: int | None = None, sample: int = 200, seed: int = 0,
                   method: MinucMethod = "auto", keep: bool = True, carry: CarryPlan | None = None,
-                  rows: MinucRows | None = None) -> CostEstimate:
+                  rows: MinucRows | None = None, budget_seconds: float | None = None) -> CostEstimate:
     """The forecast of :func:`find_minucs` (``keep``: every MINUC kept) or :func:`summarize_minucs` with the
     method it would use: time, MINUCs (from a timed search of a random sample of distinct rows) and memory.
     With ``carry`` (as the search would take it) the time is that of the rows searched again, sampled among
-    them, and the carried rows' MINUCs are counted as they are; ``rows`` as in :func:`find_minucs`."""
+    them, and the carried rows' MINUCs are counted as they are; ``rows`` as in :func:`find_minucs`.
+
+    ``budget_seconds`` bounds the timed search of the sample, for a caller that waits for the estimate (a
+    page being drawn): with 40 QIs a single row can have millions of MINUCs and the sample take minutes. Within
+    the budget the estimate is the one made without it; beyond, it says only what is known
+    (:attr:`CostEstimate.at_least`). The budget is checked between searches, kept short by searching the first
+    row size by size; a later row far costlier than the rows before it can overrun it by its own search."""
     names = None
     if isinstance(codes, QIMatrix):
         names, codes = codes.names, codes.codes
     codes, limit = _check(codes, k, missing, max_size)
+    _check_budget(budget_seconds)
     col, fk = _rows_of(codes, missing, rows)
     carried_from = None
     if carry is not None:
         carried_from = _carried_rows(carry, _names_or_default(names, codes.shape[1]), int(k), missing, limit, col)
     return _estimate_for(col, fk, k, missing, limit, sample, seed, len(codes), method, keep,
-                         None if carried_from is None else (carry, carried_from))
+                         None if carried_from is None else (carry, carried_from), budget_seconds)
 
 
 def estimate_cost_of_table(table: ClassTable, k: int = 2, missing: MissingSemantics = "wildcard",
                            max_size: int | None = None, sample: int = 200, seed: int = 0,
-                           method: MinucMethod = "auto") -> CostEstimate:
+                           method: MinucMethod = "auto", budget_seconds: float | None = None) -> CostEstimate:
     """:func:`estimate_cost` of :func:`summarize_minucs_of_table` with the method it would use, shown before
-    a search of a census class table."""
+    a search of a census class table (``budget_seconds`` as there)."""
     codes, limit = _check(table.codes, k, missing, max_size, table.n_records)
+    _check_budget(budget_seconds)
     col, fk = _table_rows(table, codes, missing)
-    return _estimate_for(col, fk, k, missing, limit, sample, seed, table.n_records, method, keep=False)
+    return _estimate_for(col, fk, k, missing, limit, sample, seed, table.n_records, method, keep=False,
+                         budget_seconds=budget_seconds)
+
+
+def _check_budget(budget_seconds: float | None) -> None:
+    if budget_seconds is not None and not budget_seconds >= 0:  # (NaN too)
+        raise InputError("The estimate's time budget must be a number of seconds of at least 0.")
 
 
 def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
                   seed: int, n_records: int, method: str, keep: bool,
-                  carried: tuple[CarryPlan, np.ndarray] | None = None) -> CostEstimate:
+                  carried: tuple[CarryPlan, np.ndarray] | None = None,
+                  budget_seconds: float | None = None) -> CostEstimate:
     """The forecast for the method ``method`` resolves to. The MINUCs are extrapolated from a timed pairwise
     search of a sample of distinct rows; the time of the subset search from one timed projection of the whole
     table (:func:`~kanon_core.risk.minucs_by_subsets.estimate_seconds`). Memory: what the search keeps (the
     masks only when ``keep``; the per-row tallies; the subset search's flags). ``carried``: the carry plan and
-    each row's prior row (-1: searched), for a pairwise search that carries rows over."""
+    each row's prior row (-1: searched), for a pairwise search that carries rows over. Figures that do not
+    come from the sampled search stay known when the budget stops it."""
     from .minucs_by_subsets import bits_needed, estimate_seconds, pick_method
 
     q = col.rows.shape[1]
@@ -820,32 +868,37 @@ def _estimate_for(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemant
     # each sampled row is compared with every row: at most SAMPLE_WORK comparisons (a census table of
     # 3.5M classes samples 57 classes: about a second)
     sample = min(sample, max(20, SAMPLE_WORK // max(len(col.mult), 1)))
-    est = _estimate(col, fk, k, missing, limit, sample, seed, n_records, carried)
-    held = est.memory_bytes if keep else len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8
+    est = _estimate(col, fk, k, missing, limit, sample, seed, n_records, carried, budget_seconds)
+    if not keep:  # the search drops the masks: what it holds does not depend on the MINUCs
+        est = _with_known(est, memory_bytes=float(len(col.mult) * q * (16 + 4) + len(col.row_of_record) * 8))
     if chosen == "pairs":
-        return replace(est, memory_bytes=float(held))
-    return replace(est, method=chosen, seconds=estimate_seconds(col.rows, col.mult, fk < k, limit),
-                   memory_bytes=float(held + bits_needed(n_unsafe, q, limit)))
+        return est
+    est = _with_known(est, seconds=estimate_seconds(col.rows, col.mult, fk < k, limit))
+    flags = bits_needed(n_unsafe, q, limit)
+    bound = est.at_least
+    return replace(est, method=chosen, memory_bytes=float(est.memory_bytes + flags),
+                   at_least=None if bound is None else replace(bound, memory_bytes=float(bound.memory_bytes + flags)))
+
+
+def _with_known(est: CostEstimate, **known: float) -> CostEstimate:
+    """``est`` with figures found without the sampled search: the same whether or not the budget stopped it."""
+    bound = None if est.at_least is None else replace(est.at_least, **known)
+    return replace(est, at_least=bound, **known)
 
 
 def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics, limit: int, sample: int,
-              seed: int, n_records: int, carried: tuple[CarryPlan, np.ndarray] | None = None) -> CostEstimate:
+              seed: int, n_records: int, carried: tuple[CarryPlan, np.ndarray] | None = None,
+              budget_seconds: float | None = None) -> CostEstimate:
     """The timed search of a random sample of the distinct rows to search, extrapolated to them; the rows
-    ``carried`` over (plan, prior row per row or -1) add their MINUCs as counted, and no time."""
-    from ._minuc_kernel import minucs_of_rows
-
+    ``carried`` over (plan, prior row per row or -1) add their MINUCs as counted, and no time. When
+    ``budget_seconds`` stops the sampled search, the same extrapolation of what it found is the bound."""
     n_rows = len(col.mult)
     among = np.arange(n_rows, dtype=np.int64) if carried is None else np.flatnonzero(carried[1] < 0)
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(among, size=min(sample, len(among)), replace=False)).astype(np.int64)
-    cols, bitvals = kernel_inputs(col.rows)
-    category = missing == "category"
-    with threads.worker_slot():
-        minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick[:1], bitvals, False)  # compile first
-        t = time.perf_counter()
-        cnt = minucs_of_rows(cols, col.mult, fk, int(k), category, limit, pick, bitvals, False)[0]
+    searched = _search_sample(col, fk, int(k), missing == "category", limit, pick, budget_seconds)
+    cnt = searched.counts
     found = float((cnt * col.mult[pick]).sum())
-    elapsed = time.perf_counter() - t
     scale = len(among) / max(len(pick), 1)
     cores = max(1, os.cpu_count() or 1)
     minucs = found * scale
@@ -861,8 +914,97 @@ def _estimate(col: Collapsed, fk: np.ndarray, k: int, missing: MissingSemantics,
     q = col.rows.shape[1]
     masks = masks_found * (4 if q <= 32 else 8)
     memory = masks + n_rows * (8 + 16 * q + 4 * q) + len(col.row_of_record) * 8
-    return CostEstimate(n_records=n_records, n_distinct_rows=n_rows, sampled_rows=len(pick),
-                        seconds=elapsed * scale / cores, minucs=minucs, memory_bytes=memory)
+    est = CostEstimate(n_records=n_records, n_distinct_rows=n_rows, sampled_rows=len(pick),
+                       seconds=searched.seconds * scale / cores, minucs=minucs, memory_bytes=memory)
+    if searched.finished == len(pick):
+        return est
+    bound = CostBound(seconds=est.seconds, minucs=est.minucs, memory_bytes=est.memory_bytes,
+                      rows_searched=searched.finished, budget_seconds=float(budget_seconds or 0.0))
+    unknown = float("inf")
+    return replace(est, seconds=unknown, minucs=unknown, memory_bytes=unknown, at_least=bound)
+
+
+@dataclass(frozen=True)
+class _SampleSearch:
+    """The pairwise search of the sampled rows: MINUCs per row, its seconds, and how many rows (a prefix of the
+    sample) were searched to the end. A row not finished has the MINUCs up to the size its search was cut at
+    and, in ``seconds``, the time of that cut search; a row not reached has none."""
+
+    counts: np.ndarray
+    seconds: float
+    finished: int
+
+
+def _search_sample(col: Collapsed, fk: np.ndarray, k: int, category: bool, limit: int, pick: np.ndarray,
+                   budget_seconds: float | None) -> _SampleSearch:
+    """Search the rows ``pick`` for MINUCs up to size ``limit``: in one timed search without a budget, else in
+    searches each predicted to fit in what is left of ``budget_seconds`` (:func:`_search_within`)."""
+    from ._minuc_kernel import minucs_of_rows
+
+    cols, bitvals = kernel_inputs(col.rows)
+
+    def run(which: np.ndarray, size: int) -> tuple[np.ndarray, bool, float]:
+        """MINUCs per row of ``which`` up to ``size``, whether no search was cut by the size, seconds taken."""
+        t = time.perf_counter()
+        cnt, _, complete = minucs_of_rows(cols, col.mult, fk, k, category, size, which, bitvals, False)[:3]
+        return cnt, bool(complete.all()), time.perf_counter() - t
+
+    with threads.worker_slot():
+        if budget_seconds is None:
+            minucs_of_rows(cols, col.mult, fk, k, category, limit, pick[:1], bitvals, False)  # compile first
+            cnt, _, seconds = run(pick, limit)
+            return _SampleSearch(cnt, seconds, len(pick))
+        run(pick[:0], limit)  # compile first, searching nothing: the budget is for the search
+        return _search_within(run, fk[pick] < k, limit, pick, budget_seconds)
+
+
+_Run = Callable[[np.ndarray, int], tuple[np.ndarray, bool, float]]
+"""A search of some sampled rows up to a size: MINUCs per row, whether no row was cut by the size, seconds."""
+
+
+def _search_within(run: _Run, unsafe: np.ndarray, limit: int, pick: np.ndarray,
+                   budget_seconds: float) -> _SampleSearch:
+    """The sample's search within ``budget_seconds``, its rows in order: up to the first row below k (those
+    at or above k cost nothing) size by size (:func:`_search_by_size`), which measures what a row costs
+    without risking minutes on one search; then the others in searches of doubling numbers of rows below k,
+    each as many as fit in the time left at the costliest rate seen. Stops when the time is spent."""
+    deadline = time.perf_counter() + budget_seconds
+    counts = np.zeros(len(pick), dtype=np.int64)
+    if not len(pick):  # every row carried over: nothing to search
+        return _SampleSearch(counts, 0.0, 0)
+    below = np.cumsum(unsafe)  # rows below k among the first i + 1
+    end = int(np.searchsorted(below, 1)) + 1 if below[-1] else len(pick)
+    counts[:end], seconds, whole = _search_by_size(run, pick[:end], limit, deadline)
+    if not whole:
+        return _SampleSearch(counts, seconds, end - 1)
+    done, worst = end, seconds
+    while done < len(pick) and time.perf_counter() < deadline:
+        searched = int(below[done - 1])
+        fits = int((deadline - time.perf_counter()) / worst) if worst > 0 else searched
+        n = max(1, min(searched, fits))  # rows below k in this search
+        end = min(len(pick), int(np.searchsorted(below, searched + n)) + 1)
+        cnt, _, t = run(pick[done:end], limit)
+        counts[done:end] = cnt
+        seconds += t
+        worst = max(worst, t / n)
+        done = end
+    return _SampleSearch(counts, seconds, done)
+
+
+def _search_by_size(run: _Run, which: np.ndarray, limit: int, deadline: float) -> tuple[np.ndarray, float, bool]:
+    """Search ``which`` for MINUCs up to size 1, 2, ... until no search is cut by its size (or ``limit`` is
+    reached): the MINUCs per row and the seconds of the last search, and True. False instead when the next size
+    is predicted (at least ``SIZE_STEP_GROWTH`` times the last, or the last growth) not to end by ``deadline``:
+    the MINUCs and seconds are then those of the search cut at the last size."""
+    size, last = 1, 0.0
+    while True:
+        cnt, whole, t = run(which, min(size, limit))
+        if whole or size >= limit:
+            return cnt, t, True
+        growth = max(SIZE_STEP_GROWTH, t / last if last > 0 else 0.0)
+        if time.perf_counter() + t * growth > deadline:
+            return cnt, t, False
+        size, last = size + 1, t
 
 
 def n_subsets(q: int, max_size: int | None = None) -> int:
