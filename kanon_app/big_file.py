@@ -699,8 +699,9 @@ def minucs_panel(k: int = 3) -> bool:
     import pandas as pd
     import plotly.express as px
 
+    from kanon_app.minuc_estimate_text import bounded_estimate_text
     from kanon_core.fmt import readable_table
-    from kanon_core.risk.minucs import estimate_cost_of_table
+    from kanon_core.risk.minucs import RESPONSIVE_ESTIMATE_SECONDS, estimate_cost_of_table
     from kanon_core.risk.minucs_by_subsets import METHOD_TEXT
     from kanon_core.risk.qid import minimal_qids_from_minucs
 
@@ -721,7 +722,11 @@ def minucs_panel(k: int = 3) -> bool:
             return True
         search = (params, k, size or None, missing)
         if not asked_for("Find MINUCs", "btn_big_minucs", MINUC_SEARCH, "big_minucs", search):
-            est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(table, k, missing, size or None))
+            est = _cached("big_minuc_estimate", search, lambda: estimate_cost_of_table(
+                table, k, missing, size or None, budget_seconds=RESPONSIVE_ESTIMATE_SECONDS))  # on the page's thread
+            if est.at_least is not None:
+                st.warning(bounded_estimate_text(est, "classes"))
+                return True
             st.info(f"The search runs on the {table.n_classes:,} classes of {table.n_records:,} records, each "
                     f"class once with its record count, {METHOD_TEXT[est.method]}. Estimated: about "
                     f"**{est.seconds:,.0f} s** and **{est.minucs:,.0f} MINUCs** (from {est.sampled_rows:,} "

@@ -208,7 +208,7 @@ def start_default_minucs() -> None:
     is drawn, and for every page drawn after, until the page it is for shows it or someone asks for it.
     """
     from kanon_core import threads
-    from kanon_core.risk.minucs import estimate_cost, find_minucs, minuc_rows
+    from kanon_core.risk.minucs import RESPONSIVE_ESTIMATE_SECONDS, estimate_cost, find_minucs, minuc_rows
 
     ds = state.current().dataset
     params = default_minuc_params()
@@ -228,7 +228,10 @@ def start_default_minucs() -> None:
         progress.update(0.0, "distinct records")  # a search cancelled meanwhile stops here
         qm = ds.qi_matrix(list(qis))
         rows = view.get_or_compute(rows_key, lambda: minuc_rows(qm, missing))  # the page's memo, this version's
-        est = view.get_or_compute(estimate_key, lambda: estimate_cost(qm, k=k, missing=missing, rows=rows))
+        # the page's own estimate (the same memo key, the same budget): one that stops at its budget reads as
+        # too long (its seconds are infinite), so a search of unknown cost is never started unasked
+        est = view.get_or_compute(estimate_key, lambda: estimate_cost(qm, k=k, missing=missing, rows=rows,
+                                                                      budget_seconds=RESPONSIVE_ESTIMATE_SECONDS))
         if est.seconds > AHEAD_SECONDS or est.memory_bytes > AHEAD_BYTES:
             return None  # too long to make unasked: the page offers it with its estimate, as it would
         return find_minucs(qm, k=k, missing=missing, progress=progress, rows=rows)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 # the Records tab's styled record view: pandas' Styler and its templates load with the page (about 60 ms),
@@ -13,6 +11,7 @@ import plotly.express as px
 import streamlit as st
 
 from kanon_app import big_file, minuc_carry, prefetch, state
+from kanon_app.minuc_estimate_text import bounded_estimate_text
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
 from kanon_app.sections import lazy_tabs
@@ -20,7 +19,6 @@ from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.risk.minucs import (
     RESPONSIVE_ESTIMATE_SECONDS,
-    CostEstimate,
     estimate_cost,
     find_minucs,
     minuc_rows,
@@ -85,30 +83,6 @@ def _search(progress):
                        rows=rows)
 
 
-def _figure(value: float, bound: float, text: str, unknown: str) -> str:
-    """One figure of an estimate its budget stopped: "about" when known all the same (it did not depend on the
-    search), else "at least" its lower bound (``text`` holds ``{}`` for the number), else ``unknown``."""
-    if math.isfinite(value):
-        return "about " + text.format(value)
-    return "at least " + text.format(bound) if bound > 0 else unknown
-
-
-def _bounded_estimate_text(est: CostEstimate) -> str:
-    """What the page says when the estimate stopped at its time budget: a lower bound is never shown as a
-    cost, and is rounded down."""
-    bound = est.at_least
-    assert bound is not None
-    seconds = _figure(est.seconds, math.floor(bound.seconds * 10) / 10, "**{:,.1f} s**", "an unknown time")
-    minucs = _figure(est.minucs, math.floor(bound.minucs), "**{:,.0f} MINUCs**", "an unknown number of MINUCs")
-    memory = _figure(est.memory_bytes / 2**20, math.floor(bound.memory_bytes / 2**20), "{:,.0f} MB",
-                     "an unknown amount of memory")
-    return (f"The estimate stopped at its time limit ({bound.budget_seconds:,.1f} s) with {bound.rows_searched:,} "
-            f"of its {est.sampled_rows:,} sampled distinct records (of {est.n_distinct_rows:,}) searched to the "
-            f"end, so the cost of the search is not known. Extrapolated from what it searched, the search would "
-            f"take {seconds}, find {minucs} and hold {memory}, found {METHOD_TEXT[est.method]}. "
-            "Fewer quasi-identifiers or a maximum size make it smaller.")
-
-
 if result is None:
     offer = st.empty()
     clicked = False
@@ -130,7 +104,7 @@ if result is None:
                         f"**{est.seconds:,.1f} s**, **{est.minucs:,.0f} MINUCs**, "
                         f"{est.memory_bytes / 2**20:,.0f} MB, found {METHOD_TEXT[est.method]}.")
             else:
-                st.warning(_bounded_estimate_text(est))
+                st.warning(bounded_estimate_text(est))
             if carry is not None:
                 st.caption(carry.text())
             clicked = st.button("Find MINUCs", key="btn_find_minucs", type="primary")

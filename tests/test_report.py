@@ -302,6 +302,20 @@ def test_minucs_skipped_when_too_costly_and_options_respected():
     assert "The utility comparison was not computed" in html
 
 
+def test_a_search_whose_cost_cannot_be_estimated_in_time_is_not_made():
+    """With 40 QIs the estimate's sampled search alone takes tens of seconds: it stops at its share of the limit
+    (0.4 s at least), and the report says the cost is unknown -- never an extrapolation as the cost -- and
+    searches nothing."""
+    from kanon_core.report.build import report_minuc_searches
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({f"q{j}": rng.integers(0, 2 + j % 4, 1000) for j in range(40)})
+    ds = Dataset(frame, roles=Roles(qis=tuple(frame.columns)), name="wide")
+    note = report_minuc_searches(ds, ds, tuple(frame.columns), ReportOptions(k=3, minuc_budget_seconds=1.0))
+    assert isinstance(note, str) and note.startswith("MINUCs not computed: the cost of the search")
+    assert "could not be estimated within 0.4 s" in note and "limit of 1 s" in note
+
+
 def test_information_loss_uses_the_generalization_hierarchies():
     from kanon_core.treat.hierarchy import Hierarchy
     from kanon_core.treat.recode import GeneralizeStep

@@ -562,13 +562,20 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
         original_found = None  # another question (QIs, k, semantics, size limit) or other records
     estimate = getattr(minuc_module, "estimate_cost", None)
     if original_found is None and estimate is not None and options.minuc_budget_seconds is not None:
-        try:
-            est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size, keep=False)
+        limit = options.minuc_budget_seconds
+        try:  # the estimate itself within a share of the limit: with 40 QIs a sample alone can take minutes
+            est = estimate(qb, k=k, missing=treated.missing, max_size=options.minuc_max_size, keep=False,
+                           budget_seconds=max(ESTIMATE_SHARE * limit, 0.4))
         except KanonError as exc:
             return f"MINUCs not computed: {exc}"
-        if est.seconds > options.minuc_budget_seconds:
+        if est.seconds > limit:
+            bound = getattr(est, "at_least", None)
+            if bound is not None:
+                return (f"MINUCs not computed: the cost of the search on the original data could not be estimated "
+                        f"within {bound.budget_seconds:,.1f} s, so it may exceed the limit of {limit:,.0f} s. "
+                        "Use the MINUCs page or a maximum size.")
             return (f"MINUCs not computed: the search on the original data is estimated at "
-                    f"{est.seconds:,.0f} s (limit {options.minuc_budget_seconds:,.0f} s). "
+                    f"{est.seconds:,.0f} s (limit {limit:,.0f} s). "
                     "Use the MINUCs page or a maximum size.")
     search = getattr(minuc_module, "summarize_minucs", minuc_module.find_minucs)
     try:
@@ -585,6 +592,11 @@ def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, .
     except KanonError as exc:
         return f"MINUCs not computed: {exc}"
     return found.counts_only(), after
+
+
+ESTIMATE_SHARE = 0.1
+"""Share of the report's MINUC time limit its cost estimate may take (at least 0.4 s): within it the estimate is
+exact; beyond, the search is not made unasked, and the report says its cost is not known."""
 
 
 def report_minuc_k(options: ReportOptions) -> int:

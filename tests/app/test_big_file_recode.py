@@ -259,3 +259,20 @@ def test_minucs_page_searches_the_class_table(parquet, missing):
     assert any("Found by" in c.value for c in at.caption)
     sets = frame_with(at, "variables")
     assert len(sets) > 0
+
+
+def test_minucs_page_of_a_large_file_says_when_its_estimate_stopped(parquet, monkeypatch):
+    """The forecast is made on the page's thread within the page's time budget; one that stops there says its
+    cost is not known (lower bounds as such, never as the cost), and the search is still offered."""
+    from kanon_core.risk import minucs as minucs_module
+
+    monkeypatch.setattr(minucs_module, "RESPONSIVE_ESTIMATE_SECONDS", 0.0)  # every estimate stops at once
+    at = _opened(parquet, "minucs.py")
+    at.number_input(key="w_big_minuc_k").set_value(3).run()
+    at.number_input(key="w_big_minuc_max").set_value(0).run()
+    assert not at.exception and not at.metric
+    assert not any("Estimated: about" in i.value for i in at.info)
+    [said] = [w.value for w in at.warning]
+    assert said.startswith("The estimate stopped at its time limit") and "sampled classes" in said
+    at.button(key="btn_big_minucs").click().run()
+    assert not at.exception and not at.error and metric(at, "MINUCs")

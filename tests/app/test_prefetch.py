@@ -307,3 +307,24 @@ def test_a_default_search_estimated_too_long_is_not_made_ahead_and_says_nothing(
     assert any("Estimated from" in i.value for i in at.info) and not at.metric
     at.button(key="btn_find_minucs").click().run()
     assert not at.exception and metric(at, "MINUCs")
+
+
+def test_a_default_search_whose_estimate_stops_at_its_budget_is_not_made_ahead(monkeypatch):
+    """The search ahead makes the page's estimate with the page's time budget (40 QIs: minutes unbudgeted, on
+    a core the officer's pages need). An estimate stopped by it has no cost (its seconds are infinite), so the
+    job ends without a search, and the MINUCs page finds that estimate and says its cost is not known."""
+    from kanon_core import threads
+    from kanon_core.risk import minucs as minucs_module
+
+    from .helpers import open_page
+
+    monkeypatch.setattr(threads, "STARTING_PAGE_SECONDS", 0.0)
+    monkeypatch.setattr(minucs_module, "RESPONSIVE_ESTIMATE_SECONDS", 0.0)  # every estimate stops at once
+    at = open_page("risk.py")
+    job = at.session_state["jobs"]["minucs"]
+    assert job.wait(60) and job.state == "done" and job.result is None
+    h = at.session_state["history"]
+    estimates = [v for key, v in at.session_state["memo"].items()
+                 if key[2] == "minuc_estimate" and key[1] == h.current_id]
+    assert len(estimates) == 1 and estimates[0].at_least is not None
+    assert not any(key[2] == prefetch.MINUCS for key in at.session_state["memo"] if key[1] == h.current_id)
