@@ -688,11 +688,34 @@ def csv_bytes(frame: pd.DataFrame, float_styles: Mapping[str, str] | None = None
     style of each column (``float_styles``, default "repr"; see :func:`float_text`). Every observed value is
     written as :func:`cell_text` gives it, the form the reader accepts as a number, so an untreated cell
     read by :func:`read_table` is written back with its exact text.
+
+    In a frame of one column a cell made only of spaces and tabs is quoted, as an empty one is: unquoted, its
+    line would be read back as a blank line and the record lost. pandas quotes only cells holding the
+    delimiter, a quote or a line break (and an empty one alone on its line), so such a frame is written
+    cell by cell, each quoted when pandas would quote it or when it is only spaces and tabs (the out-of-core
+    engines write one column the same way).
     """
     styles = float_styles or {}
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c].dtype)]
     if floats:
         frame = frame.assign(**{str(c): _float_texts(frame[c], styles.get(c, "repr")) for c in floats})
+    one = frame.iloc[:, 0] if len(frame.columns) == 1 else None
+    spaces = False
+    if one is not None and not pd.api.types.is_numeric_dtype(one.dtype):
+        try:
+            spaces = bool(one.str.fullmatch(r"[ \t]+", na=False).any())
+        except AttributeError:  # a column without text (dates, say): no cell of spaces
+            spaces = False
+    if one is not None and spaces:
+
+        def field(text: str) -> str:
+            if not text.strip(" \t") or any(ch in text for ch in ',"\r\n'):
+                return '"' + text.replace('"', '""') + '"'
+            return text
+
+        cells = ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else cell_text(v)
+                 for v in one.tolist()]
+        return "".join(field(t) + "\n" for t in [str(frame.columns[0]), *cells]).encode("utf-8")
     buf = io.StringIO()
     frame.to_csv(buf, index=False, lineterminator="\n")
     return buf.getvalue().encode("utf-8")

@@ -46,10 +46,7 @@ ONE_COLUMN = {
 
 RELEASE_PROBLEMS = {"quoted empty cell", "quoted empty cell last", "quoted empty cells beside blank lines",
                     "quoted empty cells, crlf", "quoted empty cell only"}
-"""Cases whose release holds a missing cell, which Polars writes as an empty line (read back as blank)."""
-
-POLARS_WRITES_BLANK = pytest.mark.xfail(strict=True, reason="Polars writes a missing cell of a one-column "
-                                        "release as an empty line, which is read back as a blank line")
+"""Cases whose release holds a missing cell, which an empty line would lose (read back as blank)."""
 
 
 def write(tmp_path: Path, data: bytes, name: str = "one.csv") -> Path:
@@ -78,8 +75,7 @@ def test_duckdb_reads_a_one_column_file_as_the_default_reader(tmp_path, case):
     frames_equal(summary.preview, expected.preview)
 
 
-@pytest.mark.parametrize("engine", [
-    "duckdb", pytest.param("polars", marks=POLARS_WRITES_BLANK)])
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
 @pytest.mark.parametrize("case", sorted(RELEASE_PROBLEMS))
 def test_a_one_column_release_keeps_its_missing_cells(tmp_path, engine, case):
     path = write(tmp_path, ONE_COLUMN[case])

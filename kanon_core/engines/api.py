@@ -96,7 +96,8 @@ class OutOfCore:
                 ranked: RankedSuppression | None = None) -> Path:
         """Write the records of ``path`` to ``out`` (.csv or .parquet) with recodes and suppressions.
 
-        ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value;
+        ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value
+        (None or no entry: the column is released as read);
         ``suppress`` has one row per class to treat: the QIs' values (after recodes; None = missing) and
         a boolean column ``suppress_<qi>`` per QI; ``ranked`` blanks cells of some records of a class
         only (keyed by the values after recodes: a recoded QI's key is its new value, any other QI's the
@@ -127,7 +128,7 @@ class OutOfCore:
             cols = {}
             for j, q in enumerate(qis):
                 vals = suppress[q].tolist()
-                if q in recodes:  # the values after recoding, written as the recode writes them, in the
+                if q in plan_recodes:  # the values after recoding, written as the recode writes them, in the
                     # mapping table's type (a list of only missing values would otherwise have no type to join on)
                     cols[f"k{j}"] = _arrow_values(vals, source.format == "csv").cast(
                         plan_recodes[q].column("value").type)
@@ -199,6 +200,16 @@ def labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] 
         if isinstance(spec, Mapping):
             names += [str(c) for c in spec]
     return [c for c in dict.fromkeys(names) if c in source.columns]
+
+
+def csv_field(text: str) -> str:
+    """A cell (or the name) of a one-column CSV release as written: quoted when empty, made only of spaces
+    and tabs (the default reader would skip either line as blank, losing the record), or holding a comma, a
+    quote or a line break, with its quotes doubled. Every engine and the in-memory writer
+    (:func:`kanon_core.io.csv_bytes`) write one column this way."""
+    if not text.strip(" \t") or any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def _isna(v: Any) -> bool:

@@ -30,7 +30,8 @@ several columns, but in a one-column file it reads it as a record of one missing
 ``allow_quoted_nulls = false``, which keeps ``""`` as empty text (made missing afterwards, as every empty
 cell is), and the records whose cell is NULL, the blank lines, are left out in the same scan: no second
 read, and nothing changes for files of several columns. For the same reason a one-column CSV release
-writes a missing cell as ``""`` (as the in-memory writer does), never as a blank line.
+writes a missing cell as ``""`` (as the in-memory writer does), never as a blank line, and quotes a cell of
+only spaces and tabs, which the in-memory reader would skip as a blank line too.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import pyarrow.compute as pc
 
 from ..errors import Cancelled, InputError
 from . import sql
-from .api import OutOfCore
+from .api import OutOfCore, csv_field
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .source import Source, file_key, require_records, too_many_fields
 
@@ -80,12 +81,21 @@ def _without_blank_lines(scan: str, column: str) -> str:
     return f"(SELECT * FROM {scan} WHERE {sql.DUCKDB.q(column)} IS NOT NULL)"
 
 
+ONE_COLUMN_CSV = "CSV, HEADER true, DELIMITER ',', QUOTE ''"
+"""The COPY options of a one-column CSV release: :func:`one_column_csv` gives each line's text, quotes
+included, which DuckDB then writes as it is."""
+
+
 def one_column_csv(query: str, keep: Sequence[str]) -> str:
-    """``query`` (the release's records) as a CSV file of the one column ``keep`` must be written: a missing
-    cell as empty text, which DuckDB writes ``""``, since the empty line it writes for NULL would be read back
-    as a blank line and the record lost (the in-memory writer writes ``""`` too)."""
-    col = sql.DUCKDB.q(keep[0])
-    return f"SELECT COALESCE(CAST({col} AS VARCHAR), '') AS {col} FROM ({query}) kanon_release"
+    """``query`` (the release's records) as the lines of a CSV file of the one column ``keep``, each cell
+    quoted as :func:`~kanon_core.engines.api.csv_field` quotes it and the column named by the header's
+    line, to be written with :data:`ONE_COLUMN_CSV`. DuckDB's own quoting would write a missing cell as an
+    empty line and a cell of spaces unquoted: both lines would be read back as blank lines, records lost."""
+    col, v = sql.DUCKDB.q(keep[0]), "kanon_text"
+    needs_quotes = rf"""{v} = '' OR regexp_full_match({v}, '[ \t]+') OR regexp_matches({v}, '[",\r\n]')"""
+    quoted = f"""'"' || replace({v}, '"', '""') || '"'"""
+    return (f"SELECT CASE WHEN {needs_quotes} THEN {quoted} ELSE {v} END AS {sql.DUCKDB.q(csv_field(keep[0]))} "
+            f"FROM (SELECT COALESCE(CAST({col} AS VARCHAR), '') AS {v} FROM ({query}) kanon_release) kanon_lines")
 
 
 def read_serially_after(source: Source, exc: Exception) -> bool:
@@ -110,7 +120,7 @@ def serially_if_needed(source: Source, what: str, attempt: Callable[[], T]) -> T
             return attempt()
         except duckdb.Error as exc:
             if not read_serially_after(source, exc):
-                raise InputError(_message(exc, what)) from None
+                raise InputError(_message(exc, what, source)) from None
 
 
 def records_probe(con) -> None:
@@ -142,8 +152,11 @@ def map_variable(con, table: str, variable: str) -> str:
 
 
 def relation(source: Source) -> str:
+    """The SQL that reads the file. A Parquet file is read with ``can_have_nan``: its float statistics leave
+    NaN out (as the Parquet format asks), and without it DuckDB would take them to mean "no NaN" and drop
+    the test that makes NaN missing, so NaN would be counted and released as a value ("nan")."""
     if source.format == "parquet":
-        return f"read_parquet({sql.DUCKDB.lit(str(source.path))})"
+        return f"read_parquet({sql.DUCKDB.lit(str(source.path))}, can_have_nan = true)"
     return _csv_relation(source)
 
 
@@ -287,13 +300,14 @@ class DuckDBEngine(OutOfCore):
                 self._require_records(con, source)
                 query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
                                         ranked=ranked, lookups=lookups)
+                options = fmt
                 if fmt.startswith("CSV") and len(keep) == 1:
-                    query = one_column_csv(query, keep)
-                con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {fmt})")
+                    query, options = one_column_csv(query, keep), ONE_COLUMN_CSV
+                con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {options})")
 
             serially_if_needed(source, "writing the release", copy)
         except duckdb.Error as exc:
-            raise InputError(_message(exc, "writing the release")) from None
+            raise InputError(_message(exc, "writing the release", source)) from None
         finally:
             con.close()
 
@@ -317,7 +331,7 @@ class DuckDBEngine(OutOfCore):
 
             serially_if_needed(source, "writing the per-record results", write)
         except duckdb.Error as exc:
-            raise InputError(_message(exc, "writing the per-record results")) from None
+            raise InputError(_message(exc, "writing the per-record results", source)) from None
         finally:
             con.close()
 
@@ -359,12 +373,41 @@ def _csv_problem(text: str) -> str | None:
     return None
 
 
-def _message(exc: Exception, what: str) -> str:
-    """DuckDB's error reduced to its kind and numbers (its text can quote cells of the file)."""
+_INVALID_STATE = "state machine reached an invalid state"
+"""DuckDB's CSV error when a file's lines mix LF and CRLF ends (its strict reader takes one kind per file)."""
+
+MIXED_LINE_ENDS = ("The file mixes line ends (some lines end in CRLF, others in LF), which DuckDB does not read; "
+                   "use --engine polars or --engine pandas, or save the file with one kind of line end.")
+
+
+def mixes_line_ends(path: Path, block: int = 1 << 20) -> bool:
+    """True when the file has lines ending in CRLF and lines ending in a bare LF. Read in blocks, stopping
+    once both are seen; only called after DuckDB refused the file, to name the cause."""
+    crlf = lf = False
+    last = b""
+    with open(path, "rb") as fh:
+        while data := fh.read(block):
+            data, last = last + data, data[-1:]  # a CRLF split between two blocks
+            crlf = crlf or b"\r\n" in data
+            lf = lf or re.search(rb"(?<!\r)\n", data) is not None
+            if crlf and lf:
+                return True
+    return False
+
+
+def _message(exc: Exception, what: str, source: Source | None = None) -> str:
+    """DuckDB's error reduced to its kind and numbers (its text can quote cells of the file).
+
+    DuckDB's strict CSV reader refuses a file whose lines mix LF and CRLF ends with an error that names no
+    cause; when ``source`` is such a file, the message says so (the other readers read it). Strict mode
+    stays on: without it DuckDB would read the mix, but also drop the fields beyond the header's and read
+    an unclosed quote to the end of the file, where kanon must refuse."""
     text = str(exc)
     problem = _csv_problem(text)
     if problem is not None:
         return problem
+    if source is not None and source.format == "csv" and _INVALID_STATE in text and mixes_line_ends(source.path):
+        return MIXED_LINE_ENDS
     if "unicode" in text.lower() or "utf" in text.lower():
         return ("The file is not valid UTF-8; the out-of-core engines read UTF-8 files only "
                 "(use --engine pandas or save it as UTF-8).")

@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
-from .api import OutOfCore
+from .api import OutOfCore, csv_field
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
 from .source import Source, blank_records, file_key, require_records, too_many_fields
 
@@ -249,6 +249,8 @@ class PolarsEngine(OutOfCore):
         try:
             if out.suffix.lower() == ".parquet":
                 lf.sink_parquet(out)
+            elif len(keep) == 1:
+                one_column_lines(pl, lf, keep[0]).sink_csv(out, include_header=True, quote_style="never")
             else:
                 lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
@@ -267,6 +269,18 @@ class PolarsEngine(OutOfCore):
             lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the per-record results")) from None
+
+
+def one_column_lines(pl, lf, column: str):
+    """The records of a one-column release as the lines of its CSV file, to be written unquoted: each cell
+    quoted as :func:`~kanon_core.engines.api.csv_field` quotes it, and the column named by the
+    header's line. Polars' own quoting writes a missing cell as an empty line and a cell of spaces unquoted:
+    both would be read back as blank lines and their records lost. Numbers are written as Polars writes
+    them in any release (its text of a number is the same)."""
+    text = pl.col(column).cast(pl.String).fill_null("")
+    needs_quotes = (text == "") | text.str.contains(r"^[ \t]+$") | text.str.contains(r'[",\r\n]')
+    quoted = pl.lit('"') + text.str.replace_all('"', '""', literal=True) + pl.lit('"')
+    return lf.select(pl.when(needs_quotes).then(quoted).otherwise(text).alias(csv_field(column)))
 
 
 def _total(out, column: str) -> int:
