@@ -184,7 +184,7 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     check_header([str(n) for n in pq.read_schema(io.BytesIO(data) if data is not None else path).names])
     table = pq.read_table(io.BytesIO(data) if data is not None else path)
     _refuse_nested(table.schema)
-    frame = table.to_pandas()
+    frame = _exact_integers(table, table.to_pandas())
     raw = (table.schema.metadata or {}).get(PARQUET_LABELS_KEY)
     if not raw:
         return frame, {}
@@ -193,6 +193,23 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     except (ValueError, UnicodeDecodeError):
         raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
     return frame, labels_from_spec(spec, frame) if isinstance(spec, Mapping) else {}
+
+
+def _exact_integers(table: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """The integer columns with missing values of a Parquet ``table`` as pandas' nullable integers: pyarrow
+    gives them as float64, which holds no integer beyond 2**53 exactly (2**53 + 1 would be read as 2**53).
+    Smaller values became the same nullable integers through :func:`_normalize` before; unsigned values
+    beyond the 64-bit signed range are left as pyarrow gives them."""
+    import pyarrow as pa
+
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_integer(col.type) and col.null_count:
+            try:
+                col = col.cast(pa.int64())
+            except pa.ArrowInvalid:
+                continue
+            frame[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get).set_axis(frame.index)
+    return frame
 
 
 def _refuse_nested(schema: Any) -> None:

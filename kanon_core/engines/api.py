@@ -212,6 +212,41 @@ def csv_field(text: str) -> str:
     return text
 
 
+CELL_KINDS = ("float", "whole", "bool")
+"""The kinds of released columns whose cells an engine must write itself in a CSV release to give the
+default writer's text (:func:`kanon_core.io.cell_text`): "float", Python's shortest round-trip text of the
+float64 (a float32 widened first: "0.10000000149011612", as the default writer writes it); "whole", a float
+column the default reader holds as integers (every value whole and below 2**53), written as integers;
+"bool", "True" and "False". Integers and text are written alike by every writer."""
+
+
+def csv_cell_kinds(source: Source, plan: ReleasePlan, keep: Sequence[str]) -> dict[str, str]:
+    """The released columns of a Parquet input whose cells an engine formats itself (see :data:`CELL_KINDS`),
+    with "float" or "bool"; a recoded column by the type of its new values. A float column not recoded is
+    "float" here: whether it is "whole" takes a pass over its values, which each engine makes
+    (:func:`whole_candidates`). A CSV input has none: its cells are text, written as read, and its recodes'
+    new values are already the default writer's text."""
+    if source.format != "parquet":
+        return {}
+    kinds = {}
+    for c in keep:
+        if c in plan.recodes:
+            t = plan.recodes[c].column("value").type
+            kind = "float" if pa.types.is_floating(t) else "bool" if pa.types.is_boolean(t) else ""
+        else:
+            kind = source.kind(c) if source.kind(c) in ("float", "bool") else ""
+        if kind:
+            kinds[c] = kind
+    return kinds
+
+
+def whole_candidates(kinds: Mapping[str, str], plan: ReleasePlan) -> list[str]:
+    """The float columns of the input released as read, which the default reader holds as integers when every
+    value is whole (its typing of a Parquet file, :func:`kanon_core.io.read_table`): the engine checks them in
+    one pass over those columns only, before writing."""
+    return [c for c, k in kinds.items() if k == "float" and c not in plan.recodes]
+
+
 def _isna(v: Any) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v))
 

@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 
 from ..errors import Cancelled, InputError
 from . import sql
-from .api import OutOfCore, csv_field
+from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .source import Source, file_key, require_records, too_many_fields
 
@@ -96,6 +96,37 @@ def one_column_csv(query: str, keep: Sequence[str]) -> str:
     quoted = f"""'"' || replace({v}, '"', '""') || '"'"""
     return (f"SELECT CASE WHEN {needs_quotes} THEN {quoted} ELSE {v} END AS {sql.DUCKDB.q(csv_field(keep[0]))} "
             f"FROM (SELECT COALESCE(CAST({col} AS VARCHAR), '') AS {v} FROM ({query}) kanon_release) kanon_lines")
+
+
+def with_whole_floats(con, source: Source, kinds: dict[str, str], plan: ReleasePlan) -> dict[str, str]:
+    """``kinds`` (:func:`~kanon_core.engines.api.csv_cell_kinds`) with the float columns of whole numbers
+    made "whole", learnt in one query over those columns (:func:`~kanon_core.engines.sql.whole_floats_sql`)."""
+    floats = whole_candidates(kinds, plan)
+    if not floats:
+        return kinds
+    row = con.sql(sql.whole_floats_sql(sql.DUCKDB, source, relation(source), floats)).fetchall()[0]
+    return kinds | {c: "whole" for i, c in enumerate(floats) if row[i] == 1}
+
+
+def csv_cells(query: str, keep: Sequence[str], kinds: dict[str, str]) -> str:
+    """``query`` (the release's records) with the cells of the columns ``kinds`` names as the text the
+    default writer writes (:data:`~kanon_core.engines.api.CELL_KINDS`); missing cells stay missing. DuckDB's
+    text of a DOUBLE is Python's shortest round-trip text already ("1e-07", "1e+16", "2.0"); a FLOAT is
+    widened first, as the default writer widens it, and a boolean would otherwise be "true"."""
+    cols = []
+    for c in keep:
+        col = sql.DUCKDB.q(c)
+        kind = kinds.get(c)
+        if kind == "float":
+            expr = f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)"
+        elif kind == "whole":
+            expr = f"CAST(CAST({col} AS BIGINT) AS VARCHAR)"
+        elif kind == "bool":
+            expr = f"CASE WHEN {col} THEN 'True' WHEN NOT {col} THEN 'False' END"
+        else:
+            expr = col
+        cols.append(f"{expr} AS {col}")
+    return f"SELECT {', '.join(cols)} FROM ({query}) kanon_cells"
 
 
 def read_serially_after(source: Source, exc: Exception) -> bool:
@@ -295,12 +326,15 @@ class DuckDBEngine(OutOfCore):
                 con.register("kanon_ranges", plan.ranked.ranges)
                 ranked = ("kanon_classes", "kanon_ranges")
             fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
+            kinds = csv_cell_kinds(source, plan, keep) if fmt.startswith("CSV") else {}
 
             def copy() -> None:
                 self._require_records(con, source)
                 query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
                                         ranked=ranked, lookups=lookups)
                 options = fmt
+                if kinds:
+                    query = csv_cells(query, keep, with_whole_floats(con, source, kinds, plan))
                 if fmt.startswith("CSV") and len(keep) == 1:
                     query, options = one_column_csv(query, keep), ONE_COLUMN_CSV
                 con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {options})")

@@ -32,9 +32,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
-from .api import OutOfCore, csv_field
+from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
 from .source import Source, blank_records, file_key, require_records, too_many_fields
+from .sql import SQUARED_WEIGHTS, WHOLE_LIMIT
 
 _CHECKED: set[tuple[str, int, int]] = set()
 """Files (:func:`~kanon_core.engines.source.file_key`) found to have records, none longer than the header."""
@@ -60,6 +61,20 @@ def _norm(pl, source: Source, column: str):
     if kind == "float":
         return c.fill_nan(None)
     return c
+
+
+def _squared_weight_sums(pl, wv) -> list:
+    """The sums of squared weights of :data:`~kanon_core.engines.sql.SQUARED_WEIGHTS`, as the SQL engines sum them."""
+    out = []
+    for column, low, high, e in SQUARED_WEIGHTS:
+        inside = pl.lit(True)
+        if low is not None:
+            inside = inside & (wv >= 2.0**low)
+        if high is not None:
+            inside = inside & (wv < 2.0**high)
+        scaled = wv * 2.0**e
+        out.append(pl.when(inside).then(scaled * scaled).otherwise(0.0).sum().alias(column))
+    return out
 
 
 class PolarsEngine(OutOfCore):
@@ -185,7 +200,7 @@ class PolarsEngine(OutOfCore):
             wv, wr = pl.col("wv"), pl.col("wr")
             aggs += [
                 wv.sum().alias("w"),
-                (wv * wv).sum().alias("w2"),
+                *_squared_weight_sums(pl, wv),
                 (wr.is_not_null() & wv.is_null()).sum().cast(pl.Int64).alias("w_bad"),
                 wr.is_null().sum().cast(pl.Int64).alias("w_missing"),
                 (wv.is_nan() | wv.is_infinite()).fill_null(False).sum().cast(pl.Int64).alias("w_nonfinite"),
@@ -246,6 +261,10 @@ class PolarsEngine(OutOfCore):
                                   for j, q in enumerate(plan.qis)]).select(keep)
         if plan.ranked is not None and plan.ranked.ranges.num_rows:
             lf = _apply_ranked(pl, lf, plan, keep)
+        kinds = csv_cell_kinds(source, plan, keep) if out.suffix.lower() != ".parquet" else {}
+        if kinds:
+            kinds = self._with_whole_floats(source, kinds, plan)
+            lf = lf.with_columns([cell_text(pl, pl.col(c), kind).alias(c) for c, kind in kinds.items()])
         try:
             if out.suffix.lower() == ".parquet":
                 lf.sink_parquet(out)
@@ -255,6 +274,23 @@ class PolarsEngine(OutOfCore):
                 lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the release")) from None
+
+    def _with_whole_floats(self, source: Source, kinds: dict[str, str], plan: ReleasePlan) -> dict[str, str]:
+        """``kinds`` (:func:`~kanon_core.engines.api.csv_cell_kinds`) with the float columns of whole numbers
+        made "whole" (every value whole and below 2**53 in absolute value, NaN and missing left out, one value
+        at least), learnt in one pass over those columns only."""
+        import polars as pl
+
+        floats = whole_candidates(kinds, plan)
+        if not floats:
+            return kinds
+        exprs = []
+        for i, c in enumerate(floats):
+            v = _norm(pl, source, c)
+            whole = ((v == v.floor()) & (v.abs() < WHOLE_LIMIT)).all() & v.is_not_null().any()
+            exprs.append(whole.alias(f"w{i}"))
+        row = self._collect(self.scan(source).select(exprs), "checking the float columns").row(0)
+        return kinds | {c: "whole" for i, c in enumerate(floats) if row[i]}
 
     def per_record(self, source: Source, qis: Sequence[str], per_class: pa.Table, columns: Sequence[str],
                    out: Path, settings: EngineSettings) -> None:
@@ -269,6 +305,22 @@ class PolarsEngine(OutOfCore):
             lf.sink_csv(out, separator=",", include_header=True)
         except Exception as exc:  # polars raises many types; their text can quote cells
             raise InputError(_message(exc, "writing the per-record results")) from None
+
+
+def cell_text(pl, col, kind: str):
+    """The cells of ``col`` as the text the default writer writes (:data:`~kanon_core.engines.api.CELL_KINDS`);
+    missing cells stay missing. Polars' text of a float has the digits of Python's shortest round-trip text
+    but not always its layout: it writes an exponent of one digit without Python's leading zero ("1e-7" for
+    "1e-07"), and a value between 1e-05 and 1e-04 positionally ("0.000015" for "1.5e-05"); both are put in
+    Python's layout by text replacements, in Polars' own expressions (no Python code per cell)."""
+    if kind == "bool":
+        return pl.when(col).then(pl.lit("True")).when(col.not_()).then(pl.lit("False")).otherwise(None)
+    if kind == "whole":
+        return col.cast(pl.Int64).cast(pl.String)
+    text = col.cast(pl.Float64).cast(pl.String)
+    return (text.str.replace(r"e([+-])([0-9])$", "e${1}0${2}")
+            .str.replace(r"^(-?)0\.0000([1-9])$", "${1}${2}e-05")
+            .str.replace(r"^(-?)0\.0000([1-9])([0-9]+)$", "${1}${2}.${3}e-05"))
 
 
 def one_column_lines(pl, lf, column: str):

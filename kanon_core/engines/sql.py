@@ -61,9 +61,36 @@ def weight_exprs(d: Dialect, source: Source, weight: str) -> list[str]:
     return [f"{raw} AS wr", f"{num} AS wv"]
 
 
+SQUARED_WEIGHTS = (("w2_small", None, -256, 600), ("w2", -256, 256, 0), ("w2_large", 256, None, -600))
+"""The sums of squared weights an aggregate with a weight returns, by the weight's size: per column, the powers
+of two ``[2**low, 2**high)`` bounding its weights (None: unbounded) and the power ``2**e`` they are scaled by
+before squaring. A double squared overflows from 2**512 up and loses digits below 2**-511, but so scaled every
+square is a normal number (from 2**-948 to below 2**848: weights span 2**-1074 to 2**1024), and a power of two
+changes no digit; the column of large weights sums to less than their scaled total squared, finite when the
+total is. :func:`kanon_core.utility.survey_aggregate.scaled_square_sums` puts the three together."""
+
+
+def _power_of_two(e: int) -> str:
+    """2**e as a DOUBLE (the shortest decimal that reads back as exactly 2**e)."""
+    return f"CAST('{2.0 ** e!r}' AS DOUBLE)"
+
+
+def squared_weight_sums() -> list[str]:
+    """The SQL of :data:`SQUARED_WEIGHTS` over the weight ``wv`` (NULL, NaN and the invalid weights that
+    :func:`~kanon_core.engines.table.check_weights` refuses fall in one column or none, never an error)."""
+    out = []
+    for column, low, high, e in SQUARED_WEIGHTS:
+        bounds = ([f"wv >= {_power_of_two(low)}"] if low is not None else []) + \
+                 ([f"wv < {_power_of_two(high)}"] if high is not None else [])
+        scaled = f"wv * {_power_of_two(e)}" if e else "wv"
+        out.append(f"SUM(CASE WHEN {' AND '.join(bounds)} THEN ({scaled}) * ({scaled}) ELSE 0 END) AS {column}")
+    return out
+
+
 def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str], weight: str | None) -> str:
     """One GROUP BY over ``keys``: per distinct combination the count ``n`` and, with a weight, the weight
-    sum ``w``, the sum of squared weights ``w2`` and the counts of invalid weights (non-numeric, missing, infinite or NaN, not positive)."""
+    sum ``w``, the sums of squared weights (:data:`SQUARED_WEIGHTS`) and the counts of invalid weights
+    (non-numeric, missing, infinite or NaN, not positive)."""
     names = key_names(len(keys))
     inner = [value_expr(d, source, c, a) for c, a in zip(keys, names, strict=True)]
     outer = [d.q(a) for a in names] + ["COUNT(*) AS n"]
@@ -72,7 +99,7 @@ def aggregate_sql(d: Dialect, source: Source, relation: str, keys: Sequence[str]
         inf = "CAST('Infinity' AS DOUBLE)"
         outer += [
             "SUM(wv) AS w",
-            "SUM(wv * wv) AS w2",  # the sum of squared weights: variances without PSUs (survey_aggregate)
+            *squared_weight_sums(),  # variances without PSUs (survey_aggregate)
             "SUM(CASE WHEN wr IS NOT NULL AND wv IS NULL THEN 1 ELSE 0 END) AS w_bad",
             "SUM(CASE WHEN wr IS NULL THEN 1 ELSE 0 END) AS w_missing",
             f"SUM(CASE WHEN wv = CAST('NaN' AS DOUBLE) OR wv = {inf} OR wv = -{inf} THEN 1 ELSE 0 END) AS w_nonfinite",
@@ -172,3 +199,22 @@ def per_record_sql(d: Dialect, source: Source, relation: str, qis: Sequence[str]
     cols = ", ".join(f"m.{d.q(c)} AS {d.q(c)}" for c in columns)
     return (f"SELECT {cols} FROM (SELECT {keys}, {row_id} AS kanon_row FROM {relation}) r "
             f"LEFT JOIN {per_class} m ON {on} ORDER BY r.kanon_row")
+
+
+WHOLE_LIMIT = 2**53
+"""A float column is held as integers by the default reader when every value is whole and below this in
+absolute value (beyond it a float64 no longer holds every integer)."""
+
+
+def whole_floats_sql(d: Dialect, source: Source, relation: str, columns: Sequence[str]) -> str:
+    """One row: per float column ``columns[i]``, ``w{i}`` = 1 when every value (NaN and missing left out) is
+    whole and below :data:`WHOLE_LIMIT` in absolute value, 0 when one is not (an infinite value is not), NULL
+    when there is none. The default reader holds a column of 1 as integers and its writer writes them so
+    (:func:`kanon_core.io.read_table`); a release at scale learns it from this pass, which reads those
+    columns only."""
+    parts = []
+    for i, c in enumerate(columns):
+        v = value_expr(d, source, c, "x").rsplit(" AS ", 1)[0]
+        parts.append(f"MIN(CASE WHEN {v} IS NULL THEN NULL WHEN {v} = FLOOR({v}) AND ABS({v}) < {WHOLE_LIMIT} "
+                     f"THEN 1 ELSE 0 END) AS w{i}")
+    return f"SELECT {', '.join(parts)} FROM {relation}"

@@ -69,9 +69,7 @@ def type_distinct(source: Source, column: str, raw: pa.Array, has_missing: bool)
         if pd.api.types.is_float_dtype(typed.dtype):
             return TypedColumn(column, raw, [float(v) for v in typed.tolist()], "float", style)
         return TypedColumn(column, raw, [str(v) for v in py], "text", style)
-    if kind == "int":
-        if has_missing and any(abs(v) >= INT53 for v in py):  # pandas holds such a column as float64
-            return TypedColumn(column, raw, [float(v) for v in py], "float")
+    if kind == "int":  # missing values or not, the in-memory reader holds exact integers
         return TypedColumn(column, raw, [int(v) for v in py], "int")
     if kind == "float":
         # NaN is missing (pandas' isna); engines that keep NaN as a value leave it to be typed here
