@@ -745,35 +745,142 @@ def date_hierarchy(
 
 
 # -- ARX files -------------------------------------------------------------------------------------------------
-def read_arx_hierarchy(source: str | os.PathLike | bytes, name: str = "") -> Hierarchy:
-    """Read an ARX hierarchy CSV (semicolon by default; comma and tab are recognised), no header.
+ARX_DELIMITERS = (";", "\t", ",")
+"""Delimiters of hierarchy files, in order of preference: ARX's own first, the comma last (it is the one most
+often found inside values: "Married, spouse present", "1,000-2,000")."""
 
-    Trailing empty cells are ignored; a missing root column is added as ``*``.
+_CSV_PROBLEMS = (
+    ("end of data", "a quote that is never closed"),
+    ("expected after", "a quote closed before the end of its cell"),
+    ("field larger", "a cell longer than the CSV reader accepts"),
+)
+
+
+def read_arx_hierarchy(source: str | os.PathLike | bytes, name: str = "") -> Hierarchy:
+    """Read an ARX hierarchy CSV (one row per original value, one column per level, no header) exactly.
+
+    * text: decoded as data files are (:func:`kanon_core.io.decode_text`: byte-order marks, UTF-8, else a
+      single-byte Windows-1252 file; a file mixing encodings is refused), so labels are released as written;
+    * delimiter: semicolon (ARX), tab or comma, the first that splits the first row, quotes respected (a
+      quoted ``;`` in a comma file is a character of its cell); every row must then have as many levels;
+    * quoted cells keep what they hold, line breaks included; a quote left open is refused;
+    * blank lines and rows of only delimiters are skipped, trailing empty cells ignored (spreadsheets pad
+      rows); an empty cell inside a row is refused (an empty label would release the value as missing);
+    * the root: when no row ends with ``*`` and the last level has several labels, ``*`` is appended; when
+      some rows end with ``*`` and others do not (a header line, a cut row), the file is refused.
+
+    Messages count rows as the hierarchy does (blank lines not counted) and never show a cell.
     """
+    rows = _arx_rows(_arx_text(_arx_bytes(source), name), name)
+    for i, r in enumerate(rows):
+        if "" in r:
+            raise InputError(f"Row {i + 1} of hierarchy file{_of(name)} has an empty cell (level {r.index('')}); "
+                             "give every level a label.")
+    return Hierarchy(tuple(_with_root(rows, name)), name)
+
+
+def _arx_bytes(source: str | os.PathLike | bytes) -> bytes:
+    """The bytes of a file or upload; an unreadable path is an :class:`InputError` naming the file."""
     if isinstance(source, (bytes, bytearray)):
-        raw = bytes(source)
+        return bytes(source)
+    path = Path(source)
+    if not path.exists():
+        raise InputError(f"Hierarchy file not found: {path.name}")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"Cannot read hierarchy file {path.name}: {exc.strerror or type(exc).__name__}.") from None
+
+
+def _arx_text(raw: bytes, name: str) -> str:
+    """The text of a hierarchy file, with the data reader's rules (one encoding for the whole file)."""
+    from ..io import decode_text  # kanon_core.io is heavy; hierarchies built in memory do not need it
+
+    try:
+        text = decode_text(raw)
+    except InputError as exc:
+        raise InputError(f"Hierarchy file{_of(name)}: {exc}") from None
+    if "\x00" in text:
+        raise InputError(f"Hierarchy file{_of(name)} is not a CSV text file (it holds NUL characters; UTF-16 needs "
+                         "a byte-order mark).")
+    return text
+
+
+def _arx_rows(text: str, name: str) -> list[tuple[str, ...]]:
+    """The rows under the first delimiter of :data:`ARX_DELIMITERS` that reads the file without a quoting
+    error and splits its first row into levels; every row must then have as many. A file no delimiter
+    splits has one level (the root is added). Never a guess among delimiters that disagree: a row out of
+    line is refused, not read again with another delimiter."""
+    problem: tuple[str, csv.Error] | None = None
+    for delim in ARX_DELIMITERS:
+        try:
+            rows = _csv_rows(text, delim)
+        except csv.Error as exc:
+            problem = problem or (delim, exc)
+            continue
+        if rows and len(rows[0]) >= 2:
+            break
     else:
-        path = Path(source)
-        if not path.exists():
-            raise InputError(f"Hierarchy file not found: {path.name}")
-        raw = path.read_bytes()
-    text = raw.decode("utf-8-sig", errors="replace")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
+        if problem is not None:
+            delim, exc = problem
+            reason = next((r for key, r in _CSV_PROBLEMS if key in str(exc)), "text that is not valid CSV")
+            raise InputError(f"Hierarchy file{_of(name)} has {reason} (line {_csv_error_line(text, delim)}).")
+        rows = _split_rows(text)
+    if not rows:
         raise InputError(f"The hierarchy file{_of(name)} is empty.")
-    delim = max(";,\t", key=lambda d: lines[0].count(d)) if ";" not in lines[0] else ";"
+    for i, r in enumerate(rows):
+        if len(r) != len(rows[0]):
+            raise InputError(f"The rows of hierarchy file{_of(name)} have different numbers of levels: row {i + 1} "
+                             f"has {len(r)} level{'s' if len(r) != 1 else ''}, row 1 has {len(rows[0])}.")
+    return rows
+
+
+def _split_rows(text: str) -> list[tuple[str, ...]]:
+    """A file whose first row has one level: under the first delimiter that splits some later row (so that
+    row is refused as out of line, not read as one value holding delimiters), else as one column."""
+    for delim in ARX_DELIMITERS:
+        rows = _csv_rows(text, delim)
+        if any(len(r) >= 2 for r in rows):
+            return rows
+    return _csv_rows(text, ARX_DELIMITERS[0])
+
+
+def _csv_rows(text: str, delim: str) -> list[tuple[str, ...]]:
+    """Every non-empty record, cells stripped, trailing empty cells dropped (raises :class:`csv.Error`)."""
     rows = []
-    for r in csv.reader(lines, delimiter=delim):
-        cells = [c.strip() for c in r]
+    for record in csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True):
+        cells = [c.strip() for c in record]
         while cells and cells[-1] == "":
             cells.pop()
-        rows.append(tuple(cells))
-    widths = {len(r) for r in rows}
-    if len(widths) != 1:
-        raise InputError(f"The rows of hierarchy file{_of(name)} have different numbers of levels.")
-    if len({r[-1] for r in rows}) > 1 or widths == {1}:
-        rows = [r + (TOP,) for r in rows]
-    return Hierarchy(tuple(rows), name)
+        if cells:
+            rows.append(tuple(cells))
+    return rows
+
+
+def _csv_error_line(text: str, delim: str) -> int:
+    """The line where the record the CSV reader cannot read begins (where a quote left open was opened)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
+    line = 1
+    try:
+        for _ in reader:
+            line = reader.line_num + 1
+    except csv.Error:
+        pass
+    return line
+
+
+def _with_root(rows: list[tuple[str, ...]], name: str) -> list[tuple[str, ...]]:
+    """The rows ending at one root: as written, or with ``*`` appended when the file has no root column."""
+    ends = [r[-1] == TOP for r in rows]
+    if len(rows[0]) >= 2 and any(ends) and not all(ends):
+        raise InputError(
+            f"Row {ends.index(False) + 1} of hierarchy file{_of(name)} does not end with '{TOP}' while row "
+            f"{ends.index(True) + 1} does: every row must end at the same root (a header line? ARX hierarchy "
+            "files have none)."
+        )
+    if len(rows[0]) == 1 or len({r[-1] for r in rows}) > 1:
+        return [r + (TOP,) for r in rows]
+    return rows
 
 
 def write_arx_hierarchy(hierarchy: Hierarchy, path: str | os.PathLike) -> Path:
@@ -783,13 +890,30 @@ def write_arx_hierarchy(hierarchy: Hierarchy, path: str | os.PathLike) -> Path:
 
 
 def find_hierarchy_file(directory: str | os.PathLike, variable: str) -> Path | None:
-    """``*hierarchy_<var>.csv`` (ARX's naming, e.g. ``adult_hierarchy_age.csv``) or ``<var>.csv``."""
+    """The one file of ``directory`` named ``<var>.csv`` or ``*hierarchy_<var>.csv`` (ARX's naming, e.g.
+    ``adult_hierarchy_age.csv``), or None.
+
+    Names are compared as text among the folder's own entries, never as patterns or paths: a variable named
+    ``g*`` or ``g[1]`` does not take another variable's file, and one named ``../g`` does not reach beside
+    the folder (where ``--output`` could then overwrite what was read). Two matching files are refused
+    (which was meant cannot be guessed), and so is a matching entry that is not a readable file (a folder,
+    a broken link, a link loop).
+    """
     d = Path(directory)
-    exact = d / f"{variable}.csv"
-    if exact.is_file():
-        return exact
-    matches = sorted(p for p in d.glob(f"*hierarchy_{variable}.csv") if p.is_file())
-    return matches[0] if matches else None
+    if not d.is_dir():
+        return None
+    exact, arx = f"{variable}.csv", f"hierarchy_{variable}.csv"
+    try:
+        found = sorted(p for p in d.iterdir() if p.name == exact or p.name.endswith(arx))
+    except OSError as exc:
+        raise InputError(f"Cannot read hierarchy folder {d.name}: {exc.strerror or type(exc).__name__}.") from None
+    if len(found) > 1:
+        raise InputError(f"{len(found)} hierarchy files for {variable}: {', '.join(p.name for p in found)}. "
+                         "Keep one.")
+    if found and not found[0].is_file():
+        raise InputError(f"The hierarchy file {found[0].name} for {variable} is not a readable file (a folder, a "
+                         "broken link or a link loop).")
+    return found[0] if found else None
 
 
 def load_hierarchies(directory: str | os.PathLike, variables: Sequence[str]) -> dict[str, Hierarchy]:
