@@ -11,6 +11,11 @@ number. A different file is refused unless ``allow_changed``, in which case the 
 wave of the survey (nothing recorded to compare with) and the difference is reported.
 
 Project files of format 1 (the current lineage only) still open: their recipe is replayed.
+
+A project file may come from someone else and is read as defensively as a recipe
+(:func:`kanon_core.recipe.parse_json`): besides the recipe's checks, every part must be one kanon writes
+(a misspelt "versions" would reopen a format-1 project and drop the branches in silence), the data reference
+has its types (a count is not read from "60" or 60.9), and the settings are values the dashboard can use.
 """
 
 from __future__ import annotations
@@ -27,14 +32,22 @@ from .errors import InputError
 from .history import History
 from .progress import Progress, scaled_progress
 from .recipe import (
+    MAX_NUMBER,
     Recipe,
     Replay,
     apply_checked,
+    check_count,
     check_depth,
+    check_format_version,
+    count_field,
+    describe_type,
+    file_name_field,
     fits,
     parse_json,
     parse_step,
     pretty_json,
+    read_limited,
+    refuse_unknown,
 )
 from .steps import Step, version_fingerprint
 from .treat.hierarchy import Hierarchy, hierarchy_from_json
@@ -42,6 +55,11 @@ from .treat.hierarchy import Hierarchy, hierarchy_from_json
 FORMAT = "kanon-project"
 FORMAT_VERSION = 2
 PROJECT_SUFFIX = ".kanon.json"
+
+_PROJECT_FIELDS = frozenset({"format", "format_version", "kanon_version", "data", "settings", "recipe", "versions",
+                             "hierarchies"})
+_DATA_FIELDS = frozenset({"name", "path", "sample", "fingerprint", "records"})
+_TREE_FIELDS = frozenset({"current", "tree"})
 
 
 @dataclass(frozen=True)
@@ -60,11 +78,22 @@ class DataRef:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DataRef:
-        try:
-            return cls(name=str(d["name"]), fingerprint=str(d["fingerprint"]), records=int(d["records"]),
-                       path=d.get("path"), sample=d.get("sample"))
-        except (KeyError, TypeError, ValueError):
-            raise InputError("The project's data reference is incomplete (name, fingerprint and records).") from None
+        """The data reference of a project file, each field of its own type (nothing converted: 60.9 records
+        are not 60, a list is not a path); one-line errors naming the field."""
+        where = "The project's data reference"
+        if not isinstance(d, dict) or any(d.get(k) is None for k in ("name", "fingerprint", "records")):
+            raise InputError(f"{where} is incomplete (name, fingerprint and records).")
+        refuse_unknown(d, _DATA_FIELDS, f"{where} has")
+        name = d["name"]
+        if not (isinstance(name, str) and name.isprintable() and len(name) <= 1000):
+            raise InputError(f"{where} field 'name' should be a printable name (a file name, on one line).")
+        if not isinstance(d["fingerprint"], str):
+            raise InputError(f"{where} field 'fingerprint' should be text.")
+        sample = d.get("sample")
+        if not fits(sample, str | None):
+            raise InputError(f"{where} field 'sample' should be text or null.")
+        return cls(name=name, fingerprint=d["fingerprint"], records=count_field(d, "records", where),  # type: ignore[arg-type]
+                   path=file_name_field(d, "path", where), sample=sample)
 
 
 @dataclass(frozen=True)
@@ -138,14 +167,12 @@ class Project:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise InputError("This is not a kanon project file (its 'format' field is missing or different).")
         check_depth(d, "project")
-        version = d.get("format_version", 0)
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise InputError("The project's 'format_version' is not a number.")
-        if version > FORMAT_VERSION:
-            raise InputError("This project was written by a newer kanon; please upgrade.")
-        settings = d.get("settings") or {}
-        if not isinstance(settings, dict):
-            raise InputError("The project's settings are not valid.")
+        check_format_version(d, FORMAT_VERSION, "project", digits_as_text=False)
+        refuse_unknown(d, _PROJECT_FIELDS, "The project has")
+        settings = _read_settings(d.get("settings"))
+        kanon_version = d.get("kanon_version", "?")
+        if not isinstance(kanon_version, str):
+            raise InputError("The project's field 'kanon_version' should be text.")
         data = d.get("data") or {}
         if not isinstance(data, dict):
             raise InputError("The project's data reference is incomplete (name, fingerprint and records).")
@@ -154,7 +181,7 @@ class Project:
             raise InputError("The project's recipe part has the wrong shape.")
         tree, current = _read_tree(d.get("versions"))
         return cls(data=DataRef.from_dict(data), recipe=Recipe.from_dict(recipe), settings=settings,
-                   kanon_version=str(d.get("kanon_version", "?")), tree=tree, current=current,
+                   kanon_version=kanon_version, tree=tree, current=current,
                    hierarchies=_read_hierarchies(d.get("hierarchies")))
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -164,14 +191,7 @@ class Project:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
-        p = Path(path)
-        if not p.is_file():
-            raise InputError(f"Project file not found: {p.name}")
-        try:
-            data = p.read_bytes()
-        except OSError:
-            raise InputError(f"The project file cannot be read: {p.name}") from None
-        return cls.from_json(data)
+        return cls.from_json(read_limited(path, "project", "Project file not found"))
 
     # -- reopening ----------------------------------------------------------------------------------------
     def data_path(self, project_path: str | os.PathLike | None = None) -> Path | None:
@@ -238,6 +258,8 @@ def _read_tree(raw: Any) -> tuple[tuple[SavedVersion, ...], int]:
     bad = "The project's version tree is not valid (numbers, parents or the current version)."
     if not isinstance(raw, dict) or not isinstance(raw.get("tree", []), list):
         raise InputError(bad)
+    refuse_unknown(raw, _TREE_FIELDS, "The project's version tree has")
+    check_count(len(raw.get("tree", [])), "project", "versions")
     known = {0}
     tree = []
     for entry in raw.get("tree", []):
@@ -254,6 +276,43 @@ def _read_tree(raw: Any) -> tuple[tuple[SavedVersion, ...], int]:
     if not fits(current, int) or current not in known:
         raise InputError(bad)
     return tuple(tree), current
+
+
+def _whole_k(v: Any) -> bool:
+    return fits(v, int) and 1 <= v <= 10**6
+
+
+def _share(v: Any) -> bool:
+    return fits(v, float) and 0 <= v <= 1
+
+
+def _risk(v: Any) -> bool:
+    return fits(v, float) and 0 < v < 1
+
+
+_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    # the settings the dashboard reads back with int(), float() or bool(): each must be what it writes
+    "k": (_whole_k, "a whole number from 1 to 1,000,000"),
+    "alpha": (_share, "a number from 0 to 1"),
+    "max_risk": (_risk, "a number above 0 and below 1"),
+    "notes": (lambda v: fits(v, str), "text"),
+    "suppressed_code": (lambda v: fits(v, int) and abs(v) <= MAX_NUMBER, "a whole number"),
+    "csv_code": (lambda v: fits(v, bool), "true or false"),
+}
+
+
+def _read_settings(raw: Any) -> dict[str, Any]:
+    """The session's settings: plain values (the dashboard saves no other), those it reads back of their type."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError("The project's 'settings' part has the wrong shape.")
+    for key, value in raw.items():
+        name = key if key.isprintable() and len(key) <= 60 else "(a name that is not printable)"
+        check, words = _SETTINGS.get(key, (lambda v: fits(v, Any), describe_type(Any)))
+        if not check(value):
+            raise InputError(f"The project's setting '{name}' should be {words}.")
+    return raw
 
 
 def _read_hierarchies(raw: Any) -> dict[str, Hierarchy]:

@@ -22,16 +22,21 @@ step's output (and of the data as loaded). Replayed on the same file, each step'
 with its record and the replay stops at the first step that differs; on another file (the next wave)
 there is nothing to compare with, and the replay says so.
 
-Recipe files come from outside, so loading them is defensive: nesting depth, numbers (finite, at most
-10^15 in size), the type of every field and every step parameter are checked before anything is built,
-and each problem is one :class:`InputError` line naming the field, never the offending value.
+Recipe files come from outside, so loading them is defensive: the file's size (checked before it is read),
+nesting depth, numbers (finite, at most 10^15 in size), text (valid Unicode), keys (each once per object,
+none unknown: a misspelt "steps" must not replay nothing), the number of steps, the type of every field and
+every step parameter are checked before anything is built, and each problem is one :class:`InputError`
+line naming the field, never the offending value.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
+import os
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -61,6 +66,14 @@ FORMAT = "kanon-recipe"
 FORMAT_VERSION = 1
 MAX_DEPTH = 24  # a recipe nests 5 levels (generalization hierarchies); far deeper is not a recipe
 MAX_NUMBER = 10**15  # counts, codes and bounds of survey data fit well within this
+MAX_BYTES = 100_000_000  # the demo recipe has 10 kB; hierarchies of thousands of categories stay far below this
+MAX_STEPS = 10_000  # a session has tens of steps; far more is a generated or broken file, and slow to replay
+
+_RECIPE_FIELDS = frozenset({"format", "format_version", "kanon_version", "notes", "input", "initial", "steps",
+                            "extra"})
+_INPUT_FIELDS = frozenset({"path", "fingerprint", "records", "columns", "start_fingerprint"})
+_INITIAL_FIELDS = frozenset({"roles", "missing"})
+_ROLE_FIELDS = frozenset({"qis", "weight", "strata", "psu", "outcomes", "direct_ids", "fpc"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,8 @@ class ReadLimits:
 
     max_depth: int = MAX_DEPTH
     max_number: int = MAX_NUMBER
+    max_bytes: int = MAX_BYTES
+    max_steps: int = MAX_STEPS
 
 
 @dataclass(frozen=True)
@@ -143,16 +158,14 @@ class Recipe:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise InputError("This is not a kanon recipe (its 'format' field is missing or different).")
         check_depth(d, "recipe")
-        version = d.get("format_version", 0)
-        if isinstance(version, str) and version.strip().isdigit():
-            version = int(version)
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise InputError("The recipe's 'format_version' is not a number.")
-        if version > FORMAT_VERSION:
-            raise InputError("This recipe was written by a newer kanon; please upgrade.")
+        check_format_version(d, FORMAT_VERSION, "recipe")
+        refuse_unknown(d, _RECIPE_FIELDS, "The recipe has")
         inp = _part(d, "input", dict, {})
         init = _part(d, "initial", dict, {})
+        refuse_unknown(inp, _INPUT_FIELDS, "The recipe's input part has")
+        refuse_unknown(init, _INITIAL_FIELDS, "The recipe's initial part has")
         raw_steps = _part(d, "steps", list, [])
+        check_count(len(raw_steps), "recipe", "steps")
         steps: list[Step] = []
         fingerprints: list[str | None] = []
         for i, sd in enumerate(raw_steps, start=1):
@@ -160,6 +173,7 @@ class Recipe:
             steps.append(step)
             fingerprints.append(fp)
         roles_d = _part(init, "roles", dict, {}, "initial roles")
+        refuse_unknown(roles_d, _ROLE_FIELDS, "The recipe's initial roles have")
         for name in ("qis", "outcomes", "direct_ids"):
             _field(roles_d, name, tuple[str, ...], "initial roles")
         for name in ("weight", "strata", "psu", "fpc"):
@@ -177,13 +191,13 @@ class Recipe:
         k = extra.get("k")
         if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10**6):
             raise InputError("The recipe's 'extra.k' is not a whole number from 1 to 1,000,000.")
-        return cls(
+        recipe = cls(
             steps=tuple(steps),
             roles=roles,
             missing=missing,
-            input_path=_field(inp, "path", str | None, "input part"),
+            input_path=file_name_field(inp, "path", "The recipe's input part"),
             input_fingerprint=_field(inp, "fingerprint", str | None, "input part"),
-            input_records=_field(inp, "records", int | None, "input part"),
+            input_records=count_field(inp, "records", "The recipe's input part"),
             input_columns=tuple(_field(inp, "columns", tuple[str, ...], "input part", [])),
             kanon_version=str(_field(d, "kanon_version", str, "recipe", "?")),
             notes=_field(d, "notes", str, "recipe", ""),
@@ -191,6 +205,9 @@ class Recipe:
             step_fingerprints=tuple(fingerprints),
             start_fingerprint=_field(inp, "start_fingerprint", str | None, "input part"),
         )
+        if d.get("steps") is None:  # last, so that a file's other faults are named first
+            raise InputError("The recipe has no 'steps' list (a recipe of no steps has \"steps\": []).")
+        return recipe
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Recipe:
@@ -198,14 +215,7 @@ class Recipe:
 
     @classmethod
     def load(cls, path: str | Path) -> Recipe:
-        p = Path(path)
-        if not p.is_file():
-            raise InputError(f"Recipe not found: {p.name}")
-        try:
-            data = p.read_bytes()
-        except OSError:
-            raise InputError(f"The recipe file cannot be read: {p.name}") from None
-        return cls.from_json(data)
+        return cls.from_json(read_limited(path, "recipe", "Recipe not found"))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(), encoding="utf-8", newline="\n")
@@ -428,41 +438,188 @@ def graft(history: History, replay: Replay | History, base: int = 0) -> list[Ver
 
 
 # -- reading recipe and project files defensively ----------------------------------------------------------
+def read_limited(path: str | os.PathLike, what: str, not_found: str) -> bytes:
+    """The bytes of a recipe or project file, refused unread when larger than :data:`MAX_BYTES`: a data file
+    or a 1 GB file named by mistake is not read into memory to be found not to be JSON. ``not_found`` starts
+    the message for a path that does not exist ("Recipe not found")."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{not_found}: {p.name}")
+    if not p.is_file():  # a folder, a device or a pipe: nothing a recipe is saved as
+        raise InputError(f"The {what} is not a file: {p.name}")
+    try:
+        with p.open("rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_BYTES:
+                raise InputError(_too_large(what))
+            data = f.read(MAX_BYTES + 1)  # bounded: the file may grow while it is read
+    except OSError:
+        raise InputError(f"The {what} file cannot be read: {p.name}") from None
+    if len(data) > MAX_BYTES:
+        raise InputError(_too_large(what))
+    return data
+
+
+def _too_large(what: str) -> str:
+    return f"The {what} file is larger than {MAX_BYTES / 10**6:g} MB; that is not a kanon {what}."
+
+
+class _OutOfRange(Exception):
+    """A number that is not finite or too large, found while parsing (turned into one InputError)."""
+
+
+class _KeyTwice(Exception):
+    """A key written twice in one object, found while parsing (``args[0]``: the key)."""
+
+
 def parse_json(text: str | bytes, what: str = "recipe") -> Any:
-    """Parse a recipe (or project) file: UTF-8 JSON whose numbers are finite and at most
-    :data:`MAX_NUMBER` in size, nested at most :data:`MAX_DEPTH` deep. One-line errors, no values."""
+    """Parse a recipe (or project) file: UTF-8 JSON of at most :data:`MAX_BYTES`, whose numbers are finite
+    and at most :data:`MAX_NUMBER` in size, nested at most :data:`MAX_DEPTH` deep, with each key once per
+    object (``json`` keeps the last of two, a reader may see the first) and text that is valid Unicode (an
+    unpaired ``\\ud800`` escape is valid JSON but cannot be written anywhere). One-line errors, no values."""
+    if len(text) > MAX_BYTES:
+        raise InputError(_too_large(what))
     if isinstance(text, (bytes, bytearray)):
+        if b"\x00" in text:  # never in JSON text; UTF-16 and UTF-32 have one in every ASCII character
+            raise InputError(f"The {what} file is not UTF-8 text (it may be UTF-16; save it as UTF-8).")
         try:
-            text = bytes(text).decode("utf-8-sig")
+            source = bytes(text).decode("utf-8-sig")
         except UnicodeDecodeError:
             raise InputError(f"The {what} file is not UTF-8 text.") from None
+        unpaired = False  # decoded UTF-8 holds no surrogate: only an escape can make one
+    else:
+        source, unpaired = text, not _encodes(text)
     try:
-        d = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_reject_constant)
-    except InputError:
+        d = json.loads(source, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_reject_constant,
+                       object_pairs_hook=_object)
+    except _OutOfRange:
         raise InputError(f"The {what} file has a number that is not finite or is beyond 10^15 in size.") from None
+    except _KeyTwice as exc:
+        raise InputError(f"The {what} file has the key {_named(exc.args[0])} twice in one object.") from None
     except RecursionError:
         raise InputError(f"The {what} file is nested too deeply.") from None
     except ValueError:
         raise InputError(f"The {what} file is not valid JSON.") from None
     check_depth(d, what)
+    if unpaired or _SURROGATE_ESCAPE.search(source):  # else no text can be half a character
+        _check_unicode(d, what)
     return d
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of the file (``object_pairs_hook``), refused when a key is written twice."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return d
+
+
+def _named(key: Any, quote: str = "'") -> str:
+    """A key of the file for a message (a field or variable name, never a cell), when short and printable."""
+    name = str(key)
+    if not (name.isprintable() and 0 < len(name) <= 60):
+        return "(a name that is not printable)"
+    return f"{quote}{name}{quote}"
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # an escape that may stand for half a character
+
+
+def _check_unicode(obj: Any, what: str) -> None:
+    """Refuse a parsed file holding a text (key or value) that is not valid Unicode (checked without recursion)."""
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if not _encodes(v):
+                raise InputError(f"The {what} file has text that is not valid Unicode (an unpaired surrogate "
+                                 "escape such as \\ud800).")
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
 
 
 def _parse_int(text: str) -> int:
     if len(text.lstrip("-")) > len(str(MAX_NUMBER)) or abs(int(text)) > MAX_NUMBER:
-        raise InputError("number out of range")
+        raise _OutOfRange
     return int(text)
 
 
 def _parse_float(text: str) -> float:
     x = float(text)
     if not math.isfinite(x) or abs(x) > MAX_NUMBER:
-        raise InputError("number out of range")
+        raise _OutOfRange
     return x
 
 
 def _reject_constant(text: str) -> Any:
-    raise InputError("number out of range")  # NaN, Infinity, -Infinity
+    raise _OutOfRange  # NaN, Infinity, -Infinity
+
+
+def check_format_version(d: Mapping[str, Any], current: int, what: str, digits_as_text: bool = True) -> None:
+    """Refuse a ``format_version`` that is not a whole number (digits as text are read when
+    ``digits_as_text``, as recipes always were), that is newer than ``current`` or that never existed (below
+    1). Absent, the file is read as the current format."""
+    if "format_version" not in d:
+        return
+    version = d["format_version"]
+    if digits_as_text and isinstance(version, str) and version.strip().isdigit():
+        version = int(version)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise InputError(f"The {what}'s 'format_version' is not a number.")
+    if version > current:
+        raise InputError(f"This {what} was written by a newer kanon; please upgrade.")
+    if version < 1:
+        raise InputError(f"The {what}'s 'format_version' is not one kanon knows (1 to {current}).")
+
+
+def refuse_unknown(d: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    """Refuse fields kanon does not write: a misspelt part ("Steps") would otherwise be skipped in silence.
+    ``where`` starts the message ("The recipe's input part has")."""
+    unknown = [k for k in d if k not in known]
+    if unknown:
+        names = ", ".join(_named(k, quote="") for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise InputError(f"{where} unknown field(s): {names}{more} (kanon writes {', '.join(sorted(known))}).")
+
+
+def check_count(n: int, what: str, things: str) -> None:
+    """Refuse more steps (or versions) than :data:`MAX_STEPS`, before any is read."""
+    if n > MAX_STEPS:
+        raise InputError(f"The {what} has {n:,} {things}; kanon replays at most {MAX_STEPS:,}.")
+
+
+def count_field(d: Mapping[str, Any], key: str, where: str) -> int | None:
+    """A count (records): a whole number of 0 or more, or absent/null."""
+    v = d.get(key)
+    if v is not None and not (fits(v, int) and v >= 0):
+        raise InputError(f"{where} field '{key}' should be a whole number of 0 or more.")
+    return v
+
+
+def file_name_field(d: Mapping[str, Any], key: str, where: str) -> str | None:
+    """A path (text or absent/null) the operating system can open: no NUL character."""
+    v = d.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise InputError(f"{where} field '{key}' should be text or null.")
+    if "\x00" in v:
+        raise InputError(f"{where} field '{key}' is not a usable file name.")
+    return v
 
 
 def check_depth(obj: Any, what: str = "recipe", limit: int = MAX_DEPTH) -> None:
@@ -558,13 +715,21 @@ def check_step_params(params: Mapping[str, Any]) -> None:
     if not isinstance(kind, str) or kind not in STEP_TYPES:
         raise InputError(f"its kind is not one kanon knows ({', '.join(sorted(STEP_TYPES))}).")
     cls = STEP_TYPES[kind]
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # noqa: BLE001 - an unresolvable annotation: leave validation to the step
+    hints = _step_hints(cls)
+    if hints is None:  # an unresolvable annotation: leave validation to the step
         return
     for f in dataclasses.fields(cls):
         if f.name in params and f.name in hints and not fits(params[f.name], hints[f.name]):
             raise InputError(f"its parameter '{f.name}' should be {describe_type(hints[f.name])}.")
+
+
+@functools.cache
+def _step_hints(cls: type) -> dict[str, Any] | None:
+    """A step class's resolved type hints (resolved once: a recipe may have thousands of steps)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def parse_step(sd: Any, label: str) -> tuple[Step, str | None]:

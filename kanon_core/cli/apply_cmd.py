@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="release file: .csv, .parquet, .dta (Stata) or .sav (SPSS); CSV/Parquet also get "
                         "<name>.labels.json with the labels")
     p.add_argument("--report", help="also write the self-contained HTML report to this file")
-    p.add_argument("--k", type=int, default=None, help="k for the report's risk figures (default: the recipe's, else 3)")
+    p.add_argument("--k", type=report_k, default=None,
+                   help="k for the report's risk figures, 1 to 1,000,000 (default: the recipe's, else 3)")
     p.add_argument("--suppressed-code", type=int, default=None,
                    help="code for suppressed cells: SPSS user-missing value, and CSV with --csv-code (default -99)")
     p.add_argument("--csv-code", action="store_true", help="write suppressed cells in CSV as the code, not empty")
@@ -40,6 +41,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", dest="json_out", default=None, help="write a JSON summary to this file ('-' = stdout)")
     add_engine_options(p)
     p.set_defaults(func=run)
+
+
+def report_k(text: str) -> int:
+    """An argparse type: k as a recipe may record it (a whole number from 1 to 1,000,000). Below 1 no record is
+    at risk, so "0 records below k=0" would read as a safe release."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expects a whole number") from None
+    if not 1 <= k <= 10**6:
+        raise argparse.ArgumentTypeError("expects a whole number from 1 to 1,000,000")
+    return k
 
 
 def run(args: argparse.Namespace) -> int:
