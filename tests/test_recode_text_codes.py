@@ -167,3 +167,14 @@ def test_recipe_step_with_a_non_finite_bound_is_refused():
         step_from_dict({"kind": "recode", "column": "age", "top": float("nan")})
     with pytest.raises(InputError, match="finite"):
         RecodeStep(column="age", bottom=float("-inf"))
+
+
+@pytest.mark.parametrize("into", ["X", "5", True, float("nan"), float("inf")])
+def test_a_number_column_is_merged_only_into_a_finite_number(into):
+    """A recipe may say anything: a text, a boolean or a non-finite number among numbers would leave a column
+    that is neither numbers nor text (the Recode page refuses the same)."""
+    ds = Dataset(pd.DataFrame({"n": [1, 2, 3, 3]}))
+    with pytest.raises(InputError, match="'n' holds numbers: the value to merge into must be a finite number"):
+        RecodeStep(column="n", merge=(1, 2), into=into).apply(ds)
+    merged = RecodeStep(column="n", merge=(1, 2), into=9).apply(ds)
+    assert merged.frame["n"].tolist() == [9, 9, 3, 3]

@@ -266,6 +266,9 @@ class RecodeStep(Step):
             raise InputError(f"None of the values to merge occur in '{self.column}'.")
         numeric = all(_is_number(v) for v in present)
         into = self.into
+        if into is not None and _holds_numbers(series) and not _real_number(into):
+            # a text (or True, NaN) among numbers would make the column neither, as the Recode page refuses it
+            raise InputError(f"'{self.column}' holds numbers: the value to merge into must be a finite number.")
         texts = [str(labels.get(v, labels.get(_as_int(v), _text(v)))) for v in present]
         if into is None:
             into = _as_int(min(present, key=float)) if numeric else "/".join(texts)
@@ -345,6 +348,17 @@ def _text(v: Any) -> str:
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
         return format_number(float(v))
     return str(v)
+
+
+def _holds_numbers(series: pd.Series) -> bool:
+    """A column of numbers (not booleans): what a merge keeps so by recoding into a number."""
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _real_number(v: Any) -> bool:
+    """A finite int or float (not a boolean, nor a number written as text)."""
+    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+            and math.isfinite(float(v)))
 
 
 def _is_number(v: Any) -> bool:
