@@ -239,6 +239,9 @@ class Dataset:
         for q in qis:
             if q not in self.frame.columns:
                 raise InputError(f"Quasi-identifier '{q}' is not a variable of the data.")
+        twice = sorted({q for q in qis if qis.count(q) > 1})
+        if twice:  # a QI counted twice changes every count and optimum made on the matrix
+            raise InputError(f"Quasi-identifier(s) listed twice: {', '.join(twice)}.")
         encoded = [self._encoded(q) for q in qis]
         codes = np.column_stack([e[0] for e in encoded]) if encoded else np.empty((self.n_records, 0), np.int32)
         return QIMatrix(

@@ -190,3 +190,16 @@ def test_apply_mask_keeps_types():
     assert out["s"].isna().tolist() == [True, False, False]
     assert out["b"].isna().tolist() == [False, True, False]
     assert frame.notna().all().all()
+
+
+def test_a_quasi_identifier_listed_twice_is_refused():
+    """A recipe may list a QI twice; counted twice, it changed which cells the optimum suppressed."""
+    from kanon_core.dataset import Dataset, Roles
+    from kanon_core.errors import InputError
+    from kanon_core.treat.suppress import SuppressStep
+
+    ds = Dataset(pd.DataFrame({"a": [1, 1, 2, 3, 2, 5, 5], "b": [1, 2, 2, 3, 3, 1, 1]}), roles=Roles(qis=("a", "b")))
+    with pytest.raises(InputError, match=r"Quasi-identifier\(s\) listed twice: a\."):
+        SuppressStep(k=2, qis=("a", "a", "b")).apply(ds)
+    with pytest.raises(InputError, match="listed twice"):
+        ds.qi_matrix(["b", "a", "b"])
