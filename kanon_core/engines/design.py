@@ -23,9 +23,11 @@ from ..utility.survey_aggregate import (
     DesignAggregate,
     check_design_keys,
     proportions_of_aggregate,
+    scaled_square_sums,
 )
 from .base import Engine, EngineSettings
 from .source import Source
+from .sql import SQUARED_WEIGHTS
 from .table import typed_aggregate
 
 if TYPE_CHECKING:
@@ -47,17 +49,21 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
     for j, c in enumerate(keys):
         typed[c] = np.array([*values[j], None], dtype=object)[codes[:, j]]  # code -1 takes the appended None
     none = np.full(len(n), None, dtype=object)
+    w = n.astype(np.float64) if weight is None else agg.column("w").to_numpy().astype(np.float64)
+    parts = [(n.astype(np.float64), 0)] if weight is None else \
+        [(agg.column(c).to_numpy().astype(np.float64), e) for c, _, _, e in SQUARED_WEIGHTS]
+    w2, shift = scaled_square_sums(parts, w)
     frame = pd.DataFrame({
         role: pd.Series(typed[c] if c else none, dtype=object) for role, c in roles.items()
     } | {
         "value": pd.Series(typed[variable], dtype=object),
         "n": n,
-        "w": n.astype(np.float64) if weight is None else agg.column("w").to_numpy().astype(np.float64),
-        "w2": n.astype(np.float64) if weight is None else agg.column("w2").to_numpy().astype(np.float64),
+        "w": w,
+        "w2": w2,
     })
     m = meta.get(variable, VariableMeta())
     out = DesignAggregate(frame[list(AGGREGATE_COLUMNS)], psu is not None, fpc is not None, dict(m.value_labels),
-                          m.label)
+                          m.label, w2_shift=shift)
     check_design_keys(out, {k: v for k, v in (("stratum", strata), ("psu", psu)) if v})
     return out
 
