@@ -129,3 +129,15 @@ def test_kanon_estimate_at_scale_prints_the_in_memory_estimates(survey, tmp_path
     for a, b in zip(got, ref, strict=True):
         for key, value in b.items():
             assert a[key] == (pytest.approx(value, rel=1e-9) if isinstance(value, float) else value), key
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_weight_total_that_overflows_is_refused_naming_the_weight(tmp_path, engine):
+    """As the in-memory design refuses it (dataset.check_weight_total): the estimate and the comparison alike."""
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"v": ["a", "b", "a"], "wt": [1e308, 1e308, 1.0]}).to_csv(path, index=False)
+    source = open_source(path)
+    with pytest.raises(InputError, match="Weight 'wt': the weights' total is too large to compute"):
+        design_aggregate(get_engine(engine), source, "v", "wt")
+    with pytest.raises(InputError, match="Weight 'wt': the weights' total is too large to compute"):
+        compare_at_scale(get_engine(engine), source, source, ["v"], weight="wt")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..dataset import VariableMeta
+from ..dataset import VariableMeta, check_weight_total
 from ..errors import InputError
 from ..utility.design import DEFAULT_LONELY_PSU
 from ..utility.survey_aggregate import (
@@ -50,6 +50,8 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
         typed[c] = np.array([*values[j], None], dtype=object)[codes[:, j]]  # code -1 takes the appended None
     none = np.full(len(n), None, dtype=object)
     w = n.astype(np.float64) if weight is None else agg.column("w").to_numpy().astype(np.float64)
+    if weight is not None:
+        check_weight_total(w, weight)  # the records' words, whichever estimate reads the aggregate
     parts = [(n.astype(np.float64), 0)] if weight is None else \
         [(agg.column(c).to_numpy().astype(np.float64), e) for c, _, _, e in SQUARED_WEIGHTS]
     w2, shift = scaled_square_sums(parts, w)
