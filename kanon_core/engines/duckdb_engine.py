@@ -32,6 +32,17 @@ cell is), and the records whose cell is NULL, the blank lines, are left out in t
 read, and nothing changes for files of several columns. For the same reason a one-column CSV release
 writes a missing cell as ``""`` (as the in-memory writer does), never as a blank line, and quotes a cell of
 only spaces and tabs, which the in-memory reader would skip as a blank line too.
+
+A line of spaces and tabs alone is not a record either (:mod:`kanon_core.engines.source`), but DuckDB reads it
+as one, its first cell the spaces and the others missing, just as it reads a quoted cell of spaces
+(``"   "``, a value). So every scan of a CSV file not yet searched for such lines stops, with an error of its
+own (:data:`SPACES_FOUND`), at the first record that could be one: first cell of spaces alone, last cell
+missing. A file without such records is read once, as before, the check riding on the same scan, and once a
+query has read all its records the file is remembered and later queries skip the check. The other files are
+searched (:func:`~kanon_core.engines.source.skipped_lines`), their candidate records listed by
+DuckDB, and the query is run again leaving the lines of spaces out (:class:`SpaceLines`), remembered with
+the file: when every candidate is a line of spaces, they are left out as candidates, with no numbering of
+the records; otherwise by their positions.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,7 +62,7 @@ from ..errors import Cancelled, InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, file_key, require_records, too_many_fields
+from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
 
 T = TypeVar("T")
 
@@ -62,7 +74,36 @@ _PARALLEL_REFUSES = "parallel scanner does not support null_padding"
 """The start of DuckDB's error when its parallel reader meets a line break in a quoted cell."""
 
 
+SPACES_FOUND = "kanon: a record may be a line of spaces"
+"""The error a CSV scan raises at a record that could be a line of spaces, in a file not yet searched for
+them (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class SpaceLines:
+    """How the lines of spaces of a CSV file are left out (a file without them has None instead): every
+    candidate record (:func:`_candidate`) when ``drop`` and ``keep`` are both None (every candidate is such
+    a line), otherwise the candidates at the positions ``drop``, or all but those at the positions ``keep``,
+    whichever list is shorter. Positions count from 0 among the records DuckDB reads, blank lines left out."""
+
+    drop: tuple[int, ...] | None = None
+    keep: tuple[int, ...] | None = None
+
+
+_SPACES: dict[tuple[str, int, int], SpaceLines | None] = {}
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) searched for lines of spaces, and how to leave them out."""
+
+
 def _csv_relation(source: Source) -> str:
+    key = file_key(source)
+    if key not in _SPACES:
+        check = f"CASE WHEN {_candidate(source)} THEN error({sql.DUCKDB.lit(SPACES_FOUND)}) ELSE true END"
+        return f"(SELECT * FROM {_csv_records(source)} WHERE {check})"
+    return _without_space_lines(source, _csv_records(source), _SPACES[key])
+
+
+def _csv_records(source: Source) -> str:
+    """The records of a CSV file as DuckDB reads them, blank lines left out, lines of spaces not."""
     columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
     delim = sql.DUCKDB.lit(source.delimiter)
     serial = "parallel = false, " if file_key(source) in _SERIAL else ""
@@ -72,6 +113,61 @@ def _csv_relation(source: Source) -> str:
             f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
             f"{quoted}{serial}auto_detect = false, encoding = 'utf-8')")
     return _without_blank_lines(scan, source.columns[0]) if one else scan
+
+
+def _candidate(source: Source) -> str:
+    """True for a record DuckDB reads from a line of spaces (its first cell the spaces, the others missing),
+    and for the records it cannot tell from one without the file's text: first cell of spaces alone (quoted
+    or not), last cell missing. Never NULL."""
+    first, last = sql.DUCKDB.q(source.columns[0]), sql.DUCKDB.q(source.columns[-1])
+    spaces = f"COALESCE(regexp_full_match({first}, {sql.DUCKDB.lit(space_line_pattern(source))}), false)"
+    return f"({spaces} AND {last} IS NULL)" if len(source.columns) > 1 else spaces
+
+
+def _position_column(source: Source) -> str:
+    """A name for the records' position that is none of the file's columns (DuckDB's names ignore case)."""
+    name, taken = "kanon_position", {c.lower() for c in source.columns}
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _numbered(source: Source, records: str) -> str:
+    """``records`` with their position (from 0, in file order) in :func:`_position_column`."""
+    return f"(SELECT *, row_number() OVER () - 1 AS {_position_column(source)} FROM {records})"
+
+
+def _without_space_lines(source: Source, records: str, spaces: SpaceLines | None) -> str:
+    """``records`` (:func:`_csv_records`) without the lines of spaces that ``spaces`` describes."""
+    if spaces is None:
+        return records
+    candidate = _candidate(source)
+    if spaces.drop is None and spaces.keep is None:
+        return f"(SELECT * FROM {records} WHERE NOT {candidate})"
+    position = _position_column(source)
+    listed = f"{position} IN ({', '.join(map(str, spaces.drop or spaces.keep or ()))})"
+    keep = f"NOT ({candidate} AND {listed})" if spaces.drop is not None else f"(NOT {candidate} OR {listed})"
+    return f"(SELECT * EXCLUDE ({position}) FROM {_numbered(source, records)} WHERE {keep})"
+
+
+def search_space_lines(con, source: Source) -> None:
+    """Search a CSV file for its lines of spaces (after a scan met :data:`SPACES_FOUND`) and remember how
+    to leave them out (:class:`SpaceLines`). The candidates DuckDB reads are listed, in one more scan, only
+    when the file has such lines; each line found must be one of them, or the file is refused."""
+    spaces = set(skipped_lines(source).spaces_among_lines())
+    if not spaces:
+        _SPACES[file_key(source)] = None
+        return
+    position = _position_column(source)
+    rows = con.sql(f"SELECT {position} FROM {_numbered(source, _csv_records(source))} "
+                   f"WHERE {_candidate(source)}").fetchall()
+    candidates = {int(r[0]) for r in rows}
+    if not spaces <= candidates:
+        raise InputError("The out-of-core engines cannot tell this file's lines of spaces from its records; "
+                         "use --engine pandas.")
+    others = candidates - spaces
+    _SPACES[file_key(source)] = (SpaceLines() if not others else SpaceLines(drop=tuple(sorted(spaces)))
+                                 if len(spaces) <= len(others) else SpaceLines(keep=tuple(sorted(others))))
 
 
 def _without_blank_lines(scan: str, column: str) -> str:
@@ -141,16 +237,32 @@ def read_serially_after(source: Source, exc: Exception) -> bool:
     return True
 
 
-def serially_if_needed(source: Source, what: str, attempt: Callable[[], T]) -> T:
-    """``attempt()`` (a query reading ``relation(source)``), run again once with the serial CSV reader when
-    the parallel one refuses the file (see the module docstring); other DuckDB errors become one line."""
+def space_lines_after(source: Source, exc: Exception) -> bool:
+    """True when ``exc`` is a scan's stop at a record that could be a line of spaces (:data:`SPACES_FOUND`),
+    in a CSV file not yet searched for them: it is to be searched, and read again."""
+    return source.format == "csv" and SPACES_FOUND in str(exc) and file_key(source) not in _SPACES
+
+
+def serially_if_needed(con, source: Source, what: str, attempt: Callable[[], T], whole: bool = True) -> T:
+    """``attempt()`` (a query on ``con`` reading ``relation(source)``), run again with the serial CSV reader
+    when the parallel one refuses the file, and after searching the file for lines of spaces when a scan
+    met a record that could be one (see the module docstring); other DuckDB errors become one line.
+
+    ``whole`` says the query reads every record: once it has, a CSV file not yet searched is known to have
+    no record that could be a line of spaces, and later queries read it without the check."""
     import duckdb
 
+    key = file_key(source) if source.format == "csv" else None
     while True:
         try:
-            return attempt()
+            result = attempt()
+            if whole and key is not None:
+                _SPACES.setdefault(key, None)
+            return result
         except duckdb.Error as exc:
-            if not read_serially_after(source, exc):
+            if space_lines_after(source, exc):
+                serially_if_needed(con, source, what, lambda: search_space_lines(con, source), whole=False)
+            elif not read_serially_after(source, exc):
                 raise InputError(_message(exc, what, source)) from None
 
 
@@ -252,9 +364,11 @@ class DuckDBEngine(OutOfCore):
             con.execute(f"SET threads = {int(settings.threads)}")
         return con
 
-    def _run(self, settings: EngineSettings, source: Source, query: Callable[[str], str], what: str) -> pa.Table:
+    def _run(self, settings: EngineSettings, source: Source, query: Callable[[str], str], what: str,
+             whole: bool = True) -> pa.Table:
         """The result of ``query(relation)`` on the file (read again serially if it must be, see the module
-        docstring); DuckDB's errors become one line without the file's content."""
+        docstring); DuckDB's errors become one line without the file's content. ``whole``: the query reads
+        every record (:func:`serially_if_needed`)."""
         import duckdb
 
         con = self.connect(settings)
@@ -269,7 +383,7 @@ class DuckDBEngine(OutOfCore):
                 raise
 
         try:
-            return serially_if_needed(source, what, attempt)
+            return serially_if_needed(con, source, what, attempt, whole)
         finally:
             con.close()
 
@@ -295,13 +409,13 @@ class DuckDBEngine(OutOfCore):
         expr = sql.value_expr(sql.DUCKDB, source, column, "v")
         t = self._run(settings, source, lambda rel: f"SELECT DISTINCT * FROM (SELECT {expr} FROM {rel}) t "
                                                     f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}",
-                      "reading distinct values")
+                      "reading distinct values", whole=False)
         return None if t.num_rows > limit else t.column(0).combine_chunks()
 
     def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
         cols = ", ".join(sql.value_expr(sql.DUCKDB, source, c) for c in source.columns)
         return self._run(settings, source, lambda rel: f"SELECT {cols} FROM {rel} LIMIT {int(n)}",
-                         "reading the first rows")
+                         "reading the first rows", whole=False)
 
     def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
         import duckdb
@@ -339,7 +453,7 @@ class DuckDBEngine(OutOfCore):
                     query, options = one_column_csv(query, keep), ONE_COLUMN_CSV
                 con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {options})")
 
-            serially_if_needed(source, "writing the release", copy)
+            serially_if_needed(con, source, "writing the release", copy)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the release", source)) from None
         finally:
@@ -363,7 +477,7 @@ class DuckDBEngine(OutOfCore):
                                            [f"c{i}" for i in range(len(columns))])
                 _write_csv_batches(con.sql(query).to_arrow_reader(1 << 20), list(columns), out)
 
-            serially_if_needed(source, "writing the per-record results", write)
+            serially_if_needed(con, source, "writing the per-record results", write)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the per-record results", source)) from None
         finally:

@@ -17,11 +17,13 @@ column's values and refuses a file where one is present. A file that passed this
 is remembered (:func:`~kanon_core.engines.source.file_key`), so queries after the first do not read it
 twice; the others check it first.
 
-Polars reads a blank line as a record of missing cells; the in-memory reader (and DuckDB) skip it. A blank
-line and a line of delimiters (",,", a record of empty cells) look alike once read, so the first query on a
-file also counts the records that could be either; only when there are some is the file searched for its
-blank lines (:func:`~kanon_core.engines.source.blank_records`), which every scan then leaves out by position
-(the query is run again without them). The positions are remembered with the file.
+Polars reads a blank line as a record of missing cells, and a line of spaces and tabs alone as a record whose
+first cell is those spaces; the in-memory reader skips both. A blank line and a line of delimiters (",,", a
+record of empty cells) look alike once read, as do a line of spaces and a quoted cell of spaces (``"   "``, a
+value), so the first query on a file also counts the records that could be either; only when there are some
+is the file searched for the lines to skip (:func:`~kanon_core.engines.source.skipped_lines`), which every
+scan then leaves out by position (the query is run again without them). The positions are remembered with
+the file.
 """
 
 from __future__ import annotations
@@ -34,15 +36,15 @@ import pyarrow as pa
 from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
-from .source import Source, blank_records, file_key, require_records, too_many_fields
+from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
 from .sql import SQUARED_WEIGHTS, WHOLE_LIMIT
 
 _CHECKED: set[tuple[str, int, int]] = set()
 """Files (:func:`~kanon_core.engines.source.file_key`) found to have records, none longer than the header."""
 
 _BLANK: dict[tuple[str, int, int], list[int]] = {}
-"""CSV files (:func:`~kanon_core.engines.source.file_key`) searched for blank lines, and their positions among
-the lines Polars reads as records (see the module docstring)."""
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) searched for blank lines and lines of spaces, and
+their positions among the lines Polars reads as records (see the module docstring)."""
 
 
 def extra_column(source: Source, base: str = "kanon_extra_field") -> str:
@@ -84,7 +86,8 @@ class PolarsEngine(OutOfCore):
     package = "polars"
 
     def scan(self, source: Source):
-        """The file's records: as :meth:`_scan_file` reads them, without the blank lines once they are known."""
+        """The file's records: as :meth:`_scan_file` reads them, without the blank lines and the lines of
+        spaces once they are known."""
         import polars as pl
 
         lf = self._scan_file(source)
@@ -96,7 +99,7 @@ class PolarsEngine(OutOfCore):
         return lf.with_row_index(line).filter(~pl.col(line).cast(pl.Int64).is_in(positions)).drop(line)
 
     def _scan_file(self, source: Source):
-        """Every record as Polars reads it, a blank line of a CSV file included (a record of missing cells)."""
+        """Every record as Polars reads it, the blank lines and lines of spaces of a CSV file included."""
         import polars as pl
 
         if source.format == "parquet":
@@ -115,9 +118,10 @@ class PolarsEngine(OutOfCore):
 
     def _check_flags(self, source: Source, find_blank: bool) -> list:
         """Per record, what :meth:`_checked` counts (CSV only): "kanon_extra", a field beyond the header's
-        (see the module docstring); with ``find_blank``, "kanon_blank", a record that could be a blank line:
-        its first and last cells and the field beyond the header absent. A blank line always is one; a line
-        of delimiters (",,") is too, until :func:`~kanon_core.engines.source.blank_records` tells them apart."""
+        (see the module docstring); with ``find_blank``, "kanon_blank", a record that could be a blank line
+        or a line of spaces: its first cell absent or of spaces alone, its last cell (when it is another) and
+        the field beyond the header absent. Such lines always are; a line of delimiters (",,") and a quoted
+        cell of spaces may be too, until :func:`~kanon_core.engines.source.skipped_lines` tells them apart."""
         import polars as pl
 
         if source.format != "csv":
@@ -125,8 +129,10 @@ class PolarsEngine(OutOfCore):
         x = pl.col(extra_column(source))
         flags = [x.is_not_null().alias("kanon_extra")]
         if find_blank:
-            cells = [pl.col(source.columns[0]), pl.col(source.columns[-1]), x]
-            flags.append(pl.all_horizontal([c.is_null() for c in cells]).alias("kanon_blank"))
+            first = pl.col(source.columns[0])
+            spaces = first.is_null() | first.str.contains(f"^{space_line_pattern(source)}$")
+            rest = [pl.col(c) for c in source.columns[1:][-1:]] + [x]
+            flags.append((spaces & pl.all_horizontal([c.is_null() for c in rest])).alias("kanon_blank"))
         return flags
 
     def _checked(self, source: Source, query, what: str):
@@ -134,8 +140,9 @@ class PolarsEngine(OutOfCore):
         column "n" and the counts of :meth:`_check_flags`, in one row or one row per class.
 
         A file with a record longer than the header or without records is refused. A CSV file not yet
-        searched for blank lines is searched when some record could be one, and the query is run again
-        without them. Returns the result without the checks' columns; the file is remembered as checked.
+        searched for blank lines and lines of spaces is searched when some record could be one, and the
+        query is run again without them. Returns the result without the checks' columns; the file is
+        remembered as checked.
         """
         key = file_key(source)
         csv = source.format == "csv"
@@ -145,13 +152,13 @@ class PolarsEngine(OutOfCore):
             raise InputError(self._first_long_record(source))
         if find_blank:
             maybe = _total(out, "kanon_blank")
-            blank = _BLANK[key] = blank_records(source) if maybe else []
+            blank = _BLANK[key] = skipped_lines(source).positions() if maybe else []
             if blank:
                 out = self._collect(query(self.scan(source), True), what)
                 if maybe - _total(out, "kanon_blank") != len(blank):  # the positions are not Polars' records
                     del _BLANK[key]
-                    raise InputError("The out-of-core engines cannot tell this file's blank lines from its "
-                                     "records; use --engine pandas.")
+                    raise InputError("The out-of-core engines cannot tell this file's blank lines or lines of "
+                                     "spaces from its records; use --engine pandas.")
         require_records(_total(out, "n"))
         _CHECKED.add(key)
         return out.drop([c for c in ("kanon_extra", "kanon_blank") if c in out.columns])

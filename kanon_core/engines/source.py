@@ -8,8 +8,10 @@ the same rules as :func:`kanon_core.io._read_csv`:
 * the header (read in full, however long) names the columns; duplicated and empty names are refused
   (the in-memory reader refuses them too), in CSV and Parquet files alike (:func:`kanon_core.io.check_header`);
 * every CSV cell is read as its exact text; an empty cell (quoted or not) is missing, nothing else is;
-* a blank line is not a record (a line of delimiters, ",,", is one, of empty cells); an engine whose reader
-  takes a blank line for a record of missing cells leaves out those :func:`blank_records` finds;
+* a blank line is not a record (a line of delimiters, ",,", is one, of empty cells), nor is a line of spaces
+  and tabs alone outside quotes (pandas skips it, as R's read.csv does; a quoted ``"   "`` is a value, and
+  in a tab-separated file a line of tabs is a record of empty cells); an engine whose reader takes such a
+  line for a record leaves out those :func:`skipped_lines` finds;
 * the encoding must be UTF-8 (with or without its byte-order mark). The in-memory reader also accepts
   UTF-16/32 with a byte-order mark and single-byte Windows-1252 files; the engines read UTF-8 only, so
   any other encoding is refused with one line rather than read differently;
@@ -22,8 +24,10 @@ equality the engines would not reproduce, so such a column is refused when it is
 
 from __future__ import annotations
 
+import bisect
 import csv
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,55 +201,111 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
             line += block.count(b"\n")
 
 
-def blank_records(source: Source, chunk: int = 1 << 24) -> list[int]:
-    """The positions (from 0, after the header) of the blank lines of a CSV file, among its records and
-    blank lines in file order: the positions an engine that reads a blank line as a record of missing
-    cells gives those records, so that it can drop them as the in-memory reader does.
+SPACES = " \t"
+"""The characters of a line of spaces (:func:`space_line_pattern`): the white space the in-memory reader's
+parser (pandas) skips a line of, as R's read.csv does."""
+
+
+def space_chars(source: Source) -> str:
+    """The characters a line of spaces is made of in ``source``: spaces and tabs, but not the delimiter (in a
+    tab-separated file a line of tabs is a record of empty cells, and the in-memory reader keeps it)."""
+    return "".join(c for c in SPACES if c != source.delimiter)
+
+
+def space_line_pattern(source: Source) -> str:
+    """A regular expression (the same text for Python, DuckDB's RE2 and Polars' Rust engine) matching, in
+    full, the text of a line of spaces of ``source``: the first cell an engine reads from such a line."""
+    return "[" + space_chars(source).replace("\t", "\\t") + "]+"
+
+
+@dataclass(frozen=True)
+class SkippedLines:
+    """The lines of a CSV file's body that the in-memory reader skips and an engine may read as records.
+
+    ``blank`` are the blank lines, ``spaces`` the lines made only of spaces and tabs (:func:`space_chars`),
+    both outside any quoted cell; each is given by its position (from 0, after the header) among the
+    file's records and these lines in file order, which is how Polars numbers what it reads.
+    """
+
+    blank: tuple[int, ...] = ()
+    spaces: tuple[int, ...] = ()
+
+    def positions(self) -> list[int]:
+        """Every skipped line's position, in file order."""
+        return sorted(self.blank + self.spaces)
+
+    def spaces_among_lines(self) -> list[int]:
+        """The lines of spaces' positions among the records and the lines of spaces alone (blank lines left
+        out): how an engine that skips blank lines itself (DuckDB) numbers what it reads."""
+        return [p - bisect.bisect_left(self.blank, p) for p in self.spaces]
+
+
+def skipped_lines(source: Source, chunk: int = 1 << 24) -> SkippedLines:
+    """The blank lines and the lines of spaces of a CSV file (:class:`SkippedLines`), for an engine that reads
+    them as records to leave them out as the in-memory reader does.
 
     A blank line is a line end right after another one, outside any quoted cell (a line of delimiters,
-    ",,", is a record of empty cells, not a blank line). Files without two line ends in a row are told
-    apart from their bytes; the others are read record by record, as the in-memory reader splits them.
+    ",,", is a record of empty cells, not a blank line); a line of spaces is a line of one or more
+    :func:`space_chars` alone, outside any quoted cell (a quoted cell of spaces, ``"   "``, is a value).
+    Files without either are told apart from their bytes; the others are read record by record, as the
+    in-memory reader splits them. Only called for a file with records an engine could not tell from
+    such lines, so a file without them is never read twice.
     """
-    if not _has_empty_line(source.path, chunk):
-        return []
-    last = ""
+    if not _may_skip_lines(source.path, space_chars(source), chunk):
+        return SkippedLines()
+    spaces_line = re.compile(space_line_pattern(source))
+    last, read = "", 0
 
     def lines(fh: TextIO) -> Iterator[str]:
-        nonlocal last
+        nonlocal last, read
         for line in fh:
-            last = line
+            last, read = line, read + 1
             yield line
 
     blank: list[int] = []
+    spaces: list[int] = []
     try:
         with open(source.path, encoding="utf-8-sig", newline="") as fh:
             records = csv.reader(lines(fh), delimiter=source.delimiter)
             next(records, None)  # the header
+            before = read
             for position, record in enumerate(records):
                 if last.endswith("\r"):  # a record ended by CR alone: the engines split lines on LF only
                     raise InputError("Some lines of the file end with CR alone, which the out-of-core engines "
                                      "do not read as line ends; use --engine pandas.")
                 if not record:
                     blank.append(position)
+                elif read == before + 1 and spaces_line.fullmatch(_without_line_end(last)):
+                    spaces.append(position)  # one line, of spaces alone: no quote, no delimiter
+                before = read
     except UnicodeDecodeError:
         raise InputError("The out-of-core engines read UTF-8 files only and this one is not UTF-8; "
                          "use --engine pandas or save it as UTF-8.") from None
     except csv.Error:  # a cell longer than the csv module's field limit
-        raise InputError("The file has blank lines and a cell too long to find them by; "
-                         "use --engine pandas or --engine duckdb.") from None
-    return blank
+        raise InputError("The file has blank lines or lines of spaces and a cell too long to find them by; "
+                         "use --engine pandas.") from None
+    return SkippedLines(tuple(blank), tuple(spaces))
 
 
-def _has_empty_line(path: Path, chunk: int) -> bool:
-    """Whether the file holds a line end right after another one (LF LF or LF CR LF), anywhere."""
+def _without_line_end(line: str) -> str:
+    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
+
+
+def _may_skip_lines(path: Path, spaces: str, chunk: int) -> bool:
+    """Whether the file may hold a blank line or a line of ``spaces`` alone: a line end followed by nothing
+    but those characters up to another line end (LF or CR LF) or the end of the file, anywhere (inside a
+    quoted cell too, which :func:`skipped_lines` then tells apart)."""
+    run = b"[" + re.escape(spaces.encode()) + b"]*"
+    inside, unfinished = re.compile(b"\n" + run + b"\r?\n"), re.compile(b"\n" + run + b"\r?\\Z")
     tail = b""
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
             text = tail + block
-            if b"\n\n" in text or b"\n\r\n" in text:
+            if inside.search(text):
                 return True
-            tail = text[-2:]
-    return False
+            end = unfinished.search(text)  # a line of spaces the next block may end
+            tail = end.group() if end else b""
+    return len(tail.rstrip(b"\r")) > 1  # the last line, of spaces alone, without a line end
 
 
 NO_RECORDS = "The file has no records (0 rows)."
