@@ -21,11 +21,11 @@ from .notices import notice
 def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> None:
     """FILE, --qi, --weight, --missing, --missing-codes: the conventions of every subcommand."""
     p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat); CSV delimiter is sniffed")
-    p.add_argument("--qi", required=qi_required, help="comma-separated quasi-identifiers")
+    p.add_argument("--qi", required=qi_required, type=qi_names, help="comma-separated quasi-identifiers")
     p.add_argument("--weight", help="sampling weight variable")
     p.add_argument("--missing", choices=MISSING_SEMANTICS, default="wildcard",
                    help="missing values match anything (wildcard, default) or are a category of their own")
-    p.add_argument("--missing-codes", default=None,
+    p.add_argument("--missing-codes", default=None, type=missing_codes_text,
                    help="declared missing codes per variable, e.g. 'a=-9|-8,b=NA'; only empty cells and these "
                         "codes are missing (text such as NA is a value unless declared)")
     p.add_argument("--sheet", default=None, help="the sheet to read from an Excel workbook with several sheets")
@@ -41,6 +41,47 @@ def positive_finite(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError("expects a finite number above 0")
     return value
+
+
+def open_fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (a sampling fraction), refused even where the
+    option is not used, so a mistyped value is never silently ignored."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expects a number between 0 and 1") from None
+    if not 0.0 < value < 1.0:  # also refuses NaN
+        raise argparse.ArgumentTypeError("expects a number between 0 and 1 (exclusive)")
+    return value
+
+
+def qi_names(text: str) -> str:
+    """An argparse type for ``--qi``: each name at most once (a QI counted twice changes every count and
+    every optimum, and the out-of-core engines do not check it), the text itself kept for :func:`split_list`."""
+    names = split_list(text)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"lists {', '.join(twice)} twice; name each quasi-identifier once")
+    return text
+
+
+def missing_codes_text(text: str) -> str:
+    """An argparse type for ``--missing-codes``: ``var=code|code`` with each variable once and at least one
+    code (``a=1,a=2`` would keep only ``a=2``; ``a=`` declares nothing), the text itself kept for
+    :func:`parse_missing_codes`. Codes are never repeated in a message: they can be values of the data."""
+    seen: set[str] = set()
+    for part in split_list(text):
+        var, eq, codes = part.partition("=")
+        var = var.strip()
+        if not eq or not var:
+            raise argparse.ArgumentTypeError("expects var=code|code for each variable, e.g. 'a=-9|-8,b=NA'")
+        if var in seen:
+            raise argparse.ArgumentTypeError(f"gives '{var}' twice; list all its codes at once, e.g. "
+                                             f"'{var}=-9|-8'")
+        if not any(c != "" for c in codes.split("|")):
+            raise argparse.ArgumentTypeError(f"gives no code for '{var}'")
+        seen.add(var)
+    return text
 
 
 def split_list(text: str | None) -> tuple[str, ...]:

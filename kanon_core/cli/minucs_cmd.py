@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..outputs import OutputBatch, check_outputs, data_inputs
 from ..risk.classes import check_alpha
 from ..risk.minucs_by_subsets import METHODS
-from .common import add_input_options, load_from_args, write_json
+from .common import add_input_options, load_from_args, open_fraction, split_list, write_json
 from .minucs_scale import minucs_at_scale
 from .scale import add_engine_options
 
@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="weight of wildcard matches (sdcMicro's freqCalc); the MINUC search counts them in full, "
                         "so only 1 (the default) is accepted")
     p.add_argument("--max-size", type=int, default=None, help="largest MINUC size searched (default: all)")
-    p.add_argument("--dis-fraction", type=float, default=0.01, help="sampling fraction for DIS-SUDA (k = 2)")
+    p.add_argument("--dis-fraction", type=open_fraction, default=0.01,
+                   help="sampling fraction (between 0 and 1) for DIS-SUDA (k = 2)")
     p.add_argument("-o", "--output", "--json", dest="json_out", default="-",
                    help="write the summary as JSON here (default stdout); -o, --output and --json are the same")
     p.add_argument("--per-record", help="write per-record counts by size (size1..sizeQ) as CSV, input row order")
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 2:
         raise InputError("--k must be at least 2.")
+    if args.weight is not None and args.weight in split_list(args.qi):  # the engines read it as both
+        raise InputError("The weight cannot also be a quasi-identifier.")
     if check_alpha(args.alpha) != 1.0:
         raise InputError("kanon minucs counts records with missing values in full: --alpha must be 1 "
                          "(use kanon risk --alpha for fractional class sizes).")

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 
 from ..outputs import OutputBatch, check_outputs, data_inputs
-from .common import add_input_options, load_from_args, positive_finite, write_json
+from .common import add_input_options, load_from_args, positive_finite, split_list, write_json
 from .scale import add_engine_options, risk_at_scale
 
 
@@ -35,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError("--k must be at least 1.")
+    if args.weight is not None and args.weight in split_list(args.qi):  # the engines read it as both
+        raise InputError("The weight cannot also be a quasi-identifier.")
     alpha = check_alpha(args.alpha)
     scaled = risk_at_scale(args)  # an out-of-core engine: the summary from the class table
     if scaled is not None:

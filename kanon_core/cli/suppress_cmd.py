@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=1.0,
                    help="sdcMicro's weight (0..1) of a matching record with missing values (default 1)")
     p.add_argument("--importance", default=None,
-                   help="cost of suppressing one value of a variable, e.g. 'BYSEX=3,BYRACE=2' (default 1 each)")
+                   help="cost of suppressing one value of a variable, e.g. 'BYSEX=3,BYRACE=2' (default 1 each; "
+                        "each between 0.001 and 1,000,000, given once)")
     p.add_argument("--protect", default=None, help="comma-separated variables never to suppress")
     p.add_argument("--by", default=None,
                    help="comma-separated group variables: k-anonymity within each group (sdcMicro's strataVars); "
@@ -57,16 +58,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_importance(text: str | None) -> dict[str, float]:
-    out: dict[str, float] = {}
+    """``'a=3,b=2'`` -> ``{"a": 3.0, "b": 2.0}``, each variable once and each value in the solvers' range
+    (:func:`kanon_core.treat.suppress.check_importance`), for the in-memory, out-of-core and --max-risk paths."""
+    from ..treat.suppress import check_importance
+
+    pairs: list[tuple[str, float]] = []
     for part in split_list(text):
-        if "=" not in part:
-            raise InputError(f"--importance expects var=number, got '{part}'.")
-        var, value = part.split("=", 1)
+        var, eq, value = part.partition("=")
+        var = var.strip()
+        if not eq or not var:
+            raise InputError("--importance expects var=number for each variable, e.g. 'BYSEX=3,BYRACE=2'.")
         try:
-            out[var.strip()] = float(value)
+            pairs.append((var, float(value)))
         except ValueError:
-            raise InputError(f"The importance of '{var.strip()}' must be a number.") from None
-    return out
+            raise InputError(f"The importance of '{var}' must be a number.") from None
+    check_importance(pairs)
+    return dict(pairs)
 
 
 def parse_links(items: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -85,9 +92,13 @@ def parse_links(items: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
     from ..treat.protection import get_model
-    from ..treat.suppress import SuppressStep, apply_mask
+    from ..treat.suppress import MAX_NODE_LIMIT, SuppressStep, apply_mask
     from .suppress_scale import suppress_at_scale
 
+    if args.weight is not None and args.weight in split_list(args.qi):  # out of core it would be blanked
+        raise InputError("The weight cannot also be a quasi-identifier.")
+    if args.node_limit is not None and not 1 <= args.node_limit <= MAX_NODE_LIMIT:  # what the solvers honour
+        raise InputError(f"--node-limit must be a whole number from 1 to {MAX_NODE_LIMIT:,}.")
     done = suppress_at_scale(args)  # None: the file is read in memory
     if done is not None:
         return done
@@ -100,8 +111,6 @@ def run(args: argparse.Namespace) -> int:
     model.check_method(method)
     if not 0.0 <= args.alpha <= 1.0:
         raise InputError("--alpha must be between 0 and 1.")
-    if args.node_limit is not None and args.node_limit < 1:
-        raise InputError("--node-limit must be at least 1.")
     format_of(args.output)
     options = ExportOptions(csv_code=True, suppressed_code=DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None
                             else args.suppressed_code)

@@ -57,6 +57,14 @@ Engine = Literal["auto", "direct", "minucs"]
 METHODS: tuple[str, ...] = ("exact", "greedy")
 ENGINES: tuple[str, ...] = ("auto", "direct", "minucs")
 NODE_LIMIT = 200_000
+MAX_NODE_LIMIT = 2**31 - 1
+"""The largest node limit the solvers honour: HiGHS counts nodes in a 32-bit integer (it ignores a larger
+limit), and the compiled searches multiply the limit by 20 in 64-bit integers."""
+MIN_IMPORTANCE = 0.001
+MAX_IMPORTANCE = 1_000_000.0
+"""The range of an importance. The solvers compare costs with absolute tolerances (1e-9; HiGHS stops within
+1e-6), so costs far below 1 would let a worse release pass as proven optimal; costs far above 1 overflow the
+totals (1e308 gave an infinite cost). A variable that must never be suppressed is protected instead."""
 RECORD_WISE_BOUND_MAX_ROWS = 50_000
 """The record-wise bound compares every distinct row with every other (quadratic): computed for the strict
 model only up to this many distinct rows (200,000 rows with a 100,000-level QI: 7 minutes)."""
@@ -165,6 +173,27 @@ def check_feasible(p: Problem, fk: np.ndarray) -> None:
                 "one of them.")
 
 
+def check_importance(importance: Importance) -> None:
+    """Refuse an importance given twice for one variable (which value would count?) or outside
+    [:data:`MIN_IMPORTANCE`, :data:`MAX_IMPORTANCE`]; names and numbers are checked by :func:`resolve_costs`."""
+    items = list(importance.items()) if isinstance(importance, Mapping) else list(importance or ())
+    seen: set[Any] = set()
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InputError("Importance must be pairs of (variable, cost).")
+        var, cost = item
+        if var in seen:
+            raise InputError(f"The importance of '{var}' is given twice; give it once.")
+        seen.add(var)
+        try:
+            c = float(cost)
+        except (TypeError, ValueError):
+            raise InputError(f"The importance of '{var}' must be a number.") from None
+        if not MIN_IMPORTANCE <= c <= MAX_IMPORTANCE:  # also refuses NaN
+            raise InputError(f"The importance of '{var}' must be between {MIN_IMPORTANCE:g} and "
+                             f"{MAX_IMPORTANCE:,.0f} (protect a variable that must never be suppressed).")
+
+
 def suppress(data: Dataset | QIMatrix | np.ndarray, k: int = 2, *, qis: Sequence[str] | None = None,
              importance: Importance = None, protected: Sequence[str] = (), model: str = DEFAULT_MODEL,
              method: Method = "exact", missing: MissingSemantics | None = None, alpha: float = 1.0,
@@ -188,8 +217,10 @@ def suppress(data: Dataset | QIMatrix | np.ndarray, k: int = 2, *, qis: Sequence
         raise InputError(f"Engine must be one of {', '.join(ENGINES)}, not '{engine}'.")
     if solver not in SOLVERS:
         raise InputError(f"Solver must be one of {', '.join(SOLVERS)}, not '{solver}'.")
-    if isinstance(node_limit, bool) or not isinstance(node_limit, (int, np.integer)) or node_limit < 1:
-        raise InputError("The node limit must be a whole number of at least 1.")
+    if isinstance(node_limit, bool) or not isinstance(node_limit, (int, np.integer)) \
+            or not 1 <= node_limit <= MAX_NODE_LIMIT:
+        raise InputError(f"The node limit must be a whole number from 1 to {MAX_NODE_LIMIT:,}.")
+    check_importance(importance)
     alpha = check_alpha(alpha)
     p, _qm = make_problem(data, k, qis=qis, importance=importance, protected=protected, missing=missing)
     if pm.name == "record" and p.missing == "category" and (p.codes < 0).any():
@@ -607,6 +638,9 @@ class SuppressStep(Step):
             for other in others:
                 if other not in ds.columns:
                     raise InputError(f"The linked variable '{other}' is not in the data.")
+                if other == ds.roles.weight:
+                    raise InputError(f"'{other}' is the weight: every record keeps its weight, so it cannot be "
+                                     "linked (blanked with a quasi-identifier).")
                 if other in qis or other in seen:
                     raise InputError(f"'{other}' is a quasi-identifier or linked twice; link it to one key only.")
                 seen.add(other)
