@@ -264,7 +264,10 @@ class Dataset:
             return None
         key = ("weights", self.roles.weight)
         if key not in self._cache:
-            self._cache[key] = validate_weights(self.frame[self.roles.weight], self.roles.weight)
+            w = self.roles.weight
+            # a declared missing code is a missing weight, not a weight of that value
+            declared = self.frame[w].where(~self.missing_mask(w)) if self.meta_of(w).missing_codes else self.frame[w]
+            self._cache[key] = validate_weights(declared, w)
         return self._cache[key]
 
     @property

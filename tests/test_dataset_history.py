@@ -90,3 +90,18 @@ def test_unknown_step_kind_is_a_clear_error():
 def test_bad_roles(roles, message):
     with pytest.raises(InputError, match=message):
         _ds().with_roles(roles)
+
+
+def test_a_declared_missing_code_on_the_weight_is_a_missing_weight():
+    """A weight cell holding a declared missing code is missing (refused as such), never a weight of that value."""
+    import pandas as pd
+    import pytest
+
+    from kanon_core.dataset import Dataset, Roles, VariableMeta
+    from kanon_core.errors import InputError
+
+    frame = pd.DataFrame({"a": [1, 2, 3], "w": [1.0, 7.86, 2.0]})
+    ds = Dataset(frame, roles=Roles(weight="w"), meta={"w": VariableMeta(missing_codes=(7.86,))})
+    with pytest.raises(InputError, match="Weight 'w' is missing for 1 record"):
+        ds.weights()
+    assert Dataset(frame, roles=Roles(weight="w")).weights().tolist() == [1.0, 7.86, 2.0]

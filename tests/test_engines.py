@@ -234,7 +234,7 @@ def test_memory_limit_parsing():
     assert parse_memory("2GiB") == 2 << 30
     assert parse_memory("512MB") == 512 * 10**6
     assert parse_memory("0.5") == EngineSettings().memory_limit
-    for bad in ("lots", "1MB"):
+    for bad in ("lots", "1MB", "nan", "inf", "nanGB", "-1", "0", "-2GB"):  # float() reads nan and inf
         with pytest.raises(InputError):
             parse_memory(bad)
 

@@ -141,3 +141,19 @@ def test_a_weight_total_that_overflows_is_refused_naming_the_weight(tmp_path, en
         design_aggregate(get_engine(engine), source, "v", "wt")
     with pytest.raises(InputError, match="Weight 'wt': the weights' total is too large to compute"):
         compare_at_scale(get_engine(engine), source, source, ["v"], weight="wt")
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb", "polars"])
+def test_a_declared_missing_code_on_the_weight_is_a_missing_weight(tmp_path, capsys, engine):
+    """Every reader refuses a weight cell holding a declared missing code as a missing weight (never a weight
+    of that value); a declared code no cell holds changes nothing."""
+    from kanon_core.cli import main
+    from tests.stderr_lines import without_progress
+
+    path = tmp_path / "d.csv"
+    path.write_text("v,w\na,1\nb,7.86\na,2\n", encoding="utf-8")
+    base = ["estimate", str(path), "--var", "v", "--weight", "w", "--engine", engine]
+    assert main([*base, "--missing-codes", "w=7.86"]) == 2
+    assert without_progress(capsys.readouterr().err) == [
+        "kanon estimate: error: Weight 'w' is missing for 1 record(s); every record needs a weight."]
+    assert main([*base, "--missing-codes", "w=9"]) == 0

@@ -18,6 +18,7 @@ and Parquet columns with their own types; the typing of text happens afterwards,
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -64,7 +65,9 @@ def parse_memory(text: str | int | None) -> int:
     try:
         value = float(num)
     except ValueError:
-        raise InputError("--memory-limit expects a size such as 4GB or 512MiB, or a fraction of RAM such as 0.5.") from None
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:  # (float() reads "nan" and "inf" too)
+        raise InputError("--memory-limit expects a size such as 4GB or 512MiB, or a fraction of RAM such as 0.5.")
     if mult == 0:
         if 0 < value <= 1:
             return int(default_memory_limit() * 2 * value)

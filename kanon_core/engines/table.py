@@ -195,7 +195,23 @@ def typed_aggregate(engine: Engine, source: Source, keys: Sequence[str], weight:
     agg = engine.aggregate(source, list(keys), weight, settings)
     if weight is not None:
         check_weights(agg, weight)
+        if (missing_codes or {}).get(weight):
+            _refuse_declared_missing_weights(engine, source, weight, missing_codes, settings)
     return agg, encode_keys(source, agg, keys, None, missing_codes)
+
+
+def _refuse_declared_missing_weights(engine: Engine, source: Source, weight: str,
+                                     missing_codes: Mapping[str, Sequence[str]], settings: EngineSettings) -> None:
+    """A weight cell holding a declared missing code is a missing weight, as in memory
+    (:meth:`kanon_core.dataset.Dataset.weights`): the weight's distinct values are typed and coded as the
+    in-memory reader codes them, and the records of a value coded missing are counted (one more GROUP BY, made
+    only when codes are declared on the weight)."""
+    by_value = engine.aggregate(source, [weight], None, settings)
+    codes = encode_keys(source, by_value, [weight], None, missing_codes)[0]
+    n = by_value.column("n").to_numpy()
+    declared = int(n[codes[:, 0] < 0].sum())
+    if declared:
+        raise InputError(f"Weight '{weight}' is missing for {declared} record(s); every record needs a weight.")
 
 
 def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
