@@ -186,3 +186,21 @@ def test_bad_criteria_exit_2_with_one_line(tmp_path, capsys, extra, message):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb", "polars"])
+def test_the_weight_as_a_quasi_identifier_is_refused_by_every_engine(tmp_path, capsys, engine):
+    """The engines read --weight and --qi without the in-memory roles check: the command checks it itself."""
+    from tests.stderr_lines import without_progress
+
+    data = tmp_path / "g.csv"
+    data.write_text("v,w\na,1\nb,2\na,2\nb,1\n", encoding="utf-8")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "v.csv").write_text("a;*\nb;*\n", encoding="utf-8")
+    (tmp_path / "h" / "w.csv").write_text("1;*\n2;*\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    assert main(["generalize", str(data), "--qi", "v,w", "--weight", "w", "--hierarchies", str(tmp_path / "h"),
+                 "--k", "2", "--engine", engine, "-o", str(out)]) == 2
+    assert without_progress(capsys.readouterr().err) == [
+        "kanon generalize: error: The weight cannot also be a quasi-identifier."]
+    assert not out.exists()

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs
-from .common import add_input_options, load_from_args, write_json
+from .common import add_input_options, load_from_args, split_list, write_json
 from .recode_cmd import check_table_format
 from .scale import add_engine_options, generalize_at_scale
 
@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k is not None and args.k < 1:
         raise InputError("--k must be at least 1.")
+    if args.weight is not None and args.weight in split_list(args.qi):  # the engines would read it as both
+        raise InputError("The weight cannot also be a quasi-identifier.")
     criteria = parse_criteria(args.criterion)
     if args.k is None and not criteria:
         raise InputError("Give --k or at least one --criterion (for example --criterion k=5).")
