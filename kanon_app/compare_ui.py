@@ -1,6 +1,10 @@
 """The weighted-percentages comparison on screen (Wilson et al.'s overlap count and differences, the interval
 chart of one variable, the histogram of relative differences, the table and its download), for two versions
-in memory (the Compare page) and for a large file and its release (its large-file panel)."""
+in memory (the Compare page) and for a large file and its release (its large-file panel).
+
+A variable of 100,000 categories (a postcode) makes a table of 100,000 rows: the chart draws its largest
+categories and says what it leaves out (:mod:`kanon_core.utility.plots`), the table is shown a page at a
+time, and the download (every row) is written only when it is clicked."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ import streamlit as st
 from kanon_core.fmt import number, readable_table
 from kanon_core.utility.compare import DistributionComparison
 from kanon_core.utility.plots import ci_comparison_figure, relative_difference_histogram
+
+from .pager import paged
 
 NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
     "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
@@ -34,6 +40,7 @@ def show_comparison(comp: DistributionComparison, variables: Sequence[str], file
         st.plotly_chart(ci_comparison_figure(comp.table, var), width="stretch", key=f"chart_{key}_ci")
     with right:
         st.plotly_chart(relative_difference_histogram(comp.table), width="stretch", key=f"chart_{key}_hist")
-    st.dataframe(readable_table(comp.table, why=NOT_COMPARED), hide_index=True, width="stretch", height=360)
-    st.download_button("Download the table (CSV)", comp.table.to_csv(index=False), file_name=file_name,
-                       mime="text/csv", key=f"btn_{key}_download")
+    shown = paged(comp.table, f"w_{key}_table_page", noun="categories")  # a page of a postcode's 100,000
+    st.dataframe(readable_table(shown, why=NOT_COMPARED), hide_index=True, width="stretch", height=360)
+    st.download_button("Download the table (CSV)", lambda: comp.table.to_csv(index=False), file_name=file_name,
+                       mime="text/csv", key=f"btn_{key}_download", on_click="ignore")

@@ -32,6 +32,10 @@ BUILDERS = {
     "arx": "Import an ARX hierarchy file",
 }
 NUMERIC_ONLY = {"capacity", "intervals", "cuts", "quantiles", "topbottom"}
+MAX_GROUPING_ROWS = 1000
+"""Categories the grouping table takes: one editable row each. A postcode of 100,000 values is not grouped by
+hand (and its table would hold the browser): the builder says so and points to masking, which it does not
+start unasked (masking 100,000 values takes seconds, and this tab runs whenever the Recode page opens)."""
 
 
 def parse_numbers(text: str, what: str = "numbers") -> list[float]:
@@ -100,14 +104,16 @@ def build_widgets(ds: Dataset, column: str, is_numeric: bool) -> hz.Hierarchy | 
         return hz.top_bottom_hierarchy(values, bottom=_opt(bottom), top=_opt(top), clip=clip, name=column)
     if kind == "grouping":
         return _grouping(ds, column, values, key)
-    if kind == "masking":
-        width = st.number_input("Pad numbers with leading zeros to width (0: no padding)", 0, 20, 0, key=key)
-        return hz.masking_hierarchy(values, width=int(width) or None, name=column)
+    if kind == "masking":  # kept per version and width: masking a postcode's 100,000 values takes seconds
+        width = int(st.number_input("Pad numbers with leading zeros to width (0: no padding)", 0, 20, 0, key=key))
+        return state.memo("hb_masking", (column, width),
+                          lambda: hz.masking_hierarchy(values, width=width or None, name=column))
     if kind == "dates":
         levels = st.multiselect("Levels", list(hz.DATE_LEVELS), ["month", "quarter", "year"], key=key)
         return hz.date_hierarchy(values, levels, name=column)
     if kind == "keep":
-        return hz.Hierarchy(tuple((t, hz.TOP) for t in _texts(ds, column)), column)
+        return state.memo("hb_keep", column, lambda: hz.Hierarchy(tuple((t, hz.TOP) for t in _texts(ds, column)),
+                                                                  column))
     upload = st.file_uploader("ARX hierarchy CSV (one row per value, one column per level)", type=["csv", "txt"],
                               key=key)
     if upload is None:
@@ -153,8 +159,20 @@ def _texts(ds: Dataset, column: str) -> list[str]:
     return [hz.format_number(v) if isinstance(v, (int, float)) else str(v) for v in qm.values[0]]
 
 
-def _grouping(ds: Dataset, column: str, values: pd.Series, key: str) -> hz.Hierarchy:
-    """An editable table: each value, its label, and its group at level 1 and (optionally) level 2."""
+def n_categories(ds: Dataset, column: str) -> int:
+    """Distinct observed values of ``column`` (its codes are made once per data set)."""
+    return len(ds.qi_matrix([column]).values[0])
+
+
+def _grouping(ds: Dataset, column: str, values: pd.Series, key: str) -> hz.Hierarchy | None:
+    """An editable table: each value, its label, and its group at level 1 and (optionally) level 2 (None, with
+    a note, for a variable of more than :data:`MAX_GROUPING_ROWS` categories)."""
+    n = n_categories(ds, column)
+    if n > MAX_GROUPING_ROWS:
+        st.info(f"{column} has {n:,} categories: too many to group by hand in a table (up to "
+                f"{MAX_GROUPING_ROWS:,}). Mask its trailing characters (postcodes, ZIP codes), or import an ARX "
+                "hierarchy file made elsewhere.")
+        return None
     qm = ds.qi_matrix([column])
     texts = _texts(ds, column)
     table = pd.DataFrame({"value": texts, "label": list(qm.labels[0]), "level 1": list(qm.labels[0]),

@@ -36,7 +36,7 @@ FIRST_PAGE_MODULES = (
 OTHER_PAGE_MODULES = (
     "plotly.express", "kanon_core.risk.describe_record", "kanon_core.utility.plots", "kanon_core.risk.minucs",
     "kanon_core.risk.minucs_by_subsets", "kanon_core.risk.suda", "kanon_core.risk.qid",
-    "kanon_app.minuc_carry", "kanon_app.minuc_estimate_text", "kanon_app.sections", "kanon_core.treat.lattice", "kanon_core.treat.suggest",
+    "kanon_app.minuc_carry", "kanon_app.minuc_estimate_text", "kanon_app.many_levels", "kanon_app.sections", "kanon_core.treat.lattice", "kanon_core.treat.suggest",
     "kanon_core.treat.explain", "kanon_core.criteria", "kanon_app.hierarchy_ui", "kanon_core.treat.suppress",
     "kanon_app.big_suppress", "kanon_app.risk_suppress_ui", "kanon_app.compare_ui", "kanon_core.utility.bias",
     "kanon_core.utility.info_loss", "kanon_core.utility.model_builder", "kanon_core.utility.model_compare",

@@ -11,8 +11,9 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from kanon_app import big_file, hierarchy_ui, minuc_carry, prefetch, state
+from kanon_app import big_file, hierarchy_ui, many_levels, minuc_carry, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.pager import paged
 from kanon_core.errors import InputError, KanonError
 from kanon_core.fmt import markdown_literal, readable_table
 from kanon_core.io import cell_text, typed_codes
@@ -28,7 +29,7 @@ from kanon_core.treat.suggest import (
     suggestion_effect_table,
     suggestions_frame,
 )
-from kanon_core.utility.plots import inert_frame, inert_labels, inert_text
+from kanon_core.utility.plots import inert_frame, inert_labels, top_categories, wrap_title
 
 ensure_app_navigation()
 
@@ -106,7 +107,9 @@ def _show_preview(step, name: str) -> None:
         st.error(str(exc))
         return
     left, right = st.columns([3, 2])
-    left.dataframe(prev.counts, hide_index=True, width="stretch", height=280)
+    with left:  # a page of the counts: a postcode merged keeps its other 99,999 values
+        st.dataframe(paged(prev.counts, f"w_prev_page_{name}", noun="values"), hide_index=True, width="stretch",
+                     height=280)
     right.dataframe(prev.risk, hide_index=True, width="stretch")
 
 
@@ -143,8 +146,12 @@ with tab_single:
     qm1 = ds.qi_matrix([col])
     vals, labs = list(qm1.values[0]), list(qm1.labels[0])
     codes1 = qm1.codes[:, 0]
-    n_of = np.bincount(codes1[codes1 >= 0], minlength=len(vals)).tolist()
-    choice = st.multiselect("Merge these categories", list(range(len(vals))), key=f"w_single_merge_{col}",
+    n_of = np.bincount(codes1[codes1 >= 0], minlength=len(vals))
+    merge_key = f"w_single_merge_{col}"
+    # a postcode's 100,000 categories are found by a search, not listed (kanon_app.many_levels)
+    offered = many_levels.listed_categories(col, labs, n_of, st.session_state.get(merge_key, []),
+                                            f"w_single_find_{col}")
+    choice = st.multiselect("Merge these categories", offered, key=merge_key,
                             format_func=lambda i, labs=labs, n_of=n_of: f"{labs[i]} ({int(n_of[i]):,})")
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
     c1, c2, c3 = st.columns(3)
@@ -187,16 +194,23 @@ with tab_build:
         st.error(str(exc))
         built = None
     shown = built or current
-    st.dataframe(hierarchy_ui.hierarchy_table(shown, ds, col), hide_index=True, width="stretch", height=260)
+    # kept per hierarchy (this tab runs on every click of the page) and shown a page at a time: a postcode
+    # has 100,000 rows
+    table = state.memo("hb_table", (col, shown), lambda: hierarchy_ui.hierarchy_table(shown, ds, col))
+    st.dataframe(paged(table, f"w_hb_table_page_{col}", noun="values"), hide_index=True, width="stretch",
+                 height=260)
     lvl = st.select_slider("Preview level", options=list(range(shown.height)), key=f"w_hb_prev_{col}")
     try:
-        counts = level_counts(ds, col, shown, lvl)
+        counts = state.memo("hb_level_counts", (col, shown, lvl), lambda: level_counts(ds, col, shown, lvl))
     except KanonError as exc:
         st.error(str(exc))
     else:
-        fig = px.bar(inert_frame(counts), x="value", y="records",
-                     title=inert_text(f"Records per value of {col} at level {lvl}"))
-        fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
+        drawn, left_out = top_categories(counts, "value", "records")  # the largest values, the rest in one bar
+        title = f"Records per value of {col} at level {lvl}" + (
+            f": the {len(drawn) - 1:,} largest of {len(counts):,} values, the others in one bar" if left_out else "")
+        fig = px.bar(inert_frame(drawn), x="value", y="records", title=wrap_title(title, 70))
+        fig.update_layout(height=300 + 20 * bool(left_out), margin=dict(l=10, r=10, t=40 + 20 * bool(left_out),
+                                                                         b=10))
         st.plotly_chart(fig, width="stretch", key="chart_hb_counts")
 
     def _use(h=built, c=col) -> None:
@@ -206,8 +220,8 @@ with tab_build:
     b1, b2 = st.columns(2)
     b1.button(f"Use this hierarchy for {col}", key="btn_hb_use", type="primary", disabled=built is None,
               on_click=_use)
-    b2.download_button("Download as ARX CSV", shown.to_arx_csv(), file_name=f"hierarchy_{col}.csv",
-                       mime="text/csv", key="btn_hb_download")
+    b2.download_button("Download as ARX CSV", shown.to_arx_csv, file_name=f"hierarchy_{col}.csv",  # on click
+                       mime="text/csv", key="btn_hb_download", on_click="ignore")
 
 # -- optimal search --------------------------------------------------------------------------------------------
 with tab_search:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from kanon_app import big_suppress, state
 from kanon_app.navigation import ensure_app_navigation
+from kanon_app.pager import paged
 from kanon_app.risk_suppress_ui import risk_target_section
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
@@ -131,9 +132,10 @@ with right:
     st.markdown("**Value suppressed most often, per variable**")
     st.dataframe(readable_table(tables["most_suppressed"]), hide_index=True, width="stretch")
     gone = tables["completely_suppressed"]
-    st.markdown(f"**Categories completely suppressed: {len(gone)}**")
-    if len(gone):
-        st.dataframe(readable_table(gone), hide_index=True, width="stretch")
+    st.markdown(f"**Categories completely suppressed: {len(gone):,}**")
+    if len(gone):  # a page at a time: a postcode of 100,000 values can lose most of them
+        st.dataframe(readable_table(paged(gone, "w_sup_gone_page", noun="categories")), hide_index=True,
+                     width="stretch")
 
 
 def _make_current() -> None:

@@ -10,7 +10,11 @@
 * :func:`class_size_figure` -- records by class size (fk) on a log scale, the long tail of large classes
   summarised in one bar, so the classes below k stay visible next to a class of thousands;
 * :func:`label_every_category` and :func:`wrap_title` -- every variable named on a 19-QI chart (Plotly
-  skips category labels it finds crowded) and titles broken into lines rather than cut off.
+  skips category labels it finds crowded) and titles broken into lines rather than cut off;
+* :func:`top_categories` and :func:`histogram_data` -- a variable of 100,000 categories (a postcode) or a
+  histogram of 200,000 values drawn with a bounded number of bars: the largest categories one by one and the
+  others summed in one bar that says how many it holds, a histogram's values counted into its bins here.
+  A figure carries every point it draws to the browser, which stalls for seconds on 100,000 of them.
 
 Plotly reads a subset of HTML in every text it draws (axis labels, hover text, legends, titles):
 ``<a href=...>`` becomes a live link, ``<span style=...>`` restyles the chart. Category labels and
@@ -97,6 +101,12 @@ def inert_frame(data: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
 
 PX_PER_LABEL = 22
 """Height (px) per category on a horizontal bar chart: room for every label at the default font."""
+MAX_CHART_CATEGORIES = 50
+"""Categories a chart draws one by one; a variable with more (a postcode of 100,000 values) shows its largest
+ones and says what it leaves out: 100,000 bars are unreadable and hold the browser for seconds."""
+RAW_HISTOGRAM_VALUES = 2000
+"""Values a histogram sends to the browser as they are (Plotly bins them there); more are counted into their
+bins here, so a histogram of 200,000 values sends its bins, not megabytes of values."""
 
 
 def wrap_title(text: str, width: int = 48) -> str:
@@ -123,6 +133,50 @@ def label_every_category(fig: go.Figure, axis: str, labels: Sequence[Any], min_h
     else:
         fig.update_xaxes(**spec, tickangle=-45 if len(texts) > 8 else 0)
     return fig
+
+
+def others_label(n_categories: int) -> str:
+    """The label of the bar that sums the categories a chart leaves out."""
+    return f"all others ({n_categories:,} categories)"
+
+
+def top_categories(counts: pd.DataFrame, label: str, value: str,
+                   limit: int = MAX_CHART_CATEGORIES) -> tuple[pd.DataFrame, int]:
+    """The rows of ``counts`` a bar chart draws, and how many categories it sums in its last bar.
+
+    Up to ``limit`` rows ``counts`` is returned as it is (0 left out). Beyond, the ``limit - 1`` rows with the
+    largest ``value`` are kept in their order and the others are summed in one last row labelled
+    :func:`others_label` (every numeric column summed, so the chart's total stays that of ``counts``): one
+    bar per postcode of 100,000 would be unreadable, and the browser stalls drawing them."""
+    if limit < 2:
+        raise ValueError("limit must be at least 2")
+    if len(counts) <= limit:
+        return counts, 0
+    order = np.argsort(-counts[value].to_numpy(float), kind="stable")
+    keep = np.zeros(len(counts), dtype=bool)
+    keep[order[: limit - 1]] = True
+    rest = counts[~keep]
+    summed = {c: (rest[c].sum() if pd.api.types.is_numeric_dtype(counts[c].dtype)
+                  and not pd.api.types.is_bool_dtype(counts[c].dtype) else None) for c in counts.columns}
+    summed[label] = others_label(len(rest))
+    return pd.concat([counts[keep], pd.DataFrame([summed], columns=counts.columns)], ignore_index=True), len(rest)
+
+
+def histogram_data(values: Sequence[float] | np.ndarray, nbins: int,
+                   raw_limit: int = RAW_HISTOGRAM_VALUES) -> dict[str, Any]:
+    """The data of a :class:`plotly.graph_objects.Histogram` of ``values`` in about ``nbins`` bins.
+
+    Up to ``raw_limit`` values they are given as they are (``x``, ``nbinsx``: Plotly chooses round bins).
+    Beyond, they are counted into ``nbins`` equal bins here and given as one point per bin summed by the
+    histogram (``histfunc="sum"`` with the bins fixed): the same bars, a few hundred bytes instead of one
+    number per value."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) <= raw_limit:
+        return {"x": x, "nbinsx": nbins}
+    counts, edges = np.histogram(x, bins=nbins)
+    width = float(edges[1] - edges[0])
+    return {"x": (edges[:-1] + edges[1:]) / 2, "y": counts, "histfunc": "sum",
+            "xbins": {"start": float(edges[0]), "end": float(edges[-1]), "size": width}}
 
 
 def _lower_bound(label: Any) -> int:
@@ -184,8 +238,28 @@ def class_size_figure(size_distribution: pd.DataFrame, k: int, clip: int = 20) -
     return fig
 
 
-def ci_comparison_spec(table: pd.DataFrame, variable: str | None = None, title: str | None = None) -> dict[str, Any]:
+def _largest_compared(table: pd.DataFrame, limit: int) -> tuple[pd.DataFrame, str]:
+    """The ``limit`` categories of ``table`` with the largest percentage (before or after), in their order,
+    and a note (two lines of Plotly text, holding only numbers) saying what the chart leaves out, empty when
+    every category is drawn. An interval cannot be summed, so the others are named by their number and their
+    share, not drawn as one point."""
+    if len(table) <= limit:
+        return table, ""
+    size = np.fmax(table["pct_original"].to_numpy(float), table["pct_treated"].to_numpy(float))
+    keep = np.zeros(len(table), dtype=bool)
+    keep[np.argsort(-np.nan_to_num(size, nan=-1.0), kind="stable")[:limit]] = True
+    rest = table[~keep]
+    before, after = (float(np.nansum(rest[f"pct_{side}"].to_numpy(float))) for side in ("original", "treated"))
+    return table[keep], (f"Drawn: the {limit:,} largest of {len(table):,} categories.<br>Not drawn: {len(rest):,} "
+                         f"smaller ones, together {before:.1f} % before and {after:.1f} % after.")
+
+
+def ci_comparison_spec(table: pd.DataFrame, variable: str | None = None, title: str | None = None,
+                       max_categories: int = MAX_CHART_CATEGORIES) -> dict[str, Any]:
     """The figure of :func:`ci_comparison_figure` as plain data: ``{"data": [...], "layout": {...}}``.
+
+    A variable with more than ``max_categories`` categories (a postcode) draws its largest ones and says in
+    a note under the title how many it leaves out and their share.
 
     The report draws one such chart per variable and only serialises it, so it takes this form: building and
     validating Plotly objects took 0.28 s of the 19 charts of the sample's report, the plain form a few
@@ -196,6 +270,7 @@ def ci_comparison_spec(table: pd.DataFrame, variable: str | None = None, title: 
         table = table[table["variable"] == variable]
     if table.empty:
         raise InputError("Nothing to plot: the comparison has no category for this variable.")
+    table, note = _largest_compared(table, max_categories)
     labels = inert_labels(table["label"].astype(str))
     pos = np.arange(len(labels), dtype=float)
     traces = []
@@ -213,26 +288,34 @@ def ci_comparison_spec(table: pd.DataFrame, variable: str | None = None, title: 
     ticks = [f"{lab} (gone)" if g and pct_t == 0 else lab
              for lab, g, pct_t in zip(labels, gone, table["pct_treated"].to_numpy(float), strict=True)]
     name = variable or ", ".join(table["variable"].astype(str).unique())
-    return {"data": traces, "layout": {
+    layout: dict[str, Any] = {
         "title": {"text": wrap_title(title or f"Weighted % before and after treatment: {name}")},
         "xaxis": {"tickmode": "array", "tickvals": pos.tolist(), "ticktext": ticks},
         "yaxis": {"title": {"text": "Weighted % (with confidence interval)"}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "y": 1.08}, "template": white_template_data(),
-    }}
+    }
+    if note:  # under the title, above the legend
+        layout["title"]["subtitle"] = {"text": note, "font": {"size": 11}}
+        layout["legend"]["y"] = 1.02
+        layout["legend"]["yanchor"] = "bottom"
+        layout["margin"] = {"t": 140}
+    return {"data": traces, "layout": layout}
 
 
-def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title: str | None = None) -> go.Figure:
+def ci_comparison_figure(table: pd.DataFrame, variable: str | None = None, title: str | None = None,
+                         max_categories: int = MAX_CHART_CATEGORIES) -> go.Figure:
     """Original vs treated weighted % with CIs for each category of one variable of a comparison table (a
-    validated Plotly figure of :func:`ci_comparison_spec`)."""
-    return go.Figure(ci_comparison_spec(table, variable, title))
+    validated Plotly figure of :func:`ci_comparison_spec`, at most ``max_categories`` of them drawn)."""
+    return go.Figure(ci_comparison_spec(table, variable, title, max_categories))
 
 
 def relative_difference_histogram(table: pd.DataFrame, nbins: int = 30, title: str | None = None) -> go.Figure:
-    """Histogram of relative differences (original - treated) / original, in %, over compared categories."""
+    """Histogram of relative differences (original - treated) / original, in %, over compared categories
+    (of 100,000 categories, their bins: :func:`histogram_data`)."""
     compared = table[table["status"] == STATUS_COMPARED]
     rel = 100 * compared["relative_difference"].to_numpy(float)
     rel = rel[np.isfinite(rel)]
-    fig = go.Figure(go.Histogram(x=rel, nbinsx=nbins, marker={"color": COLORS["original"]},
+    fig = go.Figure(go.Histogram(**histogram_data(rel, nbins), marker={"color": COLORS["original"]},
                                  hovertemplate="%{x}: %{y} value(s)<extra></extra>"))
     fig.add_vline(x=0, line={"color": "grey", "dash": "dash"})
     fig.update_layout(
@@ -243,12 +326,40 @@ def relative_difference_histogram(table: pd.DataFrame, nbins: int = 30, title: s
     return fig
 
 
+def _largest_terms(c: pd.DataFrame, terms: list[str], limit: int) -> tuple[list[str], str]:
+    """The terms a coefficient chart draws (all up to ``limit``) and a note on those it leaves out.
+
+    Each covariate gets its share of ``limit`` (one with few terms keeps them all, what it leaves goes to the
+    others), filled with its terms of the largest estimate in absolute value in any model; they keep their
+    order. A model of a postcode has one coefficient per postcode: thousands of rows of a chart 40 px each."""
+    if len(terms) <= limit:
+        return terms, ""
+    label = c["label"].astype(str)
+    size = c["estimate"].abs().groupby(label, sort=False).max().reindex(terms).fillna(-1.0)
+    variable = (c["variable"].astype(str) if "variable" in c.columns else pd.Series("", index=c.index))
+    of_term = variable.groupby(label, sort=False).first().reindex(terms)
+    groups = {v: list(g) for v, g in pd.Series(terms, index=terms).groupby(of_term.to_numpy(), sort=False)}
+    keep: set[str] = set()
+    remaining = limit
+    for i, (_, group) in enumerate(sorted(groups.items(), key=lambda item: len(item[1]))):
+        share = min(len(group), remaining // (len(groups) - i))
+        keep.update(size[group].sort_values(ascending=False, kind="stable").index[:share])
+        remaining -= share
+    left = {v: sum(t not in keep for t in g) for v, g in groups.items()}
+    text = ", ".join(f"{n:,} of {v}" if v else f"{n:,}" for v, n in left.items() if n)
+    return [t for t in terms if t in keep], (
+        f"Drawn: {len(keep):,} of {len(terms):,} coefficients, the largest in absolute value of each covariate."
+        f"<br>Not drawn: {inert_text(text)}.")
+
+
 def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None = None,
-                       title: str | None = None) -> go.Figure:
+                       title: str | None = None, max_terms: int = MAX_CHART_CATEGORIES) -> go.Figure:
     """Dot-and-whisker plot of coefficients with CIs per model.
 
     ``coefficients`` is :meth:`ModelComparison.coefficients_long` (columns ``model``, ``model_label``,
-    ``term``, ``label``, ``estimate``, ``ci_low``, ``ci_high``) or a single model's table.
+    ``term``, ``label``, ``estimate``, ``ci_low``, ``ci_high``) or a single model's table. With more than
+    ``max_terms`` coefficients (a covariate of thousands of categories) it draws that many, the largest of
+    each covariate, and says in a note under the title how many of which covariate it leaves out.
     """
     c = coefficients.copy()
     if "model" not in c.columns:
@@ -259,6 +370,9 @@ def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None 
     terms = list(dict.fromkeys(c["label"].astype(str)))
     if not terms:
         raise InputError("Nothing to plot: the model has no coefficients.")
+    terms, note = _largest_terms(c, terms, max_terms)
+    if note:
+        c = c[c["label"].astype(str).isin(terms)]
     index = {t: i for i, t in enumerate(terms)}
     fig = go.Figure()
     width = 0.6 / max(len(models), 1)
@@ -281,6 +395,8 @@ def coefficient_figure(coefficients: pd.DataFrame, models: Sequence[str] | None 
         xaxis={"title": "Estimate"}, legend={"orientation": "h", "y": 1.08}, template=white_template(),
         height=max(300, 40 * len(terms) + 150),
     )
+    if note:  # under the title
+        fig.update_layout(title_subtitle={"text": note, "font": {"size": 11}}, margin={"t": 150})
     return fig
 
 
