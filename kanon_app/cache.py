@@ -79,8 +79,10 @@ def size_of(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
     if isinstance(value, list | tuple | set | frozenset):
         return sys.getsizeof(value) + _items_size(value, seen, _depth + 1)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return sys.getsizeof(value) + sum(size_of(getattr(value, f.name, None), seen, _depth + 1)
-                                          for f in dataclasses.fields(value))
+        names = [f.name for f in dataclasses.fields(value)]
+        # and what a cached_property keeps beside the fields (e.g. a hierarchy's row indexes)
+        names += [k for k in getattr(value, "__dict__", {}) if k not in names]
+        return sys.getsizeof(value) + sum(size_of(getattr(value, n, None), seen, _depth + 1) for n in names)
     attrs = getattr(value, "__dict__", None)
     if isinstance(attrs, dict):
         return sys.getsizeof(value) + size_of(attrs, seen, _depth + 1)

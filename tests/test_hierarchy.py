@@ -489,3 +489,19 @@ def test_greedy_binning_refuses_counts_that_do_not_fit():
         greedy_binning_hierarchy([1, 2, 3], (2,), counts=[1, 2])
     with pytest.raises(InputError, match="one record count"):
         greedy_binning_hierarchy([1, 2], (2,), counts=[1, -1])
+
+
+def test_a_hierarchy_indexes_its_rows_once_and_matches_alike():
+    """The rows' indexes are made on the first match and kept (pages match one hierarchy many times); the
+    matches are those of a fresh hierarchy, and the kept index counts in the dashboard cache's bytes."""
+    from kanon_app.cache import size_of
+    from kanon_core.treat.hierarchy import Hierarchy
+
+    rows = [("012", "01*", "*"), ("12", "1*", "*"), ("7", "*", "*")]
+    h = Hierarchy(name="code", rows=rows)
+    before = size_of(h, set())
+    first = h.match(["012", "12", 7, "x"]).tolist()
+    assert "_indexes" in vars(h)
+    assert first == h.match(["012", "12", 7, "x"]).tolist() == Hierarchy(name="code", rows=rows).match(
+        ["012", "12", 7, "x"]).tolist() == [0, 1, 2, -1]
+    assert size_of(h, set()) > before
