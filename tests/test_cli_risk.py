@@ -170,6 +170,7 @@ def test_one_sensitive_gives_l_distinct_and_no_weight_gives_one_over_fk(househol
     (["--sensitive", "sex"], "also a quasi-identifier"),
     (["--sensitive", "nope"], "not a variable"),
     (["--household", "nope"], "not a variable"),
+    (["--household", "age"], "cannot also be a quasi-identifier"),
     (["--max-risk", "1.5"], "between 0 and 1"),
 ])
 def test_measure_options_bad_input(household_csv, capsys, args, message):

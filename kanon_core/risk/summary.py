@@ -299,6 +299,8 @@ def risk_measures(ds: Dataset, sizes: ClassSizes, qis: Sequence[str] | None = No
     if household is not None:
         if household not in ds.frame.columns:
             raise InputError(f"Household identifier '{household}' is not a variable of the data.")
+        if household in ds.roles.qis:  # an identifier of households, unique per household: no QI (sdcMicro's hhId)
+            raise InputError(f"The household identifier '{household}' cannot also be a quasi-identifier.")
         hh = household_summary(rk, ds._encoded(household)[0], household, max_risk)
     names = tuple(dict.fromkeys(sensitive))
     for s in names:
