@@ -25,20 +25,12 @@ from kanon_core.project import Project, open_project
 from kanon_core.recipe import Recipe
 from kanon_core.steps import SetRoles
 from kanon_core.treat.recode import RecodeStep
-from kanon_core.treat.suppress import SuppressStep
+from tests.test_cli_apply import _small
 
 
 def _wave(tmp_path: Path) -> tuple[Path, Path, dict]:
     """A small survey, a three-step recipe made on it (in the same folder) and the recipe as parsed JSON."""
-    data = tmp_path / "wave1.csv"
-    rows = [f"{i},{20 + i % 9},{1 + i % 2},{1 + i % 6},{10 + i % 4}.5" for i in range(90)]
-    data.write_text("id,age,sex,job,score\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    h = History.start(load_dataset(data))
-    h.apply(SetRoles(qis=("age", "sex", "job"), outcomes=("score",), direct_ids=("id",)))
-    h.apply(RecodeStep("job", merge=(5, 6), into=5))
-    h.apply(SuppressStep(qis=("age", "sex", "job"), k=3))
-    recipe = tmp_path / "wave.recipe.json"
-    Recipe.from_history(h, input_path="wave1.csv", extra={"k": 3}).save(recipe)
+    data, recipe = _small(tmp_path)
     return data, recipe, json.loads(recipe.read_text(encoding="utf-8"))
 
 
