@@ -151,3 +151,30 @@ def test_within_groups(small_csv, tmp_path):
     original = load_dataset(path).qi_matrix(qis).codes
     sup = np.column_stack([treated.missing_mask(q) for q in qis])
     assert min(COUNTS["strict"](original, sup, "wildcard", 1.0)) >= 3
+
+
+@pytest.mark.parametrize("bad", [
+    ["--solver", "cbc"],  # the strict model's class programme is HiGHS's: cbc was silently ignored
+    ["--model", "strict", "--method", "greedy", "--solver", "highs"],
+    ["--model", "release", "--solver", "highs"],
+    ["--max-risk", "0.2", "--solver", "cbc"],
+    ["--engine", "duckdb", "--solver", "cbc"],
+])
+def test_a_solver_that_would_not_be_used_is_refused(small_csv, tmp_path, capsys, bad):
+    path, _ = small_csv
+    out = tmp_path / "o.csv"
+    args = ["suppress", str(path), "--qi", "sex,age", *([] if "--max-risk" in bad else ["--k", "3"]), *bad,
+            "-o", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "would not be used" in err[0], err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("model", "solver"), [("record", "cbc"), ("record", "highs"), ("strict", "highs")])
+def test_a_solver_the_method_uses_is_accepted(small_csv, tmp_path, model, solver):
+    path, _ = small_csv
+    out, js = tmp_path / "o.csv", tmp_path / "s.json"
+    assert main(["suppress", str(path), "--qi", "sex,age,edu", "--k", "3", "--model", model, "--solver", solver,
+                 "-o", str(out), "--json", str(js)]) == 0
+    assert json.loads(js.read_text())["violations_after"] == 0

@@ -42,8 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=("exact", "greedy"), default=None,
                    help="exact: optimal, or with a reported gap (default; strict and record); greedy: fast "
                         "heuristic (strict and release; the default for release)")
-    p.add_argument("--solver", choices=("highs", "cbc"), default="highs",
-                   help="record model: solver for the rare instances the compiled searches cannot close")
+    p.add_argument("--solver", choices=("highs", "cbc"), default=None,
+                   help="record model's exact method: solver for the rare instances the compiled searches cannot "
+                        "close (default highs); refused where it would not be used (the strict model's programme is "
+                        "HiGHS's, the greedy methods solve none)")
     p.add_argument("--node-limit", type=int, default=None,
                    help="search nodes per integer programme (a work limit, not a time limit, so a replay "
                         "gives the same cells); the best solution and its gap are reported")
@@ -99,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("The weight cannot also be a quasi-identifier.")
     if args.node_limit is not None and not 1 <= args.node_limit <= MAX_NODE_LIMIT:  # what the solvers honour
         raise InputError(f"--node-limit must be a whole number from 1 to {MAX_NODE_LIMIT:,}.")
+    _check_solver(args)
     done = suppress_at_scale(args)  # None: the file is read in memory
     if done is not None:
         return done
@@ -120,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     ds = load_from_args(args)
     step = SuppressStep(qis=ds.roles.qis, k=args.k, importance=importance, protected=split_list(args.protect),
                         by=split_list(args.by), linked=linked,
-                        model=model.name, method=method, alpha=args.alpha, solver=args.solver,
+                        model=model.name, method=method, alpha=args.alpha, solver=args.solver or "highs",
                         **({} if args.node_limit is None else {"node_limit": args.node_limit}))
     res = step.run(ds, stderr_progress("kanon suppress"))
     treated = ds.with_frame(apply_mask(ds.frame, *step.release_mask(res)))
@@ -160,6 +163,21 @@ def say_risk_result(res, threshold: float) -> None:
     print(f"kanon suppress: {res.n_suppressed:,} cells suppressed in {res.records_touched:,} records, cost "
           f"{res.cost:g}; {left:,} records above individual risk {threshold:g} after an independent recount"
           + (" (every cell they could lose is protected or already missing)" if left else ""), file=sys.stderr)
+
+
+def _check_solver(args: argparse.Namespace) -> None:
+    """A --solver given where no programme would use it is refused, on every path (in memory, out of core,
+    --max-risk), before any file is read."""
+    from ..treat.protection import get_model
+
+    if args.solver is None:
+        return
+    if args.max_risk is not None:
+        raise InputError(f"--max-risk solves no integer programme: a solver of '{args.solver}' would not be used.")
+    model = get_model(args.model)
+    method = args.method or model.methods[0]
+    model.check_method(method)
+    model.check_solver(method, args.solver)
 
 
 def _run_max_risk(args: argparse.Namespace) -> int:

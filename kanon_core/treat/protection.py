@@ -41,6 +41,8 @@ class ProtectionModel:
     title: ClassVar[str]
     promise: ClassVar[str]
     methods: ClassVar[tuple[str, ...]]
+    solvers: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Per method, the integer-programming solvers it can be asked to use (a method absent here uses none)."""
 
     def counts(self, original: np.ndarray, mask: np.ndarray, missing: MissingSemantics,
                alpha: float = 1.0) -> np.ndarray:
@@ -54,6 +56,16 @@ class ProtectionModel:
 
     def method_note(self) -> str:
         return ""
+
+    def check_solver(self, method: str, solver: str) -> None:
+        """Refuse a solver asked for that the method would not use: an option silently ignored is a promise
+        not kept (the strict model's class programme is HiGHS's alone; the greedy methods solve no programme)."""
+        offered = self.solvers.get(method, ())
+        if solver not in offered:
+            uses = (f"uses {' or '.join(offered)}" if len(offered) > 1 else f"always uses {offered[0]}") if offered \
+                else "solves no integer programme"
+            raise InputError(f"The {self.name} model's {method} method {uses}: a solver of '{solver}' would not "
+                             "be used.")
 
 
 MODELS: dict[str, ProtectionModel] = {}
@@ -95,6 +107,7 @@ class StrictModel(ProtectionModel):
         "Every released record shares its visible values and its suppressed variables with at least k - 1 "
         "other records, so nobody can be narrowed down to fewer than k released records.")
     methods: ClassVar[tuple[str, ...]] = ("exact", "greedy")
+    solvers: ClassVar[dict[str, tuple[str, ...]]] = {"exact": ("highs",)}
 
     def counts(self, original, mask, missing, alpha=1.0):
         from ..risk.classes import class_sizes
@@ -133,6 +146,7 @@ class RecordModel(ProtectionModel):
         "Each released record is consistent with at least k records of the original file (Wilson et al., "
         "RTI). It does not promise that each person has k candidates in the release.")
     methods: ClassVar[tuple[str, ...]] = ("exact",)
+    solvers: ClassVar[dict[str, tuple[str, ...]]] = {"exact": ("highs", "cbc")}
 
     def counts(self, original, mask, missing, alpha=1.0):
         from ..risk.intruder import released_codes, released_consistent_with
