@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import fmt
 from .build import CONFIDENTIALITY_NOTE, Report, conclusions
+from .category_rows import REPORT_CATEGORY_ROWS, category_rows, listed_note
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1d2433;
@@ -245,7 +246,9 @@ def _utility(r: Report) -> list[str]:
         return [_p("The utility comparison was not computed for this report.", "small")]
     parts = [_p("Weighted percentages of every quasi-identifier category with design-based 95% confidence "
                 "intervals, on the original and on the released data (Wilson et al., RTI, section 4.2). Suppressed "
-                "values leave the denominator; a globally recoded variable is compared on its new categories.",
+                "values leave the denominator; a globally recoded variable is compared on its new categories. "
+                f"A variable with more than {REPORT_CATEGORY_ROWS:,} categories lists {REPORT_CATEGORY_ROWS:,} of "
+                "them in the table (the note under it says which).",
                 "small")]
     parts += [_p(n, "warn") for n in u.notes]
     figs = dict(u.figures)
@@ -265,13 +268,18 @@ def _utility(r: Report) -> list[str]:
         cols = ["variable", "label", "status", "n_original", "pct_original", "ci_low_original", "ci_high_original",
                 "n_treated", "pct_treated", "ci_low_treated", "ci_high_treated", "difference", "overlap"]
         parts.append("<h3>Per category</h3>")
-        shown = u.categories if u.categories is not None else u.comparison.table
-        parts.append(table(shown[cols], "utility-categories",
+        # the masked table (threshold rule), so the rows chosen can only be rows the rule lets the report name
+        listed = category_rows(u.categories if u.categories is not None else u.comparison.table)
+        parts.append(table(listed.table[cols], "utility-categories",
                            {"n_original": "records before", "pct_original": "% before",
                             "ci_low_original": "CI low before", "ci_high_original": "CI high before",
                             "n_treated": "records after", "pct_treated": "% after",
                             "ci_low_treated": "CI low after", "ci_high_treated": "CI high after",
                             "difference": "difference (points)", "overlap": "CIs overlap"}))
+        if listed.limited:
+            parts.append('<div id="utility-categories-left-out">'
+                         + "".join(_p(vr.sentence(), "small") for vr in listed.limited)
+                         + _p(listed_note(), "small") + "</div>")
         for i, v in enumerate(r.qis):
             if v in figs:
                 parts.append(_figure(figs[v], f"fig-ci-{i}"))
