@@ -38,6 +38,11 @@ class History:
     current_id: int = 0
     redo_stack: list[int] = field(default_factory=list)
     uid: int = field(default_factory=lambda: next(_session_ids))
+    # The highest version number and how many versions there were when it was counted, kept so that
+    # adding a version does not scan every version number: a replay adds up to 10,000 versions, and a
+    # scan per step made replays quadratic. -1: not counted yet.
+    _last_id: int = field(default=0, init=False, repr=False, compare=False)
+    _counted: int = field(default=-1, init=False, repr=False, compare=False)
 
     @classmethod
     def start(cls, dataset: Dataset) -> History:
@@ -58,12 +63,20 @@ class History:
 
     def add(self, step: Step, dataset: Dataset) -> Version:
         """Record a version computed elsewhere (e.g. a suppression run with progress in the UI)."""
-        vid = max(self.versions) + 1
+        vid = self._next_id()
         version = Version(vid, self.current_id, step, dataset)
         self.versions[vid] = version
         self.current_id = vid
         self.redo_stack.clear()
         return version
+
+    def _next_id(self) -> int:
+        """The number of the next version: one above the highest so far, counted once and then kept."""
+        vid = self._last_id + 1
+        if len(self.versions) != self._counted or vid in self.versions:
+            vid = max(self.versions) + 1  # first version added, or ``versions`` was changed directly
+        self._last_id, self._counted = vid, len(self.versions) + 1
+        return vid
 
     def can_undo(self) -> bool:
         return self.current.parent is not None
