@@ -35,7 +35,7 @@ NUMERIC_ONLY = {"capacity", "intervals", "cuts", "quantiles", "topbottom"}
 MAX_GROUPING_ROWS = 1000
 """Categories the grouping table takes: one editable row each. A postcode of 100,000 values is not grouped by
 hand (and its table would hold the browser): the builder says so and points to masking, which it does not
-start unasked (masking 100,000 values takes seconds, and this tab runs whenever the Recode page opens)."""
+start unasked (masking 100,000 values takes about 0.4 s, and the builder is drawn on every rerun of its tab)."""
 
 
 def parse_numbers(text: str, what: str = "numbers") -> list[float]:
@@ -104,7 +104,7 @@ def build_widgets(ds: Dataset, column: str, is_numeric: bool) -> hz.Hierarchy | 
         return hz.top_bottom_hierarchy(values, bottom=_opt(bottom), top=_opt(top), clip=clip, name=column)
     if kind == "grouping":
         return _grouping(ds, column, values, key)
-    if kind == "masking":  # kept per version and width: masking a postcode's 100,000 values takes seconds
+    if kind == "masking":  # kept per version and width: masking a postcode's 100,000 values takes ~0.4 s
         width = int(st.number_input("Pad numbers with leading zeros to width (0: no padding)", 0, 20, 0, key=key))
         return state.memo("hb_masking", (column, width),
                           lambda: hz.masking_hierarchy(values, width=width or None, name=column))

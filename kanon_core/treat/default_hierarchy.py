@@ -18,6 +18,7 @@ These are proposals: the Recode page shows them with the scale and why, and the 
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import os
@@ -32,7 +33,7 @@ from ..errors import InputError
 from .hierarchy import (
     TOP,
     Hierarchy,
-    _complete,
+    _nested_hierarchy,
     find_hierarchy_file,
     greedy_binning_hierarchy,
     read_arx_hierarchy,
@@ -100,31 +101,6 @@ def scale_of(ds: Dataset, column: str) -> ScaleGuess:
     return infer_scale(column, qm.values[0], qm.labels[0])
 
 
-def _group_name(first: Sequence[str], n: int) -> str:
-    """Name of a group of ``n`` categories from its smallest labels in sorted order (at least
-    ``min(n, 3)`` of them): all of them up to three, else the first two and the count."""
-    if n <= 3:
-        return " / ".join(first[:n])
-    return f"{first[0]} / {first[1]} / … ({n} categories)"
-
-
-_Group = tuple[int, str, int, int, list[int], list[str] | None]
-"""A group waiting in the heap: (records, name, minus its merge number (0 for a category), category index
-(0 for a merged group), member indices, its three smallest labels in sorted order (None for a category)).
-The first four fields order the heap and are never equal for two groups, so members are never compared."""
-
-
-def _merged(a: _Group, b: _Group, labels: Sequence[str], number: int) -> _Group:
-    """The group of ``a`` and ``b`` (the ``number``-th merge), named without re-sorting all member labels.
-
-    Only the three smallest labels can appear in a name, and those of the union are among the three
-    smallest of each side; the longer member list absorbs the shorter, so a member moves O(log n) times."""
-    first = sorted((a[5] or [labels[a[4][0]]]) + (b[5] or [labels[b[4][0]]]))[:3]
-    big, small = (a[4], b[4]) if len(a[4]) >= len(b[4]) else (b[4], a[4])
-    big.extend(small)
-    return a[0] + b[0], _group_name(first, len(big)), -number, 0, big, first
-
-
 def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
                                  capacities: Sequence[float], name: str = "") -> Hierarchy:
     """Unordered categories grouped by rarity, one level per capacity (increasing): starting from the
@@ -135,25 +111,270 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     formed. A group is named by its members' labels (``Farmer / Laborer``), with a number added
     (``Farmer / Laborer (2)``) where another group or a category of the level already has that name
     (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
+    Groups of equal size and name go in this order: the newest merged group first, then older merged
+    groups, then categories in their given order.
 
-    The groups wait in a heap, so a text variable with 100,000 categories is grouped in O(n log n) rather
-    than re-sorted after every merge. Groups of equal size and name keep the order such a stable re-sort
-    gives: the newest merged group first, then older merged groups, then categories in their given order.
+    A postcode's 100,000 categories are grouped in a fraction of a second (see :class:`_Merging`).
     """
-    heap: list[_Group] = [(int(counts[i]), texts[i], 0, i, [i], None) for i in range(len(texts))]
-    heapq.heapify(heap)
-    merges = 0
-    levels = []
+    merging = _Merging(texts, labels, counts)
+    levels: list[tuple[int, list[str]]] = []
     for c in sorted(capacities):
-        while len(heap) > 1 and heap[0][0] < c:
-            merges += 1
-            heapq.heappush(heap, _merged(heapq.heappop(heap), heapq.heappop(heap), labels, merges))
-        levels.append(_level_labels(heap, len(texts)))
-    return _complete(list(texts), levels, name)
+        merging.merge_below(c)
+        if merging.waiting() < (levels[-1][0] if levels else len(texts)):  # else the level adds nothing
+            levels.append((merging.waiting(), merging.level_labels()))
+    return _nested_hierarchy(list(texts), levels, name)
 
 
-def _level_labels(groups: Sequence[_Group], size: int) -> list[str]:
-    """The label of each category at one level: its group's name, made distinct from every other label.
+class _Merging:
+    """The groups of :func:`frequency_grouping_hierarchy` while they merge, the two smallest at a time.
+
+    A heap would take a few microseconds per merge in Python: seconds for a postcode. Here, while every
+    group holds at least one record, merges go by rounds: the groups under twice the smallest size pair off
+    in order, since each pair makes a group of at least that size, which comes after all of them (a heap
+    would take them in just that order). A round is sorted and paired with arrays, and the smallest size at
+    least doubles from one round to the next, so there are a few dozen rounds. Groups of no records (or
+    fewer) merge one pair at a time through a heap: a merged group may then come before the groups that
+    made it.
+
+    Groups are the nodes of the merge tree: categories 0 to n - 1, then merged groups in the order they are
+    made (node n + j is merge number j + 1). A group's name needs only its three smallest labels (those of
+    a union are among the three smallest of each side), kept as ranks among the sorted distinct labels.
+    """
+
+    def __init__(self, texts: Sequence[str], labels: Sequence[str], counts: Sequence[int]) -> None:
+        n = len(texts)
+        nodes = max(2 * n - 1, 1)  # every merge makes a node
+        self.n, self.made, self.next = n, n, 0
+        self.rec = _record_array([int(counts[i]) for i in range(n)], nodes)
+        self.text: list[str] = list(texts) + [""] * (nodes - n)  # a category's text, a merged group's name
+        self.texts = _Sorted(self.text[:n])
+        # the categories by (records, text, index), taken from self.next on; merged groups waiting, in no order
+        self.order = np.lexsort((self.texts.rank, self.rec[:n]))
+        self.order_rec = self.rec[self.order]
+        self.wait = np.empty(0, dtype=np.int64)
+        self.parent = np.arange(nodes, dtype=np.int64)  # node -> the node it merged into (itself if waiting)
+        self.size = np.ones(nodes, dtype=np.int64)  # categories in the group
+        own = [labels[i] for i in range(n)]
+        self.labels = self.texts if own == self.text[:n] else _Sorted(own)
+        self.first = np.full((nodes, 3), len(self.labels.distinct), dtype=np.int64)  # smallest label ranks
+        self.first[:n, 0] = self.labels.rank
+        self.label_texts = [*self.labels.distinct, ""]  # the rank past the last: no label
+
+    def waiting(self) -> int:
+        """The number of groups now."""
+        return self.n - self.next + len(self.wait)
+
+    def _lowest(self) -> int:
+        """The records of the smallest waiting group."""
+        lows = [self.order_rec[self.next]] if self.next < self.n else []
+        if len(self.wait):
+            lows.append(self.rec[self.wait].min())
+        return min(lows)
+
+    def merge_below(self, capacity: float) -> None:
+        """Merge until every group holds at least ``capacity`` records (or one group is left)."""
+        while self.waiting() > 1:
+            low = self._lowest()
+            if not low < capacity:
+                return
+            if low >= 1:
+                self._merge_round(min(2 * low, capacity))
+            else:
+                self._merge_one_by_one(capacity)
+
+    def _merge_round(self, bound: float) -> None:
+        """Merge, in order, the groups under ``bound`` records (at most twice the smallest), then the last
+        of them, if left without a pair, with the smallest group after them."""
+        stop = self.next + int(np.searchsorted(self.order_rec[self.next:], bound, side="left"))
+        below = self.rec[self.wait] < bound
+        merged = self.wait[below]
+        self.wait = self.wait[~below]
+        batch = np.concatenate([self.order[self.next:stop], merged])
+        self.next = stop
+        if len(merged):
+            batch = batch[self._in_order(batch, len(batch) - len(merged))]
+        last = batch[-1:] if len(batch) % 2 else batch[:0]
+        pairs = batch[:len(batch) - len(last)]
+        self.wait = np.concatenate([self.wait, self._join(pairs[0::2], pairs[1::2])])
+        if len(last):  # some group is left to pair with: this round began with two or more
+            partner = np.array([self._take_smallest()], dtype=np.int64)
+            self.wait = np.concatenate([self.wait, self._join(last, partner)])
+
+    def _in_order(self, batch: np.ndarray, cats: int) -> np.ndarray:
+        """The order of ``batch`` (its first ``cats`` nodes categories, the others merged groups) a heap would
+        take them in: by records, then name (a merged group before a category of the same text), then the
+        newest merged group first and categories in their given order.
+
+        Names are compared with the texts of the round's categories only (in order, a small sorted array): a
+        merged group's name goes between the texts below it and those from it on (2 x the number below it), a
+        category after the texts below its own (2 x that number + 1), then names among themselves."""
+        named = _Sorted([self.text[g] for g in batch[cats:].tolist()])
+        rank = self.texts.rank[batch[:cats]]
+        present = np.unique(rank)  # the texts of the round's categories, as ranks among all texts
+        place = np.empty(len(batch), dtype=np.int64)
+        place[:cats] = 2 * np.searchsorted(present, rank) + 1
+        place[cats:] = 2 * self.texts.places(present, named)[named.rank]
+        among = np.zeros(len(batch), dtype=np.int64)
+        among[cats:] = named.rank
+        tie = np.where(batch < self.n, batch, self.n - 1 - batch)
+        return np.lexsort((tie, among, place, self.rec[batch]))
+
+    def _take_smallest(self) -> int:
+        """The smallest waiting group (by records, name, newest merged group, then categories in order),
+        taken out of the waiting groups."""
+        best: tuple | None = None
+        if len(self.wait):
+            r = self.rec[self.wait]
+            g = min(self.wait[r == r.min()].tolist(), key=lambda g: (self.text[g], self.n - 1 - g))
+            best = (self.rec[g], self.text[g], self.n - 1 - g, 0, g)
+        if self.next < self.n:
+            i = int(self.order[self.next])
+            if best is None or (self.rec[i], self.text[i], 0, i) < best[:4]:
+                self.next += 1
+                return i
+        assert best is not None
+        self.wait = self.wait[self.wait != best[4]]
+        return best[4]
+
+    def _merge_one_by_one(self, capacity: float) -> None:
+        """Merge pairs through a heap while the smallest group holds no records (or fewer) and is under
+        ``capacity``: a merged group of no records may come before the groups that made it."""
+        heap = [self._key(g) for g in self.wait.tolist()]
+        heapq.heapify(heap)
+
+        def take() -> int:
+            if heap and (self.next == self.n or heap[0] < self._key(int(self.order[self.next]))):
+                return heapq.heappop(heap)[4]
+            self.next += 1
+            return int(self.order[self.next - 1])
+
+        while self.n - self.next + len(heap) > 1:
+            low = min(([self.order_rec[self.next]] if self.next < self.n else []) + [k[0] for k in heap[:1]])
+            if not (low < capacity and low < 1):
+                break
+            a, b = take(), take()
+            heapq.heappush(heap, self._key(self._join_one(a, b)))
+        self.wait = np.array([k[4] for k in heap], dtype=np.int64)
+
+    def _key(self, g: int) -> tuple:
+        """The heap's order of node ``g``: (records, name, minus its merge number (0 for a category), its index
+        (0 for a merged group), g); the first four are never equal for two nodes."""
+        if g < self.n:
+            return (self.rec[g], self.text[g], 0, g, g)
+        return (self.rec[g], self.text[g], self.n - 1 - g, 0, g)
+
+    def _join(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Merge node ``a[j]`` with node ``b[j]`` for every j (the next merges, in order of j); the new nodes."""
+        nodes = np.arange(self.made, self.made + len(a), dtype=np.int64)
+        self.made += len(a)
+        self.parent[a] = self.parent[b] = nodes
+        self.rec[nodes] = self.rec[a] + self.rec[b]
+        self.size[nodes] = self.size[a] + self.size[b]
+        self.first[nodes] = np.sort(np.hstack([self.first[a], self.first[b]]), axis=1)[:, :3]
+        self.text[self.made - len(a):self.made] = self._names(self.first[nodes], self.size[nodes])
+        return nodes
+
+    def _join_one(self, a: int, b: int) -> int:
+        """:meth:`_join` of one pair, without the cost of arrays for a single merge; the new node."""
+        g = self.made
+        self.made += 1
+        self.parent[a] = self.parent[b] = g
+        self.rec[g] = self.rec[a] + self.rec[b]
+        self.size[g] = self.size[a] + self.size[b]
+        self.first[g] = sorted(self.first[a].tolist() + self.first[b].tolist())[:3]
+        self.text[g] = self._names(self.first[g:g + 1], self.size[g:g + 1])[0]
+        return g
+
+    def _names(self, first: np.ndarray, size: np.ndarray) -> list[str]:
+        """The names of groups from their smallest label ranks and sizes: all their labels up to three, else
+        the first two and the count (``a / b / … (4 categories)``)."""
+        lab = self.label_texts
+        out = []
+        for (x, y, z), k in zip(first.tolist(), size.tolist(), strict=True):
+            if k == 2:
+                out.append(f"{lab[x]} / {lab[y]}")
+            elif k == 3:
+                out.append(f"{lab[x]} / {lab[y]} / {lab[z]}")
+            else:
+                out.append(f"{lab[x]} / {lab[y]} / … ({k} categories)")
+        return out
+
+    def level_labels(self) -> list[str]:
+        """The label of each category now (see :func:`_level_labels`)."""
+        root = self.parent[:self.made]
+        while True:  # follow each category up to the group now holding it
+            up = root[root]
+            if np.array_equal(up, root):
+                break
+            root = up
+        self.parent[:self.made] = root  # the same groups, reached in one step next time
+        root = root[:self.n]
+        lowest = np.full(self.made, self.n, dtype=np.int64)
+        np.minimum.at(lowest, root, np.arange(self.n, dtype=np.int64))
+        merged = self.wait[np.argsort(lowest[self.wait], kind="stable")]
+        single = self.order[self.next:]
+        label = np.empty(self.made, dtype=object)
+        singles = [self.text[i] for i in single.tolist()]
+        label[single] = singles
+        label[merged] = _level_labels(singles, [self.text[g] for g in merged.tolist()])
+        return label[root].tolist()
+
+
+class _Sorted:
+    """Texts sorted as Python sorts them: the distinct ones in order, and the rank of each given text.
+
+    Sorted as numpy strings (several times faster than Python objects) unless a text is not a ``str``, holds
+    a NUL character (numpy drops those at the end of a string) or is long (the array is as wide as the
+    longest text)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.array = _as_array(texts)
+        if self.array is not None:
+            distinct, rank = np.unique(self.array, return_inverse=True)
+            self.distinct: list[str] = distinct.tolist()
+            self.array = distinct
+        else:
+            self.distinct = sorted(set(texts))
+            at = {t: r for r, t in enumerate(self.distinct)}
+            rank = np.array([at[t] for t in texts], dtype=np.int64)
+        self.rank = rank.reshape(-1).astype(np.int64)
+
+    def places(self, ranks: np.ndarray, other: _Sorted) -> np.ndarray:
+        """For each distinct text of ``other``, the number of the texts here of ``ranks`` (sorted) that sort
+        before it."""
+        if self.array is not None and other.array is not None:
+            return np.searchsorted(self.array[ranks], other.array, side="left").astype(np.int64)
+        texts = [self.distinct[r] for r in ranks.tolist()]
+        return np.array([bisect.bisect_left(texts, t) for t in other.distinct], dtype=np.int64)
+
+
+_LONGEST_ARRAY_TEXT = 256
+"""Texts up to this long are sorted as a numpy array (4 bytes per character of the longest, for each text)."""
+
+
+def _as_array(texts: list[str]) -> np.ndarray | None:
+    """``texts`` as a numpy string array that sorts as they do, or None when it would not."""
+    try:
+        joined = "".join(texts)
+    except TypeError:  # not all str
+        return None
+    if "\x00" in joined or (texts and max(map(len, texts)) > _LONGEST_ARRAY_TEXT):
+        return None
+    return np.array(texts, dtype=str) if texts else np.array([], dtype="<U1")
+
+
+def _record_array(records: list[int], size: int) -> np.ndarray:
+    """Room for the records of ``size`` groups, the categories' first: 64-bit integers when no sum of them can
+    overflow, else Python integers (the records of a group are never rounded)."""
+    biggest = max(max(records), -min(records)) if records else 0
+    out = np.zeros(size, dtype=np.int64 if biggest * max(len(records), 1) < 2**62 else object)
+    out[:len(records)] = records
+    return out
+
+
+def _level_labels(singles: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The labels of a level's merged groups, named ``names`` in the order of their first category, given
+    its single categories ``singles``: each merged group under a label no other group has.
 
     A label stands for its group in the hierarchy, so two groups under one label would be released as one
     (and re-separated at a coarser level, which no hierarchy may do). Two codes may share a value label,
@@ -162,14 +383,12 @@ def _level_labels(groups: Sequence[_Group], size: int) -> list[str]:
     its name unless a category or a merged group holding a smaller category index has it, and then takes
     the first free `` (2)``, `` (3)``...: it depends only on the level's groups, and a level without a
     clash is unchanged."""
-    ordered = sorted(groups, key=lambda g: (g[5] is not None, min(g[4])))  # categories first
-    taken = {g[1] for g in groups}
-    used: set[str] = set()
+    taken = set(singles) | set(names)
+    used = set(singles)
     suffix: dict[str, int] = {}  # next number to try per clashing name, so many clashes stay linear
-    of = [""] * size
-    for g in ordered:
-        label = g[1]
-        if label in used and g[5] is not None:
+    out = []
+    for label in names:
+        if label in used:
             k = suffix.get(label, 2)
             while f"{label} ({k})" in taken:
                 k += 1
@@ -177,9 +396,8 @@ def _level_labels(groups: Sequence[_Group], size: int) -> list[str]:
             label = f"{label} ({k})"
             taken.add(label)
         used.add(label)
-        for i in g[4]:
-            of[i] = label
-    return of
+        out.append(label)
+    return out
 
 
 def default_hierarchy(ds: Dataset, column: str, scale: str | None = None) -> Hierarchy:

@@ -687,15 +687,9 @@ def _distinct_texts(values: Iterable[Any], name: str) -> list[str]:
             seen.add(_row_text(v))
     if not seen:
         raise InputError(f"Variable{_of(name)} has no observed values.")
-
-    def order(text: str) -> tuple[int, float, str, str]:
-        k = value_key(text) or ""
-        try:
-            return (0, float(k), k, text)
-        except ValueError:
-            return (1, 0.0, k, text)
-
-    return sorted(seen, key=order)
+    # sorted as text first: a text read as NaN ("nan") compares as neither before nor after a number, so the
+    # order the sort is given decides where it goes, and a set's order varies from run to run
+    return sorted(sorted(seen), key=_row_order)
 
 
 # -- builder: masking (Sweeney's ZIP codes) -----------------------------------------------------------------
@@ -704,15 +698,135 @@ def masking_hierarchy(
 ) -> Hierarchy:
     """Level l replaces the last l characters by ``mask_char`` (02138, 0213*, 021**, ...), then ``*``.
 
-    Numbers lose leading zeros when read, so ``width`` left-pads them with zeros (ZIP codes: 5).
+    Numbers lose leading zeros when read, so ``width`` left-pads them with zeros (ZIP codes: 5). The rows are
+    :func:`_distinct_texts` of the values. A postcode's 100,000 values (or its records) take a fraction of a
+    second: each distinct value is read once (:func:`_masking_texts`) and a level masks one more character
+    of every value at once, in an array (the labels are the same as masking each value in Python).
     """
-    texts = _distinct_texts(values, name)
+    texts = _masking_texts(values, name)
     shown = [t.zfill(width) if width and t.lstrip("-").isdigit() else t for t in texts]
     longest = max(len(t) for t in shown)
-    cols = []
+    if len(mask_char) != 1 or mask_char == "\x00" or longest > _WIDEST_MASKED:
+        cols = [[t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) for t in shown] for lv in range(1, longest)]
+        return _complete(texts, cols, name)
+    levels: list[tuple[int, list[str]]] = []
+    for labels in _masked_levels(shown, mask_char, longest):
+        groups = len(set(labels))
+        if groups < (levels[-1][0] if levels else len(texts)):  # else the level adds nothing
+            levels.append((groups, labels))
+    return _nested_hierarchy(texts, levels, name)
+
+
+_WIDEST_MASKED = 64
+"""Texts up to this long are masked in an array of that width (one 4-byte cell per character and value)."""
+
+
+def _masked_levels(shown: Sequence[str], mask_char: str, longest: int) -> Iterable[list[str]]:
+    """The labels of levels 1 to ``longest`` - 1: ``t[:len(t) - l] + mask_char * min(l, len(t))``, each level
+    masking one more character of the array. A label read from the array ends with the mask (or is empty),
+    so no character is lost where numpy drops trailing NULs."""
+    if longest < 2:
+        return
+    array = np.array(shown, dtype=f"<U{longest}")
+    cells = array.view(np.uint32).reshape(len(shown), longest)
+    length = np.fromiter(map(len, shown), dtype=np.int64, count=len(shown))
     for lv in range(1, longest):
-        cols.append([t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) for t in shown])
-    return _complete(texts, cols, name)
+        at = length - lv
+        rows = np.flatnonzero(at >= 0)
+        cells[rows, at[rows]] = ord(mask_char)
+        yield array.tolist()
+
+
+def _nested_hierarchy(originals: Sequence[str], levels: Sequence[tuple[int, list[str]]], name: str) -> Hierarchy:
+    """The rows :func:`_complete` makes of nested levels (each a coarsening of the one before) that all add
+    something: each level given with its number of groups, fewer than the level before. The root ``*`` is
+    appended, or replaces a last level of one group."""
+    cols = [list(originals)] + [labels for _, labels in levels]
+    if levels and levels[-1][0] == 1:
+        cols[-1] = [TOP] * len(originals)
+    else:
+        cols.append([TOP] * len(originals))
+    return Hierarchy(tuple(zip(*cols, strict=True)), name)
+
+
+_NUMBER_START = frozenset("+-.0123456789")
+_FLOAT_WORDS = frozenset(("inf", "infinity", "nan"))
+"""Texts that ``float()`` reads though they do not start like a number."""
+
+
+def _masking_texts(values: Iterable[Any], name: str) -> list[str]:
+    """:func:`_distinct_texts` (the same rows in the same order), reading each distinct value once and sorting
+    codes of digits, and codes that are words, with no Python work per comparison."""
+    texts = _row_texts(values)
+    if not texts:
+        raise InputError(f"Variable{_of(name)} has no observed values.")
+    joined = "".join(texts)
+    if joined.isascii() and joined.isdigit() and min(map(len, texts)) >= 1 and max(map(len, texts)) <= 15:
+        # digits only: ordered by number (exact in a float up to 15 digits), then as text ("007" before "7")
+        number = np.fromiter(map(int, texts), dtype=np.int64, count=len(texts))
+        order = np.argsort(number, kind="stable")
+        if (np.diff(number[order]) == 0).any():
+            order = np.lexsort((np.array(texts), number))
+        return [texts[i] for i in order.tolist()]
+    if joined.isascii() and not any(t[:1] in _NUMBER_START or t.lower() in _FLOAT_WORDS for t in texts):
+        return sorted(texts)  # no text reads as a number: ordered as text
+    return sorted(sorted(texts), key=_row_order)  # as _distinct_texts sorts (why sorted twice: there)
+
+
+def _row_order(text: str) -> tuple[int, float, str, str]:
+    """The order of :func:`_distinct_texts`: numbers by value, then the other texts."""
+    k = value_key(text) or ""
+    try:
+        return (0, float(k), k, text)
+    except ValueError:
+        return (1, 0.0, k, text)
+
+
+_SAME_TEXT_WHEN_EQUAL = ("string", "integer", "floating", "mixed-integer-float")
+"""Kinds of object arrays (pandas' inference) whose equal values have one row text: texts, and numbers (1 and
+1.0 are both "1"). Not booleans, which equal 1 and 0 but read "True" and "False"."""
+
+
+def _same_text_when_equal(values: pd.Series | np.ndarray) -> bool:
+    """True when equal values of the column have one row text: a text column, or numbers of one array
+    (:data:`_SAME_TEXT_WHEN_EQUAL`). Its values may then be made distinct by pandas, without Python work
+    per value, and :meth:`tolist` gives them as Python values, as iterating a Series does."""
+    if values.ndim != 1:
+        return False
+    if isinstance(values.dtype, pd.StringDtype):
+        return True
+    if not isinstance(values.dtype, np.dtype):
+        return False
+    kind = values.dtype.kind
+    return kind in "biuf" or (kind == "O" and pd.api.types.infer_dtype(values, skipna=False) in _SAME_TEXT_WHEN_EQUAL)
+
+
+def _row_texts(values: Iterable[Any]) -> list[str]:
+    """The distinct row texts (:func:`_row_text`) of the observed values, each distinct value read once.
+
+    A column's values are first made distinct with pandas where equal values are sure to have one text (numbers
+    of one array, texts); otherwise values of one type that are equal are converted once, and values of other
+    types one by one."""
+    if isinstance(values, (pd.Series, np.ndarray)) and _same_text_when_equal(values):
+        values = pd.unique(values.reshape(-1) if isinstance(values, np.ndarray) else values).tolist()
+    strs: set[str] = set()
+    plain: dict[tuple[type, Any], Any] = {}
+    rest: list[Any] = []
+    for v in values:
+        kind = type(v)
+        if kind is str:
+            strs.add(v)
+        elif kind is int or kind is float or kind is bool:
+            plain[(kind, v)] = v
+        else:
+            rest.append(v)
+    out = {s.strip() for s in strs}
+    for v in [*plain.values(), *rest]:
+        if type(v) is int and abs(v) <= 2**53:
+            out.add(str(v))  # value_text(v): exact in a float
+        elif value_key(v) is not None:
+            out.add(_row_text(v))
+    return list(out)
 
 
 # -- builder: dates ----------------------------------------------------------------------------------------------
