@@ -3,6 +3,7 @@ and recode suggestions from the MINUCs. Applying creates a new current version."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import streamlit as st
 from kanon_app import big_file, hierarchy_ui, many_levels, minuc_carry, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.pager import paged
+from kanon_app.sections import lazy_tabs
 from kanon_core.errors import InputError, KanonError
 from kanon_core.fmt import markdown_literal, readable_table
 from kanon_core.io import cell_text, typed_codes
@@ -57,7 +59,14 @@ if not qis:
     st.stop()
 st.caption(f"Missing values count as **{ds.missing}**. Version v{state.current().id}: {ds.n_records:,} records.")
 
-stored_key = tuple(sorted((c, h.rows) for c, h in state.hierarchies().items()))
+
+def _stored_key() -> tuple:
+    """The officer's hierarchies as a key: what the page's hierarchies (and their memos) are made from."""
+    return tuple(sorted((c, h.rows) for c, h in state.hierarchies().items()))
+
+
+drawn_version = state.current()
+stored_key = _stored_key()
 try:
     hierarchies, stale = state.memo("hierarchies", (tuple(qis), stored_key),
                                     lambda: hierarchy_ui.effective_hierarchies(ds, qis))
@@ -113,14 +122,31 @@ def _show_preview(step, name: str) -> None:
     right.dataframe(prev.risk, hide_index=True, width="stretch")
 
 
-tab_levels, tab_search, tab_single, tab_suggest, tab_build = st.tabs(
-    ["Levels", "Optimal generalization", "Single recode", "Suggestions from MINUCs", "Hierarchies"])
+def _page_is_stale() -> bool:
+    """Whether a click inside the tabs changed what the page above them shows: a new current version (a
+    recode, levels, a suggestion or a search result applied, variables dropped), other hierarchies, or a
+    message waiting. Such a click reruns only the tabs (kanon_app.sections), and its callback ran before, so
+    the page, the sidebar's versions and the message would otherwise show the state before the click."""
+    return (state.current() is not drawn_version or _stored_key() != stored_key
+            or bool(st.session_state.get("flash")))
 
-# The tabs' bodies run in this order, whichever tab is open (st.tabs runs them all): the two that may wait
-# for a search under way (optimal generalization, suggestions) come last, so a wait holds no other tab.
+
+def _with_page_current(body: Callable[[], None]) -> Callable[[], None]:
+    """``body``, run only once the whole app shows the state it reads: else the whole app reruns first."""
+
+    def run() -> None:
+        if _page_is_stale():
+            st.rerun(scope="app")
+        body()
+
+    return run
+
+
+# The tabs' bodies; kanon_app.sections.lazy_tabs (at the end) runs only the open one (with a 100,000-level
+# variable the five took seconds on every click), and a tab switch or a click inside a tab reruns only the tabs.
 
 # -- manual level choice ---------------------------------------------------------------------------------------
-with tab_levels:
+def _tab_levels() -> None:
     st.caption("Choose a level per variable; the preview shows the counts per generalized value and the risk "
                "before and after.")
     cols = st.columns(4)
@@ -140,8 +166,9 @@ with tab_levels:
     else:
         st.info("All variables are at level 0 (original values).")
 
+
 # -- single recode -------------------------------------------------------------------------------------------
-with tab_single:
+def _tab_single() -> None:
     col = st.selectbox("Variable", qis, key="w_single_var")
     qm1 = ds.qi_matrix([col])
     vals, labs = list(qm1.values[0]), list(qm1.labels[0])
@@ -179,8 +206,9 @@ with tab_single:
     st.button("Drop these variables", key="btn_drop", disabled=not drop, on_click=_apply,
               args=(DropVariables(tuple(drop)), f"Dropped {', '.join(drop)}."))
 
+
 # -- hierarchy builder -----------------------------------------------------------------------------------------
-with tab_build:
+def _tab_build() -> None:
     col = st.selectbox("Variable", qis, key="w_hb_var")
     qm1 = ds.qi_matrix([col])
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in qm1.values[0])
@@ -194,7 +222,7 @@ with tab_build:
         st.error(str(exc))
         built = None
     shown = built or current
-    # kept per hierarchy (this tab runs on every click of the page) and shown a page at a time: a postcode
+    # kept per hierarchy (this tab reruns on every click inside it) and shown a page at a time: a postcode
     # has 100,000 rows
     table = state.memo("hb_table", (col, shown), lambda: hierarchy_ui.hierarchy_table(shown, ds, col))
     st.dataframe(paged(table, f"w_hb_table_page_{col}", noun="values"), hide_index=True, width="stretch",
@@ -223,8 +251,9 @@ with tab_build:
     b2.download_button("Download as ARX CSV", shown.to_arx_csv, file_name=f"hierarchy_{col}.csv",  # on click
                        mime="text/csv", key="btn_hb_download", on_click="ignore")
 
+
 # -- optimal search --------------------------------------------------------------------------------------------
-with tab_search:
+def _tab_search() -> None:
     try:
         problem = state.memo("lattice_problem", (tuple(qis), stored_key),
                              lambda: lattice.build_problem(ds, hierarchies, qis))
@@ -350,8 +379,9 @@ with tab_search:
             st.dataframe(readable_table(listed, digits=4, rename={"n_suppressed": "records suppressed"}),
                          hide_index=True, width="stretch", height=260)
 
+
 # -- suggestions -----------------------------------------------------------------------------------------------
-with tab_suggest:
+def _tab_suggest() -> None:
     st.caption("Candidates that remove the most MINUCs per category lost. *MINUCs touched* contain a recoded "
                "value: only those can go, so it bounds the effect; selecting a row searches the MINUCs again "
                "on the recoded data and counts the records below k.")
@@ -360,7 +390,7 @@ with tab_suggest:
     if minucs is None:
         st.info(f"Suggestions need the MINUCs of these {len(qis)} variables at k = {k}.")
         # the MINUCs page's search, shared; one it started ahead of its own click is not waited for here
-        # until asked for: this tab runs with the page (hidden or not), and waiting held the whole page
+        # until asked for: waiting would hold the tab for a search the officer has not asked for
         ahead = prefetch.minucs_ahead(mparams) and state.job_running("minucs", mparams)
         clicked = ((ahead or not state.job_running("minucs", mparams))
                    and st.button("Find MINUCs", key="btn_sug_minucs", type="primary"))
@@ -403,3 +433,8 @@ with tab_suggest:
                     st.dataframe(suggestion_effect_table(effect, k), hide_index=True, width="stretch")
                 st.button("Apply this suggestion", key="btn_sug_apply", type="primary", on_click=_apply_many,
                           args=(chosen.steps, f"{chosen.variable}: {chosen.description} — applied."))
+
+
+lazy_tabs(["Levels", "Optimal generalization", "Single recode", "Suggestions from MINUCs", "Hierarchies"],
+          "w_recode_section",
+          [_with_page_current(b) for b in (_tab_levels, _tab_search, _tab_single, _tab_suggest, _tab_build)])

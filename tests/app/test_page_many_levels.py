@@ -116,7 +116,7 @@ def test_no_page_opens_with_an_element_per_category(wide):
 
 
 def test_recode_lists_the_largest_categories_and_finds_the_others(wide):
-    at = _open("recode.py", wide)
+    at = _open("recode.py", wide, w_recode_section="Single recode")  # lazy tabs: only the open one is drawn
     assert at.selectbox(key="w_single_var").value == "postcode"
     merge = at.multiselect(key="w_single_merge_postcode")
     assert len(merge.options) == MAX_OPTIONS
@@ -146,7 +146,7 @@ def test_recode_lists_the_largest_categories_and_finds_the_others(wide):
 
 
 def test_recode_hierarchy_tab_bounds_its_table_chart_and_builder(wide):
-    at = _open("recode.py", wide)
+    at = _open("recode.py", wide, w_recode_section="Hierarchies")
     assert at.selectbox(key="w_hb_var").value == "postcode"
     assert at.selectbox(key="w_hb_kind_postcode").value == "grouping"
     assert [i.value for i in at.info if "too many to group" in i.value] == [

@@ -31,6 +31,12 @@ def current(at: AppTest):
     return at.session_state["history"].current
 
 
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """Open the page's tab ``label``: the tabs are lazy (kanon_app.sections), only the open one is drawn."""
+    at.session_state["w_recode_section"] = label
+    return at.run()
+
+
 def test_level_preview_equals_core_and_applies(page):
     ds = load_sample("els")
     hs = default_hierarchies(ds, QIS)
@@ -49,6 +55,7 @@ def test_level_preview_equals_core_and_applies(page):
 
 def test_optimal_search_equals_core_and_its_step_applies(page):
     ds = load_sample("els")
+    open_tab(page, "Optimal generalization")
     page.number_input(key="w_gen_sup").set_value(0.5).run()
     page.button(key="btn_gen_search").click().run()
     assert not page.exception
@@ -75,6 +82,7 @@ def test_discernibility_search_with_suppression_equals_core_and_offers_the_k_min
     the levels: the page shows kanon_core's node and loss, and offers the k-minimal nodes on request, since
     only the nodes that could win were classified."""
     ds = load_sample("els")
+    open_tab(page, "Optimal generalization")
     page.selectbox(key="w_gen_metric").set_value("dm").run()
     page.number_input(key="w_gen_sup").set_value(1.0).run()
     page.button(key="btn_gen_search").click().run()
@@ -89,6 +97,7 @@ def test_discernibility_search_with_suppression_equals_core_and_offers_the_k_min
 
 
 def test_single_recode_merges_and_applies(page):
+    open_tab(page, "Single recode")
     page.selectbox(key="w_single_var").set_value("BYINCOME").run()
     page.multiselect(key="w_single_merge_BYINCOME").set_value([10, 11, 12]).run()
     assert not page.exception
@@ -103,6 +112,7 @@ def test_single_recode_merges_and_applies(page):
 def test_the_suggestions_search_after_a_recode_carries_the_earlier_versions_minucs(page):
     """Find MINUCs on the suggestions tab, recode, find them again: the second search keeps the MINUCs of the
     records the recode did not touch (as the MINUCs page does), and equals a search from scratch."""
+    open_tab(page, "Suggestions from MINUCs")
     page.button(key="btn_sug_minucs").click().run()
     assert not page.exception
     hist = page.session_state["history"]
@@ -121,6 +131,7 @@ def test_the_suggestions_search_after_a_recode_carries_the_earlier_versions_minu
 
 
 def test_suggestions_and_their_effect_equal_core(page):
+    open_tab(page, "Suggestions from MINUCs")
     page.button(key="btn_sug_minucs").click().run()
     assert not page.exception
     ds = load_sample("els")
@@ -147,6 +158,7 @@ def test_suggestions_and_their_effect_equal_core(page):
 
 
 def test_built_hierarchy_is_used_by_the_level_sliders(page):
+    open_tab(page, "Hierarchies")
     page.selectbox(key="w_hb_var").set_value("BYINCOME").run()
     page.selectbox(key="w_hb_kind_BYINCOME").set_value("intervals").run()
     page.text_input(key="w_hb_intervals_BYINCOME").set_value("3, 6").run()
@@ -155,11 +167,13 @@ def test_built_hierarchy_is_used_by_the_level_sliders(page):
     assert not page.exception
     h = page.session_state["hierarchies"]["BYINCOME"]
     assert h.n_groups()[1:] == (5, 3, 1)  # codes 1..13 in widths 3 (from 0) and 6, then *
+    open_tab(page, "Levels")
     assert page.select_slider(key="w_lvl_BYINCOME").options == ["0 (13 values)", "1 (5 values)", "2 (3 values)",
                                                                   "3 (*)"]
 
 
 def test_dropping_a_variable_is_a_new_version(page):
+    open_tab(page, "Single recode")
     page.multiselect(key="w_drop_vars").set_value(["BYDOB_P"]).run()
     page.button(key="btn_drop").click().run()
     assert not page.exception
@@ -169,6 +183,7 @@ def test_dropping_a_variable_is_a_new_version(page):
 
 def test_tradeoff_curve_equals_core(page):
     ds = load_sample("els")
+    open_tab(page, "Optimal generalization")
     page.button(key="btn_gen_search").click().run()
     page.button(key="btn_gen_curve").click().run()
     assert not page.exception
@@ -186,6 +201,7 @@ def test_k_minimal_nodes_are_listed_on_request_as_core_lists_them(page):
     """The search classifies only the nodes that could win; the k-minimal nodes come from the complete
     classification, asked for on the page, and are those of kanon_core's."""
     ds = load_sample("els")
+    open_tab(page, "Optimal generalization")
     page.number_input(key="w_gen_sup").set_value(0.0).run()
     page.button(key="btn_gen_search").click().run()
     assert not page.exception
@@ -203,6 +219,7 @@ def test_k_minimal_nodes_are_listed_on_request_as_core_lists_them(page):
 
 
 def test_search_says_plainly_when_a_variable_is_removed(page):
+    open_tab(page, "Optimal generalization")
     page.number_input(key="w_rec_k").set_value(100).run()
     page.number_input(key="w_gen_sup").set_value(0.0).run()
     page.button(key="btn_gen_search").click().run()
@@ -220,6 +237,7 @@ def test_search_says_plainly_when_a_variable_is_removed(page):
 def test_scale_override_rebuilds_the_automatic_hierarchy(page):
     import re
 
+    open_tab(page, "Hierarchies")
     page.selectbox(key="w_hb_var").set_value("BYREGION").run()
     assert page.radio(key="w_hb_scale_BYREGION").value == "nominal"  # labels name regions
     assert any("Inferred: nominal" in c.value for c in page.caption)
@@ -246,6 +264,7 @@ def test_single_recode_preview_with_minucs_takes_the_minucs_pages_search(page, m
     calls = []
     real = minucs_module.find_minucs
     monkeypatch.setattr(minucs_module, "find_minucs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    open_tab(page, "Single recode")
     page.selectbox(key="w_single_var").set_value("BYRACE").run()
     page.multiselect(key="w_single_merge_BYRACE").set_value([0, 1]).run()
     page.checkbox(key="w_prev_minucs_single").check().run()

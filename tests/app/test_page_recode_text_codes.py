@@ -38,8 +38,15 @@ def _open(ds: Dataset) -> AppTest:
     return at
 
 
+def _open_tab(at: AppTest, label: str) -> None:
+    """Open the page's tab ``label``: the tabs are lazy (kanon_app.sections), only the open one is drawn."""
+    at.session_state["w_recode_section"] = label
+    at.run()
+
+
 def _recode(at: AppTest, column: str, merge: list[int], into: str) -> RecodeStep:
     """Choose ``merge`` (indices of the listed categories) and type ``into``; returns the step applied."""
+    _open_tab(at, "Single recode")
     at.selectbox(key="w_single_var").set_value(column).run()
     at.multiselect(key=f"w_single_merge_{column}").set_value(merge).run()
     at.text_input(key=f"w_single_into_{column}").set_value(into).run()
@@ -84,6 +91,7 @@ def test_the_hierarchy_table_labels_each_text_code():
     """The Hierarchies tab's table: the rows of "012" and "12" show their own values (before, both showed
     the last value of the same number)."""
     at = _open(_data(["012", "12", "13", "14", "12", "13", "012", "14"]))
+    _open_tab(at, "Hierarchies")
     at.selectbox(key="w_hb_var").set_value("code").run()
     assert not at.exception
     table = frame_with(at, "level 0")
@@ -93,6 +101,7 @@ def test_the_hierarchy_table_labels_each_text_code():
 
 def test_into_a_number_variable_needs_a_number():
     at = _open(_data(["012", "12", "13", "14", "12", "13", "012", "14"]))
+    _open_tab(at, "Single recode")
     at.selectbox(key="w_single_var").set_value("num").run()
     at.multiselect(key="w_single_merge_num").set_value([1, 2]).run()
     at.text_input(key="w_single_into_num").set_value("twelve").run()

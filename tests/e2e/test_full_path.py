@@ -189,10 +189,10 @@ def _walk(page, app_url, tmp_path):
     # -- recode: the top suggestion from the MINUCs (k = 3) -------------------------------------------------
     go(page, "Recode")
     page.get_by_role("tab", name="Suggestions from MINUCs").click()
+    # the suggestions are a clickable table: select the first row (its row marker), its effect shows inline
+    page.get_by_text("Select a suggestion in the table").wait_for()  # the tab is drawn once it is clicked
     # one k for the session: the MINUCs page's search (k = 3) is reused, no second search here
     assert page.get_by_role("button", name="Find MINUCs").count() == 0
-    # the suggestions are a clickable table: select the first row (its row marker), its effect shows inline
-    page.get_by_text("Select a suggestion in the table").wait_for()
     grid = page.locator('[data-testid="stDataFrame"]:visible').first
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 16, box["y"] + 35 + 17)  # header row 35 px, then the first row's marker
