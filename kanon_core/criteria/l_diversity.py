@@ -9,7 +9,6 @@ values counted as described there), is below the required l.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,8 +55,10 @@ class LDiversity:
             raise InputError("l must be at least 1.")
         if self.kind != "recursive" and self.c is not None:
             raise InputError("The constant c applies to recursive (c,l)-diversity only.")
-        if self.kind == "recursive" and (self.c is None or not (math.isfinite(self.c) and self.c > 0)):
-            raise InputError("Recursive (c,l)-diversity needs a finite constant c above 0.")
+        if self.kind == "recursive":
+            from ..risk.diversity import check_recursive_c  # (imported where used, as below)
+
+            check_recursive_c(self.c)
         if not self.sensitive_var:
             raise InputError("Name the sensitive variable of l-diversity (l=3:variable).")
 

@@ -211,10 +211,16 @@ def _entropy(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
     return np.exp(h)
 
 
-def _recursive(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
-    c = 2.0 if c is None else float(c)
-    if not (math.isfinite(c) and c > 0):  # (NaN fails every comparison: it would read as l = 1 everywhere)
+def check_recursive_c(c: float | None) -> float:
+    """The constant c of recursive (c,l)-diversity as a float, refused unless given, finite and above 0 (a NaN
+    fails every comparison of the definition: every class would read as l = 1)."""
+    if c is None or not (math.isfinite(float(c)) and float(c) > 0):
         raise InputError("Recursive (c,l)-diversity needs a finite constant c above 0.")
+    return float(c)
+
+
+def _recursive(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
+    c = check_recursive_c(2.0 if c is None else c)
     n = counts.shape[0]
     rows, vals = _rows(sp.csr_matrix(counts[:, :-1]))
     out = np.zeros(n)
