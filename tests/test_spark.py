@@ -231,3 +231,29 @@ def test_weighted_percentages_from_spark_equal_duckdb(settings, files):
                                settings=settings if engine == "spark" else None)
         got[engine] = proportions_of_aggregate(agg, "region").table
     pd.testing.assert_frame_equal(got["spark"], got["duckdb"], check_exact=False, rtol=1e-9)
+
+
+def test_a_session_outlives_the_spill_folder_of_the_command_that_started_it(files):
+    """The session is kept for the process, the command's settings (and their spill folder) are not: a second
+    command's shuffle failed on the first command's removed folder. The session has its own folder, private,
+    removed when the sessions stop."""
+    import os
+    import stat
+
+    from kanon_core.engines import spark_engine
+
+    spark_engine.stop_sessions()  # a session of its own, started by the first command below
+    engine = get_engine("spark")
+    try:
+        first = EngineSettings(memory_limit=1 << 30, spark_master="local[2]")
+        expected = engine.class_table(files[0], QIS, "w", ["s"], settings=first)
+        first.close()
+        [spill] = spark_engine._SPILL
+        assert os.path.isdir(spill) and stat.S_IMODE(os.stat(spill).st_mode) == 0o700
+        for _ in range(2):  # shuffles of later commands, each with settings of its own
+            later = EngineSettings(memory_limit=1 << 30, spark_master="local[2]")
+            assert_same_table(expected, engine.class_table(files[1], QIS, "w", ["s"], settings=later))
+            later.close()
+    finally:
+        spark_engine.stop_sessions()
+    assert not os.path.exists(spill) and spark_engine._SPILL == []

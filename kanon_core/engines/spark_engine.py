@@ -18,6 +18,10 @@ that are not UTF-8 silently, so a local file is checked for UTF-8 on the driver 
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,14 +36,26 @@ from .source import Source, check_utf8
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, object] = {}
+_SPILL: list[str] = []
+"""The sessions' spill folders (Spark's ``local.dir``), removed with the sessions."""
 
 
 def session(settings: EngineSettings):
-    """One SparkSession per master URL for the process (starting the JVM takes seconds)."""
+    """One SparkSession per master URL for the process (starting the JVM takes seconds).
+
+    A session outlives the command that started it, so its spill folder is its own (private, mode 0700,
+    removed by :func:`stop_sessions` or at exit), not the command's :attr:`EngineSettings.temp_dir`: that one
+    is removed when the command ends, and the next job's shuffle then failed to create its files there."""
     with _LOCK:
         if settings.spark_master in _SESSIONS:
             return _SESSIONS[settings.spark_master]
         from pyspark.sql import SparkSession
+
+        if not _SPILL and not _SESSIONS:
+            atexit.register(stop_sessions)
+        spill = tempfile.mkdtemp(prefix="kanon-spill-")
+        os.chmod(spill, 0o700)
+        _SPILL.append(spill)
 
         mem = max(512, settings.memory_limit >> 20)
         builder = (SparkSession.builder.master(settings.spark_master).appName("kanon")
@@ -48,7 +64,7 @@ def session(settings: EngineSettings):
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                    .config("spark.ui.enabled", "false")
                    .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.local.dir", settings.temp_dir)
+                   .config("spark.local.dir", spill)
                    .config("spark.sql.ansi.enabled", "false"))
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
@@ -62,6 +78,9 @@ def stop_sessions() -> None:
         for spark in _SESSIONS.values():
             spark.stop()  # type: ignore[attr-defined]
         _SESSIONS.clear()
+        for spill in _SPILL:
+            shutil.rmtree(spill, ignore_errors=True)
+        _SPILL.clear()
 
 
 class SparkEngine(OutOfCore):
