@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     from ..risk.timeline import version_risk
     from .apply_scale import apply_at_scale
 
-    at_scale = apply_at_scale(args)
-    if at_scale is not None:
-        return at_scale
     recipe = Recipe.load(args.recipe)
     data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
+    at_scale = apply_at_scale(args, recipe, data_path)
+    if at_scale is not None:
+        return at_scale
     format_of(args.output)
     code = DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None else args.suppressed_code
     options = ExportOptions(suppressed_code=code, csv_code=args.csv_code)

@@ -929,17 +929,14 @@ def local_summary(local: LocalAtScale) -> dict[str, Any]:
 
 
 # -- the command ----------------------------------------------------------------------------------------------
-def apply_at_scale(args: argparse.Namespace) -> int | None:
-    """``kanon apply`` through an out-of-core engine; None when the in-memory path runs (pandas, or ``auto``
+def apply_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path) -> int | None:
+    """``kanon apply`` of ``recipe`` (read by the caller) on ``data_path`` through an out-of-core engine; None when the in-memory path runs (pandas, or ``auto``
     on a small file, for what only the in-memory path writes: SPSS/Stata, the HTML report, CSV codes for
     suppressed cells, and for a recipe with a step kind that has no version at scale, as ``kanon apply``
     ran before it had one; a notice says so). An engine named explicitly refuses these in one line."""
     from ..engines.source import is_scale_format, open_source
-    from ..recipe import Recipe
     from .scale import out_of_core_engine
 
-    recipe = Recipe.load(args.recipe)
-    data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
     explicit = (getattr(args, "engine", "auto") or "auto") != "auto"
     in_memory_only = _in_memory_reason(args)
     if not explicit and (in_memory_only or not is_scale_format(data_path)):
