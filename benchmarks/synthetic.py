@@ -16,6 +16,7 @@ mother's and father's, as in the survey. Everything derives from ``numpy.random.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 NAMES: tuple[str, ...] = (
     "BYSEX", "BYRACE", "BYHOMLNG", "BYSTLNG2", "BYPARACE", "BYPARLNG", "BYPLANG", "BYFCOMP", "BYPARED",
@@ -73,3 +74,18 @@ def make_els_like(n: int = 11204, seed: int = 0) -> np.ndarray:
         out[:, j] = codes
     out[:, _PARED] = np.maximum(out[:, _MOTHED], out[:, _FATHED])
     return out
+
+
+def many_levels_frame(records: int, levels: int, seed: int = 11) -> pd.DataFrame:
+    """A file with a postcode-like text code of ``levels`` categories (``P000000``...) among ``records``
+    records, every code at least once and the other records' codes drawn uniformly, beside ``sex`` (2 codes),
+    ``region`` (8), a ``score`` and a weight ``wgt``: the pages and builders on a QI of very many categories
+    (``bench_many_levels.py``, and the dashboard's tests of such a file)."""
+    if records < levels:
+        raise ValueError("records must be at least levels")
+    rng = np.random.default_rng(seed)
+    codes = np.concatenate([np.arange(levels), rng.integers(0, levels, records - levels)])
+    rng.shuffle(codes)
+    return pd.DataFrame({"postcode": pd.Series([f"P{c:06d}" for c in codes], dtype=object),
+                         "sex": rng.integers(1, 3, records), "region": rng.integers(1, 9, records),
+                         "score": np.round(rng.normal(50, 10, records), 1), "wgt": rng.uniform(1, 3, records)})

@@ -30,6 +30,30 @@ def open_page(page_file: str, timeout: int = 120) -> AppTest:
     return at
 
 
+def session_on(ds, timeout: int = 180, **state) -> AppTest:
+    """A new session of the app holding ``ds`` (a :class:`~kanon_core.dataset.Dataset`, its original version
+    only) as the Load page leaves it; ``state`` is set in the session too (e.g. a page's open tab)."""
+    from collections import OrderedDict
+
+    from kanon_core.history import History
+
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    at.session_state["history"] = History.start(ds)
+    at.session_state["source"] = {"kind": "upload", "title": f"{ds.name}.csv", "name": f"{ds.name}.csv"}
+    at.session_state["memo"] = OrderedDict()
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at
+
+
+def open_recode(qis: list[str]) -> AppTest:
+    """The Recode page (sample data) with ``qis`` chosen as its quasi-identifiers."""
+    at = open_page("recode.py")
+    at.multiselect(key="w_rec_qis").set_value(qis).run()
+    assert not at.exception
+    return at
+
+
 CENSUS_QIS = ["region", "age", "sex"]
 
 

@@ -5,27 +5,19 @@ cannot do in plain words, without a traceback, and stays usable."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from kanon_core.dataset import Dataset, Roles
-from kanon_core.history import History
 
-from .helpers import APP
+from .helpers import session_on
 
 
 def _open(page_file: str, ds: Dataset, **state) -> AppTest:
     """The app on ``ds`` (its original version only), switched to ``pages/<page_file>``; ``state`` is set in
     the session first (e.g. the open tab)."""
-    at = AppTest.from_file(APP, default_timeout=180).run()
-    at.session_state["history"] = History.start(ds)
-    at.session_state["source"] = {"kind": "upload", "title": f"{ds.name}.csv", "name": f"{ds.name}.csv"}
-    at.session_state["memo"] = OrderedDict()
-    for key, value in state.items():
-        at.session_state[key] = value
+    at = session_on(ds, **state)
     at.switch_page(f"pages/{page_file}").run()
     return at
 

@@ -12,20 +12,18 @@ import base64
 import json
 import re
 import sys
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.synthetic import many_levels_frame
 from kanon_app.cache import CONTAINER_SAMPLE, size_of
 from kanon_app.hierarchy_ui import MAX_GROUPING_ROWS
 from kanon_app.many_levels import MAX_OPTIONS
 from kanon_app.pager import PAGE_ROWS
 from kanon_core.dataset import Dataset, Roles
-from kanon_core.history import History
 from kanon_core.utility.compare import compare_distributions
 from kanon_core.utility.plots import (
     MAX_CHART_CATEGORIES,
@@ -34,7 +32,7 @@ from kanon_core.utility.plots import (
     others_label,
 )
 
-from .helpers import APP, metric
+from .helpers import metric, session_on
 
 N, LEVELS = 6000, 3000
 QIS = ("postcode", "sex", "region")
@@ -43,13 +41,8 @@ MAX_TABLE_ROWS = 1000
 
 
 def _wide() -> Dataset:
-    rng = np.random.default_rng(11)
-    codes = np.concatenate([np.arange(LEVELS), rng.integers(0, LEVELS, N - LEVELS)])
-    rng.shuffle(codes)
-    frame = pd.DataFrame({"postcode": pd.Series([f"P{c:06d}" for c in codes], dtype=object),
-                          "sex": rng.integers(1, 3, N), "region": rng.integers(1, 9, N),
-                          "score": np.round(rng.normal(50, 10, N), 1), "wgt": rng.uniform(1, 3, N)})
-    return Dataset(frame, roles=Roles(qis=QIS, weight="wgt", outcomes=("score",)), name="wide")
+    return Dataset(many_levels_frame(N, LEVELS), roles=Roles(qis=QIS, weight="wgt", outcomes=("score",)),
+                   name="wide")
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +51,7 @@ def wide() -> Dataset:
 
 
 def _open(page_file: str, ds: Dataset, **state: Any) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300).run()
-    at.session_state["history"] = History.start(ds)
-    at.session_state["source"] = {"kind": "upload", "title": "wide.csv", "name": "wide.csv"}
-    at.session_state["memo"] = OrderedDict()
-    for key, value in state.items():
-        at.session_state[key] = value
+    at = session_on(ds, timeout=300, **state)
     at.switch_page(f"pages/{page_file}").run()
     assert not at.exception
     return at

@@ -14,17 +14,14 @@ from kanon_core.treat.explain import search_summary
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, risk_effect
 from kanon_core.treat.suggest import suggest_recodes, suggestion_effect
 
-from .helpers import frame_with, metric, open_page
+from .helpers import frame_with, metric, open_recode
 
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
 
 
 @pytest.fixture
 def page() -> AppTest:
-    at = open_page("recode.py")
-    at.multiselect(key="w_rec_qis").set_value(QIS).run()
-    assert not at.exception
-    return at
+    return open_recode(QIS)
 
 
 def current(at: AppTest):

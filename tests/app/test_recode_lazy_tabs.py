@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from kanon_core.treat import lattice
 
-from .app.helpers import open_page
+from .helpers import open_recode
 
 QIS = ["BYSEX", "BYRACE", "BYPARED", "BYINCOME", "BYREGION"]
 OTHER_TABS = {  # a widget each closed tab would draw
@@ -25,10 +25,7 @@ OTHER_TABS = {  # a widget each closed tab would draw
 
 @pytest.fixture
 def page() -> AppTest:
-    at = open_page("recode.py")
-    at.multiselect(key="w_rec_qis").set_value(QIS).run()
-    assert not at.exception
-    return at
+    return open_recode(QIS)
 
 
 def _widget_keys(at: AppTest) -> set[str]:
