@@ -184,6 +184,7 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     check_header([str(n) for n in pq.read_schema(io.BytesIO(data) if data is not None else path).names])
     table = pq.read_table(io.BytesIO(data) if data is not None else path)
     _refuse_nested(table.schema)
+    refuse_wide_unsigned([n for n, c in zip(table.column_names, table.columns, strict=True) if beyond_int64(c)])
     frame = _exact_integers(table, table.to_pandas())
     raw = (table.schema.metadata or {}).get(PARQUET_LABELS_KEY)
     if not raw:
@@ -198,18 +199,41 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
 def _exact_integers(table: Any, frame: pd.DataFrame) -> pd.DataFrame:
     """The integer columns with missing values of a Parquet ``table`` as pandas' nullable integers: pyarrow
     gives them as float64, which holds no integer beyond 2**53 exactly (2**53 + 1 would be read as 2**53).
-    Smaller values became the same nullable integers through :func:`_normalize` before; unsigned values
-    beyond the 64-bit signed range are left as pyarrow gives them."""
+    Smaller values became the same nullable integers through :func:`_normalize` before. Unsigned 64-bit
+    columns (their values within the signed range, :func:`refuse_wide_unsigned`) become int64 too, kanon's
+    one type of whole numbers: numpy turns uint64 and int64 together into float64, which would round them."""
     import pyarrow as pa
 
     for name, col in zip(table.column_names, table.columns, strict=True):
-        if pa.types.is_integer(col.type) and col.null_count:
-            try:
-                col = col.cast(pa.int64())
-            except pa.ArrowInvalid:
-                continue
-            frame[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get).set_axis(frame.index)
+        if pa.types.is_integer(col.type) and (col.null_count or pa.types.is_uint64(col.type)):
+            col = col.cast(pa.int64())  # (checked: every value fits)
+            mapper = {pa.int64(): pd.Int64Dtype()}.get if col.null_count else None
+            frame[name] = col.to_pandas(types_mapper=mapper).set_axis(frame.index)
     return frame
+
+
+def beyond_int64(column: Any) -> bool:
+    """True when an arrow ``column`` of unsigned 64-bit integers holds a value above 2**63 - 1."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if not pa.types.is_uint64(t):
+        return False
+    top = pc.max(column.cast(t) if t != column.type else column).as_py()
+    return top is not None and top > _INT64_MAX
+
+
+def refuse_wide_unsigned(names: list[str]) -> None:
+    """Refuse the unsigned 64-bit columns ``names`` whose values go beyond 2**63 - 1 (:func:`beyond_int64`),
+    in one line that quotes no value. kanon's whole numbers are signed 64-bit (as its CSV reader reads them,
+    and as pandas' nullable integers and the engines' BIGINT hold them): such a value would wrap around or,
+    as a float, be rounded, so two codes could become one. Read as text they would keep every digit."""
+    if names:
+        listed = ", ".join(f"'{n}'" for n in names)
+        subject = f"Column {listed} holds" if len(names) == 1 else f"Columns {listed} hold"
+        raise InputError(f"{subject} unsigned whole numbers above 2**63 - 1, beyond the 64-bit signed integers "
+                         "kanon reads exactly; store them as text (codes) before reading the file.")
 
 
 def _refuse_nested(schema: Any) -> None:
@@ -420,15 +444,38 @@ FLOAT_STYLES = ("repr", "plain")
 
 
 def float_text(value: float, style: str = "repr") -> str:
-    """A float as written in a release: Python's shortest round-trip form (``repr``: "0.1", "2.0",
-    "1e+16"), or with ``style="plain"`` the same without a trailing ".0" ("2"), as R and Stata write."""
+    """A float in Python's shortest round-trip form (``repr``: "0.1", "2.0", "1e+16"), or with
+    ``style="plain"`` the same without a trailing ".0" ("2"), as R and Stata write. A release writes this
+    for every float but the infinities and -0.0 (:func:`float_cell`)."""
     text = repr(float(value))
     return text[:-2] if style == "plain" and text.endswith(".0") else text
 
 
+INFINITY_TEXTS = ("Infinity", "-Infinity")
+"""How a release writes the infinities (see :func:`float_cell`)."""
+
+
+def float_cell(value: float, style: str = "repr") -> str:
+    """A float as a release writes it in a CSV cell: :func:`float_text`, except for the two values whose
+    Python text the reader could not read back as that number.
+
+    * An infinity is written "Infinity" or "-Infinity", not Python's "inf": "inf" is also what a person
+      writes for a word ("inf" for inferior, informal, ...) and stays text (:func:`type_column`), so the
+      writer spells the name out, as Java, JavaScript, PostgreSQL and Spark write it and as pandas, R and
+      DuckDB read it back.
+    * A zero is written without a sign ("0.0" for -0.0): -0.0 equals 0.0 and is one value in every count
+      kanon makes (pandas, DuckDB and Polars group them together), so a release writing "-0.0" would show a
+      distinction its risk measures never saw, and the text would read back as a category apart.
+    """
+    f = float(value)
+    if math.isinf(f):
+        return INFINITY_TEXTS[f < 0]
+    return float_text(f + 0.0, style)  # (-0.0 + 0.0 is 0.0)
+
+
 def cell_text(value: Any, float_style: str = "repr") -> str:
     """The text a release writes for one observed value: integers without ".0", floats as
-    :func:`float_text` (in the column's style), text unchanged.
+    :func:`float_cell` (in the column's style), text unchanged.
 
     The reader keeps a column numeric only when every cell's text equals this (see :func:`type_column`),
     so writing an untreated column gives back its exact text.
@@ -440,7 +487,7 @@ def cell_text(value: Any, float_style: str = "repr") -> str:
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
-        return float_text(value, float_style)
+        return float_cell(value, float_style)
     return str(value)
 
 
@@ -450,10 +497,18 @@ def type_column(text: pd.Series) -> tuple[pd.Series, str]:
 
     * integer (``int64``, or nullable ``Int64`` with empty cells) when every non-empty cell is a canonical
       integer text (no sign but "-", no leading zeros, no spaces, no exponent) within 64 bits;
-    * float (``float64``, empty cells NaN) when every non-empty cell is the text :func:`float_text` writes
-      for a finite float in one style for the whole column: "repr" ("1.5", "2.0") or else "plain" ("1.5",
+    * float (``float64``, empty cells NaN) when every non-empty cell is the text :func:`float_cell` writes
+      for a float in one style for the whole column: "repr" ("1.5", "2.0") or else "plain" ("1.5",
       "2"); never "1e3", "1.50" or " 1.5", and never "2.0" and "2" in one column;
     * text otherwise, each cell's text unchanged ("02138", " 7", "NA"), empty cells NaN.
+
+    One rule decides the edges of the floats, the writer's: a cell is a number only when the writer writes
+    that number so. Infinities are numbers as "Infinity" and "-Infinity" (what a release writes for them,
+    so a released float column reads back as the same floats); a person's "inf", "Inf", "infinity" or
+    "+Infinity" stays text, as it always has ("inf" is as often a word or an abbreviation as a number, and
+    reading it as one would turn a column of codes into numbers). "-0.0" stays text (the writer writes no
+    sign on a zero: -0.0 equals 0.0, so "-0.0" and "0.0" would become one category), and so does "nan" (a
+    missing value is written as an empty cell, and "nan" is a value unless declared missing).
     """
     values = text.to_numpy(dtype=object)
     codes, uniques = pd.factorize(values)
@@ -498,17 +553,13 @@ def _as_ints(texts: list[str]) -> np.ndarray | None:
 
 def _as_floats(texts: list[str], style: str) -> np.ndarray | None:
     out = []
-    plain = style == "plain"
     for t in texts:
         try:
             f = float(t)
         except ValueError:
             return None
-        back = repr(f)
-        if plain and back.endswith(".0"):
-            back = back[:-2]
-        if back != t or not math.isfinite(f) or (f == 0 and t.startswith("-")):
-            return None  # (-0 equals 0: two texts would become one category)
+        if f != f or float_cell(f, style) != t:
+            return None  # (NaN is written as an empty cell; "-0.0" as "0.0": see type_column)
         out.append(f)
     return np.array(out, dtype=np.float64)
 
@@ -639,8 +690,8 @@ def _call_reader(reader, fmt: str, path: Path) -> tuple[pd.DataFrame, dict[str, 
 
 
 def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Column names as str; integer-valued float columns (NA-holding ints) as nullable Int64; empty text
-    cells missing (Stata and SPSS strings have no other missing value), other text kept as it is."""
+    """Column names as str; integer-valued float columns (NA-holding ints; not with an infinity) as nullable
+    Int64; empty text cells missing (Stata and SPSS strings have no other missing value), other text kept."""
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     for col in frame.columns:
@@ -650,7 +701,8 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(s.dtype):
             v = s.to_numpy()
             finite = v[np.isfinite(v)]
-            if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**53):
+            if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**53) \
+                    and not np.isinf(v).any():  # an infinity is no integer: the column stays float
                 frame[col] = s.astype("Int64")
         elif s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
             empty = s.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
@@ -741,7 +793,7 @@ def csv_bytes(frame: pd.DataFrame, float_styles: Mapping[str, str] | None = None
 def _float_texts(s: pd.Series, style: str) -> pd.Series:
     """A float column as the text :func:`cell_text` writes (missing cells empty)."""
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-    texts = np.array([float_text(x, style) for x in v.tolist()], dtype=object)
+    texts = np.array([float_cell(x, style) for x in v.tolist()], dtype=object)
     texts[np.isnan(v)] = ""
     return pd.Series(texts, index=s.index, dtype=object)
 

@@ -689,7 +689,7 @@ def replay_at_scale(recipe: Recipe, state: ScaleState, strict: bool) -> ScaleSta
 def _written(s: pd.Series, style: str, as_text: bool) -> list[Any]:
     """The values of a replayed column as the release holds them: the text the in-memory CSV writer writes
     (floats in the variable's style) for a CSV file, the typed value for Parquet; None when missing."""
-    from ..io import cell_text, float_text
+    from ..io import cell_text, float_cell
 
     is_float = pd.api.types.is_float_dtype(s.dtype)
     out: list[Any] = []
@@ -697,7 +697,7 @@ def _written(s: pd.Series, style: str, as_text: bool) -> list[Any]:
         if m:
             out.append(None)
         elif as_text:
-            out.append(float_text(v, style) if is_float else cell_text(v))
+            out.append(float_cell(v, style) if is_float else cell_text(v))
         else:
             out.append(v.item() if hasattr(v, "item") else v)
     return out

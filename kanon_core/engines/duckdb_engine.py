@@ -207,14 +207,17 @@ def with_whole_floats(con, source: Source, kinds: dict[str, str], plan: ReleaseP
 def csv_cells(query: str, keep: Sequence[str], kinds: dict[str, str]) -> str:
     """``query`` (the release's records) with the cells of the columns ``kinds`` names as the text the
     default writer writes (:data:`~kanon_core.engines.api.CELL_KINDS`); missing cells stay missing. DuckDB's
-    text of a DOUBLE is Python's shortest round-trip text already ("1e-07", "1e+16", "2.0"); a FLOAT is
-    widened first, as the default writer widens it, and a boolean would otherwise be "true"."""
+    text of a DOUBLE is Python's shortest round-trip text already ("1e-07", "1e+16", "2.0"), but for the
+    infinities and -0.0, which the default writer writes "Infinity", "-Infinity" and "0.0"
+    (:func:`kanon_core.io.float_cell`); a FLOAT is widened first, as the default writer widens it, and a
+    boolean would otherwise be "true"."""
     cols = []
     for c in keep:
         col = sql.DUCKDB.q(c)
         kind = kinds.get(c)
         if kind == "float":
-            expr = f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)"
+            text = f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)"
+            expr = f"CASE {text} WHEN 'inf' THEN 'Infinity' WHEN '-inf' THEN '-Infinity' WHEN '-0.0' THEN '0.0' ELSE {text} END"
         elif kind == "whole":
             expr = f"CAST(CAST({col} AS BIGINT) AS VARCHAR)"
         elif kind == "bool":

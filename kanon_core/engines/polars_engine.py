@@ -319,7 +319,9 @@ def cell_text(pl, col, kind: str):
     missing cells stay missing. Polars' text of a float has the digits of Python's shortest round-trip text
     but not always its layout: it writes an exponent of one digit without Python's leading zero ("1e-7" for
     "1e-07"), and a value between 1e-05 and 1e-04 positionally ("0.000015" for "1.5e-05"); both are put in
-    Python's layout by text replacements, in Polars' own expressions (no Python code per cell)."""
+    Python's layout by text replacements, in Polars' own expressions (no Python code per cell), as are the
+    infinities and -0.0, which the default writer writes "Infinity", "-Infinity" and "0.0"
+    (:func:`kanon_core.io.float_cell`)."""
     if kind == "bool":
         return pl.when(col).then(pl.lit("True")).when(col.not_()).then(pl.lit("False")).otherwise(None)
     if kind == "whole":
@@ -327,7 +329,8 @@ def cell_text(pl, col, kind: str):
     text = col.cast(pl.Float64).cast(pl.String)
     return (text.str.replace(r"e([+-])([0-9])$", "e${1}0${2}")
             .str.replace(r"^(-?)0\.0000([1-9])$", "${1}${2}e-05")
-            .str.replace(r"^(-?)0\.0000([1-9])([0-9]+)$", "${1}${2}.${3}e-05"))
+            .str.replace(r"^(-?)0\.0000([1-9])([0-9]+)$", "${1}${2}.${3}e-05")
+            .str.replace(r"^(-?)inf$", "${1}Infinity").str.replace(r"^-0\.0$", "0.0"))
 
 
 def one_column_lines(pl, lf, column: str):

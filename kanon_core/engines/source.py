@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import InputError
-from ..io import check_header, header_record
+from ..io import beyond_int64, check_header, header_record, refuse_wide_unsigned
 
 SCALE_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet"}
 """File types the out-of-core engines read (the in-memory path reads more)."""
@@ -120,7 +120,33 @@ def _parquet_source(p: Path, size: int) -> Source:
             kinds[f.name] = "other"
     names = [f.name for f in schema]
     check_header(names)  # as the in-memory reader checks the names of a Parquet file (and a CSV header)
+    unsigned = [f.name for f in schema if (f.type.value_type if pa.types.is_dictionary(f.type) else f.type) == pa.uint64()]
+    if unsigned:
+        refuse_wide_unsigned([c for c in unsigned if _beyond_int64(p, c)])
     return Source(p, "parquet", tuple(names), kinds, size=size)
+
+
+def _beyond_int64(p: Path, column: str) -> bool:
+    """True when the unsigned 64-bit ``column`` holds a value above 2**63 - 1, which the in-memory reader
+    refuses (:func:`kanon_core.io.refuse_wide_unsigned`): the engines would otherwise count it as a Python
+    integer no column of theirs holds, or write it to a release that reads back as text. The row groups'
+    statistics answer when every one has them (pyarrow drops statistics it cannot trust, such as unsigned
+    ones written in signed order); otherwise the column alone is read, a batch at a time."""
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(p)
+    meta = file.metadata
+    tops = []
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        stats = next((group.column(j).statistics for j in range(group.num_columns)
+                      if group.column(j).path_in_schema == column), None)
+        if stats is None or not stats.has_min_max:
+            break
+        tops.append(stats.max)
+    else:
+        return any(int(t) > 2**63 - 1 for t in tops)
+    return any(beyond_int64(batch.column(0)) for batch in file.iter_batches(columns=[column]))
 
 
 def _csv_source(p: Path, size: int) -> Source:

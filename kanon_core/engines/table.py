@@ -76,10 +76,8 @@ def type_distinct(source: Source, column: str, raw: pa.Array, has_missing: bool)
         arr = np.asarray([np.nan if v is None else v for v in py], dtype=np.float64)
         nan = np.isnan(arr)
         finite = arr[np.isfinite(arr)]
-        if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < INT53):
-            if len(finite) < int((~nan).sum()):
-                raise InputError(f"Column '{column}' holds infinite values in a column of whole numbers, which "
-                                 "kanon cannot read; use --engine pandas to see the message there.")
+        if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < INT53) \
+                and len(finite) == int((~nan).sum()):  # an infinity is no integer: the column stays float
             return TypedColumn(column, raw, [None if m else int(v) for v, m in zip(arr.tolist(), nan, strict=True)],
                                "int")
         return TypedColumn(column, raw, arr.tolist(), "float")
