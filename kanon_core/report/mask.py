@@ -15,6 +15,7 @@ The same categories are withheld from free structures (the recipe embedded in th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,7 +100,11 @@ class SmallCategories:
 
 
 def small_categories(original: Dataset, release: Dataset, variables: Iterable[str], k: int) -> SmallCategories:
-    """The categories of ``variables`` the report must not name (module docstring)."""
+    """The categories of ``variables`` the report must not name (module docstring).
+
+    A value is small when its own count or its label's (labels may join several values) is 1 to k - 1; the
+    counts are compared in arrays, so only the small values are read one by one (a postcode of 100,000
+    values has most of them small, an ordinary code none)."""
     texts: dict[str, frozenset[str]] = {}
     counts: dict[str, tuple[Mapping[str, int], Mapping[str, int]]] = {}
     withhold: set[str] = set()
@@ -115,13 +120,17 @@ def small_categories(original: Dataset, release: Dataset, variables: Iterable[st
             per_side.append(c)
             qm = ds.qi_matrix([v])
             cnt = np.bincount(qm.codes[:, 0][qm.codes[:, 0] >= 0], minlength=len(qm.values[0]))
-            for value, label, n in zip(qm.values[0], qm.labels[0], cnt.tolist(), strict=True):
-                if is_small(n, k) or is_small(c.get(label, 0), k):
-                    small_in_original |= side == 0
-                    found.update({label, str(value)})
-                    key = value_key(value)
-                    if key is not None:
-                        found.add(key)
+            labels = qm.labels[0]
+            per_label = np.array([c.get(label, 0) for label in labels], dtype=np.int64)
+            small = ((cnt > 0) & (cnt < k)) | ((per_label > 0) & (per_label < k))
+            values = qm.values[0]
+            for i in np.flatnonzero(small).tolist():
+                small_in_original |= side == 0
+                value = values[i]
+                found.update({labels[i], str(value)})
+                key = value_key(value)
+                if key is not None:
+                    found.add(key)
         counts[v] = (per_side[0], per_side[1])
         texts[v] = frozenset(found)
         if small_in_original and numeric_without_labels(original, v):
@@ -168,20 +177,24 @@ def mask_categories(
     if not small.any():
         return MaskedTable(table.reset_index(drop=True), {})
     has_var = variable_column in table.columns
-    records = table.to_dict("records")
-    group = [r[variable_column] if has_var else None for r in records]
+    group = table[variable_column].tolist() if has_var else [None] * len(table)
+    pooled_of: dict[Any, list[int]] = {}  # per variable, its small rows in order
+    for j in np.flatnonzero(small).tolist():
+        pooled_of.setdefault(group[j], []).append(j)
+    # only the rows named go through records; a pooled row is made of its columns' values (a postcode of
+    # 100,000 categories has most of its rows pooled)
+    named = table[~small].to_dict("records")
+    at_named = np.cumsum(~small) - 1  # row i's place among the named rows, if named
     last = {g: i for i, g in enumerate(group)}
+    pooled_values = {c: _summable(table[c]) for c in pool_columns}
     rows: list[dict[str, Any]] = []
     masked: dict[str, int] = {}
-    for i, r in enumerate(records):
+    for i, g in enumerate(group):
         if not small[i]:
-            rows.append(r)
-        if last[group[i]] != i:
+            rows.append(named[at_named[i]])
+        if last[g] != i or g not in pooled_of:
             continue
-        pooled_idx = [j for j in range(len(records)) if small[j] and group[j] == group[i]]
-        if not pooled_idx:
-            continue
-        g = group[i]
+        pooled_idx = pooled_of[g]
         masked[str(g) if g is not None else ""] = len(pooled_idx)
         row: dict[str, Any] = {c: None for c in table.columns}
         if has_var:
@@ -189,7 +202,7 @@ def mask_categories(
         for c in name_columns:
             row[c] = pooled_label(k)
         for c in pool_columns:
-            total = sum(float(records[j][c]) for j in pooled_idx if _number(records[j][c]))
+            total = _pooled_sum(pooled_values[c], pooled_idx)
             total = int(total) if float(total).is_integer() else total
             row[c] = below(k) if c in count_columns and is_small(total, k) else total
         rows.append(row)
@@ -202,6 +215,22 @@ def mask_categories(
 
 def _number(x: Any) -> bool:
     return x is not None and not (isinstance(x, float) and np.isnan(x)) and not isinstance(x, str)
+
+
+def _summable(column: pd.Series) -> np.ndarray:
+    """A column to pool: float64 (NaN where empty) when numpy holds it as numbers, else its Python values."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "biuf":
+        return column.to_numpy(dtype=np.float64)
+    return column.to_numpy(dtype=object)
+
+
+def _pooled_sum(values: np.ndarray, rows: list[int]) -> float:
+    """The sum of the numbers among ``values[rows]``, correctly rounded (``math.fsum``): the same figure
+    whatever the order of the rows or the Python version (whose ``sum`` of floats changed in 3.12)."""
+    if values.dtype == object:
+        return math.fsum(float(values[j]) for j in rows if _number(values[j]))
+    picked = values[rows]
+    return math.fsum(picked[~np.isnan(picked)].tolist())
 
 
 def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collection[str]] | None = None,
