@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kanon_core.treat.default_hierarchy import frequency_grouping_hierarchy
-from kanon_core.treat.hierarchy import Hierarchy, _complete, _distinct_texts, masking_hierarchy
+from kanon_core.treat.default_hierarchy import blank_name, frequency_grouping_hierarchy
+from kanon_core.treat.hierarchy import TOP, Hierarchy, _complete, _distinct_texts, masking_hierarchy
 
 
 # -- the reference: the builders as they were, one merge and one value at a time ---------------------------------
@@ -34,14 +34,14 @@ def _reference_merged(a: tuple, b: tuple, labels: Sequence[str], number: int) ->
     return a[0] + b[0], _reference_group_name(first, len(big)), -number, 0, big, first
 
 
-def _reference_level_labels(groups: Sequence[tuple], size: int) -> list[str]:
+def _reference_level_labels(groups: Sequence[tuple], size: int, texts: Sequence[str]) -> list[str]:
     ordered = sorted(groups, key=lambda g: (g[5] is not None, min(g[4])))
     taken = {g[1] for g in groups}
     used: set[str] = set()
     suffix: dict[str, int] = {}
     of = [""] * size
     for g in ordered:
-        label = g[1]
+        label = g[1] or blank_name(texts)  # (added since: a category of empty text is named above level 0)
         if label in used and g[5] is not None:
             k = suffix.get(label, 2)
             while f"{label} ({k})" in taken:
@@ -67,7 +67,7 @@ def reference_frequency_grouping(texts: Sequence[str], labels: Sequence[str], co
             merges += 1
             heap_a, heap_b = heapq.heappop(heap), heapq.heappop(heap)
             heapq.heappush(heap, _reference_merged(heap_a, heap_b, labels, merges))
-        levels.append(_reference_level_labels(heap, len(texts)))
+        levels.append(_reference_level_labels(heap, len(texts), texts))
     return _complete(list(texts), levels, name)
 
 
@@ -79,7 +79,8 @@ def reference_masking(values: Iterable[Any], mask_char: str = "*", width: int | 
     longest = max(len(t) for t in shown)
     cols = []
     for lv in range(1, longest):
-        cols.append([t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) for t in shown])
+        # an empty label is "*" now (an empty cell reads as missing), as the builder does
+        cols.append([t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) or TOP for t in shown])
     return _complete(texts, cols, name)
 
 

@@ -171,8 +171,8 @@ def test_the_reader_tells_quoted_cells_as_an_independent_reader_does(text):
 
 # -- part 2: the constructor's checks against the original code ---------------------------------------------------
 def reference_hierarchy(rows, name: str = "") -> tuple[tuple[str, ...], ...]:
-    """``Hierarchy.__post_init__`` and ``_validate_rows`` before they were made faster, verbatim: the rows the
-    hierarchy keeps, or the InputError it raises."""
+    """``Hierarchy.__post_init__`` and ``_validate_rows`` before they were made faster, verbatim (with the check
+    of empty labels added since, row by row): the rows the hierarchy keeps, or the InputError it raises."""
     from kanon_core.treat.hierarchy import _of
 
     rows = tuple(tuple(str(c) for c in r) for r in rows)
@@ -201,6 +201,13 @@ def reference_hierarchy(rows, name: str = "") -> tuple[tuple[str, ...], ...]:
                 )
     if len({r[-1] for r in rows}) != 1:
         raise InputError(f"The last level of hierarchy{_of(name)} must have a single label (e.g. '{TOP}').")
+    # added since: an empty generalized label is refused (a release would write it as a missing cell)
+    for level in range(1, height):
+        for i, r in enumerate(rows):
+            if r[level] == "":
+                raise InputError(f"Level {level} of hierarchy{_of(name)} has an empty label (row {i + 1}): a "
+                                 "release writes it as an empty cell, which reads as missing; give every group a "
+                                 "name.")
     return rows
 
 

@@ -23,7 +23,7 @@ import heapq
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,7 +112,9 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     (``Farmer / Laborer (2)``) where another group or a category of the level already has that name
     (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
     Groups of equal size and name go in this order: the newest merged group first, then older merged
-    groups, then categories in their given order.
+    groups, then categories in their given order. A category not merged at a level keeps its text there, but
+    for a value of only spaces (its row text is empty), named by :func:`blank_name`: an empty label would be
+    released as an empty cell, read as missing.
 
     A postcode's 100,000 categories are grouped in a fraction of a second (see :class:`_Merging`).
     """
@@ -123,6 +125,19 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
         if merging.waiting() < (levels[-1][0] if levels else len(texts)):  # else the level adds nothing
             levels.append((merging.waiting(), merging.level_labels()))
     return _nested_hierarchy(list(texts), levels, name)
+
+
+BLANK = "(blank)"
+
+
+def blank_name(texts: Iterable[str]) -> str:
+    """The label, above level 0, of a category whose text is empty (a value of only spaces: rows match values
+    stripped): ``(blank)``, or ``(blank) (2)``, ... when a category has that text, so it names no other."""
+    taken = set(texts)
+    name, k = BLANK, 2
+    while name in taken:
+        name, k = f"{BLANK} ({k})", k + 1
+    return name
 
 
 class _Merging:
@@ -148,6 +163,7 @@ class _Merging:
         self.rec = _record_array([int(counts[i]) for i in range(n)], nodes)
         self.text: list[str] = list(texts) + [""] * (nodes - n)  # a category's text, a merged group's name
         self.texts = _Sorted(self.text[:n])
+        self.blank = blank_name(self.text[:n]) if "" in self.texts.distinct[:1] else ""
         # the categories by (records, text, index), taken from self.next on; merged groups waiting, in no order
         self.order = np.lexsort((self.texts.rank, self.rec[:n]))
         self.order_rec = self.rec[self.order]
@@ -314,7 +330,7 @@ class _Merging:
         merged = self.wait[np.argsort(lowest[self.wait], kind="stable")]
         single = self.order[self.next:]
         label = np.empty(self.made, dtype=object)
-        singles = [self.text[i] for i in single.tolist()]
+        singles = [self.text[i] or self.blank for i in single.tolist()]  # (a blank value: see blank_name)
         label[single] = singles
         label[merged] = _level_labels(singles, [self.text[g] for g in merged.tolist()])
         return label[root].tolist()

@@ -402,6 +402,11 @@ def _validate_rows(rows: tuple[tuple[str, ...], ...], name: str, columns: list[t
             _first_split_group(rows, level, name)
     if len(set(columns[-1])) != 1:
         raise InputError(f"The last level of hierarchy{_of(name)} must have a single label (e.g. '{TOP}').")
+    for level in range(1, height):
+        if "" in set(columns[level]):
+            row = columns[level].index("") + 1
+            raise InputError(f"Level {level} of hierarchy{_of(name)} has an empty label (row {row}): a release "
+                             "writes it as an empty cell, which reads as missing; give every group a name.")
 
 
 def _first_ragged_row(rows: tuple[tuple[str, ...], ...], height: int, name: str) -> None:
@@ -788,15 +793,20 @@ def masking_hierarchy(
     :func:`_distinct_texts` of the values. A postcode's 100,000 values (or its records) take a fraction of a
     second: each distinct value is read once (:func:`_masking_texts`) and a level masks one more character
     of every value at once, in an array (the labels are the same as masking each value in Python).
+
+    A label that would be empty (a value of only spaces, whose row text is empty, or with an empty
+    ``mask_char`` a value truncated away) is ``*``: an empty cell in a release reads as missing.
     """
     texts = _masking_texts(values, name)
     shown = [t.zfill(width) if width and t.lstrip("-").isdigit() else t for t in texts]
     longest = max(len(t) for t in shown)
     if len(mask_char) != 1 or mask_char == "\x00" or longest > _WIDEST_MASKED:
-        cols = [[t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) for t in shown] for lv in range(1, longest)]
+        cols = [[t[: max(0, len(t) - lv)] + mask_char * min(lv, len(t)) or TOP for t in shown]
+                for lv in range(1, longest)]
         return _complete(texts, cols, name)
     levels: list[tuple[int, list[str]]] = []
     for labels in _masked_levels(shown, mask_char, longest):
+        labels = [label or TOP for label in labels]  # (see the docstring: a blank value, or one truncated away)
         groups = len(set(labels))
         if groups < (levels[-1][0] if levels else len(texts)):  # else the level adds nothing
             levels.append((groups, labels))
