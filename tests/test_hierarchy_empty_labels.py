@@ -80,3 +80,27 @@ def test_grouping_names_a_blank_category_that_stays_alone():
     h = default_hierarchy(ds, "a")
     blank = next(r for r in h.rows if r[0] == "")
     assert blank[1] == "(blank) (2)" and all(label != "" for r in h.rows for label in r[1:])
+
+
+@pytest.mark.parametrize("kwargs", [dict(merge=("x", "y"), into=""), dict(top=5, top_value=""),
+                                    dict(bottom=1, bottom_value="")])
+def test_a_recode_into_an_empty_value_is_refused(kwargs):
+    from kanon_core.treat.recode import RecodeStep
+
+    with pytest.raises(InputError, match="empty value"):
+        RecodeStep("a", **kwargs)
+
+
+def test_a_recode_into_spaces_stays_a_category_in_the_release(tmp_path):
+    """A category of only spaces is text: the release quotes it, and it reads back as the same text."""
+    from kanon_core.export import ExportOptions, release_files
+    from kanon_core.treat.recode import RecodeStep
+
+    ds = Dataset(pd.DataFrame({"a": pd.Series(["x", "y", "x", "z"], dtype=object), "b": [1, 2, 1, 2]}),
+                 roles=Roles(qis=("a", "b")))
+    out = RecodeStep("a", merge=("x", "y"), into="  ").apply(ds)
+    path = tmp_path / "r.csv"
+    [(written, data)] = release_files(out, path, ds, ExportOptions(), sidecar=False)
+    written.write_bytes(data)
+    back = load_dataset(path)
+    assert back.frame["a"].tolist() == ["  ", "  ", "  ", "z"] and not back.missing_mask("a").any()

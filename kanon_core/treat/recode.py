@@ -217,6 +217,13 @@ class RecodeStep(Step):
                 raise InputError(f"The {word} code must be a finite number.")
         if self.top is not None and self.bottom is not None and self.bottom >= self.top:
             raise InputError("The bottom code must be below the top code.")
+        for word, value in (("merge into", self.into), ("top-code into", self.top_value),
+                            ("bottom-code into", self.bottom_value)):
+            if isinstance(value, str) and value == "":
+                # in memory "" is a category like any other, but a release writes it as an empty cell, which
+                # every reader takes for a missing value: the risk would have counted a group the file blanks
+                raise InputError(f"A recode cannot {word} an empty value (a release would write a missing cell); "
+                                 "name the new category, or suppress the values instead.")
 
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
         col = self.column
