@@ -42,7 +42,8 @@ import pandas as pd
 
 from .dataset import Dataset, VariableMeta
 from .errors import InputError
-from .io import csv_bytes, labels_json, labels_spec, parquet_bytes, stat_bytes
+from .io import csv_bytes, labels_json, labels_spec, parquet_bytes, sidecar_path, stat_bytes
+from .release_check import check_release
 
 DEFAULT_SUPPRESSED_CODE = -99
 SUPPRESSED_LABEL = "Suppressed (disclosure control)"
@@ -395,8 +396,23 @@ def release_bytes(rel: Release, fmt: str, options: ExportOptions = ExportOptions
 
 def export_bytes(treated: Dataset, fmt: str, original: Dataset | None = None,
                  options: ExportOptions = ExportOptions(), stem: str | None = None) -> ExportFile:
-    """``treated`` released in ``fmt`` ("csv", "parquet", "dta", "sav" or a file name)."""
-    return release_bytes(release(treated, original), fmt, options, stem)
+    """``treated`` released in ``fmt`` ("csv", "parquet", "dta", "sav" or a file name), read back first
+    (:func:`_check_reads_back`)."""
+    rel = release(treated, original)
+    file = release_bytes(rel, fmt, options, stem)
+    _check_reads_back(treated, rel, Path(file.name), file.data, options)
+    return file
+
+
+def _check_reads_back(treated: Dataset, rel: Release, path: Path, data: bytes, options: ExportOptions) -> None:
+    """Read the release's data ``data`` (named ``path``) back with its labels sidecar, if it has one, as its
+    users will (:mod:`kanon_core.release_check`): every released variable must have the missing cells and
+    the grouping of records of ``treated``, else :class:`~kanon_core.release_check.ReleaseCheckError`. The
+    sidecar is read with the data whether or not it is shipped: the check is of what kanon writes."""
+    key = format_of(path.name).key
+    spec = sidecar_spec(rel, options, key) if key in ("csv", "parquet") else None
+    files = [(path, data)] + ([(sidecar_path(path), labels_json(spec))] if spec else [])
+    check_release(treated, files, list(rel.frame.columns))
 
 
 def labels_file(treated: Dataset, fmt: str = "csv", original: Dataset | None = None,
@@ -412,11 +428,13 @@ def release_files(treated: Dataset, path: str | Path, original: Dataset | None =
                   options: ExportOptions = ExportOptions(), sidecar: bool = True) -> list[tuple[Path, bytes]]:
     """The files of a release at ``path`` (format from its extension), in memory: the data and, for
     CSV/Parquet, the labels sidecar ``<stem>.labels.json`` when there is something to declare or when a
-    sidecar of an earlier release is there (it would otherwise be read back with the new data)."""
+    sidecar of an earlier release is there (it would otherwise be read back with the new data).
+    The data is read back before the files are returned (:func:`_check_reads_back`)."""
     path = Path(path)
     f = format_of(path.name)
     rel = release(treated, original)
     files = [(path, release_bytes(rel, f.key, options).data)]
+    _check_reads_back(treated, rel, path, files[0][1], options)
     if sidecar and f.key in ("csv", "parquet"):
         spec = sidecar_spec(rel, options, f.key)
         side = path.with_name(path.stem + ".labels.json")
