@@ -375,6 +375,21 @@ def validate_weights(series: pd.Series, name: str) -> np.ndarray:
     return w
 
 
+WEIGHT_SPACES = " \t\n\x0b\x0c\r"
+"""The characters around a number that :func:`validate_weights` ignores in a text weight cell (C's isspace)."""
+
+WEIGHT_TEXT_NUMBER = (r"[ \t\n\x0B\f\r]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t\n\x0B\f\r]*"
+                      r"|[+-]?[iI][nN][fF](?:[iI][nN][iI][tT][yY])?")
+"""The text weight cells :func:`validate_weights` reads as numbers, as a regular expression to match in full:
+pandas' ``to_numeric`` reads a decimal number (sign, digits with an optional point, optional exponent) with
+:data:`WEIGHT_SPACES` around it, and "inf" or "infinity" in any case with an optional sign and nothing around
+it; every other text ("nan", "1_000", "0x10", "1,5", a non-breaking space, other digits than 0-9) is not a
+number. A matched cell's value is the correctly rounded double of its text without the spaces. Written out
+so that the out-of-core engines, whose own casts are more lenient (DuckDB reads "1_000" and "+-1") or less
+(Polars refuses " 2"), read a weight cell as in memory; the syntax is common to Python, RE2 (DuckDB), Java
+(Spark) and Rust (Polars): ASCII classes only, no flags, no anchors (each engine matches it in full)."""
+
+
 def check_weight_total(weights: np.ndarray, name: str) -> None:
     """Refuse weights whose total overflows: every estimate divides by it (an infinite total would turn
     shares into 0 and NaN with numpy warnings, and regressions into aliased coefficients)."""

@@ -623,13 +623,13 @@ class ClassRows:
 def read_classes(engine: Engine, source: Source, columns: list[str], settings: EngineSettings,
                  weight: str | None = None) -> ClassRows:
     """The file aggregated on ``columns`` (with ``weight``'s sums per row, its values checked as in memory)."""
-    from ..engines.table import check_weights, type_distinct
+    from ..engines.table import check_aggregate_weights, type_distinct
 
     source.require([*columns, *([weight] if weight else [])])
     settings.say(f"{engine.name}: aggregating on {len(columns)} variable(s)")
     agg = engine.aggregate(source, columns, weight, settings)
-    if weight is not None:
-        check_weights(agg, weight)
+    if weight is not None:  # (codes the labels declare missing are missing weights, as in memory)
+        check_aggregate_weights(engine, source, agg, weight, None, settings)
     idx, typed = {}, {}
     for i, c in enumerate(columns):
         ix, dictionary = _encode(agg.column(f"k{i}"))

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..dataset import WEIGHT_SPACES, WEIGHT_TEXT_NUMBER
 from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
@@ -63,6 +64,16 @@ def _norm(pl, source: Source, column: str):
     if kind == "float":
         return c.fill_nan(None)
     return c
+
+
+def _weight_number(pl, source: Source, column: str, raw):
+    """A weight cell's number, null when it is not one. A text cell is a number only when the in-memory check
+    reads it as one (:data:`~kanon_core.dataset.WEIGHT_TEXT_NUMBER`): Polars' own cast refuses the spaces
+    pandas allows around a number (" 2") and takes "nan" for a number, which in memory is not one."""
+    if source.kind(column) != "text":
+        return raw.cast(pl.Float64, strict=False)
+    number = raw.str.contains(f"^(?:{WEIGHT_TEXT_NUMBER})$")  # ($: the end of the text, as Rust reads it)
+    return pl.when(number).then(raw.str.strip_chars(WEIGHT_SPACES).cast(pl.Float64, strict=False))
 
 
 def _squared_weight_sums(pl, wv) -> list:
@@ -203,7 +214,7 @@ class PolarsEngine(OutOfCore):
         aggs = [pl.len().cast(pl.Int64).alias("n")]
         if weight is not None:
             raw = _norm(pl, source, weight)
-            cols += [raw.alias("wr"), raw.cast(pl.Float64, strict=False).alias("wv")]
+            cols += [raw.alias("wr"), _weight_number(pl, source, weight, raw).alias("wv")]
             wv, wr = pl.col("wv"), pl.col("wr")
             aggs += [
                 wv.sum().alias("w"),

@@ -46,8 +46,12 @@ def _summary(values: np.ndarray, weights: np.ndarray, decimals: int | None = Non
     """Min, median, mean and max over the records. Weight sums are added in a different order by each
     engine (equal to about 1e-12 relative), so Fk's summary is rounded to ``decimals`` to read the same."""
     total = weights.sum()
+    with np.errstate(over="ignore"):
+        mean = (values * weights).sum() / total
+    if not np.isfinite(mean):  # Fk of weights near the largest double: a sum of shares of them cannot overflow
+        mean = (values * (weights / total)).sum()
     out = {"min": float(values.min()), "median": _weighted_quantile(values, weights, 0.5),
-           "mean": float((values * weights).sum() / total), "max": float(values.max())}
+           "mean": float(mean), "max": float(values.max())}
     return out if decimals is None else {k: round(v, decimals) for k, v in out.items()}
 
 

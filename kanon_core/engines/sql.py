@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..dataset import WEIGHT_TEXT_NUMBER
 from .base import key_names
 from .source import Source
 
@@ -27,6 +28,15 @@ class Dialect:
     def lit(self, text: str) -> str:
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'" if self.quote_char == "`" \
             else "'" + text.replace("'", "''") + "'"
+
+    def full_match(self, expr: str, pattern: str) -> str:
+        """True when the text ``expr`` matches the regular expression ``pattern`` in full (NULL stays NULL).
+        Spark's RLIKE finds a match anywhere, so the pattern is anchored; ``\\z`` and not ``$``, which in Java
+        also matches before a final line break."""
+        if self.quote_char == "`":
+            anchored = self.lit("^(?:" + pattern + r")\z")
+            return f"({expr} RLIKE {anchored})"
+        return f"regexp_full_match({expr}, {self.lit(pattern)})"
 
 
 DUCKDB = Dialect('"', "{a} IS NOT DISTINCT FROM {b}")
@@ -50,8 +60,11 @@ def weight_exprs(d: Dialect, source: Source, weight: str) -> list[str]:
     """``wr`` (the raw cell, NULL when missing) and ``wv`` (its number, NULL when not a number)."""
     col = d.q(weight)
     if source.kind(weight) == "text":
+        # a cell is a number only when the in-memory check reads it as one (WEIGHT_TEXT_NUMBER): TRY_CAST alone
+        # reads "1_000" and "+-1" (DuckDB) and takes "nan" for a number, which in memory is not one. Both casts
+        # ignore the spaces the pattern allows around a number.
         raw = f"NULLIF({col}, '')"
-        num = f"TRY_CAST(NULLIF({col}, '') AS DOUBLE)"
+        num = f"CASE WHEN {d.full_match(col, WEIGHT_TEXT_NUMBER)} THEN TRY_CAST({col} AS DOUBLE) END"
     elif source.kind(weight) == "float":
         raw = f"CASE WHEN {col} = CAST('NaN' AS DOUBLE) THEN NULL ELSE {col} END"
         num = f"CAST({raw} AS DOUBLE)"

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..classtable import ClassTable, _numeric, _sparse_counts
-from ..dataset import VariableMeta, encode_column
+from ..dataset import VariableMeta, check_weight_total, encode_column
 from ..errors import InputError
 from ..io import PARQUET_LABELS_KEY, labels_from_spec, read_labels_sidecar, type_column, typed_codes
 from ..risk.keys import group_ids
@@ -169,9 +169,22 @@ def encode_keys(source: Source, agg: pa.Table, columns: Sequence[str], meta: Map
     return rows_of_codes(index, luts), tuple(values), tuple(labels), meta, injective
 
 
-def check_weights(agg: pa.Table, weight: str) -> None:
-    """The messages of :func:`kanon_core.dataset.validate_weights`, from the aggregate's weight counts."""
-    bad, missing, nonfinite, nonpos = (int(pc.sum(agg.column(c)).as_py() or 0) for c in WEIGHT_STATS)
+def check_weights(agg: pa.Table, weight: str, declared: np.ndarray | None = None) -> None:
+    """The messages of :func:`kanon_core.dataset.validate_weights`, in its order, from the aggregate's weight
+    counts, the weights' total included (every weighted figure divides by it).
+
+    ``declared`` marks the rows of an aggregate on the weight itself whose value is a declared missing code:
+    in memory such a cell is missing before any check, so its records count as missing weights, never as a
+    weight of that value (not as non-numeric, infinite or negative either)."""
+    keep = None if declared is None else pa.array(~declared)
+
+    def total(column: str) -> int:
+        values = agg.column(column) if keep is None else pc.filter(agg.column(column), keep)
+        return int(pc.sum(values).as_py() or 0)
+
+    bad, missing, nonfinite, nonpos = (total(c) for c in WEIGHT_STATS)
+    if declared is not None:
+        missing += int(agg.column("n").to_numpy()[declared].sum())
     if bad:
         raise InputError(f"Weight '{weight}' has {bad} non-numeric value(s).")
     if missing:
@@ -180,6 +193,7 @@ def check_weights(agg: pa.Table, weight: str) -> None:
         raise InputError(f"Weight '{weight}' has infinite values.")
     if nonpos:
         raise InputError(f"Weight '{weight}' has {nonpos} zero or negative value(s); weights must be positive.")
+    check_weight_total(agg.column("w").to_numpy(), weight)
 
 
 def typed_aggregate(engine: Engine, source: Source, keys: Sequence[str], weight: str | None,
@@ -192,24 +206,35 @@ def typed_aggregate(engine: Engine, source: Source, keys: Sequence[str], weight:
     settings.say(message)
     agg = engine.aggregate(source, list(keys), weight, settings)
     if weight is not None:
-        check_weights(agg, weight)
-        if (missing_codes or {}).get(weight):
-            _refuse_declared_missing_weights(engine, source, weight, missing_codes, settings)
+        check_aggregate_weights(engine, source, agg, weight, missing_codes, settings)
     return agg, encode_keys(source, agg, keys, None, missing_codes)
 
 
-def _refuse_declared_missing_weights(engine: Engine, source: Source, weight: str,
-                                     missing_codes: Mapping[str, Sequence[str]], settings: EngineSettings) -> None:
-    """A weight cell holding a declared missing code is a missing weight, as in memory
-    (:meth:`kanon_core.dataset.Dataset.weights`): the weight's distinct values are typed and coded as the
-    in-memory reader codes them, and the records of a value coded missing are counted (one more GROUP BY, made
-    only when codes are declared on the weight)."""
-    by_value = engine.aggregate(source, [weight], None, settings)
+def check_aggregate_weights(engine: Engine, source: Source, agg: pa.Table, weight: str,
+                            missing_codes: Mapping[str, Sequence[str]] | None, settings: EngineSettings) -> None:
+    """The weights of an aggregate with ``weight`` checked as in memory, with their declared missing codes."""
+    if _declares_missing(source, weight, missing_codes):
+        _check_declared_missing_weights(engine, source, weight, missing_codes, settings)
+    check_weights(agg, weight)
+
+
+def _declares_missing(source: Source, weight: str, missing_codes: Mapping[str, Sequence[str]] | None) -> bool:
+    """Whether missing codes are declared for the weight: on the command line, in the labels sidecar or in the
+    labels a Parquet file embeds (all three count in memory; the sidecar's and the file's were ignored)."""
+    unread = TypedColumn(weight, pa.array([], pa.string()), [], "text")
+    return bool(declared_meta(source, {weight: unread}, missing_codes).get(weight, VariableMeta()).missing_codes)
+
+
+def _check_declared_missing_weights(engine: Engine, source: Source, weight: str,
+                                    missing_codes: Mapping[str, Sequence[str]] | None,
+                                    settings: EngineSettings) -> None:
+    """The weights checked as in memory (:meth:`kanon_core.dataset.Dataset.weights`) when codes are declared
+    missing for them: the weight's distinct values are typed and coded as the in-memory reader codes them and
+    :func:`check_weights` counts the records of a value coded missing as missing weights, before the other
+    checks, which leave them out (one more GROUP BY, made only when codes are declared on the weight)."""
+    by_value = engine.aggregate(source, [weight], weight, settings)
     codes = encode_keys(source, by_value, [weight], None, missing_codes)[0]
-    n = by_value.column("n").to_numpy()
-    declared = int(n[codes[:, 0] < 0].sum())
-    if declared:
-        raise InputError(f"Weight '{weight}' is missing for {declared} record(s); every record needs a weight.")
+    check_weights(by_value, weight, codes[:, 0] < 0)  # (a missing cell too: its records are missing either way)
 
 
 def aggregate_table(engine: Engine, source: Source, qis: Sequence[str], weight: str | None = None,
