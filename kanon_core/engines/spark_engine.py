@@ -14,6 +14,10 @@ view of the file. What moves where on a cluster:
 CSV is read with every column as text, the sniffed delimiter, ``"`` as quote and escape, the header
 row skipped and its names given, ``FAILFAST`` (a malformed record stops the job); Spark replaces bytes
 that are not UTF-8 silently, so a local file is checked for UTF-8 on the driver first.
+
+A CSV release holds the default writer's text in every cell (:func:`csv_cells`, :func:`csv_options`): Spark's
+own CSV writer writes Java's text of numbers and booleans, trims the spaces around text and escapes quotes
+with a backslash, and all of that reads back as other values.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -30,7 +35,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from . import sql
-from .api import OutOfCore
+from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .source import Source, check_utf8
 
@@ -45,12 +50,19 @@ def session(settings: EngineSettings):
 
     A session outlives the command that started it, so its spill folder is its own (private, mode 0700,
     removed by :func:`stop_sessions` or at exit), not the command's :attr:`EngineSettings.temp_dir`: that one
-    is removed when the command ends, and the next job's shuffle then failed to create its files there."""
+    is removed when the command ends, and the next job's shuffle then failed to create its files there.
+
+    In local mode the Python workers (which write the floats of a CSV release, :func:`float_text_udf`) run
+    this interpreter unless ``PYSPARK_PYTHON`` says otherwise: PySpark's default, the ``python3`` on the PATH,
+    may lack pandas and pyarrow, or be another Python version, which PySpark refuses. On a cluster the
+    executors' Python is the cluster's setting."""
     with _LOCK:
         if settings.spark_master in _SESSIONS:
             return _SESSIONS[settings.spark_master]
         from pyspark.sql import SparkSession
 
+        if settings.spark_master.startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not _SPILL and not _SESSIONS:
             atexit.register(stop_sessions)
         spill = tempfile.mkdtemp(prefix="kanon-spill-")
@@ -167,7 +179,10 @@ class SparkEngine(OutOfCore):
             if out.suffix.lower() == ".parquet":
                 writer.parquet(str(out))
             else:
-                writer.option("header", "true").option("emptyValue", "").csv(str(out))
+                kinds = with_whole_floats(spark, source, view, csv_cell_kinds(source, plan, keep), plan)
+                df = csv_cells(spark, df, keep, kinds)
+                writer = df.write.mode("errorifexists").options(**csv_options(len(keep)))
+                writer.csv(str(out))
         except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
             raise InputError(f"Spark failed while writing the release ({type(exc).__name__}).") from None
 
@@ -183,6 +198,99 @@ class SparkEngine(OutOfCore):
             spark.sql(query).write.mode("errorifexists").option("header", "true").csv(str(out))
         except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
             raise InputError(f"Spark failed while writing the per-record results ({type(exc).__name__}).") from None
+
+
+def csv_options(n_columns: int) -> dict[str, str]:
+    """The options of Spark's CSV writer that give the default writer's cells (:func:`kanon_core.io.csv_bytes`).
+
+    Spark's defaults would change the text: it trims the spaces around a cell (" south" is written
+    "south", and a cell of spaces becomes empty, missing), and escapes a quote with a backslash
+    (``"a\\"b"``, read back as ``a\\b"``); so nothing is trimmed and a quote is doubled, as pandas writes it.
+    A missing cell and an empty text are written as nothing. A release of one column is written with every
+    cell quoted: Spark writes no line at all for a record whose only cell is missing (the record would be
+    lost) and a cell of spaces unquoted (the default reader skips its line as blank); the default writer
+    quotes such cells only (:func:`~kanon_core.engines.api.csv_field`), and the quotes change no cell's text."""
+    options = {"header": "true", "quote": '"', "escape": '"', "emptyValue": "", "nullValue": "",
+               "ignoreLeadingWhiteSpace": "false", "ignoreTrailingWhiteSpace": "false", "lineSep": "\n"}
+    if n_columns == 1:
+        options["quoteAll"] = "true"
+    return options
+
+
+def with_whole_floats(spark, source: Source, view: str, kinds: dict[str, str], plan: ReleasePlan) -> dict[str, str]:
+    """``kinds`` (:func:`~kanon_core.engines.api.csv_cell_kinds`) with the float columns of whole numbers
+    made "whole", learnt in one job over those columns (:func:`~kanon_core.engines.sql.whole_floats_sql`)."""
+    floats = whole_candidates(kinds, plan)
+    if not floats:
+        return kinds
+    row = spark.sql(sql.whole_floats_sql(sql.SPARK, source, view, floats)).collect()[0]
+    return kinds | {c: "whole" for i, c in enumerate(floats) if row[i] == 1}
+
+
+FLOAT_TEXT_UDF = "kanon_float_text"
+"""The name :func:`csv_cells` registers :func:`float_text_udf` under, in the session."""
+
+
+def csv_cells(spark, df, keep: Sequence[str], kinds: dict[str, str]):
+    """``df`` (the release's records) with the cells of the columns ``kinds`` names as the text the default
+    writer writes (:data:`~kanon_core.engines.api.CELL_KINDS`); missing cells stay missing.
+
+    * "bool": "True" and "False" (Spark writes "true" and "false").
+    * "whole": the integer (Spark writes "1.0", "-0.0", "1.0E15").
+    * "float": Python's shortest round-trip text (:func:`kanon_core.io.float_cell`), a FLOAT widened to the
+      DOUBLE it is first ("0.10000000149011612", where Spark writes Java's "0.1"). Spark's text of a double is
+      Java's ``Double.toString``, which differs from Python's in its layout ("1.0E-7" for "1e-07", "1.0E15"
+      for "1000000000000000.0", "1.23E-4" for "0.000123": the exponent form below 1e-3 and from 1e7, where
+      Python's is below 1e-4 and from 1e16) and in "-0.0"; a layout is only text, but the digits differ too.
+      Java 17's digits are not always the shortest ("1.9999999999999998E23" for 2e+23, "8.409999999999999E21"
+      for 8.41e+21), not always the nearest of the shortest ("2.9660096386720332E25" for
+      2.9660096386720333e+25), and from Java 19 on, when one digit would do, two ("4.9E-324" for 5e-324).
+      Re-laid out in SQL Java's digits would be wrong in about one double in a thousand, and repairing them
+      needs the exact binary value, which Spark's SQL does not give (a cast to DECIMAL or text, and
+      ``format_string``, all start from Java's digits; ``reflect`` into ``java.math`` may be forbidden on a
+      cluster). So these cells are written by a vectorised (Arrow) pandas UDF running Python's own ``repr``
+      (:func:`float_text_udf`): exact by construction, batch by batch on the executors, the rest of the job
+      in SQL.
+    """
+    if not kinds:
+        return df
+    if "float" in kinds.values():
+        spark.udf.register(FLOAT_TEXT_UDF, float_text_udf())
+    cols = []
+    for c in keep:
+        col = sql.SPARK.q(c)
+        kind = kinds.get(c)
+        if kind == "float":
+            expr = f"{FLOAT_TEXT_UDF}(CAST({col} AS DOUBLE))"
+        elif kind == "whole":
+            expr = f"CAST(CAST({col} AS BIGINT) AS STRING)"
+        elif kind == "bool":
+            expr = f"CASE WHEN {col} THEN 'True' WHEN NOT {col} THEN 'False' END"
+        else:
+            expr = col
+        cols.append(f"{expr} AS {col}")
+    df.createOrReplaceTempView("kanon_release")
+    return spark.sql(f"SELECT {', '.join(cols)} FROM kanon_release")
+
+
+def float_text_udf():
+    """A pandas UDF (Arrow batches, DOUBLE to STRING): each value as :func:`kanon_core.io.float_cell` writes
+    it (``repr``, the infinities "Infinity" and "-Infinity", -0.0 as "0.0"), a missing value (null; NaN is
+    missing already, :func:`~kanon_core.engines.sql.value_expr`) missing.
+
+    The function is defined here, inside, so that it is sent to the executors by value (cloudpickle
+    serialises a nested function whole): it needs only pandas there, not kanon."""
+    from pyspark.sql.functions import pandas_udf
+
+    def float_texts(values):
+        import pandas as pd
+
+        inf = float("inf")
+        texts = [None if v != v else "Infinity" if v == inf else "-Infinity" if v == -inf else repr(v + 0.0)
+                 for v in values.tolist()]
+        return pd.Series(texts, index=values.index, dtype=object)
+
+    return pandas_udf(float_texts, "string")
 
 
 register(SparkEngine())
