@@ -257,3 +257,17 @@ def test_a_session_outlives_the_spill_folder_of_the_command_that_started_it(file
     finally:
         spark_engine.stop_sessions()
     assert not os.path.exists(spill) and spark_engine._SPILL == []
+
+
+def test_weighted_risk_per_record_equals_embedded(settings, files, tmp_path):
+    """``kanon risk --weight --per-record --engine spark``: the per-record fk and Fk equal DuckDB's (Spark's
+    default case folding had called the two columns one and failed), and a file's names are kept as written."""
+    outs = {}
+    for engine in ("duckdb", "spark"):
+        per = tmp_path / f"r_{engine}.csv"
+        assert main(["risk", str(files[0]), *[a for q in QIS for a in ("--qi", q)], "--weight", "w",
+                     "--engine", engine, "--per-record", str(per)]) == 0
+        parts = sorted(per.glob("part-*.csv")) if per.is_dir() else [per]
+        outs[engine] = pd.concat([pd.read_csv(p) for p in parts if p.stat().st_size], ignore_index=True)
+    assert {"fk", "Fk"} <= set(outs["spark"].columns)
+    pd.testing.assert_frame_equal(outs["spark"], outs["duckdb"], check_dtype=False)

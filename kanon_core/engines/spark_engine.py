@@ -77,7 +77,10 @@ def session(settings: EngineSettings):
                    .config("spark.ui.enabled", "false")
                    .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.local.dir", spill)
-                   .config("spark.sql.ansi.enabled", "false"))
+                   .config("spark.sql.ansi.enabled", "false")
+                   # names as written: a file's "Age" and "age" are two variables, and the per-record results'
+                   # fk and Fk two columns (Spark's default folds case and called them ambiguous)
+                   .config("spark.sql.caseSensitive", "true"))
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         _SESSIONS[settings.spark_master] = spark
