@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kanon_core.dataset import Dataset, Roles
@@ -103,10 +103,13 @@ def reference_mask_categories(table, k, small, name_columns, pool_columns=(), co
     return MaskedTable(out, masked)
 
 
-_counts = st.one_of(st.integers(0, 7), st.floats(0, 7), st.just(float("nan")), st.none())
+# counts are whole (or missing); the percentages are floats, whose sums the two codes round differently
+_counts = st.one_of(st.integers(0, 7), st.just(float("nan")), st.none())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
+@example(rows=[("x", 0, 2, True), ("x", float("nan"), 2, True), ("x", float("nan"), 3, True),
+               ("x", float("nan"), 2, True)], k=2, with_variable=False)
 @given(st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), _counts, st.integers(0, 7), st.booleans()),
                 min_size=1, max_size=25),
        st.integers(2, 5), st.booleans())
@@ -120,8 +123,9 @@ def test_pooling_equals_the_former_code(rows, k, with_variable):
     small = [s for *_, s in rows]
     args = (k, small, ("value", "label"), ("n_original", "n_treated", "pct"), ("n_original", "n_treated"))
     got, want = mask_categories(table, *args), reference_mask_categories(table, *args)
-    # pooled sums are now correctly rounded (math.fsum), the former code added in order: within rounding
-    pd.testing.assert_frame_equal(got.table, want.table, check_exact=False, rtol=1e-12)
+    # pooled sums are now correctly rounded (math.fsum), the former code added in order: within rounding, and a
+    # sum that is exactly whole (2/3 + 2/3 + 1 + 2/3) is now a whole number where the former code's was not
+    pd.testing.assert_frame_equal(got.table, want.table, check_exact=False, rtol=1e-12, check_dtype=False)
     assert got.masked == want.masked
 
 
