@@ -271,3 +271,20 @@ def test_weighted_risk_per_record_equals_embedded(settings, files, tmp_path):
         outs[engine] = pd.concat([pd.read_csv(p) for p in parts if p.stat().st_size], ignore_index=True)
     assert {"fk", "Fk"} <= set(outs["spark"].columns)
     pd.testing.assert_frame_equal(outs["spark"], outs["duckdb"], check_dtype=False)
+
+
+def test_a_failed_query_logs_nothing_of_the_data(settings, files, capfd):
+    """A query that fails quotes its text in Spark's logs (literals included: a recode's values are literals);
+    kanon turns Spark's logs off, so only its own one-line message, without the query, is seen."""
+    from kanon_core.engines.source import open_source
+    from kanon_core.errors import InputError
+
+    engine = get_engine("spark")
+    source = open_source(files[0])
+    capfd.readouterr()
+    with pytest.raises(InputError) as err:
+        engine._run(settings, source, lambda view: f"SELECT 'CONFIDENTIAL_CELL' || no_such_column FROM {view}",
+                    "testing")
+    out, errors = capfd.readouterr()
+    assert "CONFIDENTIAL_CELL" not in out + errors and "CONFIDENTIAL_CELL" not in str(err.value)
+    assert "no_such_column" not in out + errors

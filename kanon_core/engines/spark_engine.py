@@ -82,9 +82,25 @@ def session(settings: EngineSettings):
                    # fk and Fk two columns (Spark's default folds case and called them ambiguous)
                    .config("spark.sql.caseSensitive", "true"))
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR")
+        _quiet(spark)
         _SESSIONS[settings.spark_master] = spark
         return spark
+
+
+QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+"""PySpark's loggers that print a failed query's message and context (JSON on standard error)."""
+
+
+def _quiet(spark) -> None:
+    """No log of Spark's on the console: a failed query's log quotes the query (a recode's values are
+    literals in it) and a failed task's the rows it read, and confidential data must not reach a log. Every
+    failure still reaches kanon as an exception, which it reports in one line without its text
+    (:meth:`SparkEngine._run`). The JVM's log is turned off and PySpark's query loggers disabled."""
+    from pyspark.logger import PySparkLogger
+
+    spark.sparkContext.setLogLevel("OFF")
+    for name in QUERY_LOGGERS:
+        PySparkLogger.getLogger(name).disabled = True
 
 
 def stop_sessions() -> None:
