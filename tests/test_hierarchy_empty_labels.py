@@ -19,6 +19,7 @@ from kanon_core.treat.recode import GeneralizeStep
 @pytest.mark.parametrize("rows", [
     (("x", "", "*"), ("y", "", "*"), ("z", "g", "*")),
     (("x", "a", ""), ("y", "a", "")),  # the root
+    (("x", "  ", "*"), ("y", "g", "*")),  # only spaces: the ARX reader refuses it, other readers trim it
 ])
 def test_an_empty_generalized_label_is_refused(rows):
     with pytest.raises(InputError, match="empty label") as err:

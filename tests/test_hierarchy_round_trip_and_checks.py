@@ -201,10 +201,10 @@ def reference_hierarchy(rows, name: str = "") -> tuple[tuple[str, ...], ...]:
                 )
     if len({r[-1] for r in rows}) != 1:
         raise InputError(f"The last level of hierarchy{_of(name)} must have a single label (e.g. '{TOP}').")
-    # added since: an empty generalized label is refused (a release would write it as a missing cell)
+    # added since: an empty (or blank) generalized label is refused (a release would write a missing cell)
     for level in range(1, height):
         for i, r in enumerate(rows):
-            if r[level] == "":
+            if not r[level].strip():
                 raise InputError(f"Level {level} of hierarchy{_of(name)} has an empty label (row {i + 1}): a "
                                  "release writes it as an empty cell, which reads as missing; give every group a "
                                  "name.")

@@ -403,8 +403,9 @@ def _validate_rows(rows: tuple[tuple[str, ...], ...], name: str, columns: list[t
     if len(set(columns[-1])) != 1:
         raise InputError(f"The last level of hierarchy{_of(name)} must have a single label (e.g. '{TOP}').")
     for level in range(1, height):
-        if "" in set(columns[level]):
-            row = columns[level].index("") + 1
+        blank = [label for label in set(columns[level]) if not label.strip()]
+        if blank:  # (an empty label is written as an empty cell; one of only spaces most readers also trim to it)
+            row = min(columns[level].index(label) for label in blank) + 1
             raise InputError(f"Level {level} of hierarchy{_of(name)} has an empty label (row {row}): a release "
                              "writes it as an empty cell, which reads as missing; give every group a name.")
 
