@@ -400,17 +400,21 @@ def export_bytes(treated: Dataset, fmt: str, original: Dataset | None = None,
     (:func:`_check_reads_back`)."""
     rel = release(treated, original)
     file = release_bytes(rel, fmt, options, stem)
-    _check_reads_back(treated, rel, Path(file.name), file.data, options)
+    _check_reads_back(treated, rel, Path(file.name), file.data, _sidecar_of(rel, options, Path(file.name)))
     return file
 
 
-def _check_reads_back(treated: Dataset, rel: Release, path: Path, data: bytes, options: ExportOptions) -> None:
+def _sidecar_of(rel: Release, options: ExportOptions, path: Path) -> dict | None:
+    """The labels sidecar's contents of a CSV or Parquet release at ``path`` (None for the other formats)."""
+    key = format_of(path.name).key
+    return sidecar_spec(rel, options, key) if key in ("csv", "parquet") else None
+
+
+def _check_reads_back(treated: Dataset, rel: Release, path: Path, data: bytes, spec: dict | None) -> None:
     """Read the release's data ``data`` (named ``path``) back with its labels sidecar, if it has one, as its
     users will (:mod:`kanon_core.release_check`): every released variable must have the missing cells and
     the grouping of records of ``treated``, else :class:`~kanon_core.release_check.ReleaseCheckError`. The
     sidecar is read with the data whether or not it is shipped: the check is of what kanon writes."""
-    key = format_of(path.name).key
-    spec = sidecar_spec(rel, options, key) if key in ("csv", "parquet") else None
     files = [(path, data)] + ([(sidecar_path(path), labels_json(spec))] if spec else [])
     check_release(treated, files, list(rel.frame.columns))
 
@@ -434,9 +438,9 @@ def release_files(treated: Dataset, path: str | Path, original: Dataset | None =
     f = format_of(path.name)
     rel = release(treated, original)
     files = [(path, release_bytes(rel, f.key, options).data)]
-    _check_reads_back(treated, rel, path, files[0][1], options)
-    if sidecar and f.key in ("csv", "parquet"):
-        spec = sidecar_spec(rel, options, f.key)
+    spec = _sidecar_of(rel, options, path)
+    _check_reads_back(treated, rel, path, files[0][1], spec)
+    if sidecar and spec is not None:
         side = path.with_name(path.stem + ".labels.json")
         if spec or side.exists():
             files.append((side, labels_json(spec)))

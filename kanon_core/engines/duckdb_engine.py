@@ -211,21 +211,14 @@ def csv_cells(query: str, keep: Sequence[str], kinds: dict[str, str]) -> str:
     infinities and -0.0, which the default writer writes "Infinity", "-Infinity" and "0.0"
     (:func:`kanon_core.io.float_cell`); a FLOAT is widened first, as the default writer widens it, and a
     boolean would otherwise be "true"."""
-    cols = []
-    for c in keep:
-        col = sql.DUCKDB.q(c)
-        kind = kinds.get(c)
-        if kind == "float":
-            text = f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)"
-            expr = f"CASE {text} WHEN 'inf' THEN 'Infinity' WHEN '-inf' THEN '-Infinity' WHEN '-0.0' THEN '0.0' ELSE {text} END"
-        elif kind == "whole":
-            expr = f"CAST(CAST({col} AS BIGINT) AS VARCHAR)"
-        elif kind == "bool":
-            expr = f"CASE WHEN {col} THEN 'True' WHEN NOT {col} THEN 'False' END"
-        else:
-            expr = col
-        cols.append(f"{expr} AS {col}")
-    return f"SELECT {', '.join(cols)} FROM ({query}) kanon_cells"
+    return f"SELECT {sql.cell_texts(sql.DUCKDB, keep, kinds, _float_text)} FROM ({query}) kanon_cells"
+
+
+def _float_text(col: str) -> str:
+    """DuckDB's text of the DOUBLE (Python's shortest round-trip text), the infinities and -0.0 as the default
+    writer writes them."""
+    text = f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)"
+    return f"CASE {text} WHEN 'inf' THEN 'Infinity' WHEN '-inf' THEN '-Infinity' WHEN '-0.0' THEN '0.0' ELSE {text} END"
 
 
 def read_serially_after(source: Source, exc: Exception) -> bool:

@@ -275,21 +275,9 @@ def csv_cells(spark, df, keep: Sequence[str], kinds: dict[str, str]):
         return df
     if "float" in kinds.values():
         spark.udf.register(FLOAT_TEXT_UDF, float_text_udf())
-    cols = []
-    for c in keep:
-        col = sql.SPARK.q(c)
-        kind = kinds.get(c)
-        if kind == "float":
-            expr = f"{FLOAT_TEXT_UDF}(CAST({col} AS DOUBLE))"
-        elif kind == "whole":
-            expr = f"CAST(CAST({col} AS BIGINT) AS STRING)"
-        elif kind == "bool":
-            expr = f"CASE WHEN {col} THEN 'True' WHEN NOT {col} THEN 'False' END"
-        else:
-            expr = col
-        cols.append(f"{expr} AS {col}")
     df.createOrReplaceTempView("kanon_release")
-    return spark.sql(f"SELECT {', '.join(cols)} FROM kanon_release")
+    texts = sql.cell_texts(sql.SPARK, keep, kinds, lambda col: f"{FLOAT_TEXT_UDF}(CAST({col} AS DOUBLE))")
+    return spark.sql(f"SELECT {texts} FROM kanon_release")
 
 
 def float_text_udf():

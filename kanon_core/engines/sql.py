@@ -8,7 +8,7 @@ in-memory reader makes them), a float NaN is missing (pandas treats NaN as missi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..dataset import WEIGHT_TEXT_NUMBER
@@ -20,6 +20,7 @@ from .source import Source
 class Dialect:
     quote_char: str
     null_safe_eq: str  # "{a} IS NOT DISTINCT FROM {b}" or "{a} <=> {b}"
+    text_type: str = "VARCHAR"  # the type a cast to text names ("STRING" in Spark)
 
     def q(self, name: str) -> str:
         c = self.quote_char
@@ -40,7 +41,28 @@ class Dialect:
 
 
 DUCKDB = Dialect('"', "{a} IS NOT DISTINCT FROM {b}")
-SPARK = Dialect("`", "{a} <=> {b}")
+SPARK = Dialect("`", "{a} <=> {b}", "STRING")
+
+
+def cell_texts(d: Dialect, keep: Sequence[str], kinds: Mapping[str, str], float_text: Callable[[str], str]) -> str:
+    """The select list of a CSV release's columns ``keep``, those ``kinds`` names as the text the default
+    writer writes (:data:`~kanon_core.engines.api.CELL_KINDS`), missing cells missing: a whole float as its
+    integer, a boolean "True" or "False" (both engines would write "true"), a float as ``float_text`` makes
+    it from the quoted column (each engine has its own way to Python's text), the others as they are."""
+    cols = []
+    for c in keep:
+        col = d.q(c)
+        kind = kinds.get(c)
+        if kind == "float":
+            expr = float_text(col)
+        elif kind == "whole":
+            expr = f"CAST(CAST({col} AS BIGINT) AS {d.text_type})"
+        elif kind == "bool":
+            expr = f"CASE WHEN {col} THEN 'True' WHEN NOT {col} THEN 'False' END"
+        else:
+            expr = col
+        cols.append(f"{expr} AS {col}")
+    return ", ".join(cols)
 
 
 def value_expr(d: Dialect, source: Source, column: str, alias: str | None = None) -> str:
