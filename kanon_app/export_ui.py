@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kanon_core.dataset import Dataset
+from kanon_core.errors import KanonError
 from kanon_core.export import (
     FORMATS,
     ExportOptions,
@@ -45,17 +46,56 @@ def input_name(source: Mapping[str, Any]) -> str:
     return str(source.get("name") or source.get("title") or "data")
 
 
-def data_downloads(history: History, version: Version, options: ExportOptions) -> list[Download]:
-    """One download per format; the bytes are made on click (deferred), exactly as ``kanon apply`` writes."""
+class DownloadFailed(RuntimeError):
+    """A file asked for by a deferred download could not be made. Streamlit logs this exception with its
+    traceback and tells the browser only that the file failed; its text names the file and nothing else, and
+    the reason waits in the session's ``failures`` for the Export page's next run."""
+
+
+def made_or_recorded(make: Callable[[], bytes], file_name: str, failures: dict[str, str] | None) -> bytes:
+    """``make()``, or the reason it failed recorded in ``failures`` under ``file_name`` and
+    :class:`DownloadFailed` raised in its place.
+
+    Why: a download's bytes are made on click, outside the page's run, so a refusal (the read-back check of
+    :mod:`kanon_core.release_check`, a code clash) cannot become a message on the page there; and Streamlit
+    logs the exception raised with its chain. A kanon message is one line without data values, so it is
+    kept as the reason; any other exception's text may quote a cell, so only its type is, and the chain is
+    cut (``from None``) so that the log shows neither."""
+    try:
+        return make()
+    except KanonError as exc:
+        reason = str(exc)
+    except Exception as exc:  # noqa: BLE001 - its text may quote a cell: only its type is kept
+        reason = f"an unexpected error ({type(exc).__name__}) while writing it; nothing was downloaded"
+    if failures is not None:
+        failures[file_name] = reason
+    raise DownloadFailed(f"{file_name} was not made: the Export page says why.") from None
+
+
+def data_downloads(history: History, version: Version, options: ExportOptions,
+                   failures: dict[str, str] | None = None) -> list[Download]:
+    """One download per format; the bytes are made on click (deferred), exactly as ``kanon apply`` writes.
+    A file that cannot be made leaves its reason in ``failures`` (:func:`made_or_recorded`)."""
     original = history.original.dataset
     ds = version.dataset
     stem = release_stem(ds.name, version.id)
     out = []
     for f in FORMATS.values():
-        def make(fmt: str = f.key) -> bytes:
-            return export_bytes(ds, fmt, original, options, stem).data
-        out.append(Download(f"{f.title} ({f.ext})", f"{stem}{f.ext}", f.mime, make))
+        name = f"{stem}{f.ext}"
+
+        def make(fmt: str = f.key, name: str = name) -> bytes:
+            return made_or_recorded(lambda: export_bytes(ds, fmt, original, options, stem).data, name, failures)
+        out.append(Download(f"{f.title} ({f.ext})", name, f.mime, make))
     return out
+
+
+def failure_messages(failures: dict[str, str]) -> list[str]:
+    """What the Export page says about the downloads that failed since its last run (each said once: they
+    are taken out of ``failures``)."""
+    said = [f"{name} was not downloaded: {reason}" for name, reason in list(failures.items())]
+    for name in list(failures):
+        failures.pop(name, None)
+    return said
 
 
 def labels_download(history: History, version: Version, options: ExportOptions) -> Download | None:

@@ -116,6 +116,16 @@ def flash(message: str, kind: str = "success") -> None:
     _ss()["flash"].append((kind, message))
 
 
+DOWNLOAD_FAILURES = "download_failures"
+"""Session key (bound to no widget): file name -> why a download made on click failed (see kanon_app.export_ui)."""
+
+
+def download_failures() -> dict[str, str]:
+    """This session's record of downloads that failed since the Export page last said so: a plain dict, which
+    the download's own thread fills (it runs outside any page run)."""
+    return st.session_state.setdefault(DOWNLOAD_FAILURES, {})
+
+
 def show_flash() -> None:
     for kind, msg in st.session_state.get("flash", []):
         {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(msg)

@@ -68,8 +68,12 @@ with tab_data:
         "original stay ordinary missing values. Labels: inside SPSS/Stata files, in the labels file for CSV/Parquet.")
     if problem:
         st.error(problem)
+    # a file made on click that failed (outside a run: the browser could only say that it failed) says why here
+    failures = state.download_failures()
+    for message in export_ui.failure_messages(failures):
+        st.error(message)
     cols = st.columns(4)
-    for col, d in zip(cols, export_ui.data_downloads(hist, version, options), strict=True):
+    for col, d in zip(cols, export_ui.data_downloads(hist, version, options, failures), strict=True):
         col.download_button(d.label, data=d.make, file_name=d.file_name, mime=d.mime, key=f"dl_{d.file_name}",
                             disabled=bool(problem), on_click="ignore")
     lab = export_ui.labels_download(hist, version, options) if not problem else None
