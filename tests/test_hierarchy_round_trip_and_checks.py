@@ -292,3 +292,12 @@ def test_cells_are_made_plain_texts():
     assert all(type(c) is str for r in h.rows for c in r) and all(type(r) is tuple for r in h.rows)
     rows = (("a", "g", TOP), ("b", "g", TOP))
     assert Hierarchy(rows).rows is rows  # already plain: kept, not made again
+
+
+def test_labels_holding_every_delimiter_the_reader_tries_read_back_as_written():
+    """The writer always separates cells with ARX's ';' and quotes a ';' inside a label; a comma or a tab
+    inside a label then never splits a row, as the reader tries ';' first."""
+    rows = (("1,000-2,000", "a\tb;c", TOP), ("x", "y, z", TOP))
+    text = Hierarchy(rows).to_arx_csv()
+    assert text == '1,000-2,000;"a\tb;c";*\nx;y, z;*\n'
+    assert read_arx_hierarchy(text.encode("utf-8")).rows == rows

@@ -280,8 +280,11 @@ class Hierarchy:
             rows.append(tuple(c.strip() for c in cells))
         return cls(tuple(rows), name)
 
-    def to_arx_csv(self, delimiter: str = ";") -> str:
-        """ARX's hierarchy file: one row per value, one column per level, no header.
+    def to_arx_csv(self) -> str:
+        """ARX's hierarchy file: one row per value, one column per level, no header, cells separated by ``;``.
+
+        Always ``;``: the reader takes the first of ``;``, tab and comma that splits the first row, so a file
+        written with another delimiter, whose labels hold an unquoted ``;``, would be read with other levels.
 
         :func:`read_arx_hierarchy` reads it back exactly (non-blank labels without NUL). Cells are quoted
         where the csv module quotes them (a delimiter, a quote, a line feed) and also where the reader would
@@ -291,11 +294,11 @@ class Hierarchy:
         cell the reader takes for the file's byte-order mark. Files without such cells (ARX's own) are
         written as the csv module writes them, byte for byte."""
         buf = io.StringIO()
-        writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")  # also checks the delimiter
+        writer = csv.writer(buf, delimiter=ARX_DELIMITERS[0], lineterminator="\n")
         cells = tuple(chain.from_iterable(self.rows))
         joined = "".join(cells)
         if "\r" in joined or "\ufeff" in joined or cells != tuple(map(str.strip, cells)):
-            buf.writelines(delimiter.join([_arx_cell(c, delimiter) for c in r]) + "\n" for r in self.rows)
+            buf.writelines(ARX_DELIMITERS[0].join([_arx_cell(c) for c in r]) + "\n" for r in self.rows)
         else:  # the usual case, in C
             writer.writerows(self.rows)
         return buf.getvalue()
@@ -335,12 +338,12 @@ def _text_row(text: str, by_text: Mapping[str, int], by_key: Mapping[str | None,
     return (rows[0], False) if len(rows) == 1 else (-1, False)
 
 
-def _arx_cell(cell: str, delimiter: str) -> str:
+def _arx_cell(cell: str) -> str:
     """A cell of :meth:`Hierarchy.to_arx_csv`: quoted (quotes doubled) where the csv module's minimal quoting
     quotes it, or where :func:`read_arx_hierarchy` would not read it back unquoted (surrounding whitespace, a
     carriage return, a leading U+FEFF); as it is otherwise."""
     if (cell != cell.strip() or cell.startswith("\ufeff")
-            or any(ch in cell for ch in (delimiter, '"', "\n", "\r"))):
+            or any(ch in cell for ch in (ARX_DELIMITERS[0], '"', "\n", "\r"))):
         return '"' + cell.replace('"', '""') + '"'
     return cell
 
