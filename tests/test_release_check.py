@@ -16,6 +16,7 @@ from kanon_core.export import ExportOptions, export_bytes, release_files
 from kanon_core.io import load_dataset
 from kanon_core.recipe import Recipe
 from kanon_core.release_check import ReleaseCheckError, differences, read_back
+from tests.release_faults import blank_first_cell_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = (".csv", ".parquet", ".dta", ".sav")
@@ -63,16 +64,7 @@ def test_two_values_written_alike_are_stopped(tmp_path):
 def test_a_writer_that_drops_a_value_is_stopped(monkeypatch, tmp_path, demo):
     """The check uses none of the writers' code: a CSV writer that blanks one cell is caught."""
     original, treated = demo
-    real = export.csv_bytes
-
-    def blanking(frame, *args, **kwargs):
-        frame = frame.copy()
-        column = treated.roles.qis[0]
-        first = int(np.flatnonzero(frame[column].notna().to_numpy())[0])
-        frame.loc[frame.index[first], column] = None
-        return real(frame, *args, **kwargs)
-
-    monkeypatch.setattr(export, "csv_bytes", blanking)
+    blank_first_cell_of(monkeypatch, treated.roles.qis[0])
     with pytest.raises(ReleaseCheckError, match="1 cell"):
         release_files(treated, tmp_path / "r.csv", original)
 

@@ -7,17 +7,16 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from kanon_app import export_ui
 from kanon_app.export_ui import DownloadFailed, made_or_recorded
 from kanon_app.state import DOWNLOAD_FAILURES
-from kanon_core import export
 from kanon_core.export import ExportOptions
 from kanon_core.io import load_dataset
 from kanon_core.recipe import Recipe
 from kanon_core.release_check import ReleaseCheckError
+from tests.release_faults import blank_first_cell_of
 
 from .helpers import open_page
 
@@ -70,17 +69,7 @@ def test_a_file_made_is_returned_and_nothing_recorded():
 def test_the_page_downloads_record_a_failed_read_back_check(monkeypatch, demo_history):
     """The real path: a CSV writer that blanks a cell, the read-back check refusing the file, the reason kept
     under the file's name; the other formats are still made."""
-    treated = demo_history.current.dataset
-    real = export.csv_bytes
-
-    def blanking(frame, *args, **kwargs):
-        frame = frame.copy()
-        column = treated.roles.qis[0]
-        first = int(np.flatnonzero(frame[column].notna().to_numpy())[0])
-        frame.loc[frame.index[first], column] = None
-        return real(frame, *args, **kwargs)
-
-    monkeypatch.setattr(export, "csv_bytes", blanking)
+    blank_first_cell_of(monkeypatch, demo_history.current.dataset.roles.qis[0])
     failures: dict[str, str] = {}
     downloads = {Path(d.file_name).suffix: d for d in
                  export_ui.data_downloads(demo_history, demo_history.current, ExportOptions(), failures)}
