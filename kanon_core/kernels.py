@@ -187,12 +187,15 @@ def _warm_diversity() -> None:
             l_diversity_classes(table, "flag", ds.missing, kind)
 
 
-@family("large files", ("engines._codes_kernel", "risk._subset_kernel"),
-        "a large file's engine (the Data page's large-file panel, the scale commands): its codes and its "
-        "MINUC counts by subsets")
+@family("large files", ("engines._codes_kernel", "engines._quote_kernel", "risk._subset_kernel"),
+        "a large file's engine (the Data page's large-file panel, the scale commands): its codes, the check "
+        "that its quoted cells are closed, and its MINUC counts by subsets")
 def _warm_large_files() -> None:
     from .classtable import ClassTable
     from .engines._codes_kernel import rows_of_codes
+    from .engines._quote_kernel import new_carry, scan_quotes
+
+    scan_quotes(np.frombuffer(b'a,"b""c"\n', dtype=np.uint8), ord(","), ord('"'), new_carry())
     from .risk.minucs_by_subsets import summarize_minucs_by_subsets
 
     # the engine's dictionary indices and look-up tables are int32 (engines.table.codes_of_aggregate)

@@ -288,3 +288,22 @@ def test_a_failed_query_logs_nothing_of_the_data(settings, files, capfd):
     out, errors = capfd.readouterr()
     assert "CONFIDENTIAL_CELL" not in out + errors and "CONFIDENTIAL_CELL" not in str(err.value)
     assert "no_such_column" not in out + errors
+
+
+@pytest.mark.parametrize("text", ['region,age\nnorth,30\nsouth,"40\nnorth,22\n', 'region,age\nnorth,30\nsouth,"40'])
+def test_a_quote_never_closed_is_refused_as_the_reader_refuses_it(settings, tmp_path, capsys, text):
+    """Spark's reader takes a quote that is never closed for a cell running to the end of the file, and reads on
+    without a word (here 2 records instead of refusing the file); kanon refuses it first, in the in-memory
+    reader's words, naming the line and no cell, and before any query (the release is not written)."""
+    path = tmp_path / "open.csv"
+    path.write_text(text, encoding="utf-8")
+    assert main(["risk", str(path), "--qi", "region", "--engine", "pandas"]) == 2
+    reader = capsys.readouterr().err.strip().splitlines()[-1]
+    assert main(["risk", str(path), "--qi", "region", "--engine", "spark"]) == 2
+    spark = capsys.readouterr().err.strip().splitlines()[-1]
+    assert spark == reader and "near line 3: a quoted cell is never closed" in spark and "40" not in spark
+    from kanon_core.errors import InputError
+
+    with pytest.raises(InputError, match="never closed"):
+        get_engine("spark").release(path, tmp_path / "release.csv", settings=settings)
+    assert not (tmp_path / "release.csv").exists()

@@ -62,7 +62,15 @@ from ..errors import Cancelled, InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
+from .source import (
+    Source,
+    file_key,
+    require_records,
+    skipped_lines,
+    space_line_pattern,
+    too_many_fields,
+    unclosed_quote,
+)
 
 T = TypeVar("T")
 
@@ -513,7 +521,7 @@ def _csv_problem(text: str) -> str | None:
     if counts and int(counts.group(2)) > int(counts.group(1)):
         return too_many_fields(number - 1, int(counts.group(1)), int(counts.group(2)))
     if "unterminated quote" in text:
-        return f"The file cannot be read as CSV near line {number}: a quoted cell is never closed; check the delimiter and the quotes."
+        return unclosed_quote(number)
     return None
 
 

@@ -204,16 +204,34 @@ def _header(p: Path, sep: str) -> list[str]:
     return header
 
 
-def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
-    """Refuse a file that is not valid UTF-8 throughout (for engines that would replace bad bytes silently).
+def unclosed_quote(line: int) -> str:
+    """The in-memory reader's words for a quoted cell that opens on ``line`` and is never closed (lines numbered
+    as that reader and DuckDB number them: records plus the header, from 1)."""
+    return (f"The file cannot be read as CSV near line {line}: a quoted cell is never closed; check the delimiter "
+            "and the quotes.")
 
-    Decoded incrementally, so memory stays at one chunk; the message names the first bad line's number.
+
+def check_csv_text(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> None:
+    """Refuse a CSV file that is not valid UTF-8 throughout, or that ends inside a quoted cell, for an engine
+    that would replace bad bytes silently and read a quote never closed to the end of the file as one cell
+    (Spark). One pass over the file, one chunk in memory; the messages name a line and no cell: the first
+    line with bad bytes, or the line where the unclosed cell opens, numbered as the in-memory reader does.
     """
     import codecs
 
+    import numpy as np
+
+    from ._quote_kernel import QUOTED, new_carry, scan_quotes
+
     dec = codecs.getincrementaldecoder("utf-8")()
+    sep, quote = delimiter.encode("utf-8"), ord('"')
+    if len(sep) != 1:
+        raise InputError("The out-of-core engines read CSV files whose delimiter is one byte.")
+    carry = new_carry()
     line = 1
     with open(path, "rb") as fh:
+        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
+            fh.seek(0)
         while True:
             block = fh.read(chunk)
             try:
@@ -223,8 +241,11 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
                 raise InputError(f"Line {line} is not valid UTF-8; the out-of-core engines read UTF-8 files "
                                  "only (use --engine pandas or save it as UTF-8).") from None
             if not block:
-                return
+                break
             line += block.count(b"\n")
+            scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], quote, carry)
+    if carry[0] == QUOTED:
+        raise InputError(unclosed_quote(int(carry[2])))
 
 
 SPACES = " \t"

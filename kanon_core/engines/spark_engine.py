@@ -13,7 +13,8 @@ view of the file. What moves where on a cluster:
 
 CSV is read with every column as text, the sniffed delimiter, ``"`` as quote and escape, the header
 row skipped and its names given, ``FAILFAST`` (a malformed record stops the job); Spark replaces bytes
-that are not UTF-8 silently, so a local file is checked for UTF-8 on the driver first.
+that are not UTF-8 silently, and reads a quote that is never closed to the end of the file as one cell, so a
+local file is checked for both on the driver first (:func:`~kanon_core.engines.source.check_csv_text`).
 
 A CSV release holds the default writer's text in every cell (:func:`csv_cells`, :func:`csv_options`): Spark's
 own CSV writer writes Java's text of numbers and booleans, trims the spaces around text and escapes quotes
@@ -37,7 +38,7 @@ from ..errors import InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, check_utf8
+from .source import Source, check_csv_text, file_key
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, object] = {}
@@ -114,6 +115,20 @@ def stop_sessions() -> None:
         _SPILL.clear()
 
 
+_CHECKED: set[tuple] = set()
+"""CSV files (:func:`~kanon_core.engines.source.file_key`, delimiter) found valid UTF-8 with every quoted cell
+closed: a command's later queries on the same unchanged file do not read it again."""
+
+
+def _check_text_once(source: Source) -> None:
+    """:func:`~kanon_core.engines.source.check_csv_text` on ``source``, once per unchanged file."""
+    key = (file_key(source), source.delimiter)
+    if key not in _CHECKED:
+        check_csv_text(source.path, source.delimiter)
+        with _LOCK:
+            _CHECKED.add(key)
+
+
 class SparkEngine(OutOfCore):
     name = "spark"
     description = "Apache Spark (PySpark): local[N] or a cluster's master URL (--spark-master)"
@@ -125,7 +140,7 @@ class SparkEngine(OutOfCore):
             df = spark.read.parquet(str(source.path))
         else:
             if source.path.exists():
-                check_utf8(source.path)
+                _check_text_once(source)
             df = (spark.read.option("header", "true").option("sep", source.delimiter).option("quote", '"')
                   .option("escape", '"').option("mode", "FAILFAST").option("inferSchema", "false")
                   .option("multiLine", "true").option("encoding", "UTF-8")
@@ -202,6 +217,8 @@ class SparkEngine(OutOfCore):
                 df = csv_cells(spark, df, keep, kinds)
                 writer = df.write.mode("errorifexists").options(**csv_options(len(keep)))
                 writer.csv(str(out))
+        except InputError:  # kanon's own refusal of the file (its text, its quotes): said as it is
+            raise
         except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
             raise InputError(f"Spark failed while writing the release ({type(exc).__name__}).") from None
 
@@ -215,6 +232,8 @@ class SparkEngine(OutOfCore):
             query = sql.per_record_sql(sql.SPARK, source, view, qis, "kanon_per_class", columns,
                                        row_id="monotonically_increasing_id()")
             spark.sql(query).write.mode("errorifexists").option("header", "true").csv(str(out))
+        except InputError:  # kanon's own refusal of the file (its text, its quotes): said as it is
+            raise
         except Exception as exc:  # py4j and Spark raise many types; their text can quote cells
             raise InputError(f"Spark failed while writing the per-record results ({type(exc).__name__}).") from None
 

@@ -1,0 +1,100 @@
+"""The check that a CSV file's quoted cells are all closed (kanon_core.engines.source.check_csv_text), which
+Spark's reader needs: it reads a quote never closed to the end of the file as one cell, without a word.
+
+References, independent of the scan: Python's csv module in strict mode (it fails with "unexpected end of data"
+exactly when the file ends inside a quoted cell) and the in-memory reader (pandas), whose message, with its line,
+the check must repeat."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from kanon_core.engines.source import check_csv_text, unclosed_quote
+from kanon_core.errors import InputError
+from kanon_core.io import load_dataset
+
+TOKENS = ["a", "b", "7", " ", '"', '""', "\n", "\r\n"]
+
+
+def ends_inside_quotes(text: str, delimiter: str) -> bool | None:
+    """Python's csv module's answer: True (unexpected end of data), False (read), None (refused otherwise,
+    e.g. a character after a closing quote: not this check's question)."""
+    try:
+        list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
+    except csv.Error as exc:
+        return True if "unexpected end of data" in str(exc) else None
+    return False
+
+
+def refusal(path, delimiter: str, chunk: int = 1 << 24) -> str | None:
+    try:
+        check_csv_text(path, delimiter, chunk)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.lists(st.sampled_from([*TOKENS, ",", ";"]), max_size=30), delimiter=st.sampled_from([",", ";"]),
+       bom=st.booleans(), chunk=st.sampled_from([1, 2, 3, 7, 1 << 24]))
+def test_a_file_is_refused_exactly_when_it_ends_inside_a_quoted_cell(tmp_path, body, delimiter, bom, chunk):
+    text = "".join(body)
+    expected = ends_inside_quotes(text, delimiter)
+    assume(expected is not None)
+    path = tmp_path / "f.csv"
+    path.write_bytes((codecs.BOM_UTF8 if bom else b"") + text.encode("utf-8"))
+    said = refusal(path, delimiter, chunk)
+    assert (said is not None) == expected, (text, said)
+    if said is not None:
+        assert said == refusal(path, delimiter)  # the line is the same whatever the blocks
+        if ({",", ";"} - {delimiter}).pop() not in text:  # the reader can only have found this delimiter
+            try:
+                load_dataset(path)
+            except InputError as exc:  # it may refuse the file for another reason first (too many fields)
+                if "never closed" in str(exc):
+                    assert str(exc) == said
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ('sex,age\nm,30\nf,"40\nm,22\n', 3),  # opens on line 3 and swallows the rest
+    ('sex,age\nm,30\nf,40\nm,"22', 4),  # the last cell, without a line end
+    # a quoted line break closed, an escaped quote, then an open quote on the third record's line (the fourth
+    # line of the file): lines are numbered by records, as the reader and DuckDB number them
+    ('sex,age\n"m\nf",30\nf,"x""y\n', 3),
+    ('sex;age\r\nm;30\r\nf;"40\r\n', 3),  # CR LF line ends, semicolons
+])
+def test_the_message_is_the_in_memory_readers(tmp_path, text, line):
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode("utf-8"))
+    delimiter = ";" if ";" in text.splitlines()[0] else ","
+    said = refusal(path, delimiter)
+    assert said == unclosed_quote(line)
+    with pytest.raises(InputError) as reader:
+        load_dataset(path)
+    assert str(reader.value) == said
+
+
+@pytest.mark.parametrize("text", [
+    'sex,age\nm,"30"\n',  # a quoted cell closed
+    'sex,age\nm,5"\nf,6"\n',  # quotes inside unquoted cells are characters
+    'sex,age\nm,"3\n0"\nf,"""x"""\n',  # a line break and escaped quotes inside quoted cells
+    'sex,age\nm, "30\n',  # a space before the quote: the quote is a character (no leading space is dropped)
+])
+def test_files_whose_quotes_close_pass(tmp_path, text):
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert refusal(path, ",") is None
+    load_dataset(path)  # the in-memory reader reads them too
+
+
+def test_bad_utf8_is_still_refused_by_line(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"sex,age\nm,30\nf,\xff\n")
+    assert refusal(path, ",") == ("Line 3 is not valid UTF-8; the out-of-core engines read UTF-8 files only "
+                                  "(use --engine pandas or save it as UTF-8).")
