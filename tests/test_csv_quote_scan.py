@@ -1,5 +1,7 @@
-"""The check that a CSV file's quoted cells are all closed (kanon_core.engines.source.check_csv_text), which
-Spark's reader needs: it reads a quote never closed to the end of the file as one cell, without a word.
+"""The check that a CSV file's quoted cells are all closed (kanon_core.engines.source.check_quotes_closed), made
+when an out-of-core engine opens a file: Spark reads a quote never closed to the end of the file as one cell,
+without a word, and DuckDB and Polars do too when no line end follows (found comparing them with the reader on
+random files).
 
 References, independent of the scan: Python's csv module in strict mode (it fails with "unexpected end of data"
 exactly when the file ends inside a quoted cell) and the in-memory reader (pandas), whose message, with its line,
@@ -15,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kanon_core.engines.source import check_csv_text, unclosed_quote
+from kanon_core.cli import main
+from kanon_core.engines.source import check_quotes_closed, check_utf8, open_source, unclosed_quote
 from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
 
@@ -34,7 +37,7 @@ def ends_inside_quotes(text: str, delimiter: str) -> bool | None:
 
 def refusal(path, delimiter: str, chunk: int = 1 << 24) -> str | None:
     try:
-        check_csv_text(path, delimiter, chunk)
+        check_quotes_closed(path, delimiter, chunk)
     except InputError as exc:
         return str(exc)
     return None
@@ -93,8 +96,49 @@ def test_files_whose_quotes_close_pass(tmp_path, text):
     load_dataset(path)  # the in-memory reader reads them too
 
 
-def test_bad_utf8_is_still_refused_by_line(tmp_path):
+def test_bad_utf8_is_refused_by_line(tmp_path):
     path = tmp_path / "f.csv"
     path.write_bytes(b"sex,age\nm,30\nf,\xff\n")
-    assert refusal(path, ",") == ("Line 3 is not valid UTF-8; the out-of-core engines read UTF-8 files only "
-                                  "(use --engine pandas or save it as UTF-8).")
+    with pytest.raises(InputError) as err:
+        check_utf8(path)
+    assert str(err.value) == ("Line 3 is not valid UTF-8; the out-of-core engines read UTF-8 files only "
+                              "(use --engine pandas or save it as UTF-8).")
+
+
+# files with a quote never closed (found comparing the engines with the reader on random files): without the
+# check, DuckDB read the first as 3 records and Polars the third as 1, without a word; both refused the second,
+# Polars in words of its own
+SWALLOWED = {
+    "last record, no line end": 'c0\tc1\r\nx\t"p\nq"\r\n1\t\r\n-02.5\t"b',
+    "blank lines after": 'c0,c1\n"",y\n1,-0\n -0,"\n\n',
+    "from the second line": 'c0,c1,c2\r\nab,",NA\r\n;a,,\r\n,2.5b,\r\n,a,',
+}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+@pytest.mark.parametrize("case", list(SWALLOWED))
+def test_the_engines_refuse_a_quote_never_closed_as_the_reader_does(tmp_path, capsys, engine, case):
+    path = tmp_path / "f.csv"
+    path.write_bytes(SWALLOWED[case].encode("utf-8"))
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "pandas"]) == 2
+    reader = capsys.readouterr().err.strip().splitlines()[-1]
+    assert main(["risk", str(path), "--qi", "c0", "--engine", engine]) == 2
+    got = [line for line in capsys.readouterr().err.strip().splitlines() if "error" in line]
+    assert got == [reader] and "a quoted cell is never closed" in reader
+
+
+def test_a_file_is_read_once_for_its_quotes_while_unchanged(tmp_path, monkeypatch):
+    from kanon_core.engines import source as source_module
+
+    path = tmp_path / "f.csv"
+    path.write_bytes(b'a,b\n1,"x"\n')
+    calls = []
+    real = source_module.check_quotes_closed
+    monkeypatch.setattr(source_module, "check_quotes_closed", lambda *a, **k: calls.append(a) or real(*a, **k))
+    open_source(path)
+    open_source(path)
+    assert len(calls) == 1
+    path.write_bytes(b'a,b\n1,"x\n')  # changed (size): read again, and refused
+    with pytest.raises(InputError, match="near line 2: a quoted cell is never closed"):
+        open_source(path)
+    assert len(calls) == 2

@@ -13,8 +13,9 @@ view of the file. What moves where on a cluster:
 
 CSV is read with every column as text, the sniffed delimiter, ``"`` as quote and escape, the header
 row skipped and its names given, ``FAILFAST`` (a malformed record stops the job); Spark replaces bytes
-that are not UTF-8 silently, and reads a quote that is never closed to the end of the file as one cell, so a
-local file is checked for both on the driver first (:func:`~kanon_core.engines.source.check_csv_text`).
+that are not UTF-8 silently, so a local file is checked for UTF-8 on the driver first, once; a quote never
+closed, which Spark would read to the end of the file as one cell, is refused when the file is opened
+(:func:`~kanon_core.engines.source.check_quotes_closed`).
 
 A CSV release holds the default writer's text in every cell (:func:`csv_cells`, :func:`csv_options`): Spark's
 own CSV writer writes Java's text of numbers and booleans, trims the spaces around text and escapes quotes
@@ -38,7 +39,7 @@ from ..errors import InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, check_csv_text, file_key
+from .source import Source, check_utf8, file_key
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, object] = {}
@@ -116,15 +117,16 @@ def stop_sessions() -> None:
 
 
 _CHECKED: set[tuple] = set()
-"""CSV files (:func:`~kanon_core.engines.source.file_key`, delimiter) found valid UTF-8 with every quoted cell
-closed: a command's later queries on the same unchanged file do not read it again."""
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) found valid UTF-8: a command's later queries on the
+same unchanged file do not read it again."""
 
 
-def _check_text_once(source: Source) -> None:
-    """:func:`~kanon_core.engines.source.check_csv_text` on ``source``, once per unchanged file."""
-    key = (file_key(source), source.delimiter)
+def _check_utf8_once(source: Source) -> None:
+    """:func:`~kanon_core.engines.source.check_utf8` on ``source``, once per unchanged file (its quoted cells
+    were checked when it was opened, :func:`~kanon_core.engines.source.open_source`)."""
+    key = file_key(source)
     if key not in _CHECKED:
-        check_csv_text(source.path, source.delimiter)
+        check_utf8(source.path)
         with _LOCK:
             _CHECKED.add(key)
 
@@ -140,7 +142,7 @@ class SparkEngine(OutOfCore):
             df = spark.read.parquet(str(source.path))
         else:
             if source.path.exists():
-                _check_text_once(source)
+                _check_utf8_once(source)
             df = (spark.read.option("header", "true").option("sep", source.delimiter).option("quote", '"')
                   .option("escape", '"').option("mode", "FAILFAST").option("inferSchema", "false")
                   .option("multiLine", "true").option("encoding", "UTF-8")
