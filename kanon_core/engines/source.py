@@ -243,14 +243,14 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
     quote opens the last record's last cell, without a line end after it; Polars in a file whose second line
     opens one: found by comparing them with the reader on random files), so the records after the quote would
     be lost without a word. The engines refuse the others in words of their own; this check says it in the
-    reader's, with its line. One compiled pass over the bytes, one chunk
-    in memory (:mod:`kanon_core.engines._quote_kernel`; 0.5 s per 300 MB, one thread).
+    reader's, with its line. One pass, one chunk in memory: a chunk without a quote by a byte count, one with
+    quotes by the compiled scan (:mod:`kanon_core.engines._quote_kernel`); ``benchmarks/bench_csv_checks.py``.
     """
     import codecs
 
     import numpy as np
 
-    from ._quote_kernel import QUOTED, new_carry, scan_quotes
+    from ._quote_kernel import AT_CELL_START, QUOTED, UNQUOTED, new_carry, scan_quotes
 
     sep = delimiter.encode("utf-8")
     if len(sep) != 1:
@@ -260,7 +260,14 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
         if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
             fh.seek(0)
         while block := fh.read(chunk):
-            scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
+            if b'"' in block:
+                scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
+            elif carry[0] != QUOTED:
+                # no quote (most survey files): outside any quoted cell from its first byte on (a pending
+                # closing quote is closed by it), so the scan's state is its last byte's, and every line feed
+                # ends a record: the same as the compiled scan, at the speed of a byte count
+                carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
+                carry[1] += block.count(b"\n")
     if carry[0] == QUOTED:
         raise InputError(unclosed_quote(int(carry[2])))
 
