@@ -18,9 +18,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kanon_core.cli import main
-from kanon_core.engines.source import check_quotes_closed, check_utf8, open_source, unclosed_quote
+from kanon_core.engines import get_engine
+from kanon_core.engines.source import (
+    QuoteQuirks,
+    check_quotes_closed,
+    check_utf8,
+    open_source,
+    unclosed_quote,
+)
 from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
+from tests.test_engines import assert_same_table, reference
 
 TOKENS = ["a", "b", "7", " ", '"', '""', "\n", "\r\n"]
 
@@ -54,6 +62,8 @@ def test_a_file_is_refused_exactly_when_it_ends_inside_a_quoted_cell(tmp_path, b
     path.write_bytes((codecs.BOM_UTF8 if bom else b"") + text.encode("utf-8"))
     said = refusal(path, delimiter, chunk)
     assert (said is not None) == expected, (text, said)
+    if said is None:  # the quirks found are the same whatever the blocks (and the fast path between them)
+        assert check_quotes_closed(path, delimiter, chunk) == check_quotes_closed(path, delimiter)
     if said is not None:
         assert said == refusal(path, delimiter)  # the line is the same whatever the blocks
         if ({",", ";"} - {delimiter}).pop() not in text:  # the reader can only have found this delimiter
@@ -94,6 +104,26 @@ def test_files_whose_quotes_close_pass(tmp_path, text):
     path.write_bytes(text.encode("utf-8"))
     assert refusal(path, ",") is None
     load_dataset(path)  # the in-memory reader reads them too
+
+
+def test_spaces_and_text_outside_quotes_are_found_by_line(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(b'a,b\n"x",1\n" ""y",2\nz, "w"\n"v" ,3\n"u"t,4\n')
+    assert check_quotes_closed(path) == QuoteQuirks(spaced_before=4, text_after=5)
+    path.write_bytes(b'a,b\r\n"x","y"\r\n"p\n ""q",\t"r"\r\n')  # CR LF ends; a space inside quotes; a tab
+    assert check_quotes_closed(path) == QuoteQuirks()
+
+
+def test_duckdb_refuses_what_it_would_read_without_the_spaces(tmp_path, capsys):
+    path = tmp_path / "f.csv"
+    path.write_bytes(b'c0,c1\nm,30\nf, "40"\n')
+    assert load_dataset(path).frame["c1"].tolist() == ["30", ' "40"']  # the reader keeps the spaces and quotes
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "duckdb"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert err == ["kanon risk: error: Line 3 has a quoted cell with spaces or text outside its quotes, which DuckDB "
+                   "reads otherwise than the in-memory reader does (it keeps them); use --engine pandas, or remove "
+                   "them from the file."]
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "polars"]) == 0  # Polars reads it as the reader
 
 
 def test_bad_utf8_is_refused_by_line(tmp_path):
@@ -142,3 +172,32 @@ def test_a_file_is_read_once_for_its_quotes_while_unchanged(tmp_path, monkeypatc
     with pytest.raises(InputError, match="near line 2: a quoted cell is never closed"):
         open_source(path)
     assert len(calls) == 2
+
+
+# -- the engines never read a file otherwise than the reader ------------------------------------------------
+CELLS = st.builds(
+    lambda lead, inner, tail: lead + inner + tail,
+    st.sampled_from(["", " ", "  ", "\t"]),
+    st.sampled_from(["", "a", "7", "NA", '"a"', '"b c"', '"x""y"', '"p\nq"', '""', 'a"b']),
+    st.sampled_from(["", " ", "z", "\t"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(CELLS, CELLS), min_size=1, max_size=5), engine=st.sampled_from(["duckdb", "polars"]),
+       end=st.sampled_from(["\n", "\r\n", ""]))
+def test_an_engine_refuses_a_file_or_reads_the_readers_classes(tmp_path, rows, engine, end):
+    """Random two-column files whose cells have spaces, tabs and text around quoted parts: whenever the
+    in-memory reader and the engine both read a file, their class tables are equal (values, codes, counts).
+    Without the quote check DuckDB read `` "a"`` as ``a`` and ``"a" `` as ``a``, where the reader keeps the
+    spaces (`` "a"`` and ``a ``)."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(("c0,c1" + end + end.join(",".join(r) for r in rows) + end).encode("utf-8"))
+    try:
+        ref = reference(path, ["c0", "c1"])
+    except InputError:
+        return  # refused by the reader: the engines may refuse it in other words, or (empty extra fields) read it
+    try:
+        got = get_engine(engine).class_table(path, ["c0", "c1"])
+    except InputError:
+        return
+    assert_same_table(ref, got)

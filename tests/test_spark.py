@@ -307,3 +307,20 @@ def test_a_quote_never_closed_is_refused_as_the_reader_refuses_it(settings, tmp_
     with pytest.raises(InputError, match="never closed"):
         get_engine("spark").release(path, tmp_path / "release.csv", settings=settings)
     assert not (tmp_path / "release.csv").exists()
+
+
+def test_spaces_after_a_closing_quote_are_refused_and_before_an_opening_one_read_as_the_reader(settings, tmp_path):
+    """Spark drops the spaces between a closing quote and the delimiter (``"40" `` read as 40), which the reader
+    keeps (``40 ``): refused, naming the line. Spaces before an opening quote it keeps as the reader does."""
+    from kanon_core.errors import InputError
+    from tests.test_engines import reference
+
+    after = tmp_path / "after.csv"
+    after.write_text('region,age\nnorth,30\nsouth,"40" \n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"^Line 3 has a quoted cell with spaces or text outside its quotes, "
+                                         r"which Spark reads otherwise"):
+        get_engine("spark").class_table(after, ["region", "age"], settings=settings)
+    before = tmp_path / "before.csv"
+    before.write_text('region,age\nnorth,30\nsouth, "40"\n', encoding="utf-8")
+    assert_same_table(reference(before, ["region", "age"]),
+                      get_engine("spark").class_table(before, ["region", "age"], settings=settings))

@@ -1,11 +1,14 @@
-"""Compiled scan of a CSV file's quoting: whether the file ends inside a quoted cell, and on which line that
-cell opened.
+"""Compiled scan of a CSV file's quoting: whether the file ends inside a quoted cell (and on which line that
+cell opened), and the first lines where a quoted cell has text around its quotes.
 
 Why: Spark's CSV reader (``multiLine``, the only mode that reads quoted line breaks) reads a quote that is
-never closed to the end of the file as one cell, silently, where the in-memory reader, DuckDB and Polars
-refuse the file: the records after it would be lost, and the risk measured on the rest. numba, because the
-answer depends on every byte before it (a quote opens a cell only at a cell's start, and two quotes in a
-quoted cell are one quote character), so it is one pass with a state, at the speed of the file's reading.
+never closed to the end of the file as one cell, silently, and DuckDB and Polars do on some files, where the
+in-memory reader refuses the file: the records after it would be lost, and the risk measured on the rest.
+And a quoted cell with spaces before its opening quote (`` "a"``) or text after its closing one (``"a" ``) is
+read three ways: the in-memory reader keeps the spaces (`` "a"`` as text, ``a `` without the quotes), DuckDB
+drops them, Spark drops those after. numba, because the answer depends on every byte before it (a quote opens
+a cell only at a cell's start, and two quotes in a quoted cell are one quote character), so it is one pass
+with a state, at the speed of the file's reading.
 """
 
 from __future__ import annotations
@@ -20,29 +23,35 @@ UNQUOTED = 1
 QUOTED = 2
 """Inside a quoted cell."""
 QUOTE_IN_QUOTED = 3
-"""Just after a quote inside a quoted cell: another quote makes the two one character, anything else ends
-the quoted part."""
+"""Just after a quote inside a quoted cell: another quote makes the two one character, a delimiter or a line
+end ends the cell, anything else is text after the closing quote."""
+LEADING_SPACES = 4
+"""Spaces at a cell's start: a quote after them is a character to the in-memory reader, an opening quote to
+DuckDB."""
 
-CARRY_SLOTS = 3
-"""The carry between blocks: the state, the records ended so far (the header included), and the line of the
-last quote that opened a quoted cell, numbered as the in-memory reader and DuckDB number lines: records plus
-the header, from 1 (the physical line when no cell holds a line break)."""
+CARRY_SLOTS = 5
+"""The carry between blocks: the state; the records ended so far (the header included); the line of the last
+quote that opened a quoted cell; the first line with spaces before an opening quote; the first line with text
+after a closing quote (0: none). Lines are numbered as the in-memory reader and DuckDB number them: records
+plus the header, from 1 (the physical line when no cell holds a line break)."""
 
 
 def new_carry() -> np.ndarray:
     """The carry at the file's start (after its byte-order mark, if any)."""
-    return np.array([AT_CELL_START, 0, 0], dtype=np.int64)
+    return np.zeros(CARRY_SLOTS, dtype=np.int64)
 
 
 @numba.njit(cache=True, nogil=True)
 def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
-    """Advance ``carry`` (:data:`CARRY_SLOTS` int64: state, records ended, opening line) over the bytes ``block``
-    of a file whose cells are separated by the byte ``delimiter`` and quoted with the byte ``quote``; a CR of a
-    CR LF line end is a character of an unquoted cell's end, as it is to every reader. The file ends inside a
-    quoted cell when the state after its last block is :data:`QUOTED`."""
+    """Advance ``carry`` (:data:`CARRY_SLOTS` int64) over the bytes ``block`` of a file whose cells are separated
+    by the byte ``delimiter`` and quoted with the byte ``quote``. A CR of a CR LF line end after a closing
+    quote is a line end, not text. The file ends inside a quoted cell when the state after its last block is
+    :data:`QUOTED`."""
     state = carry[0]
     lines = carry[1]
     opened = carry[2]
+    spaced = carry[3]
+    after = carry[4]
     for i in range(block.shape[0]):
         c = block[i]
         if c == 10 and state != QUOTED:  # a record's end (a line feed in a quoted cell is a character)
@@ -55,16 +64,29 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
                 state = QUOTED
             elif c == delimiter or c == 10:
                 state = AT_CELL_START
-            else:
+            elif c != 13:
+                if after == 0:
+                    after = lines + 1
                 state = UNQUOTED
-        elif state == AT_CELL_START:
+        elif state == AT_CELL_START or state == LEADING_SPACES:  # noqa: SIM109 - two compares in compiled code
             if c == quote:
-                state = QUOTED
-                opened = lines + 1
+                if state == AT_CELL_START:
+                    state = QUOTED
+                    opened = lines + 1
+                else:
+                    if spaced == 0:
+                        spaced = lines + 1
+                    state = UNQUOTED
+            elif c == 32:
+                state = LEADING_SPACES
             elif c != delimiter and c != 10:
                 state = UNQUOTED
+            else:
+                state = AT_CELL_START
         elif c == delimiter or c == 10:
             state = AT_CELL_START
     carry[0] = state
     carry[1] = lines
     carry[2] = opened
+    carry[3] = spaced
+    carry[4] = after

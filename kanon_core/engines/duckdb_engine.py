@@ -65,6 +65,7 @@ from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .source import (
     Source,
     file_key,
+    refuse_quote_quirks,
     require_records,
     skipped_lines,
     space_line_pattern,
@@ -111,7 +112,10 @@ def _csv_relation(source: Source) -> str:
 
 
 def _csv_records(source: Source) -> str:
-    """The records of a CSV file as DuckDB reads them, blank lines left out, lines of spaces not."""
+    """The records of a CSV file as DuckDB reads them, blank lines left out, lines of spaces not. A file with
+    spaces or text outside a quoted cell's quotes is refused: DuckDB drops spaces there that the in-memory
+    reader keeps (`` "a"`` is that text to the reader, ``a`` to DuckDB; ``"a" `` is ``a `` and ``a``)."""
+    refuse_quote_quirks(source, "DuckDB", before=True, after=True)
     columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
     delim = sql.DUCKDB.lit(source.delimiter)
     serial = "parallel = false, " if file_key(source) in _SERIAL else ""

@@ -29,7 +29,7 @@ import csv
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -58,6 +58,8 @@ class Source:
     delimiter: str = ","
     has_bom: bool = False
     size: int = 0
+    quote_quirks: QuoteQuirks = field(default_factory=lambda: QuoteQuirks())
+    """Where a CSV file's quoted cells have spaces or text outside their quotes (:func:`check_quotes_closed`)."""
 
     def kind(self, column: str) -> str:
         if column not in self.kinds:
@@ -179,8 +181,9 @@ def _csv_source(p: Path, size: int) -> Source:
     if not header:
         raise InputError("The file is empty.")
     check_header(header)
-    _quotes_closed_once(p, sep)  # before any engine reads it: some would read an unclosed quote to the end
-    return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size)
+    quirks = _quotes_closed_once(p, sep)  # before any engine reads it: some read an unclosed quote to the end
+    return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size,
+                  quote_quirks=quirks)
 
 
 def _header(p: Path, sep: str) -> list[str]:
@@ -235,8 +238,21 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
             line += block.count(b"\n")
 
 
-def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> None:
-    """Refuse a CSV file that ends inside a quoted cell, in the in-memory reader's words and with its line.
+@dataclass(frozen=True)
+class QuoteQuirks:
+    """Where a CSV file's quoted cells have text around their quotes (0: nowhere), which the readers read
+    differently: ``spaced_before``, the first line with a cell of spaces then a quote (`` "a"``: text to the
+    in-memory reader and Spark, the quoted ``a`` to DuckDB); ``text_after``, the first line with text between
+    a closing quote and the delimiter or line end (``"a" ``: ``a `` to the in-memory reader, ``a`` to DuckDB and
+    Spark). Lines are numbered as the in-memory reader numbers them."""
+
+    spaced_before: int = 0
+    text_after: int = 0
+
+
+def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> QuoteQuirks:
+    """Refuse a CSV file that ends inside a quoted cell, in the in-memory reader's words and with its line; else
+    the file's :class:`QuoteQuirks`, for the engines that would read those cells otherwise to refuse it.
 
     Why: the in-memory reader refuses such a file, but the engines' readers do not always: Spark reads the
     quote to the end of the file as one cell, and DuckDB and Polars do so on some files too (DuckDB when the
@@ -260,29 +276,44 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
         if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
             fh.seek(0)
         while block := fh.read(chunk):
-            if b'"' in block:
+            if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" "):
                 scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
             elif carry[0] != QUOTED:
-                # no quote (most survey files): outside any quoted cell from its first byte on (a pending
-                # closing quote is closed by it), so the scan's state is its last byte's, and every line feed
-                # ends a record: the same as the compiled scan, at the speed of a byte count
+                # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
+                # last byte that is no space: the scan's state is its last byte's, and every line feed ends a
+                # record, as in the compiled scan, at the speed of a byte count
                 carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
                 carry[1] += block.count(b"\n")
     if carry[0] == QUOTED:
         raise InputError(unclosed_quote(int(carry[2])))
+    return QuoteQuirks(int(carry[3]), int(carry[4]))
 
 
-_QUOTES_CLOSED: set[tuple] = set()
-"""CSV files (path, size, modification time, delimiter) :func:`check_quotes_closed` passed: an unchanged file
-is not read again by later commands of the process or reruns of the dashboard's large-file panel."""
+_QUOTES_CLOSED: dict[tuple, QuoteQuirks] = {}
+"""CSV files (path, size, modification time, delimiter) :func:`check_quotes_closed` passed, and their quirks: an
+unchanged file is not read again by later commands of the process or reruns of the dashboard's large-file
+panel."""
 
 
-def _quotes_closed_once(p: Path, delimiter: str) -> None:
+def _quotes_closed_once(p: Path, delimiter: str) -> QuoteQuirks:
     st = p.stat()
     key = (str(p.resolve()), st.st_size, st.st_mtime_ns, delimiter)
     if key not in _QUOTES_CLOSED:
-        check_quotes_closed(p, delimiter)
-        _QUOTES_CLOSED.add(key)
+        _QUOTES_CLOSED[key] = check_quotes_closed(p, delimiter)
+    return _QUOTES_CLOSED[key]
+
+
+def refuse_quote_quirks(source: Source, engine: str, before: bool, after: bool) -> None:
+    """Refuse ``source`` for ``engine`` when it has a quoted cell with spaces before its opening quote
+    (``before``) or text after its closing one (``after``) that the engine reads otherwise than the in-memory
+    reader (:class:`QuoteQuirks`), in one line naming the line and no cell."""
+    quirks = source.quote_quirks
+    line = min((n for n, asked in ((quirks.spaced_before, before), (quirks.text_after, after)) if asked and n),
+               default=0)
+    if line:
+        raise InputError(f"Line {line} has a quoted cell with spaces or text outside its quotes, which {engine} "
+                         "reads otherwise than the in-memory reader does (it keeps them); use --engine pandas, "
+                         "or remove them from the file.")
 
 
 SPACES = " \t"

@@ -39,7 +39,7 @@ from ..errors import InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, check_utf8, file_key
+from .source import Source, check_utf8, file_key, refuse_quote_quirks
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, object] = {}
@@ -143,6 +143,8 @@ class SparkEngine(OutOfCore):
         else:
             if source.path.exists():
                 _check_utf8_once(source)
+            # Spark drops spaces after a closing quote that the in-memory reader keeps ("a" is a space to it)
+            refuse_quote_quirks(source, "Spark", before=False, after=True)
             df = (spark.read.option("header", "true").option("sep", source.delimiter).option("quote", '"')
                   .option("escape", '"').option("mode", "FAILFAST").option("inferSchema", "false")
                   .option("multiLine", "true").option("encoding", "UTF-8")
