@@ -23,6 +23,7 @@ from kanon_core.engines.source import (
     QuoteQuirks,
     check_quotes_closed,
     check_utf8,
+    first_record_with_text_beyond,
     open_source,
     unclosed_quote,
 )
@@ -201,3 +202,42 @@ def test_an_engine_refuses_a_file_or_reads_the_readers_classes(tmp_path, rows, e
     except InputError:
         return
     assert_same_table(ref, got)
+
+
+# -- text beyond the header's fields (Polars keeps one field beyond it, and dropped the rest) ---------------
+FIELD_CELLS = st.sampled_from(["", "a", " ", "7", '"x,y"', '"p\nq"', '"q""r"'])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(FIELD_CELLS, min_size=0, max_size=5), min_size=1, max_size=6),
+       n_fields=st.integers(1, 3), chunk=st.sampled_from([1, 3, 1 << 24]), end=st.sampled_from(["\n", "\r\n"]))
+def test_the_first_record_with_text_beyond_the_header_is_pythons(tmp_path, rows, n_fields, chunk, end):
+    """Python's csv module splits the records; the first with a non-empty field past ``n_fields`` is the one."""
+    text = "h" + "," * (n_fields - 1) + end + "".join(",".join(r) + end for r in rows)
+    expected = next((number for number, row in enumerate(csv.reader(io.StringIO(text, newline="")))
+                     if len(row) > n_fields and any(row[n_fields:])), None)
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert first_record_with_text_beyond(path, ",", n_fields, chunk) == expected
+
+
+@pytest.mark.parametrize(("text", "record"), [
+    ("c0,c1\n1,2,,x\n", 1),  # the first field beyond the header empty, text after it
+    ("c0,c1\n3,4\n\n1,2,,,\"x\"\n", 3),  # a blank line counted, as the reader counts it
+])
+def test_polars_refuses_text_after_an_empty_field_beyond_the_header(tmp_path, capsys, text, record):
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "polars"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert err == [f"kanon risk: error: Record {record} (line {record + 1} when no cell holds a line break) has more "
+                   "fields than the header, which names 2; check the delimiter and the quotes."]
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "pandas"]) == 2  # the reader refuses it too
+
+
+def test_an_empty_field_at_a_records_end_is_read_by_every_reader(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"c0,c1\n1,2,\n3,4,\n")
+    ref = reference(path, ["c0", "c1"])
+    for engine in ("duckdb", "polars"):
+        assert_same_table(ref, get_engine(engine).class_table(path, ["c0", "c1"]))

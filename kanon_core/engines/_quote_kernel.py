@@ -90,3 +90,55 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
     carry[2] = opened
     carry[3] = spaced
     carry[4] = after
+
+
+FIELD_CARRY_SLOTS = 4
+"""The carry of :func:`scan_fields` between blocks: the state (as :func:`scan_quotes`'s), the record (0 for the
+header, every line feed outside quotes ending one, blank lines included, as the in-memory reader counts
+records), the field of that record (from 0), and the first record holding text beyond the header's fields
+(-1: none yet)."""
+
+
+def new_field_carry() -> np.ndarray:
+    """The carry of :func:`scan_fields` at the file's start (after its byte-order mark, if any)."""
+    carry = np.zeros(FIELD_CARRY_SLOTS, dtype=np.int64)
+    carry[3] = -1
+    return carry
+
+
+@numba.njit(cache=True, nogil=True)
+def scan_fields(block, delimiter, quote, n_fields, carry):  # pragma: no cover - compiled
+    """Advance ``carry`` (:data:`FIELD_CARRY_SLOTS` int64) over ``block``, stopping at the first record with a
+    byte other than a delimiter or a CR in a field beyond the first ``n_fields`` (a quote there counts: a quoted
+    empty field is a field that was written). Fields beyond the header that are all empty (a delimiter at a
+    record's end) are what every reader may drop; text there is what one must not."""
+    state = carry[0]
+    record = carry[1]
+    field = carry[2]
+    found = carry[3]
+    for i in range(block.shape[0]):
+        if found >= 0:
+            break
+        c = block[i]
+        if state == QUOTED:
+            if c == quote:
+                state = QUOTE_IN_QUOTED
+            elif field >= n_fields:
+                found = record
+            continue
+        if c == 10:
+            record += 1
+            field = 0
+            state = AT_CELL_START
+        elif c == delimiter:
+            field += 1
+            state = AT_CELL_START
+        elif c != 13:
+            # a quote opens a quoted cell at its start, or (doubled) stays one quote inside it
+            state = QUOTED if c == quote and state in (AT_CELL_START, QUOTE_IN_QUOTED) else UNQUOTED
+            if field >= n_fields:
+                found = record
+    carry[0] = state
+    carry[1] = record
+    carry[2] = field
+    carry[3] = found

@@ -13,7 +13,10 @@ A record with more fields than the header is refused. Polars checks the field co
 every column (a scan that reads some columns stops each record at the last one it needs and drops the
 rest silently), so the scan declares one column more than the header (:func:`extra_column`) and keeps
 what a longer record holds beyond the header there: every query that reads the whole file counts that
-column's values and refuses a file where one is present. A file that passed this check, and has records,
+column's values and refuses a file where one is present. That column holds the first field beyond the
+header only, empty in ``1,2,,x`` under a header of two, whose ``x`` Polars would drop unseen: before its first
+query on a file, a compiled pass finds any text beyond the header
+(:func:`~kanon_core.engines.source.first_record_with_text_beyond`). A file that passed this check, and has records,
 is remembered (:func:`~kanon_core.engines.source.file_key`), so queries after the first do not read it
 twice; the others check it first.
 
@@ -37,7 +40,15 @@ from ..dataset import WEIGHT_SPACES, WEIGHT_TEXT_NUMBER
 from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
-from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
+from .source import (
+    Source,
+    file_key,
+    first_record_with_text_beyond,
+    require_records,
+    skipped_lines,
+    space_line_pattern,
+    too_many_fields,
+)
 from .sql import SQUARED_WEIGHTS, WHOLE_LIMIT
 
 _CHECKED: set[tuple[str, int, int]] = set()
@@ -157,6 +168,11 @@ class PolarsEngine(OutOfCore):
         """
         key = file_key(source)
         csv = source.format == "csv"
+        if csv and key not in _CHECKED:
+            # the scan keeps one field beyond the header: text after an empty one would be dropped unseen
+            record = first_record_with_text_beyond(source.path, source.delimiter, len(source.columns))
+            if record is not None:
+                raise InputError(too_many_fields(record, len(source.columns)))
         find_blank = csv and key not in _BLANK
         out = self._collect(query(self.scan(source), find_blank), what)
         if csv and _total(out, "kanon_extra"):

@@ -289,6 +289,31 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
     return QuoteQuirks(int(carry[3]), int(carry[4]))
 
 
+def first_record_with_text_beyond(path: Path, delimiter: str, n_fields: int, chunk: int = 1 << 24) -> int | None:
+    """The first record (counted from 1 after the header, blank lines included, as the in-memory reader counts
+    them) with text in a field beyond the first ``n_fields`` (the header's), or None.
+
+    Why: Polars reads one field beyond the header, to refuse a record that has one, and drops the rest of the
+    record; when that field is empty (``1,2,,x`` under a header of two), the text after it was dropped
+    without a word. The file's quoted cells are closed (:func:`check_quotes_closed` ran when it was opened).
+    One compiled pass (:func:`~kanon_core.engines._quote_kernel.scan_fields`) that stops at the first such
+    record."""
+    import codecs
+
+    import numpy as np
+
+    from ._quote_kernel import new_field_carry, scan_fields
+
+    sep = delimiter.encode("utf-8")
+    carry = new_field_carry()
+    with open(path, "rb") as fh:
+        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+            fh.seek(0)
+        while carry[3] < 0 and (block := fh.read(chunk)):
+            scan_fields(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), n_fields, carry)
+    return int(carry[3]) if carry[3] >= 0 else None
+
+
 _QUOTES_CLOSED: dict[tuple, QuoteQuirks] = {}
 """CSV files (path, size, modification time, delimiter) :func:`check_quotes_closed` passed, and their quirks: an
 unchanged file is not read again by later commands of the process or reruns of the dashboard's large-file
@@ -434,13 +459,12 @@ def require_records(n_records: int) -> None:
         raise InputError(NO_RECORDS)
 
 
-def too_many_fields(record: int, n_header: int, n_fields: int | None = None) -> str:
+def too_many_fields(record: int, n_header: int) -> str:
     """The message for record ``record`` (counted from 1 after the header) having more fields than the header,
-    close to the in-memory reader's words; ``n_fields`` when the engine can tell how many. No field is ever dropped."""
-    has = f"has more fields than the header: {n_fields}, where the header names {n_header}" if n_fields else \
-        f"has more fields than the header, which names {n_header}"
-    return (f"Record {record} (line {record + 1} when no cell holds a line break) {has}; "
-            "check the delimiter and the quotes.")
+    close to the in-memory reader's words (without the count: an engine's is not always the record's). No text
+    is ever dropped; fields beyond the header that are all empty (a delimiter at a record's end) may be."""
+    return (f"Record {record} (line {record + 1} when no cell holds a line break) has more fields than the header, "
+            f"which names {n_header}; check the delimiter and the quotes.")
 
 
 def file_key(source: Source) -> tuple[str, int, int]:
