@@ -115,6 +115,20 @@ def test_spaces_and_text_outside_quotes_are_found_by_line(tmp_path):
     assert check_quotes_closed(path) == QuoteQuirks()
 
 
+@pytest.mark.parametrize(("text", "line"), [
+    (b"a\r\nb\nc\r\n", 2),  # the second line ends in LF alone
+    (b"a\nb\r\n", 2),  # and the other way round
+    (b'a\r\n"x\ny"\r\nz\r\n', 0),  # a line feed inside a quoted cell is a character, not a record's end
+    (b"\xef\xbb\xbfa\r\n\r\nb\n", 3),  # a blank line is a record (ended in CR LF), the mark no cell
+    (b"a\nb\nc", 0),  # the last record without an end
+])
+def test_records_ended_otherwise_than_the_first_are_found_by_line(tmp_path, text, line):
+    path = tmp_path / "f.csv"
+    path.write_bytes(text)
+    for chunk in (1, 2, 1 << 24):
+        assert check_quotes_closed(path, ",", chunk).mixed_line_ends == line
+
+
 def test_duckdb_refuses_what_it_would_read_without_the_spaces(tmp_path, capsys):
     path = tmp_path / "f.csv"
     path.write_bytes(b'c0,c1\nm,30\nf, "40"\n')

@@ -324,3 +324,24 @@ def test_spaces_after_a_closing_quote_are_refused_and_before_an_opening_one_read
     before.write_text('region,age\nnorth,30\nsouth, "40"\n', encoding="utf-8")
     assert_same_table(reference(before, ["region", "age"]),
                       get_engine("spark").class_table(before, ["region", "age"], settings=settings))
+
+
+def test_mixed_line_ends_and_a_file_of_blank_lines_are_refused(settings, tmp_path):
+    """Spark takes the first record's line end for every record's: in a CR LF file a bare LF joined two records
+    into one cell, where the reader reads two. And a header followed by blank lines has no records, as the
+    reader says, where Spark gave an empty class table."""
+    from kanon_core.errors import InputError
+    from tests.test_engines import reference
+
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_bytes(b"region,age\r\nnorth,30\r\nsouth,40\nnorth,22\r\n")
+    with pytest.raises(InputError, match=r"^Line 3 ends otherwise than the first line \(CR LF and LF are mixed\)"):
+        get_engine("spark").class_table(mixed, ["region", "age"], settings=settings)
+    quoted = tmp_path / "quoted.csv"  # a line feed inside a quoted cell of a CR LF file (Excel's) is no line end
+    quoted.write_bytes(b'region,age\r\n"no\nrth",30\r\nsouth,40\r\n')
+    assert_same_table(reference(quoted, ["region", "age"]),
+                      get_engine("spark").class_table(quoted, ["region", "age"], settings=settings))
+    blank = tmp_path / "blank.csv"
+    blank.write_bytes(b"region,age\n\n\n")
+    with pytest.raises(InputError, match=r"no records"):
+        get_engine("spark").class_table(blank, ["region"], settings=settings)

@@ -29,11 +29,17 @@ LEADING_SPACES = 4
 """Spaces at a cell's start: a quote after them is a character to the in-memory reader, an opening quote to
 DuckDB."""
 
-CARRY_SLOTS = 5
+CARRY_SLOTS = 8
 """The carry between blocks: the state; the records ended so far (the header included); the line of the last
 quote that opened a quoted cell; the first line with spaces before an opening quote; the first line with text
-after a closing quote (0: none). Lines are numbered as the in-memory reader and DuckDB number them: records
-plus the header, from 1 (the physical line when no cell holds a line break)."""
+after a closing quote; the kind of the first record's end (:data:`LF_END` or :data:`CRLF_END`, 0 before it);
+the first line that ends otherwise (0: none); the block's last byte (for a CR LF split between blocks). Lines
+are numbered as the in-memory reader and DuckDB number them: records plus the header, from 1 (the physical
+line when no cell holds a line break)."""
+LF_END = 1
+"""A record ended by a line feed alone."""
+CRLF_END = 2
+"""A record ended by a carriage return and a line feed."""
 
 
 def new_carry() -> np.ndarray:
@@ -52,10 +58,19 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
     opened = carry[2]
     spaced = carry[3]
     after = carry[4]
+    first_end = carry[5]
+    mixed = carry[6]
+    prev = carry[7]
     for i in range(block.shape[0]):
         c = block[i]
         if c == 10 and state != QUOTED:  # a record's end (a line feed in a quoted cell is a character)
             lines += 1
+            end = CRLF_END if prev == 13 else LF_END
+            if first_end == 0:
+                first_end = end
+            elif end != first_end and mixed == 0:
+                mixed = lines
+        prev = c
         if state == QUOTED:
             if c == quote:
                 state = QUOTE_IN_QUOTED
@@ -90,6 +105,9 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
     carry[2] = opened
     carry[3] = spaced
     carry[4] = after
+    carry[5] = first_end
+    carry[6] = mixed
+    carry[7] = prev
 
 
 FIELD_CARRY_SLOTS = 4

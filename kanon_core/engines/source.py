@@ -244,10 +244,13 @@ class QuoteQuirks:
     differently: ``spaced_before``, the first line with a cell of spaces then a quote (`` "a"``: text to the
     in-memory reader and Spark, the quoted ``a`` to DuckDB); ``text_after``, the first line with text between
     a closing quote and the delimiter or line end (``"a" ``: ``a `` to the in-memory reader, ``a`` to DuckDB and
-    Spark). Lines are numbered as the in-memory reader numbers them."""
+    Spark); ``mixed_line_ends`` below. Lines are numbered as the in-memory reader numbers them."""
 
     spaced_before: int = 0
     text_after: int = 0
+    mixed_line_ends: int = 0
+    """The first line whose record ends otherwise than the first record (CR LF after LF, or LF after CR LF),
+    line ends inside quoted cells left aside: Spark takes the first record's end for every record's."""
 
 
 def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> QuoteQuirks:
@@ -276,17 +279,34 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
         if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
             fh.seek(0)
         while block := fh.read(chunk):
-            if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" "):
+            lf = -1
+            if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" ") \
+                    or (carry[0] != QUOTED and _ends_change(block, carry, lf := block.count(b"\n"))):
                 scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
             elif carry[0] != QUOTED:
                 # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
-                # last byte that is no space: the scan's state is its last byte's, and every line feed ends a
-                # record, as in the compiled scan, at the speed of a byte count
+                # last byte that is no space, with every record ended as the first: the scan's state is its last
+                # byte's, and every line feed ends a record, as in the compiled scan, at the speed of a count
                 carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
-                carry[1] += block.count(b"\n")
+                carry[1] += lf
+            carry[7] = block[-1]
     if carry[0] == QUOTED:
         raise InputError(unclosed_quote(int(carry[2])))
-    return QuoteQuirks(int(carry[3]), int(carry[4]))
+    return QuoteQuirks(int(carry[3]), int(carry[4]), int(carry[6]))
+
+
+def _ends_change(block: bytes, carry, lf: int) -> bool:
+    """Whether a block without a quote, read outside any quoted cell, with ``lf`` line feeds, holds the first
+    record's end or one of another kind than the first (then the compiled scan reads it, to note either with
+    its line)."""
+    from ._quote_kernel import CRLF_END, LF_END
+
+    if not lf:
+        return False
+    split = carry[7] == 13 and block[:1] == b"\n"  # a CR LF split between two blocks
+    crlf = (block.count(b"\r\n") if b"\r" in block else 0) + split
+    first = carry[5]
+    return first == 0 or (first == LF_END and crlf > 0) or (first == CRLF_END and crlf < lf)
 
 
 def first_record_with_text_beyond(path: Path, delimiter: str, n_fields: int, chunk: int = 1 << 24) -> int | None:
@@ -326,6 +346,16 @@ def _quotes_closed_once(p: Path, delimiter: str) -> QuoteQuirks:
     if key not in _QUOTES_CLOSED:
         _QUOTES_CLOSED[key] = check_quotes_closed(p, delimiter)
     return _QUOTES_CLOSED[key]
+
+
+def refuse_mixed_line_ends(source: Source, engine: str) -> None:
+    """Refuse ``source`` for ``engine`` (one that takes the first record's line end for every record's) when its
+    records end in both CR LF and LF (:class:`QuoteQuirks`), naming the first line that differs."""
+    line = source.quote_quirks.mixed_line_ends
+    if line:
+        raise InputError(f"Line {line} ends otherwise than the first line (CR LF and LF are mixed), which {engine} "
+                         "reads as text of a cell; use --engine polars or --engine pandas, or save the file with "
+                         "one kind of line end.")
 
 
 def refuse_quote_quirks(source: Source, engine: str, before: bool, after: bool) -> None:

@@ -34,12 +34,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
-from .source import Source, check_utf8, file_key, refuse_quote_quirks
+from .source import (
+    Source,
+    check_utf8,
+    file_key,
+    refuse_mixed_line_ends,
+    refuse_quote_quirks,
+    require_records,
+)
 
 _LOCK = threading.Lock()
 _SESSIONS: dict[str, object] = {}
@@ -143,8 +151,10 @@ class SparkEngine(OutOfCore):
         else:
             if source.path.exists():
                 _check_utf8_once(source)
-            # Spark drops spaces after a closing quote that the in-memory reader keeps ("a" is a space to it)
+            # Spark drops spaces after a closing quote that the in-memory reader keeps ("a" is a space to it),
+            # and takes the first record's line end for every record's (a bare LF in a CR LF file joins two)
             refuse_quote_quirks(source, "Spark", before=False, after=True)
+            refuse_mixed_line_ends(source, "Spark")
             df = (spark.read.option("header", "true").option("sep", source.delimiter).option("quote", '"')
                   .option("escape", '"').option("mode", "FAILFAST").option("inferSchema", "false")
                   .option("multiLine", "true").option("encoding", "UTF-8")
@@ -169,12 +179,15 @@ class SparkEngine(OutOfCore):
     def aggregate(self, source: Source, keys: Sequence[str], weight: str | None,
                   settings: EngineSettings) -> pa.Table:
         source.require([*keys, *([weight] if weight else [])])
-        return self._run(settings, source, lambda v: sql.aggregate_sql(sql.SPARK, source, v, keys, weight),
-                         "aggregating the file")
+        table = self._run(settings, source, lambda v: sql.aggregate_sql(sql.SPARK, source, v, keys, weight),
+                          "aggregating the file")
+        require_records(int(pc.sum(table.column("n")).as_py() or 0))  # a header and blank lines: no records
+        return table
 
     def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
         r = self._run(settings, source, lambda v: sql.stats_sql(sql.SPARK, source, v), "summarising the file")
         row = r.to_pylist()[0]
+        require_records(int(row["n"]))
         return int(row["n"]), [ColumnStats(c, int(row[f"m{i}"]), int(row[f"d{i}"])) for i, c in enumerate(source.columns)]
 
     def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
