@@ -345,3 +345,20 @@ def test_mixed_line_ends_and_a_file_of_blank_lines_are_refused(settings, tmp_pat
     blank.write_bytes(b"region,age\n\n\n")
     with pytest.raises(InputError, match=r"no records"):
         get_engine("spark").class_table(blank, ["region"], settings=settings)
+
+
+def test_a_line_of_spaces_alone_is_refused(settings, tmp_path):
+    """The in-memory reader skips a line of spaces or tabs alone, as a blank line; Spark read it as a record of
+    those spaces (one more class, one more record): refused, naming the line. A quoted cell of spaces is a
+    value to every reader."""
+    from kanon_core.errors import InputError
+    from tests.test_engines import reference
+
+    spaces = tmp_path / "spaces.csv"
+    spaces.write_bytes(b"region,age\nnorth,30\n\n \t \nsouth,40\n")
+    with pytest.raises(InputError, match=r"^Line 4 holds only spaces or tabs, which the in-memory reader skips"):
+        get_engine("spark").class_table(spaces, ["region"], settings=settings)
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_bytes(b'region,age\nnorth,30\n"   ",\nsouth,40\n')
+    assert_same_table(reference(quoted, ["region", "age"]),
+                      get_engine("spark").class_table(quoted, ["region", "age"], settings=settings))

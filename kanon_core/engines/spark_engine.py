@@ -47,6 +47,7 @@ from .source import (
     refuse_mixed_line_ends,
     refuse_quote_quirks,
     require_records,
+    skipped_lines,
 )
 
 _LOCK = threading.Lock()
@@ -125,18 +126,27 @@ def stop_sessions() -> None:
 
 
 _CHECKED: set[tuple] = set()
-"""CSV files (:func:`~kanon_core.engines.source.file_key`) found valid UTF-8: a command's later queries on the
-same unchanged file do not read it again."""
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) found valid UTF-8 and without lines of spaces alone: a
+command's later queries on the same unchanged file do not read it again."""
 
 
-def _check_utf8_once(source: Source) -> None:
-    """:func:`~kanon_core.engines.source.check_utf8` on ``source``, once per unchanged file (its quoted cells
-    were checked when it was opened, :func:`~kanon_core.engines.source.open_source`)."""
+def _check_once(source: Source) -> None:
+    """Once per unchanged file: :func:`~kanon_core.engines.source.check_utf8`, and no line of spaces or tabs
+    alone (outside quoted cells), which the in-memory reader skips as it skips a blank line and Spark reads as
+    a record of those spaces (DuckDB and Polars leave them out by position; Spark's records have no position
+    to leave them out by). Its quoted cells were checked when it was opened
+    (:func:`~kanon_core.engines.source.open_source`)."""
     key = file_key(source)
-    if key not in _CHECKED:
-        check_utf8(source.path)
-        with _LOCK:
-            _CHECKED.add(key)
+    if key in _CHECKED:
+        return
+    check_utf8(source.path)
+    spaces = skipped_lines(source).spaces
+    if spaces:
+        first = min(spaces) + 2  # among the records and the skipped lines after the header: the line, from 1
+        raise InputError(f"Line {first} holds only spaces or tabs, which the in-memory reader skips and Spark "
+                         "reads as a record; use --engine duckdb or --engine polars, or remove such lines.")
+    with _LOCK:
+        _CHECKED.add(key)
 
 
 class SparkEngine(OutOfCore):
@@ -150,7 +160,7 @@ class SparkEngine(OutOfCore):
             df = spark.read.parquet(str(source.path))
         else:
             if source.path.exists():
-                _check_utf8_once(source)
+                _check_once(source)
             # Spark drops spaces after a closing quote that the in-memory reader keeps ("a" is a space to it),
             # and takes the first record's line end for every record's (a bare LF in a CR LF file joins two)
             refuse_quote_quirks(source, "Spark", before=False, after=True)
