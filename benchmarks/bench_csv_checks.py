@@ -13,15 +13,14 @@ Run: python benchmarks/bench_csv_checks.py [--megabytes 300] [--repeat 3]
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_guidance import timed  # noqa: E402
 from benchmarks.machine import describe as describe_machine  # noqa: E402
 from kanon_core.engines.source import check_quotes_closed, check_utf8  # noqa: E402
 
@@ -49,12 +48,7 @@ def plain_read(path: Path, chunk: int = 1 << 24) -> None:
 
 def median_seconds(fn, repeat: int) -> float:
     fn()  # loads the compiled scan, and the file into the page cache
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return timed(fn, repeat)
 
 
 def main() -> None:
