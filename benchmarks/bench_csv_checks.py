@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_guidance import timed  # noqa: E402
 from benchmarks.machine import describe as describe_machine  # noqa: E402
-from kanon_core.engines.source import check_quotes_closed, check_utf8  # noqa: E402
+from kanon_core.engines.csv_checks import check_quotes_closed  # noqa: E402
+from kanon_core.engines.source import check_utf8  # noqa: E402
 
 SAMPLE = ROOT / "sample_data" / "els_like.csv"
 

@@ -1,4 +1,4 @@
-"""The check that a CSV file's quoted cells are all closed (kanon_core.engines.source.check_quotes_closed), made
+"""The check that a CSV file's quoted cells are all closed (kanon_core.engines.csv_checks.check_quotes_closed), made
 when an out-of-core engine opens a file: Spark reads a quote never closed to the end of the file as one cell,
 without a word, and DuckDB and Polars do too when no line end follows (found comparing them with the reader on
 random files).
@@ -19,13 +19,15 @@ from hypothesis import strategies as st
 
 from kanon_core.cli import main
 from kanon_core.engines import get_engine
-from kanon_core.engines.source import (
+from kanon_core.engines.csv_checks import (
     QuoteQuirks,
     check_quotes_closed,
-    check_utf8,
     first_record_with_text_beyond,
-    open_source,
     unclosed_quote,
+)
+from kanon_core.engines.source import (
+    check_utf8,
+    open_source,
 )
 from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
@@ -173,13 +175,13 @@ def test_the_engines_refuse_a_quote_never_closed_as_the_reader_does(tmp_path, ca
 
 
 def test_a_file_is_read_once_for_its_quotes_while_unchanged(tmp_path, monkeypatch):
-    from kanon_core.engines import source as source_module
+    from kanon_core.engines import csv_checks
 
     path = tmp_path / "f.csv"
     path.write_bytes(b'a,b\n1,"x"\n')
     calls = []
-    real = source_module.check_quotes_closed
-    monkeypatch.setattr(source_module, "check_quotes_closed", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = csv_checks.check_quotes_closed
+    monkeypatch.setattr(csv_checks, "check_quotes_closed", lambda *a, **k: calls.append(a) or real(*a, **k))
     open_source(path)
     open_source(path)
     assert len(calls) == 1

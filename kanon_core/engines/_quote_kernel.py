@@ -1,5 +1,7 @@
-"""Compiled scan of a CSV file's quoting: whether the file ends inside a quoted cell (and on which line that
-cell opened), and the first lines where a quoted cell has text around its quotes.
+"""Compiled scans of a CSV file's text (:mod:`kanon_core.engines.csv_checks` runs them): whether the file ends
+inside a quoted cell (and on which line that cell opened), the first lines where a quoted cell has text around
+its quotes and where a record ends otherwise than the first (:func:`scan_quotes`); the first record with text in
+a field beyond the header's (:func:`scan_fields`).
 
 Why: Spark's CSV reader (``multiLine``, the only mode that reads quoted line breaks) reads a quote that is
 never closed to the end of the file as one cell, silently, and DuckDB and Polars do on some files, where the

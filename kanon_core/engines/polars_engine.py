@@ -40,10 +40,10 @@ from ..dataset import WEIGHT_SPACES, WEIGHT_TEXT_NUMBER
 from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
+from .csv_checks import first_record_with_text_beyond
 from .source import (
     Source,
     file_key,
-    first_record_with_text_beyond,
     require_records,
     skipped_lines,
     space_line_pattern,

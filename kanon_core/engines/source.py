@@ -35,6 +35,7 @@ from typing import TextIO
 
 from ..errors import InputError
 from ..io import beyond_int64, check_header, header_record, refuse_wide_unsigned
+from .csv_checks import QuoteQuirks, quotes_closed_once
 
 SCALE_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet"}
 """File types the out-of-core engines read (the in-memory path reads more)."""
@@ -59,7 +60,8 @@ class Source:
     has_bom: bool = False
     size: int = 0
     quote_quirks: QuoteQuirks = field(default_factory=lambda: QuoteQuirks())
-    """Where a CSV file's quoted cells have spaces or text outside their quotes (:func:`check_quotes_closed`)."""
+    """What a CSV file holds that some engines read otherwise than the in-memory reader: quoted cells with
+    spaces or text outside their quotes, records ended both ways (:mod:`~kanon_core.engines.csv_checks`)."""
 
     def kind(self, column: str) -> str:
         if column not in self.kinds:
@@ -181,7 +183,7 @@ def _csv_source(p: Path, size: int) -> Source:
     if not header:
         raise InputError("The file is empty.")
     check_header(header)
-    quirks = _quotes_closed_once(p, sep)  # before any engine reads it: some read an unclosed quote to the end
+    quirks = quotes_closed_once(p, sep)  # before any engine reads it: some read an unclosed quote to the end
     return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size,
                   quote_quirks=quirks)
 
@@ -208,13 +210,6 @@ def _header(p: Path, sep: str) -> list[str]:
     return header
 
 
-def unclosed_quote(line: int) -> str:
-    """The in-memory reader's words for a quoted cell that opens on ``line`` and is never closed (lines numbered
-    as that reader and DuckDB number them: records plus the header, from 1)."""
-    return (f"The file cannot be read as CSV near line {line}: a quoted cell is never closed; check the delimiter "
-            "and the quotes.")
-
-
 def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
     """Refuse a file that is not valid UTF-8 throughout (for engines that would replace bad bytes silently).
 
@@ -236,139 +231,6 @@ def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
             if not block:
                 return
             line += block.count(b"\n")
-
-
-@dataclass(frozen=True)
-class QuoteQuirks:
-    """Where a CSV file's quoted cells have text around their quotes (0: nowhere), which the readers read
-    differently: ``spaced_before``, the first line with a cell of spaces then a quote (`` "a"``: text to the
-    in-memory reader and Spark, the quoted ``a`` to DuckDB); ``text_after``, the first line with text between
-    a closing quote and the delimiter or line end (``"a" ``: ``a `` to the in-memory reader, ``a`` to DuckDB and
-    Spark); ``mixed_line_ends`` below. Lines are numbered as the in-memory reader numbers them."""
-
-    spaced_before: int = 0
-    text_after: int = 0
-    mixed_line_ends: int = 0
-    """The first line whose record ends otherwise than the first record (CR LF after LF, or LF after CR LF),
-    line ends inside quoted cells left aside: Spark takes the first record's end for every record's."""
-
-
-def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> QuoteQuirks:
-    """Refuse a CSV file that ends inside a quoted cell, in the in-memory reader's words and with its line; else
-    the file's :class:`QuoteQuirks`, for the engines that would read those cells otherwise to refuse it.
-
-    Why: the in-memory reader refuses such a file, but the engines' readers do not always: Spark reads the
-    quote to the end of the file as one cell, and DuckDB and Polars do so on some files too (DuckDB when the
-    quote opens the last record's last cell, without a line end after it; Polars in a file whose second line
-    opens one: found by comparing them with the reader on random files), so the records after the quote would
-    be lost without a word. The engines refuse the others in words of their own; this check says it in the
-    reader's, with its line. One pass, one chunk in memory: a chunk without a quote by a byte count, one with
-    quotes by the compiled scan (:mod:`kanon_core.engines._quote_kernel`); ``benchmarks/bench_csv_checks.py``.
-    """
-    import codecs
-
-    import numpy as np
-
-    from ._quote_kernel import AT_CELL_START, QUOTED, UNQUOTED, new_carry, scan_quotes
-
-    sep = delimiter.encode("utf-8")
-    if len(sep) != 1:
-        raise InputError("The out-of-core engines read CSV files whose delimiter is one byte.")
-    carry = new_carry()
-    with open(path, "rb") as fh:
-        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
-            fh.seek(0)
-        while block := fh.read(chunk):
-            lf = -1
-            if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" ") \
-                    or (carry[0] != QUOTED and _ends_change(block, carry, lf := block.count(b"\n"))):
-                scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
-            elif carry[0] != QUOTED:
-                # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
-                # last byte that is no space, with every record ended as the first: the scan's state is its last
-                # byte's, and every line feed ends a record, as in the compiled scan, at the speed of a count
-                carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
-                carry[1] += lf
-            carry[7] = block[-1]
-    if carry[0] == QUOTED:
-        raise InputError(unclosed_quote(int(carry[2])))
-    return QuoteQuirks(int(carry[3]), int(carry[4]), int(carry[6]))
-
-
-def _ends_change(block: bytes, carry, lf: int) -> bool:
-    """Whether a block without a quote, read outside any quoted cell, with ``lf`` line feeds, holds the first
-    record's end or one of another kind than the first (then the compiled scan reads it, to note either with
-    its line)."""
-    from ._quote_kernel import CRLF_END, LF_END
-
-    if not lf:
-        return False
-    split = carry[7] == 13 and block[:1] == b"\n"  # a CR LF split between two blocks
-    crlf = (block.count(b"\r\n") if b"\r" in block else 0) + split
-    first = carry[5]
-    return first == 0 or (first == LF_END and crlf > 0) or (first == CRLF_END and crlf < lf)
-
-
-def first_record_with_text_beyond(path: Path, delimiter: str, n_fields: int, chunk: int = 1 << 24) -> int | None:
-    """The first record (counted from 1 after the header, blank lines included, as the in-memory reader counts
-    them) with text in a field beyond the first ``n_fields`` (the header's), or None.
-
-    Why: Polars reads one field beyond the header, to refuse a record that has one, and drops the rest of the
-    record; when that field is empty (``1,2,,x`` under a header of two), the text after it was dropped
-    without a word. The file's quoted cells are closed (:func:`check_quotes_closed` ran when it was opened).
-    One compiled pass (:func:`~kanon_core.engines._quote_kernel.scan_fields`) that stops at the first such
-    record."""
-    import codecs
-
-    import numpy as np
-
-    from ._quote_kernel import new_field_carry, scan_fields
-
-    sep = delimiter.encode("utf-8")
-    carry = new_field_carry()
-    with open(path, "rb") as fh:
-        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
-            fh.seek(0)
-        while carry[3] < 0 and (block := fh.read(chunk)):
-            scan_fields(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), n_fields, carry)
-    return int(carry[3]) if carry[3] >= 0 else None
-
-
-_QUOTES_CLOSED: dict[tuple, QuoteQuirks] = {}
-"""CSV files (path, size, modification time, delimiter) :func:`check_quotes_closed` passed, and their quirks: an
-unchanged file is not read again by later commands of the process or reruns of the dashboard's large-file
-panel."""
-
-
-def _quotes_closed_once(p: Path, delimiter: str) -> QuoteQuirks:
-    st = p.stat()
-    key = (str(p.resolve()), st.st_size, st.st_mtime_ns, delimiter)
-    if key not in _QUOTES_CLOSED:
-        _QUOTES_CLOSED[key] = check_quotes_closed(p, delimiter)
-    return _QUOTES_CLOSED[key]
-
-
-def refuse_mixed_line_ends(source: Source, engine: str) -> None:
-    """Refuse ``source`` for ``engine`` (one that takes the first record's line end for every record's) when its
-    records end in both CR LF and LF (:class:`QuoteQuirks`), naming the first line that differs."""
-    line = source.quote_quirks.mixed_line_ends
-    if line:
-        raise InputError(f"Line {line} ends otherwise than the first line (CR LF and LF are mixed), which {engine} "
-                         "reads as text of a cell; use --engine polars or --engine pandas, or save the file with "
-                         "one kind of line end.")
-
-
-def refuse_quote_quirks(source: Source, engine: str, before: bool, after: bool) -> None:
-    """Refuse ``source`` for ``engine`` when it has a quoted cell with spaces before its opening quote
-    (``before``) or text after its closing one (``after``) that the engine reads otherwise than the in-memory
-    reader (:class:`QuoteQuirks`), in one line naming the line and no cell."""
-    quirks = source.quote_quirks
-    line = min((n for n, asked in ((quirks.spaced_before, before), (quirks.text_after, after)) if asked and n),
-               default=0)
-    if line:
-        raise InputError(f"Line {line} has a quoted cell with spaces or text outside its quotes, which {engine} "
-                         "reads otherwise than the in-memory reader does (it keeps them); use --engine pandas, "
-                         "or remove them from the file.")
 
 
 SPACES = " \t"

@@ -40,12 +40,11 @@ from ..errors import InputError
 from . import sql
 from .api import OutOfCore, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
+from .csv_checks import refuse_mixed_line_ends, refuse_quote_quirks
 from .source import (
     Source,
     check_utf8,
     file_key,
-    refuse_mixed_line_ends,
-    refuse_quote_quirks,
     require_records,
     skipped_lines,
 )
