@@ -182,7 +182,7 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     import pyarrow.parquet as pq
 
     check_header([str(n) for n in pq.read_schema(io.BytesIO(data) if data is not None else path).names])
-    table = pq.read_table(io.BytesIO(data) if data is not None else path)
+    table = _dictionaries_decoded(pq.read_table(io.BytesIO(data) if data is not None else path))
     _refuse_nested(table.schema)
     refuse_wide_unsigned([n for n, c in zip(table.column_names, table.columns, strict=True) if beyond_int64(c)])
     frame = _exact_integers(table, table.to_pandas())
@@ -194,6 +194,21 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
     except (ValueError, UnicodeDecodeError):
         raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
     return frame, labels_from_spec(spec, frame) if isinstance(spec, Mapping) else {}
+
+
+def _dictionaries_decoded(table: Any) -> Any:
+    """``table`` with its dictionary-encoded columns as plain columns of their values.
+
+    Why: pandas makes a dictionary column a categorical one, which :func:`_normalize` does not treat as text,
+    so an empty text cell stayed a category ("") where the same column stored plainly reads it as missing, as
+    the CSV reader and the out-of-core engines do (they read a dictionary column's values). A dictionary is
+    only how the file stores a column; the values are the same."""
+    import pyarrow as pa
+
+    for i, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type):
+            table = table.set_column(i, f.name, table.column(i).cast(f.type.value_type))
+    return table
 
 
 def _exact_integers(table: Any, frame: pd.DataFrame) -> pd.DataFrame:

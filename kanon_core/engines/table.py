@@ -123,6 +123,8 @@ def _dictionary(arr: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array, 
     whether there is a null."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):  # (Polars gives a Parquet dictionary column so, with unsigned indices)
+        arr = arr.cast(arr.type.value_type)
     enc = pc.dictionary_encode(arr)
     idx = enc.indices
     has_null = bool(idx.null_count)
