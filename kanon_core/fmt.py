@@ -156,7 +156,8 @@ def readable_table(frame: pd.DataFrame, digits: int = 2, p_columns: Iterable[str
     ``-0.00``, undefined cells with their reason (``why`` per column, else empty), headers in words
     (``rename`` first, for a name whose meaning depends on the table, then :func:`header`).
 
-    Integer and text columns keep their type, so they still sort in a table widget.
+    Integer and text columns keep their type, so they still sort in a table widget; a column of texts and
+    numbers together is shown as text.
     """
     why = dict(why or {})
     pcols = set(p_columns) if p_columns is not None else {c for c in frame.columns if _looks_like_p(str(c))}
@@ -174,6 +175,11 @@ def readable_table(frame: pd.DataFrame, digits: int = 2, p_columns: Iterable[str
                 s = s.round(digits).map(lambda v: 0.0 if v == 0 else v)
         elif s.dtype == object:
             s = s.map(lambda v, r=reason: (undefined(r) if r else "") if is_missing(v) else v)
+            if not all(isinstance(v, str) for v in s):
+                # texts beside numbers (the categories of several variables in one column, or a missing cell's
+                # ""): all as text, as a table widget can show them; Streamlit would convert them itself after
+                # logging a traceback
+                s = s.map(str)
         out[(rename or {}).get(name) or (header(c) if headers else name)] = s
     return pd.DataFrame(out, index=frame.index)
 

@@ -80,3 +80,20 @@ def test_readable_table_rename_wins_over_the_shared_headers():
     frame = pd.DataFrame({"n_suppressed": [1], "max_suppression": [0.01]})
     out = fmt.readable_table(frame, rename={"n_suppressed": "records suppressed"})
     assert list(out.columns) == ["records suppressed", "max suppression"]
+
+
+def test_a_column_of_texts_and_numbers_is_shown_as_text_that_arrow_can_carry():
+    """The Compare page's table holds the categories of every variable in one column (codes 1 and 2 beside
+    "a"); a table widget sends its frame as Arrow, which refuses such a column (Streamlit then logged a
+    traceback and converted it itself). Shown as text; a column of texts alone, or of numbers, is unchanged."""
+    import pyarrow as pa
+
+    frame = pd.DataFrame({"value": pd.Series([1, "a", 2.5, None], dtype=object),
+                          "label": pd.Series(["x", None, "y", "z"], dtype=object),
+                          "count": [1, 2, 3, 4]})
+    with pytest.raises((pa.ArrowTypeError, pa.ArrowInvalid)):
+        pa.Table.from_pandas(frame)
+    out = fmt.readable_table(frame, headers=False)
+    assert out["value"].tolist() == ["1", "a", "2.5", ""]
+    assert out["label"].tolist() == ["x", "", "y", "z"] and out["count"].tolist() == [1, 2, 3, 4]
+    pa.Table.from_pandas(out)
