@@ -707,3 +707,34 @@ def test_a_release_with_other_weights_has_its_own_class_sizes():
     copy = Dataset(frame=frame.copy(), roles=original.roles, name="s")
     same, again = _class_sizes(original, copy, ("a", "b"))
     assert again is same
+
+
+def test_a_merge_target_of_fewer_than_k_records_is_withheld_from_the_embedded_recipe():
+    """A category made by a step (a merge into a new name) exists only from that step's version on: the recipe
+    embedded in the report named it although it had 2 records at k = 3, as only the original's categories were
+    looked at. Now a value small in any version on the way to the release is withheld."""
+    from kanon_core.report import report_html
+    from kanon_core.treat.recode import RecodeStep
+
+    frame = pd.DataFrame({"a": ["RareAlpha", "RareBeta", "BigGamma", "BigGamma", "BigGamma", "BigDelta", "BigDelta",
+                                "BigDelta"], "b": ["x", "y", "x", "y", "x", "y", "x", "y"], "y": np.arange(8.0)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b"), outcomes=("y",)), name="merge"))
+    h.apply(RecodeStep(column="a", merge=("RareAlpha", "RareBeta"), into="MergedTwo"))
+    assert (h.current.dataset.frame["a"] == "MergedTwo").sum() == 2
+    html = report_html(h, options=ReportOptions(k=3, minucs=False, created="2026-01-01", formulas=()))
+    assert "MergedTwo" not in html and "RareAlpha" not in html
+    assert "BigGamma" in html  # 3 records: named
+
+
+def test_a_model_whose_every_coefficient_names_a_small_category_leaves_the_report_without_its_plot():
+    """Every coefficient of ``y ~ C(a)`` names a category of fewer than k records: the plot had nothing left
+    to draw and the whole report failed ("Nothing to plot"); now the report says so and goes on."""
+    from kanon_core.report import report_html
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": ["BaseCat"] * 6 + ["SoloOne", "SoloTwo", "SoloThree"], "y": rng.normal(size=9)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a",), outcomes=("y",)), name="model"))
+    html = report_html(h, options=ReportOptions(k=5, minucs=False, created="2026-01-01", formulas=("y ~ C(a)",)))
+    assert "no coefficient is plotted." in html
+    for name in ("SoloOne", "SoloTwo", "SoloThree"):
+        assert name not in html

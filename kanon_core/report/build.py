@@ -729,7 +729,10 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
             log.add(f"coefficients of the model {f}", {"(coefficients)": hidden})
             notes.append(f"Model '{f}': {hidden} coefficient(s) of categories with fewer than {k} records are "
                          "not plotted (they would name the category).")
-        figures.append((f"Model: {f}", coefficient_figure(shown, title=f"Coefficients: {f}")))
+        if len(shown):
+            figures.append((f"Model: {f}", coefficient_figure(shown, title=f"Coefficients: {f}")))
+        else:  # every coefficient names a small category (or there is none): the report goes on without a plot
+            notes.append(f"Model '{f}': no coefficient is plotted.")
         # separation, aliasing, convergence: counts and reasons only, no category named
         notes.extend(f"Model '{f}', {n}." for n in mc.model_notes())
     if not formulas:
@@ -747,9 +750,15 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
                           info_loss=loss, categories=categories)
 
 
-def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> str:
+def _mask_recipe(recipe_json: str, versions: Sequence[Dataset], k: int, log: MaskLog) -> str:
     """The recipe with the values of categories of fewer than k records withheld (merge lists, hierarchy
-    rows, texts); unchanged when it names none. The recipe file itself keeps them: it must, to replay."""
+    rows, merge targets, bounds, texts); unchanged when it names none. The recipe file itself keeps them: it
+    must, to replay.
+
+    A category is small when it has 1 to k - 1 records in any of ``versions`` (the original first, then every
+    version on the way to the release): a recipe names the values its steps make (a merge target, a top code)
+    as well as those they read, and a value made by a step exists only from that step's version on (a merge
+    of two categories into one of 2 records was named when only the original was looked at)."""
     import json
 
     data = json.loads(recipe_json)
@@ -768,13 +777,17 @@ def _mask_recipe(recipe_json: str, original: Dataset, k: int, log: MaskLog) -> s
                 collect(e)
 
     collect(data.get("steps", []))
+    original = versions[0]
     variables = [v for v in named if v in original.frame.columns]
     if not variables:
         return recipe_json
-    small = small_categories(original, original, variables, k)
+    per_version = [small_categories(original, v, [c for c in variables if c in v.frame.columns], k)
+                   for v in versions]
+    texts = {c: frozenset().union(*(s.texts.get(c, frozenset()) for s in per_version)) for c in variables}
+    every = frozenset().union(*texts.values())
     steps, n = [], 0
     for step in data.get("steps", []):
-        safe, m = redact_values(step, small.all_texts, small.texts, value_fields=VALUE_FIELDS)
+        safe, m = redact_values(step, every, texts, value_fields=VALUE_FIELDS)
         if m and isinstance(safe, dict) and "description" in safe:  # the description may show the value too
             safe["description"] = WITHHELD
         steps.append(safe)
@@ -852,7 +865,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
                if options.utility else None)
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()
-    recipe_json = _mask_recipe(recipe_json, raw_original, k, log)
+    recipe_json = _mask_recipe(recipe_json, [raw_original, *(v.dataset for v in lineage[1:])], k, log)
     # everything that does not need the MINUCs is gathered before waiting for them (a search under way ends
     # last), so that little is left to do once it has ended
     roles = _roles_table(raw_original, treated)
