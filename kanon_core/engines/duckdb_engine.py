@@ -63,14 +63,7 @@ from . import sql
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .csv_checks import refuse_quote_quirks, unclosed_quote
-from .source import (
-    Source,
-    file_key,
-    require_records,
-    skipped_lines,
-    space_line_pattern,
-    too_many_fields,
-)
+from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
 
 T = TypeVar("T")
 

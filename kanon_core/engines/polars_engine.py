@@ -41,14 +41,7 @@ from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
 from .csv_checks import first_record_with_text_beyond
-from .source import (
-    Source,
-    file_key,
-    require_records,
-    skipped_lines,
-    space_line_pattern,
-    too_many_fields,
-)
+from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
 from .sql import SQUARED_WEIGHTS, WHOLE_LIMIT
 
 _CHECKED: set[tuple[str, int, int]] = set()
