@@ -59,7 +59,7 @@ class Source:
     delimiter: str = ","
     has_bom: bool = False
     size: int = 0
-    quote_quirks: QuoteQuirks = field(default_factory=lambda: QuoteQuirks())
+    quote_quirks: QuoteQuirks = field(default_factory=QuoteQuirks)
     """What a CSV file holds that some engines read otherwise than the in-memory reader: quoted cells with
     spaces or text outside their quotes, records ended both ways (:mod:`~kanon_core.engines.csv_checks`)."""
 
