@@ -81,7 +81,7 @@ def phases(k: int) -> None:
 
     from kanon_app.samples import ELS_QIS, load_sample
     from kanon_core.risk import _minuc_kernel as kern
-    from kanon_core.risk.minucs import _check, _row_class_sizes, collapse, kernel_inputs
+    from kanon_core.risk.minucs import _check, _chunks, _row_class_sizes, collapse, kernel_inputs
 
     ds = load_sample("els")
     qm = ds.qi_matrix(list(ELS_QIS))
@@ -97,7 +97,7 @@ def phases(k: int) -> None:
               f"{time.perf_counter() - wall:.2f} s wall, {res.total:,} MINUCs")
 
     @numba.njit
-    def upto(cols, mult, fk, k, category, stage, bitvals):  # pragma: no cover - compiled
+    def upto(cols, mult, fk, k, category, stage, bitvals, order):  # pragma: no cover - compiled
         q, n = cols.shape
         seen = np.zeros(1 << q, dtype=np.uint8)
         d = np.empty(n, dtype=bitvals.dtype)
@@ -111,10 +111,15 @@ def phases(k: int) -> None:
         table = np.zeros(((q + kern.LABEL_CHUNK_BITS - 1) // kern.LABEL_CHUNK_BITS, 1 << kern.LABEL_CHUNK_BITS),
                          dtype=np.uint64)
         sizes = np.zeros(3, dtype=np.int64)  # distinct masks, edges, MINUCs (over distinct rows)
-        for u in range(n):
+        prev = -1
+        for u in order:  # as the kernel takes a chunk's rows: in the order of their codes
             if fk[u] >= k:
                 continue
-            kern._disagreements(cols[:, u], cols, category, d, bitvals)
+            if prev < 0:
+                kern._disagreements(cols[:, u], cols, category, d, bitvals)
+            else:
+                kern._redo_disagreements(cols[:, u], cols[:, prev], cols, category, d, bitvals)
+            prev = u
             if stage < 2:
                 continue
             nd, m0 = kern._distinct_masks(d, mult, k - 1, seen, dmask, dweight)
@@ -136,13 +141,17 @@ def phases(k: int) -> None:
     cols, bitvals = kernel_inputs(col.rows)
     fk = _row_class_sizes(codes, col, ds.missing)
     category = ds.missing == "category"
-    upto(cols[:, :50].copy(), col.mult[:50], fk[:50], k, category, 4, bitvals)  # compile
+    # one chunk's order per chunk of the search (kanon_core.risk.minucs._chunks)
+    everything = np.arange(len(fk), dtype=np.int64)
+    order = np.concatenate([span[kern._similar_rows_first(cols, span)] for span in
+                            (everything[lo:hi] for lo, hi in _chunks(len(fk)))])
+    upto(cols[:, :50].copy(), col.mult[:50], fk[:50], k, category, 4, bitvals, order[order < 50])  # compile
     print(f"one thread, {len(col.mult):,} distinct rows, {int((fk < k).sum()):,} of them below k:")
     labels = ["disagreement masks", "distinct masks", "reduced edge family", "enumeration"]
     before = 0.0
     for stage in range(1, 5):
         cpu = time.process_time()
-        sizes = upto(cols, col.mult, fk, k, category, stage, bitvals)
+        sizes = upto(cols, col.mult, fk, k, category, stage, bitvals, order)
         total = time.process_time() - cpu
         extra = ["", f"{sizes[0]:,} masks", f"{sizes[1]:,} edges", f"{sizes[2]:,} MINUCs (distinct rows)"][stage - 1]
         print(f"  {labels[stage - 1]:<20} {total - before:6.2f} CPU s  {extra}")
