@@ -138,9 +138,23 @@ def test_duckdb_refuses_what_it_would_read_without_the_spaces(tmp_path, capsys):
     assert main(["risk", str(path), "--qi", "c0", "--engine", "duckdb"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert err == ["kanon risk: error: Line 3 has a quoted cell with spaces or text outside its quotes, which DuckDB "
-                   "reads otherwise than the in-memory reader does (it keeps them); use --engine pandas, or remove "
-                   "them from the file."]
+                   "reads otherwise than the in-memory reader does (the in-memory reader keeps them); use --engine "
+                   "pandas, or remove them from the file."]
     assert main(["risk", str(path), "--qi", "c0", "--engine", "polars"]) == 0  # Polars reads it as the reader
+
+
+@pytest.mark.parametrize("text", ['c0,c1\nm,30\nf,"40" \n', 'c0,c1\nm,30\r\nf,"4""0"x\r\n', 'c0,c1\nm,30\nf,"4\n0"z\n'])
+def test_polars_names_the_line_with_text_after_a_closing_quote(tmp_path, capsys, text):
+    """Polars fails on such a file in words that name no line (a ComputeError of its own): it is refused
+    before Polars reads it, naming the line, as DuckDB and Spark refuse it. The reader keeps the text."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(text.encode("utf-8"))
+    assert len(load_dataset(path).frame) == 2
+    assert main(["risk", str(path), "--qi", "c0", "--engine", "polars"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert err == ["kanon risk: error: Line 3 has a quoted cell with spaces or text outside its quotes, which Polars "
+                   "cannot read (the in-memory reader keeps them); use --engine pandas, or remove them from the "
+                   "file."]
 
 
 def test_bad_utf8_is_refused_by_line(tmp_path):

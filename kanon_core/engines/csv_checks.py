@@ -150,14 +150,16 @@ def refuse_mixed_line_ends(source: Any, engine: str) -> None:
                          "one kind of line end.")
 
 
-def refuse_quote_quirks(source: Any, engine: str, before: bool, after: bool) -> None:
+def refuse_quote_quirks(source: Any, engine: str, before: bool, after: bool, fails: bool = False) -> None:
     """Refuse ``source`` for ``engine`` when it has a quoted cell with spaces before its opening quote
     (``before``) or text after its closing one (``after``) that the engine reads otherwise than the in-memory
-    reader (:class:`QuoteQuirks`), in one line naming the line and no cell."""
+    reader (:class:`QuoteQuirks`), or (``fails``) cannot read at all, in one line naming the line and no cell:
+    before the engine's own error, which names neither."""
     quirks = source.quote_quirks
     line = min((n for n, asked in ((quirks.spaced_before, before), (quirks.text_after, after)) if asked and n),
                default=0)
     if line:
+        how = "cannot read" if fails else "reads otherwise than the in-memory reader does"
         raise InputError(f"Line {line} has a quoted cell with spaces or text outside its quotes, which {engine} "
-                         "reads otherwise than the in-memory reader does (it keeps them); use --engine pandas, "
-                         "or remove them from the file.")
+                         f"{how} (the in-memory reader keeps them); use --engine pandas, or remove them from "
+                         "the file.")

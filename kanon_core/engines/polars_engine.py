@@ -40,7 +40,7 @@ from ..dataset import WEIGHT_SPACES, WEIGHT_TEXT_NUMBER
 from ..errors import InputError
 from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
-from .csv_checks import first_record_with_text_beyond
+from .csv_checks import first_record_with_text_beyond, refuse_quote_quirks
 from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
 from .sql import SQUARED_WEIGHTS, WHOLE_LIMIT
 
@@ -162,6 +162,9 @@ class PolarsEngine(OutOfCore):
         key = file_key(source)
         csv = source.format == "csv"
         if csv and key not in _CHECKED:
+            # Polars fails on text after a quoted cell's closing quote, in words that name no line (spaces
+            # before an opening quote it reads as the reader does)
+            refuse_quote_quirks(source, "Polars", before=False, after=True, fails=True)
             # the scan keeps one field beyond the header: text after an empty one would be dropped unseen
             record = first_record_with_text_beyond(source.path, source.delimiter, len(source.columns))
             if record is not None:
