@@ -194,10 +194,10 @@ def _warm_large_files() -> None:
     from .classtable import ClassTable
     from .engines._codes_kernel import rows_of_codes
     from .engines._quote_kernel import new_carry, new_field_carry, scan_fields, scan_quotes
+    from .risk.minucs_by_subsets import summarize_minucs_by_subsets
 
     scan_quotes(np.frombuffer(b'a,"b""c"\n', dtype=np.uint8), ord(","), ord('"'), new_carry())
     scan_fields(np.frombuffer(b'a,"b""c",\n', dtype=np.uint8), ord(","), ord('"'), 2, new_field_carry())
-    from .risk.minucs_by_subsets import summarize_minucs_by_subsets
 
     # the engine's dictionary indices and look-up tables are int32 (engines.table.codes_of_aggregate)
     rows_of_codes(np.array([[0, 1, -1], [1, 0, 0]], dtype=np.int32), np.array([[0, 1], [1, 0]], dtype=np.int32))

@@ -15,6 +15,8 @@ One pass over the bytes each, one chunk in memory; the quote scan is compiled
 
 from __future__ import annotations
 
+import codecs
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +58,6 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
     reader's, with its line. One pass, one chunk in memory: a chunk without a quote by a byte count, one with
     quotes by the compiled scan (:mod:`kanon_core.engines._quote_kernel`); ``benchmarks/bench_csv_checks.py``.
     """
-    import codecs
-
     import numpy as np
 
     from ._quote_kernel import AT_CELL_START, QUOTED, UNQUOTED, new_carry, scan_quotes
@@ -66,21 +66,18 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
     if len(sep) != 1:
         raise InputError("The out-of-core engines read CSV files whose delimiter is one byte.")
     carry = new_carry()
-    with open(path, "rb") as fh:
-        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:  # the mark is not part of the first cell
-            fh.seek(0)
-        while block := fh.read(chunk):
-            lf = -1
-            if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" ") \
-                    or (carry[0] != QUOTED and _ends_change(block, carry, lf := block.count(b"\n"))):
-                scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
-            elif carry[0] != QUOTED:
-                # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
-                # last byte that is no space, with every record ended as the first: the scan's state is its last
-                # byte's, and every line feed ends a record, as in the compiled scan, at the speed of a count
-                carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
-                carry[1] += lf
-            carry[7] = block[-1]
+    for block in _blocks(path, chunk):
+        lf = -1
+        if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" ") \
+                or (carry[0] != QUOTED and _ends_change(block, carry, lf := block.count(b"\n"))):
+            scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
+        elif carry[0] != QUOTED:
+            # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
+            # last byte that is no space, with every record ended as the first: the scan's state is its last
+            # byte's, and every line feed ends a record, as in the compiled scan, at the speed of a count
+            carry[0] = AT_CELL_START if block[-1:] in (sep, b"\n") else UNQUOTED
+            carry[1] += lf
+        carry[7] = block[-1]
     if carry[0] == QUOTED:
         raise InputError(unclosed_quote(int(carry[2])))
     return QuoteQuirks(int(carry[3]), int(carry[4]), int(carry[6]))
@@ -109,20 +106,27 @@ def first_record_with_text_beyond(path: Path, delimiter: str, n_fields: int, chu
     without a word. The file's quoted cells are closed (:func:`check_quotes_closed` ran when it was opened).
     One compiled pass (:func:`~kanon_core.engines._quote_kernel.scan_fields`) that stops at the first such
     record."""
-    import codecs
-
     import numpy as np
 
     from ._quote_kernel import new_field_carry, scan_fields
 
     sep = delimiter.encode("utf-8")
     carry = new_field_carry()
+    for block in _blocks(path, chunk):
+        scan_fields(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), n_fields, carry)
+        if carry[3] >= 0:
+            break
+    return int(carry[3]) if carry[3] >= 0 else None
+
+
+def _blocks(path: Path, chunk: int) -> Iterator[bytes]:
+    """The file's bytes after its UTF-8 byte-order mark, if any (the mark is not part of the first cell), in
+    blocks of ``chunk`` bytes: one block in memory at a time."""
     with open(path, "rb") as fh:
         if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
             fh.seek(0)
-        while carry[3] < 0 and (block := fh.read(chunk)):
-            scan_fields(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), n_fields, carry)
-    return int(carry[3]) if carry[3] >= 0 else None
+        while block := fh.read(chunk):
+            yield block
 
 
 _QUOTES_CLOSED: dict[tuple, QuoteQuirks] = {}

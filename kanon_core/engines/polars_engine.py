@@ -16,7 +16,7 @@ what a longer record holds beyond the header there: every query that reads the w
 column's values and refuses a file where one is present. That column holds the first field beyond the
 header only, empty in ``1,2,,x`` under a header of two, whose ``x`` Polars would drop unseen: before its first
 query on a file, a compiled pass finds any text beyond the header
-(:func:`~kanon_core.engines.source.first_record_with_text_beyond`). A file that passed this check, and has records,
+(:func:`~kanon_core.engines.csv_checks.first_record_with_text_beyond`). A file that passed this check, and has records,
 is remembered (:func:`~kanon_core.engines.source.file_key`), so queries after the first do not read it
 twice; the others check it first.
 

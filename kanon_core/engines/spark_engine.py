@@ -15,7 +15,7 @@ CSV is read with every column as text, the sniffed delimiter, ``"`` as quote and
 row skipped and its names given, ``FAILFAST`` (a malformed record stops the job); Spark replaces bytes
 that are not UTF-8 silently, so a local file is checked for UTF-8 on the driver first, once; a quote never
 closed, which Spark would read to the end of the file as one cell, is refused when the file is opened
-(:func:`~kanon_core.engines.source.check_quotes_closed`).
+(:func:`~kanon_core.engines.csv_checks.check_quotes_closed`).
 
 A CSV release holds the default writer's text in every cell (:func:`csv_cells`, :func:`csv_options`): Spark's
 own CSV writer writes Java's text of numbers and booleans, trims the spaces around text and escapes quotes
