@@ -271,11 +271,64 @@ def test_builders_reject_unusable_values():
 TABLE_II = {1950: 10, 1951: 4, 1952: 4, 1990: 6, 1991: 11}
 
 
-def test_seed_002_table_ii_greedy_bins_are_1950_1952_and_1990_1991():
+def test_angiuli_waldo_table_ii_greedy_bins_are_1950_1952_and_1990_1991():
+    """The paper's bins; labelled by what they cover up to the next bin, not by the years they hold."""
     values = [y for y, f in TABLE_II.items() for _ in range(f)]
     h = greedy_binning_hierarchy(values, (10,))
-    assert rows_of(h) == {"1950": ("1950-1952", "*"), "1951": ("1950-1952", "*"), "1952": ("1950-1952", "*"),
-                          "1990": ("1990-1991", "*"), "1991": ("1990-1991", "*")}
+    assert rows_of(h) == {"1950": ("<1990", "*"), "1951": ("<1990", "*"), "1952": ("<1990", "*"),
+                          "1990": (">=1990", "*"), "1991": (">=1990", "*")}
+
+
+def test_greedy_bin_labels_do_not_release_the_extremes():
+    """Ages 40, 50 and 103 binned together were labelled ``40-103``: the release told that someone aged 103
+    is in the file. The top bin is now open above and the bottom bin open below."""
+    ages = [18] * 6 + [19] * 6 + list(range(20, 40)) + [40, 50, 103]
+    h = greedy_binning_hierarchy(ages, (3, 6))
+    labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
+    assert not any("103" in lab or "18" in lab for lab in labels), labels
+    assert rows_of(h)["103"][0].startswith(">=") and rows_of(h)["18"][0].startswith("<")
+
+
+def _label_interval(label: str) -> tuple[float, float]:
+    """[lo, hi) of a bin label, read back independently of the code that wrote it."""
+    if label == "*":
+        return -np.inf, np.inf
+    if label.startswith(">="):
+        return float(label[2:]), np.inf
+    if label.startswith("<"):
+        return -np.inf, float(label[1:])
+    if label.startswith("["):
+        lo, hi = label[1:-1].split(", ")
+        return float(lo), float(hi)
+    m = re.fullmatch(r"(-?\d+)(?:-(-?\d+))?", label)
+    assert m, label
+    lo = float(m.group(1))
+    return lo, float(m.group(2) or m.group(1)) + 1
+
+
+@given(st.lists(st.tuples(st.integers(-30, 120), st.integers(1, 9)), min_size=1, max_size=25,
+                unique_by=lambda t: t[0]),
+       st.lists(st.integers(1, 40), min_size=1, max_size=3), st.booleans())
+def test_greedy_bin_labels_cover_their_values_and_show_no_extreme_below_capacity(pairs, caps, halves):
+    """Every value lies in its labels' intervals; a level's intervals do not overlap; the minimum is in no
+    label, and each bin (so each start a label shows) holds at least the smallest capacity in records."""
+    pairs = sorted(pairs)
+    scale = 0.5 if halves else 1.0
+    uniq = np.array([v * scale for v, _ in pairs])
+    counts = np.array([c for _, c in pairs])
+    h = greedy_binning_hierarchy(uniq, caps, counts=counts)
+    rows = {float(r[0]): r for r in h.rows}
+    for lv in range(1, h.max_level + 1):
+        spans = {}
+        for v in uniq:
+            lo, hi = _label_interval(rows[float(v)][lv])
+            assert lo <= v < hi
+            spans.setdefault(rows[float(v)][lv], (lo, hi))
+        ordered = sorted(spans.values())
+        assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:], strict=False))
+        assert uniq.min() not in [lo for lo, _ in ordered]
+        if len(ordered) > 1:  # each bin, so each released start, holds at least the smallest capacity
+            assert all(counts[(uniq >= lo) & (uniq < hi)].sum() >= min(caps) for lo, hi in ordered)
 
 
 def left_to_right_bins(counts, capacity):

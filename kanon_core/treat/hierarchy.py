@@ -688,9 +688,12 @@ def greedy_binning_hierarchy(
 ) -> Hierarchy:
     """Angiuli & Waldo's minimum-width binning with bin capacity c, one level per capacity (increasing).
 
-    Each level merges the bins of the one below, so the levels nest. Bins are labelled by the range of
-    the values they hold (``1950-1952``), a single value by itself. ``values`` are the records' values, or
-    distinct values standing for ``counts`` records each (the same hierarchy, without the records).
+    Each level merges the bins of the one below, so the levels nest. A bin is labelled by the interval it
+    covers up to the next bin's start (:func:`_bin_labels`: ``<30``, ``30-39``, ``>=40``), never by the lowest
+    and highest values it holds: those would release the file's extremes (the ages 40, 50 and 103 would
+    give ``40-103`` and tell that someone aged 103 is in the file), the disclosure top- and bottom-coding
+    exist to avoid. ``values`` are the records' values, or distinct values standing for ``counts`` records
+    each (the same hierarchy, without the records).
     """
     uniq, counts, texts = _numeric_distinct(values, name, counts)
     caps = sorted(float(c) for c in capacities)
@@ -700,20 +703,22 @@ def greedy_binning_hierarchy(
     levels, current = [], None
     for c in caps:
         current = greedy_bins(uniq, counts.astype(np.float64), c, current)
-        levels.append(_range_labels(uniq, current, integral))
+        levels.append(_bin_labels(uniq, current, integral))
     return _complete(texts, levels, name)
 
 
-def _range_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]:
-    lo = np.full(bins.max() + 1, np.inf)
-    hi = np.full(bins.max() + 1, -np.inf)
-    np.minimum.at(lo, bins, uniq)
-    np.maximum.at(hi, bins, uniq)
-    out = []
-    for b in bins:
-        a, z = lo[b], hi[b]
-        out.append(format_number(a) if a == z else f"{format_number(a)}-{format_number(z)}")
-    return out
+def _bin_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]:
+    """Labels of contiguous bins of the sorted distinct values ``uniq`` (``bins[i]`` is the bin of ``uniq[i]``,
+    non-decreasing): each bin covers [its lowest value, the next bin's lowest value), the first is open
+    below and the last open above (``<30``, ``30-39``, ``>=40``; one bin is ``*``).
+
+    Why: a label is made of no value but the lowest values of bins after the first (an integer range ends
+    one below the next bin's start). The file's minimum never shows, and its maximum (or any value near the top) only as the start of a bin that holds its capacity
+    in records from that value up: the file's extremes, the values most likely held by one person, are
+    not released, as top- and bottom-coding intend. A value of a later wave still falls in some label.
+    """
+    starts = np.flatnonzero(np.diff(bins)) + 1  # positions where a new bin begins
+    return _labels_from_cuts(uniq, uniq[starts], integral)
 
 
 # -- builder: top/bottom coding and clipping (Near & Abuah) -------------------------------------------------------

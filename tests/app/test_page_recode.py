@@ -242,7 +242,7 @@ def test_scale_override_rebuilds_the_automatic_hierarchy(page):
     assert not page.exception
     h = page.session_state["hierarchies"]["BYREGION"]
     labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
-    assert any(re.fullmatch(r"\d+-\d+", lab) for lab in labels)  # the officer asked for intervals
+    assert any(re.fullmatch(r"<\d+|\d+-\d+|>=\d+", lab) for lab in labels)  # the officer asked for intervals
     page.radio(key="w_hb_scale_BYREGION").set_value("nominal").run()
     h = page.session_state["hierarchies"]["BYREGION"]
     labels = {lab for lv in range(1, h.max_level) for lab in h.labels_at(lv)}
