@@ -141,17 +141,18 @@ def test_scale_reasons_and_label_words():
 
 
 def test_codes_sharing_a_value_label_are_pooled_in_groups_of_their_own():
-    """Four rare codes all labelled "Other" pool in two pairs, both named by their labels: the pairs stay
-    two groups (two labels), so the next level may send them different ways."""
-    codes = np.repeat(np.arange(1, 8), [1, 1, 1, 1, 2, 3, 50])
-    meta = {"occ": VariableMeta(value_labels={1: "Other", 2: "Other", 3: "Other", 4: "Other", 5: "Fisher",
+    """Four rare codes all labelled "Other" pool in two pairs: the pairs stay two groups (two labels), so the
+    next level may send them different ways. Their members are rarer than the smallest capacity, so the
+    labels count them and name none."""
+    codes = np.repeat(np.arange(1, 8), [2, 1, 1, 1, 1, 3, 50])
+    meta = {"occ": VariableMeta(value_labels={1: "Fisher", 2: "Other", 3: "Other", 4: "Other", 5: "Other",
                                               6: "Farmer", 7: "Clerk"})}
     ds = Dataset(frame=pd.DataFrame({"occ": codes}), roles=Roles(qis=("occ",)), meta=meta)
     h = default_hierarchy(ds, "occ")
     first = h.labels_at(1)
-    assert first[0] == first[1] and first[2] == first[3] and first[0] != first[2]
-    assert first[0].startswith("Other / Other") and first[2].startswith("Other / Other")
-    assert h.labels_at(2)[0] != h.labels_at(2)[2]  # the two pairs go different ways
+    assert first[1] == first[2] and first[3] == first[4] and first[1] != first[3]
+    assert {first[1], first[3]} == {"2 rare categories", "2 rare categories (2)"}
+    assert h.labels_at(2)[1] != h.labels_at(2)[3]  # the two pairs go different ways
 
 
 def test_a_category_written_like_a_group_is_not_merged_with_that_group():
@@ -186,3 +187,18 @@ def test_frequency_grouping_nests_and_meets_each_capacity(counts, caps):
         pooled = [n for n, x, t in zip(counts, here, texts, strict=True) if x != t]
         if alone and pooled:
             assert min(alone) >= max(met) or min(alone) >= min(pooled)
+
+
+@given(st.lists(st.integers(0, 40), min_size=2, max_size=14), st.lists(st.integers(1, 60), min_size=1, max_size=3))
+def test_no_group_label_names_a_category_rarer_than_the_smallest_capacity(counts, caps):
+    """Labels above the originals are read back for the codes (``c00``) and value labels (``L00``) they
+    show: each belongs to a category of at least the smallest capacity in records. A label naming a
+    category of one record would tell the release's readers that such a person is in the file."""
+    texts = [f"c{i:02d}" for i in range(len(counts))]
+    labels = [f"L{i:02d}" for i in range(len(counts))]
+    h = frequency_grouping_hierarchy(texts, labels, counts, caps)
+    records = dict(zip(texts, counts, strict=True)) | dict(zip(labels, counts, strict=True))
+    for level in range(1, h.max_level + 1):
+        for label in set(h.labels_at(level)):
+            for token in re.findall(r"[cL]\d\d", label):
+                assert records[token] >= min(caps), (label, level)

@@ -15,10 +15,15 @@ from kanon_core.treat.default_hierarchy import blank_name, frequency_grouping_hi
 from kanon_core.treat.hierarchy import TOP, Hierarchy, _complete
 
 
-def _reference_group_name(labels: Sequence[str]) -> str:
-    if len(labels) <= 3:
-        return " / ".join(labels)
-    return f"{labels[0]} / {labels[1]} / … ({len(labels)} categories)"
+def _reference_group_name(named: Sequence[str], size: int) -> str:
+    """A group of ``size`` categories named by the sorted labels ``named`` of its members of at least the
+    smallest capacity in records (rarer members are counted, never named)."""
+    if len(named) == size <= 3:
+        return " / ".join(named)
+    if not named:
+        return f"{size} rare categories"
+    return f"{named[0]} / … ({size} categories)" if len(named) == 1 else \
+        f"{named[0]} / {named[1]} / … ({size} categories)"
 
 
 def _reference_levels(texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
@@ -32,7 +37,8 @@ def _reference_levels(texts: Sequence[str], labels: Sequence[str], counts: Seque
         return sum(int(counts[i]) for i in g)
 
     def title(g: list[int]) -> str:
-        return texts[g[0]] if len(g) == 1 else _reference_group_name(sorted(labels[i] for i in g))
+        named = sorted(labels[i] for i in g if int(counts[i]) >= min(capacities))
+        return texts[g[0]] if len(g) == 1 else _reference_group_name(named, len(g))
 
     levels = []
     for c in sorted(capacities):
@@ -211,11 +217,12 @@ def test_groups_sharing_a_name_keep_labels_of_their_own(case):
 
 def test_a_numbered_label_skips_names_already_taken():
     """The category written "x / x (2)" keeps its text, so of the other two groups named "x / x" (after the
-    category "x / x") the second is "x / x (3)": no label stands for two groups."""
+    category "x / x") the second is "x / x (3)": no label stands for two groups. (The smallest capacity, 1,
+    lets members of one record be named; the level of capacity 1 merges nothing and is not kept.)"""
     texts = ["p", "q", "r", "s", "x / x", "x / x (2)", "t"]
     labels = ["x"] * 4 + ["y", "y", "w"]
     counts = [1, 1, 1, 1, 2, 2, 20]
-    h = frequency_grouping_hierarchy(texts, labels, counts, [2], "q")
+    h = frequency_grouping_hierarchy(texts, labels, counts, [1, 2], "q")
     level = h.labels_at(1)
     assert len(set(level)) == len(_partition(level)) == 5
     # numbered in the order of their first category: {p, q} before {r, s}

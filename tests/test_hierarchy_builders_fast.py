@@ -21,14 +21,23 @@ from kanon_core.treat.hierarchy import TOP, Hierarchy, _complete, _distinct_text
 
 
 # -- the reference: the builders as they were, one merge and one value at a time ---------------------------------
-def _reference_group_name(first: Sequence[str], n: int) -> str:
-    if n <= 3:
-        return " / ".join(first[:n])
-    return f"{first[0]} / {first[1]} / … ({n} categories)"
+def _reference_group_name(named: Sequence[str], n: int) -> str:
+    """Members named only when they hold the smallest capacity (see _reference_merged)."""
+    if len(named) == n <= 3:
+        return " / ".join(named)
+    if not named:
+        return f"{n} rare categories"
+    return " / ".join(named[:2]) + f" / … ({n} categories)"
 
 
-def _reference_merged(a: tuple, b: tuple, labels: Sequence[str], number: int) -> tuple:
-    first = sorted((a[5] or [labels[a[4][0]]]) + (b[5] or [labels[b[4][0]]]))[:3]
+def _reference_merged(a: tuple, b: tuple, labels: Sequence[str], number: int, named_from: float) -> tuple:
+    """The union of two heap entries; a category's label may name the group if it holds ``named_from``."""
+    def nameable(g: tuple) -> list[str]:
+        if g[5] is not None:
+            return g[5]
+        return [labels[g[4][0]]] if g[0] >= named_from else []
+
+    first = sorted(nameable(a) + nameable(b))[:3]
     big, small = (a[4], b[4]) if len(a[4]) >= len(b[4]) else (b[4], a[4])
     big.extend(small)
     return a[0] + b[0], _reference_group_name(first, len(big)), -number, 0, big, first
@@ -66,7 +75,7 @@ def reference_frequency_grouping(texts: Sequence[str], labels: Sequence[str], co
         while len(heap) > 1 and heap[0][0] < c:
             merges += 1
             heap_a, heap_b = heapq.heappop(heap), heapq.heappop(heap)
-            heapq.heappush(heap, _reference_merged(heap_a, heap_b, labels, merges))
+            heapq.heappush(heap, _reference_merged(heap_a, heap_b, labels, merges, min(capacities)))
         levels.append(_reference_level_labels(heap, len(texts), texts))
     return _complete(list(texts), levels, name)
 

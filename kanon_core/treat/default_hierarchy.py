@@ -9,8 +9,9 @@ scale decides (:func:`infer_scale`, which the officer may override):
 * **nominal** (texts, or codes of unordered categories: relationship, region, occupation): never numeric
   intervals, which would claim an order the codes do not have ("4-5", "6-9"). The rarest groups merge,
   level by level, until every group holds 1 %, 5 % and 20 % of the records
-  (:func:`frequency_grouping_hierarchy`); groups are named by their categories' labels, numbered where
-  two groups of a level would share a name;
+  (:func:`frequency_grouping_hierarchy`); groups are named by the labels of their categories of at least
+  1 % of the records (rarer ones are counted, never named), numbered where two groups of a level would
+  share a name;
 * anything with fewer than four values: keep or drop (original → ``*``).
 
 These are proposals: the Recode page shows them with the scale and why, and the officer replaces them.
@@ -111,6 +112,13 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     formed. A group is named by its members' labels (``Farmer / Laborer``), with a number added
     (``Farmer / Laborer (2)``) where another group or a category of the level already has that name
     (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
+
+    A member is named only if it holds at least the smallest capacity in records (``Farmer / … (3
+    categories)``, or ``3 rare categories`` when none does): the groups are made of the rarest
+    categories, and a label naming a category of one record would tell everyone who reads the release
+    that a person of that category is in the file, however well that person's record is protected. So
+    no label above the originals names a category of fewer records than the smallest capacity: a category
+    left alone at a level holds at least that level's capacity (or is the only group).
     Groups of equal size and name go in this order: the newest merged group first, then older merged
     groups, then categories in their given order. A category not merged at a level keeps its text there, but
     for a value of only spaces (its row text is empty), named by :func:`blank_name`: an empty label would be
@@ -118,13 +126,25 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
 
     A postcode's 100,000 categories are grouped in a fraction of a second (see :class:`_Merging`).
     """
-    merging = _Merging(texts, labels, counts)
+    merging = _Merging(texts, labels, counts, min(capacities, default=0))
     levels: list[tuple[int, list[str]]] = []
     for c in sorted(capacities):
         merging.merge_below(c)
         if merging.waiting() < (levels[-1][0] if levels else len(texts)):  # else the level adds nothing
             levels.append((merging.waiting(), merging.level_labels()))
     return _nested_hierarchy(list(texts), levels, name)
+
+
+def group_name(named: Sequence[str], size: int) -> str:
+    """The name of a group of ``size`` categories, of which ``named`` are the smallest labels (up to three) of
+    the members that may be named: all of them when every member is named and there are at most three
+    (``a / b / c``); else the first two and the count (``a / b / … (4 categories)``, ``a / … (2
+    categories)``), or only the count when no member may be named (``2 rare categories``)."""
+    if len(named) == size <= 3:
+        return " / ".join(named)
+    if named:
+        return f"{' / '.join(named[:2])} / … ({size} categories)"
+    return f"{size} rare categories"
 
 
 BLANK = "(blank)"
@@ -156,7 +176,8 @@ class _Merging:
     a union are among the three smallest of each side), kept as ranks among the sorted distinct labels.
     """
 
-    def __init__(self, texts: Sequence[str], labels: Sequence[str], counts: Sequence[int]) -> None:
+    def __init__(self, texts: Sequence[str], labels: Sequence[str], counts: Sequence[int],
+                 named_from: float) -> None:
         n = len(texts)
         nodes = max(2 * n - 1, 1)  # every merge makes a node
         self.n, self.made, self.next = n, n, 0
@@ -172,8 +193,9 @@ class _Merging:
         self.size = np.ones(nodes, dtype=np.int64)  # categories in the group
         own = [labels[i] for i in range(n)]
         self.labels = self.texts if own == self.text[:n] else _Sorted(own)
-        self.first = np.full((nodes, 3), len(self.labels.distinct), dtype=np.int64)  # smallest label ranks
-        self.first[:n, 0] = self.labels.rank
+        # the smallest ranks of the labels a group's name may show: of members of at least named_from records
+        self.first = np.full((nodes, 3), len(self.labels.distinct), dtype=np.int64)
+        self.first[:n, 0] = np.where(self.rec[:n] >= named_from, self.labels.rank, len(self.labels.distinct))
         self.label_texts = [*self.labels.distinct, ""]  # the rank past the last: no label
 
     def waiting(self) -> int:
@@ -302,18 +324,12 @@ class _Merging:
         return g
 
     def _names(self, first: np.ndarray, size: np.ndarray) -> list[str]:
-        """The names of groups from their smallest label ranks and sizes: all their labels up to three, else
-        the first two and the count (``a / b / … (4 categories)``)."""
+        """The names of groups from the smallest ranks of their nameable labels and their sizes (see
+        :func:`group_name`)."""
+        none = len(self.label_texts) - 1
         lab = self.label_texts
-        out = []
-        for (x, y, z), k in zip(first.tolist(), size.tolist(), strict=True):
-            if k == 2:
-                out.append(f"{lab[x]} / {lab[y]}")
-            elif k == 3:
-                out.append(f"{lab[x]} / {lab[y]} / {lab[z]}")
-            else:
-                out.append(f"{lab[x]} / {lab[y]} / … ({k} categories)")
-        return out
+        return [group_name([lab[r] for r in ranks if r != none], k)
+                for ranks, k in zip(first.tolist(), size.tolist(), strict=True)]
 
     def level_labels(self) -> list[str]:
         """The label of each category now (see :func:`_level_labels`)."""
