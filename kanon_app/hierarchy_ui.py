@@ -144,7 +144,9 @@ def scale_widget(ds: Dataset, column: str) -> None:
              format_func={"nominal": "nominal (unordered categories: grouped, never intervals)",
                           "ordinal": "ordinal (ordered: adjacent values binned)"}.get,
              help="Decides the automatic hierarchy. Nominal codes (relationship, region, occupation) are grouped "
-                  "as categories; ordinal codes and numbers are binned into intervals of adjacent values.")
+                  "as categories; ordinal codes and numbers are binned into intervals of adjacent values. The "
+                  "labels show no extreme or rare value: the lowest and highest bins are open (<30, >=40), and a "
+                  "group names only its categories of at least 1 % of the records, and of 2 or more (4 rare categories).")
     st.caption(f"Inferred: {guess.scale}, because {guess.reason}."
                + (f" You chose {chosen}." if chosen and chosen != guess.scale else ""))
 
