@@ -112,6 +112,10 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     formed. A group is named by its members' labels (``Farmer / Laborer``), with a number added
     (``Farmer / Laborer (2)``) where another group or a category of the level already has that name
     (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
+    Groups of equal size and name go in this order: the newest merged group first, then older merged
+    groups, then categories in their given order. A category not merged at a level keeps its text there, but
+    for a value of only spaces (its row text is empty), named by :func:`blank_name`: an empty label would be
+    released as an empty cell, read as missing.
 
     A member is named only if it holds at least the smallest capacity in records (``Farmer / … (3
     categories)``, or ``3 rare categories`` when none does): the groups are made of the rarest
@@ -119,10 +123,6 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     that a person of that category is in the file, however well that person's record is protected. So
     no label above the originals names a category of fewer records than the smallest capacity: a category
     left alone at a level holds at least that level's capacity (or is the only group).
-    Groups of equal size and name go in this order: the newest merged group first, then older merged
-    groups, then categories in their given order. A category not merged at a level keeps its text there, but
-    for a value of only spaces (its row text is empty), named by :func:`blank_name`: an empty label would be
-    released as an empty cell, read as missing.
 
     A postcode's 100,000 categories are grouped in a fraction of a second (see :class:`_Merging`).
     """

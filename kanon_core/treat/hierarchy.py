@@ -713,9 +713,10 @@ def _bin_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]
     below and the last open above (``<30``, ``30-39``, ``>=40``; one bin is ``*``).
 
     Why: a label is made of no value but the lowest values of bins after the first (an integer range ends
-    one below the next bin's start). The file's minimum never shows, and its maximum (or any value near the top) only as the start of a bin that holds its capacity
-    in records from that value up: the file's extremes, the values most likely held by one person, are
-    not released, as top- and bottom-coding intend. A value of a later wave still falls in some label.
+    one below the next bin's start). The file's minimum never shows, and its maximum (or any value near
+    the top) only as the start of a bin that holds its capacity in records from that value up: the file's
+    extremes, the values most likely held by one person, are not released, as top- and bottom-coding
+    intend. A value of a later wave still falls in some label.
     """
     starts = np.flatnonzero(np.diff(bins)) + 1  # positions where a new bin begins
     return _labels_from_cuts(uniq, uniq[starts], integral)
