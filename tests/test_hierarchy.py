@@ -4,6 +4,7 @@ binning example, ARX file round trips, and properties every built hierarchy must
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from kanon_core.errors import InputError
@@ -29,6 +30,7 @@ from kanon_core.treat.hierarchy import (
     masking_hierarchy,
     quantile_hierarchy,
     read_arx_hierarchy,
+    round_cut,
     top_bottom_hierarchy,
     value_key,
     write_arx_hierarchy,
@@ -272,11 +274,11 @@ TABLE_II = {1950: 10, 1951: 4, 1952: 4, 1990: 6, 1991: 11}
 
 
 def test_angiuli_waldo_table_ii_greedy_bins_are_1950_1952_and_1990_1991():
-    """The paper's bins; labelled by what they cover up to the next bin, not by the years they hold."""
+    """The paper's bins; they meet at the roundest year between them, and no label shows a year they hold."""
     values = [y for y, f in TABLE_II.items() for _ in range(f)]
     h = greedy_binning_hierarchy(values, (10,))
-    assert rows_of(h) == {"1950": ("<1990", "*"), "1951": ("<1990", "*"), "1952": ("<1990", "*"),
-                          "1990": (">=1990", "*"), "1991": (">=1990", "*")}
+    assert rows_of(h) == {"1950": ("<1970", "*"), "1951": ("<1970", "*"), "1952": ("<1970", "*"),
+                          "1990": (">=1970", "*"), "1991": (">=1970", "*")}
 
 
 def test_greedy_bin_labels_do_not_release_the_extremes():
@@ -306,6 +308,41 @@ def _label_interval(label: str) -> tuple[float, float]:
     return lo, float(m.group(2) or m.group(1)) + 1
 
 
+def _roundest_between(below: float, above: float) -> float:
+    """By enumeration, for values in halves: of the tenths in (below, above], those divisible by the highest
+    power of ten (0 first), then the one nearest the middle, the lower on a tie."""
+    tenths = range(round(below * 10) + 1, round(above * 10) + 1)
+
+    def roundness(t: int) -> int:
+        if t == 0:
+            return 99
+        power = 0
+        while t % 10 ** (power + 1) == 0:
+            power += 1
+        return power
+
+    best = max(roundness(t) for t in tenths)
+    middle = (below + above) * 5
+    return min((abs(t - middle), t) for t in tenths if roundness(t) == best)[1] / 10
+
+
+@given(st.floats(-1e12, 1e12, allow_nan=False), st.floats(-1e12, 1e12, allow_nan=False))
+def test_a_round_cut_lies_in_its_gap(x, y):
+    """Any two floats: the cut is above the lower and at most the upper, and never -0."""
+    assume(x != y)
+    below, above = min(x, y), max(x, y)
+    cut = round_cut(below, above)
+    assert below < cut <= above
+    assert not (cut == 0 and math.copysign(1.0, cut) < 0)
+
+
+def test_bins_meet_at_round_numbers_not_at_values_of_the_data():
+    """Incomes 37,250 and 41,900 in neighbouring bins meet at 40,000: neither income is shown."""
+    incomes = [36_000] * 3 + [37_250] * 3 + [41_900] * 3 + [43_000] * 3
+    h = greedy_binning_hierarchy(incomes, (6,))
+    assert rows_of(h)["37250"][0] == "<40000" and rows_of(h)["41900"][0] == ">=40000"
+
+
 @given(st.lists(st.tuples(st.integers(-30, 120), st.integers(1, 9)), min_size=1, max_size=25,
                 unique_by=lambda t: t[0]),
        st.lists(st.integers(1, 40), min_size=1, max_size=3), st.booleans())
@@ -325,7 +362,9 @@ def test_greedy_bin_labels_cover_their_values_and_show_no_extreme_below_capacity
             assert lo <= v < hi
             spans.setdefault(rows[float(v)][lv], (lo, hi))
         ordered = sorted(spans.values())
-        assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in zip(ordered, ordered[1:], strict=False))  # they meet
+        for _, cut in ordered[:-1]:  # at the roundest number between the neighbouring values
+            assert cut == _roundest_between(uniq[uniq < cut].max(), uniq[uniq >= cut].min())
         assert uniq.min() not in [lo for lo, _ in ordered]
         if len(ordered) > 1:  # each bin, so each released start, holds at least the smallest capacity
             assert all(counts[(uniq >= lo) & (uniq < hi)].sum() >= min(caps) for lo, hi in ordered)

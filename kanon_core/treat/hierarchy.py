@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import decimal
 import heapq
 import io
 import math
@@ -709,17 +710,34 @@ def greedy_binning_hierarchy(
 
 def _bin_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]:
     """Labels of contiguous bins of the sorted distinct values ``uniq`` (``bins[i]`` is the bin of ``uniq[i]``,
-    non-decreasing): each bin covers [its lowest value, the next bin's lowest value), the first is open
-    below and the last open above (``<30``, ``30-39``, ``>=40``; one bin is ``*``).
+    non-decreasing): the first bin is open below, the last open above, and two neighbouring bins meet at the
+    roundest number of the gap between them (:func:`round_cut`): ``<30``, ``30-39``, ``>=40``; one bin is ``*``.
 
-    Why: a label is made of no value but the lowest values of bins after the first (an integer range ends
-    one below the next bin's start). The file's minimum never shows, and its maximum (or any value near
-    the top) only as the start of a bin that holds its capacity in records from that value up: the file's
-    extremes, the values most likely held by one person, are not released, as top- and bottom-coding
-    intend. A value of a later wave still falls in some label.
+    Why: a label then shows a value of the data only where no rounder number fits between two neighbours
+    (ages 39 and 40 meet at 40; incomes 37,250 and 41,900 at 40,000). The file's minimum and maximum, the
+    values most likely held by one person, never show (the ages 40, 50 and 103 binned together were
+    labelled ``40-103``), as top- and bottom-coding intend; and a value of a later wave still falls in some
+    label.
     """
     starts = np.flatnonzero(np.diff(bins)) + 1  # positions where a new bin begins
-    return _labels_from_cuts(uniq, uniq[starts], integral)
+    return _labels_from_cuts(uniq, [round_cut(uniq[i - 1], uniq[i]) for i in starts.tolist()], integral)
+
+
+def round_cut(below: float, above: float) -> float:
+    """The roundest number c with ``below < c <= above``: a multiple of the largest power of ten that has one
+    there (0 before all), the multiple nearest the middle of the gap (the lower on a tie), so the cut tells
+    little of either neighbour. Computed in decimal, so that 2.7 stays 2.7."""
+    a, b = decimal.Decimal(repr(float(below))), decimal.Decimal(repr(float(above)))
+    middle = (a + b) / 2
+    exponent = max(abs(a), abs(b)).adjusted() + 1
+    while True:
+        step = decimal.Decimal(1).scaleb(exponent)
+        low = (a / step).to_integral_value(decimal.ROUND_FLOOR) + 1
+        high = (b / step).to_integral_value(decimal.ROUND_FLOOR)
+        if low <= high:
+            nearest = (middle / step - decimal.Decimal("0.5")).to_integral_value(decimal.ROUND_CEILING)
+            return float(min(max(nearest, low), high) * step) + 0.0  # (+ 0.0: never -0)
+        exponent -= 1
 
 
 # -- builder: top/bottom coding and clipping (Near & Abuah) -------------------------------------------------------
