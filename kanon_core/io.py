@@ -432,10 +432,18 @@ def check_header(names: list[str]) -> None:
 
 
 def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
-    """The message for a record with more fields than the header (no field is ever dropped), or None."""
+    """The message for the first record with more fields than the reader keeps (no field with text is ever
+    dropped), or None.
+
+    When the first record ends with one empty field more than the header, the file ends its records with a
+    delimiter (pandas' ``index_col=False`` reads such files): a record may then end with one empty field,
+    and the record to name is the first with text there or with more fields still, not the first record."""
     try:
+        trailing: bool | None = None  # decided by the first record that is not a blank line
         for number, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=sep), start=1):
-            if len(row) > n_header:
+            if number > 1 and trailing is None and row:
+                trailing = len(row) == n_header + 1 and row[-1] == ""
+            if len(row) > n_header + bool(trailing) or (trailing and len(row) == n_header + 1 and row[-1] != ""):
                 return (f"Record {number - 1} (line {number} when no cell holds a line break) has {len(row)} "
                         f"fields but the header names {n_header}; check the delimiter and the quotes.")
     except csv.Error:

@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from kanon_core.cli import main
 from kanon_core.dataset import Dataset, Roles
@@ -144,6 +146,32 @@ def test_short_records_have_empty_cells_and_long_ones_are_refused(tmp_path):
     for text, record in (("a,b\n1,x,2\n3,y\n", 1), ("a,b\n1,x\n3,y,4\n5,z\n", 2)):
         with pytest.raises(InputError, match=f"Record {record} .* has 3 fields but the header names 2"):
             read_table(_csv(tmp_path, text))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["", "x", "7"]), min_size=1, max_size=4), min_size=1, max_size=5))
+def test_a_long_record_is_named_as_the_first_record_refused(tmp_path_factory, records):
+    """Under a header of two, records of one to four fields: the reader keeps every field with text or
+    refuses the file, and the record it names is the first whose file, cut after it, is refused (a file
+    whose first record ends with a delimiter may end any record with one empty field)."""
+    assume(any(r != [""] for r in records))  # else a file of blank lines: no records
+    tmp_path = tmp_path_factory.mktemp("long")
+    text = "a,b\n" + "".join(",".join(r) + "\n" for r in records)
+
+    def refused(upto: int) -> bool:
+        try:
+            read_table(_csv(tmp_path, "a,b\n" + "".join(",".join(r) + "\n" for r in records[:upto])))
+        except InputError as exc:
+            return str(exc).startswith("Record ")  # (a file of blank lines is refused for having no records)
+        return False
+
+    try:
+        read_table(_csv(tmp_path, text))
+    except InputError as exc:
+        first = next(n for n in range(1, len(records) + 1) if refused(n))
+        assert str(exc).startswith(f"Record {first} ("), (records, str(exc))
+        return
+    assert all(cell == "" for r in records for cell in r[2:])  # read: no field with text was dropped
 
 
 def test_unclosed_quote_is_one_clear_error(tmp_path):
