@@ -336,11 +336,29 @@ def test_a_round_cut_lies_in_its_gap(x, y):
     assert not (cut == 0 and math.copysign(1.0, cut) < 0)
 
 
+@given(st.lists(st.integers(-30, 120), min_size=2, max_size=40), st.booleans(),
+       st.lists(st.integers(2, 6), min_size=1, max_size=3))
+def test_quantile_bins_meet_at_the_roundest_number_between_their_values(values, halves, n_bins):
+    """Each level's intervals hold their values and meet at the roundest number between the neighbouring
+    values (found by enumeration), so only where none is rounder does a label show a value of the data."""
+    data = np.array(values, dtype=float) * (0.5 if halves else 1.0)
+    h = quantile_hierarchy(data, n_bins)
+    rows = {float(r[0]): r for r in h.rows}
+    for lv in range(1, h.max_level + 1):
+        spans = {rows[float(v)][lv]: _label_interval(rows[float(v)][lv]) for v in data}
+        assert all(lo <= v < hi for v in data for lo, hi in [spans[rows[float(v)][lv]]])
+        for _, cut in sorted(spans.values())[:-1]:
+            assert cut == _roundest_between(data[data < cut].max(), data[data >= cut].min())
+
+
 def test_bins_meet_at_round_numbers_not_at_values_of_the_data():
     """Incomes 37,250 and 41,900 in neighbouring bins meet at 40,000: neither income is shown."""
     incomes = [36_000] * 3 + [37_250] * 3 + [41_900] * 3 + [43_000] * 3
     h = greedy_binning_hierarchy(incomes, (6,))
     assert rows_of(h)["37250"][0] == "<40000" and rows_of(h)["41900"][0] == ">=40000"
+    incomes = [10000, 20000, 35000, 52000, 58000, 61873, 75000, 90000, 150000, 400000]
+    top = rows_of(quantile_hierarchy(incomes, (4, 2)))
+    assert [top[str(v)][0] for v in incomes[::3]] == ["<40000", "40000-59999", "60000-79999", ">=80000"]
 
 
 @given(st.lists(st.tuples(st.integers(-30, 120), st.integers(1, 9)), min_size=1, max_size=25,

@@ -595,7 +595,11 @@ def interval_hierarchy(
 def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2), name: str = "") -> Hierarchy:
     """Intervals holding about equal numbers of records: quantile cuts, finest level first.
 
-    Coarser levels snap their quantile cuts to the nearest cut of the level below, so the levels nest.
+    Coarser levels snap their quantile cuts to the nearest cut of the level below, so the levels nest. A
+    cut falls where a value of the data starts a bin; it is then moved to the roundest number between the
+    value before it and itself (:func:`round_cut`), the same bins, so a label shows a value of the data only
+    where no rounder number fits (the top bin of incomes starting at 61,873 is ``>=60000`` when the next
+    income down is below 60,000).
     """
     s = pd.Series(list(values) if not isinstance(values, pd.Series) else values)
     num = pd.to_numeric(s[s.notna()], errors="coerce")
@@ -616,7 +620,8 @@ def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2)
             prev = np.asarray(levels[-1])
             cuts = sorted({float(prev[np.argmin(np.abs(prev - c))]) for c in cuts}) if len(prev) else []
         levels.append(cuts)
-    return cut_hierarchy(data, levels, name)
+    below = {c: float(data[np.searchsorted(data, c, side="left") - 1]) for lv in levels for c in lv}
+    return cut_hierarchy(data, [[round_cut(below[c], c) for c in lv] for lv in levels], name)
 
 
 def _next_above(sorted_data: np.ndarray, q: float) -> float:
