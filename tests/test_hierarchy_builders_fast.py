@@ -50,7 +50,7 @@ def _reference_level_labels(groups: Sequence[tuple], size: int, texts: Sequence[
     suffix: dict[str, int] = {}
     of = [""] * size
     for g in ordered:
-        label = g[1] or blank_name(texts)  # (added since: a category of empty text is named above level 0)
+        label = g[1] if g[1].strip() else blank_name(texts)  # (added since: a blank category is named above 0)
         if label in used and g[5] is not None:
             k = suffix.get(label, 2)
             while f"{label} ({k})" in taken:

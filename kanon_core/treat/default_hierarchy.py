@@ -114,8 +114,8 @@ def frequency_grouping_hierarchy(texts: Sequence[str], labels: Sequence[str], co
     (:func:`_level_labels`); the number is only in the label, ties between groups still go by the name.
     Groups of equal size and name go in this order: the newest merged group first, then older merged
     groups, then categories in their given order. A category not merged at a level keeps its text there, but
-    for a value of only spaces (its row text is empty), named by :func:`blank_name`: an empty label would be
-    released as an empty cell, read as missing.
+    for an empty text or one of only spaces, named by :func:`blank_name`: such a label would be released as
+    an empty cell (most readers trim spaces), read as missing.
 
     A member is named only if it holds at least the smallest capacity in records (``Farmer / … (3
     categories)``, or ``3 rare categories`` when none does): the groups are made of the rarest
@@ -151,8 +151,9 @@ BLANK = "(blank)"
 
 
 def blank_name(texts: Iterable[str]) -> str:
-    """The label, above level 0, of a category whose text is empty (a value of only spaces: rows match values
-    stripped): ``(blank)``, or ``(blank) (2)``, ... when a category has that text, so it names no other."""
+    """The label, above level 0, of a category whose text is empty or only spaces (rows match values stripped,
+    so a value of spaces has an empty row text; a caller may give the spaces): ``(blank)``, or ``(blank) (2)``,
+    ... when a category has that text, so it names no other."""
     taken = set(texts)
     name, k = BLANK, 2
     while name in taken:
@@ -184,7 +185,7 @@ class _Merging:
         self.rec = _record_array([int(counts[i]) for i in range(n)], nodes)
         self.text: list[str] = list(texts) + [""] * (nodes - n)  # a category's text, a merged group's name
         self.texts = _Sorted(self.text[:n])
-        self.blank = blank_name(self.text[:n]) if "" in self.texts.distinct[:1] else ""
+        self.blank = blank_name(self.text[:n]) if any(not t.strip() for t in self.text[:n]) else ""
         # the categories by (records, text, index), taken from self.next on; merged groups waiting, in no order
         self.order = np.lexsort((self.texts.rank, self.rec[:n]))
         self.order_rec = self.rec[self.order]
@@ -346,7 +347,8 @@ class _Merging:
         merged = self.wait[np.argsort(lowest[self.wait], kind="stable")]
         single = self.order[self.next:]
         label = np.empty(self.made, dtype=object)
-        singles = [self.text[i] or self.blank for i in single.tolist()]  # (a blank value: see blank_name)
+        singles = [t if t.strip() else self.blank  # (a blank value: see blank_name)
+                   for t in map(self.text.__getitem__, single.tolist())]
         label[single] = singles
         label[merged] = _level_labels(singles, [self.text[g] for g in merged.tolist()])
         return label[root].tolist()
