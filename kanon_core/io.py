@@ -382,12 +382,15 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     header = header_record(_lines(text), sep)
     check_header(header)  # pandas would silently rename duplicated and empty names (a.1, "Unnamed: 1")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas would drop the extra fields
-            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
-                                index_col=False, low_memory=False)
+        frame = _cells(text, sep)
     except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
-        raise InputError(_too_many_fields(text, sep, len(header)) or _parser_problem(str(exc))) from None
+        kept = _without_empty_extra_fields(text, sep, len(header))
+        if kept is None:
+            raise InputError(_too_many_fields(text, sep, len(header)) or _parser_problem(str(exc))) from None
+        try:
+            frame = _cells(kept, sep)
+        except (pd.errors.ParserWarning, pd.errors.ParserError) as again:
+            raise InputError(_parser_problem(str(again))) from None
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
@@ -431,19 +434,41 @@ def check_header(names: list[str]) -> None:
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
 
 
-def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
-    """The message for the first record with more fields than the reader keeps (no field with text is ever
-    dropped), or None.
+def _cells(text: str, sep: str) -> pd.DataFrame:
+    """Every cell of a CSV text as its exact text; a record with a field beyond the header raises (pandas
+    would drop it with a warning, here an error), but for empty ones after a first record that ends with
+    a delimiter (``index_col=False``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
+                           index_col=False, low_memory=False)
 
-    When the first record ends with one empty field more than the header, the file ends its records with a
-    delimiter (pandas' ``index_col=False`` reads such files): a record may then end with one empty field,
-    and the record to name is the first with text there or with more fields still, not the first record."""
+
+def _without_empty_extra_fields(text: str, sep: str, n_header: int) -> str | None:
+    """The text with the fields beyond the header's removed when they are all empty (a delimiter at a
+    record's end, as some exports write on some records), else None: there is nothing to remove, or a field
+    beyond the header holds text, which is never dropped.
+
+    Why: the out-of-core engines read such fields as nothing (DuckDB and Polars drop them), and pandas only
+    when the first record has one; every reader must read a file alike. Rewritten with the csv module,
+    which quotes a cell only where it must, so every cell's text reads back the same."""
     try:
-        trailing: bool | None = None  # decided by the first record that is not a blank line
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep))
+    except csv.Error:
+        return None
+    if not any(len(r) > n_header for r in rows) or any(c for r in rows for c in r[n_header:]):
+        return None
+    out = io.StringIO()
+    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(r[:n_header] for r in rows)
+    return out.getvalue()
+
+
+def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:
+    """The message for the first record with text in a field beyond the header's (such a field is never
+    dropped; empty ones are, :func:`_without_empty_extra_fields`), or None."""
+    try:
         for number, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=sep), start=1):
-            if number > 1 and trailing is None and row:
-                trailing = len(row) == n_header + 1 and row[-1] == ""
-            if len(row) > n_header + bool(trailing) or (trailing and len(row) == n_header + 1 and row[-1] != ""):
+            if any(row[n_header:]):
                 return (f"Record {number - 1} (line {number} when no cell holds a line break) has {len(row)} "
                         f"fields but the header names {n_header}; check the delimiter and the quotes.")
     except csv.Error:

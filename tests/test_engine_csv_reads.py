@@ -2,7 +2,8 @@
 
 Each test runs the engine path (``--engine duckdb|polars`` on the command line, or an engine's class table,
 summary and release) on a small file and compares it with the default in-memory reader: a record with
-more fields than the header and a file without records are refused in one line that quotes no cell;
+text beyond the header's fields and a file without records are refused in one line that quotes no cell
+(empty fields beyond the header are dropped by all);
 quoted cells holding line breaks, delimiters and quotes are read, with any of the sniffed delimiters.
 """
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kanon_core.cli import main
 from kanon_core.engines import get_engine
@@ -81,6 +84,27 @@ def test_every_read_of_the_engine_refuses_the_extra_field(tmp_path, engine):
         with pytest.raises(InputError, match=r"Record 2 \(line 3 .*more fields") as err:
             read()
         assert "\n" not in str(err.value) and "Atlantis" not in str(err.value), what
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["m", "f", ""]), st.sampled_from(["30", "40", ""]),
+                          st.integers(0, 2), st.booleans()), min_size=1, max_size=8))
+def test_fields_beyond_the_header_are_read_alike_by_every_reader(tmp_path, records):
+    """Records ending in zero to two delimiters, some with text after them: each engine reads the file as the
+    reader does (empty fields beyond the header dropped), or refuses the same record."""
+    text = "sex,age\n" + "".join(f"{s},{a}" + "," * extra + ("x" if extra and text_after else "") + "\n"
+                                   for s, a, extra, text_after in records)
+    path = write(tmp_path, "extra.csv", text)
+    try:
+        ref = reference(path, ["sex", "age"])
+    except InputError as exc:
+        for engine in EMBEDDED:
+            with pytest.raises(InputError) as err:
+                get_engine(engine).class_table(path, ["sex", "age"])
+            assert record_number(str(err.value)) == record_number(str(exc)), engine
+        return
+    for engine in EMBEDDED:
+        assert_same_table(ref, get_engine(engine).class_table(path, ["sex", "age"]))
 
 
 # -- a file without records ---------------------------------------------------------------------------------
