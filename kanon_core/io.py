@@ -387,10 +387,7 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
         kept = _without_empty_extra_fields(text, sep, len(header))
         if kept is None:
             raise InputError(_too_many_fields(text, sep, len(header)) or _parser_problem(str(exc))) from None
-        try:
-            frame = _cells(kept, sep)
-        except (pd.errors.ParserWarning, pd.errors.ParserError) as again:
-            raise InputError(_parser_problem(str(again))) from None
+        frame = kept
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
@@ -434,33 +431,52 @@ def check_header(names: list[str]) -> None:
         raise InputError(f"Duplicated column names: {', '.join(dupes)}. Rename them so each variable is unique.")
 
 
-def _cells(text: str, sep: str) -> pd.DataFrame:
-    """Every cell of a CSV text as its exact text; a record with a field beyond the header raises (pandas
-    would drop it with a warning, here an error), but for empty ones after a first record that ends with
-    a delimiter (``index_col=False``)."""
+def _cells(text: str, sep: str, names: list[str] | None = None) -> pd.DataFrame:
+    """Every cell of a CSV text as its exact text; a record with a field beyond the header (beyond
+    ``names``, when given in place of the header's) raises (pandas would drop it with a warning, here an
+    error), but for empty ones after a first record that ends with a delimiter (``index_col=False``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
-                           index_col=False, low_memory=False)
+        if names is None:
+            return pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
+                               index_col=False, low_memory=False)
+        # the header read as a record (pandas would size every record by it), then left out
+        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=object, keep_default_na=False, na_filter=False,
+                            index_col=False, low_memory=False, header=None, names=names)
+        return frame.iloc[1:].reset_index(drop=True)
 
 
-def _without_empty_extra_fields(text: str, sep: str, n_header: int) -> str | None:
-    """The text with the fields beyond the header's removed when they are all empty (a delimiter at a
-    record's end, as some exports write on some records), else None: there is nothing to remove, or a field
-    beyond the header holds text, which is never dropped.
+def _without_empty_extra_fields(text: str, sep: str, n_header: int) -> pd.DataFrame | None:
+    """The cells of a CSV text whose records have fields beyond the header's, when those are all empty (a
+    delimiter at a record's end, as some exports write on some records), with them left out; else None:
+    there are none, or one holds text, which is never dropped.
 
     Why: the out-of-core engines read such fields as nothing (DuckDB and Polars drop them), and pandas only
-    when the first record has one; every reader must read a file alike. Rewritten with the csv module,
-    which quotes a cell only where it must, so every cell's text reads back the same."""
+    when the first record has one; every reader must read a file alike. pandas reads the file again with
+    names for the extra fields (as many as the widest record has), so every cell is read by the same
+    tokenizer as any other file's."""
     try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep))
-    except csv.Error:
+        widest = max((len(r) for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)), default=0)
+        if widest <= n_header:
+            return None
+        header = list(pd.read_csv(io.StringIO(text), sep=sep, dtype=object, nrows=0, index_col=False).columns)
+    except (csv.Error, pd.errors.ParserWarning, pd.errors.ParserError):
         return None
-    if not any(len(r) > n_header for r in rows) or any(c for r in rows for c in r[n_header:]):
+    if len(header) != n_header:
         return None
-    out = io.StringIO()
-    csv.writer(out, delimiter=sep, lineterminator="\n").writerows(r[:n_header] for r in rows)
-    return out.getvalue()
+    extra = [f"{EXTRA_FIELD}{i}" for i in range(widest - n_header)]
+    try:
+        frame = _cells(text, sep, header + extra)
+    except (pd.errors.ParserWarning, pd.errors.ParserError):
+        return None
+    if frame[extra].fillna("").ne("").any(axis=None):
+        return None
+    return frame[header]
+
+
+EXTRA_FIELD = "\x00extra field "
+"""The names given to fields beyond the header while they are read (no header name holds a NUL: the
+reader refuses such files)."""
 
 
 def _too_many_fields(text: str, sep: str, n_header: int) -> str | None:

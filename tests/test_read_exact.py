@@ -17,6 +17,7 @@ from kanon_core.declare_missing import DeclareMissingValues
 from kanon_core.errors import InputError
 from kanon_core.export import write_release
 from kanon_core.io import (
+    _cells,
     cell_text,
     csv_bytes,
     decode_text,
@@ -165,6 +166,20 @@ def test_fields_beyond_the_header_are_dropped_only_when_empty(tmp_path_factory, 
     assert not beyond
     kept = [(r + ["", ""])[:2] for r in records if r != [""]]
     assert [[_as_written(v) for v in row] for row in frame.itertuples(index=False)] == kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "7", " ", '"', '""', "\n", "\r\n", "\r", ",", "\t", "x y"]), max_size=16))
+def test_a_file_read_with_names_for_extra_fields_reads_every_cell_alike(tokens):
+    """The second read of a file with empty fields beyond the header gives those fields names: on any file
+    the plain read takes (quotes, spaces, lone CRs, tabs), its cells equal the plain read's."""
+    text = "c0,c1\n" + "".join(tokens) + "\n"
+    try:
+        plain = _cells(text, ",")
+    except (pd.errors.ParserError, pd.errors.ParserWarning):
+        return
+    named = _cells(text, ",", ["c0", "c1", "\x00extra field 0"])[["c0", "c1"]]
+    assert plain.fillna("<missing>").values.tolist() == named.fillna("<missing>").values.tolist()
 
 
 def _as_written(value) -> str:
