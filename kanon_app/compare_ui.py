@@ -20,14 +20,18 @@ from .pager import paged
 
 NOT_COMPARED = {c: "not compared (category absent or fully suppressed)" for c in (
     "pct_original", "pct_treated", "se_original", "se_treated", "ci_low_original", "ci_high_original",
-    "ci_low_treated", "ci_high_treated", "difference", "relative_difference")}
+    "ci_low_treated", "ci_high_treated", "difference", "relative_difference")} | {
+    "overlap": "not judged (category not on both sides, or an interval that does not exist)"}
 
 
 def show_comparison(comp: DistributionComparison, variables: Sequence[str], file_name: str, key: str = "cmp") -> None:
     """Everything the officer reads about one comparison; ``key`` keeps the widgets of two panels apart."""
     s = comp.summary
     m = st.columns(3) + st.columns(2)  # two rows: the labels are not cut off
-    m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_categories}")
+    m[0].metric("CIs overlapping", f"{s.n_overlap} of {s.n_judged}",
+                help="Categories compared on both sides whose two 95 % intervals exist"
+                + (f"; {s.n_without_interval} have no interval on one side or both" if s.n_without_interval else "")
+                + ".")
     m[1].metric("Mean difference (pp)", number(s.mean_difference, why="no category compared"))
     m[2].metric("Median difference (pp)", number(s.median_difference, why="no category compared"))
     m[3].metric("Largest |difference| (pp)", number(max(abs(s.min_difference), abs(s.max_difference)),

@@ -166,6 +166,8 @@ def readable_table(frame: pd.DataFrame, digits: int = 2, p_columns: Iterable[str
         s = frame[c]
         name = str(c)
         reason = why.get(name, "")
+        if isinstance(s.dtype, pd.BooleanDtype) and s.isna().any():
+            s = s.astype(object)  # yes/no with undefined cells (pd.NA): shown with their reason, as below
         if c in pcols:
             s = s.map(lambda v, r=reason: p_value(v, why=r) if not isinstance(v, str) else v)
         elif pd.api.types.is_float_dtype(s.dtype):

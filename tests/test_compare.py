@@ -71,8 +71,8 @@ def test_interval_overlap_cases():
 def test_overlap_is_symmetric_and_means_a_common_point(xs):
     a, b, c, d = xs
     l1, h1, l2, h2 = min(a, b), max(a, b), min(c, d), max(c, d)
-    got = bool(intervals_overlap(l1, h1, l2, h2))
-    assert got == bool(intervals_overlap(l2, h2, l1, h1))
+    got = bool(intervals_overlap(l1, h1, l2, h2)[0])
+    assert got == bool(intervals_overlap(l2, h2, l1, h1)[0])
     assert got == (max(l1, l2) <= min(h1, h2))
 
 
@@ -243,3 +243,41 @@ def test_a_variable_the_treatment_left_alone_is_estimated_once_with_the_same_tab
     assert len(calls) == 6
     pd.testing.assert_frame_equal(quick.table, every.table)
     assert quick.summary == every.summary
+
+
+def test_overlap_is_judged_only_on_rows_compared_with_two_intervals():
+    """A completely suppressed category (its Wald interval reaches below 0, so [0, 0] would "overlap" it), a
+    recoded one and one only in the release have no overlap to judge: missing, not True or False."""
+    res = compare_distributions(ds(["a"] * 10 + ["b"] * 9 + ["z"]), ds(["a"] * 10 + ["b"] * 9 + [None]))
+    assert row(res, "z")["status"] == STATUS_SUPPRESSED and row(res, "z")["ci_low_original"] < 0
+    assert pd.isna(row(res, "z")["overlap"]) and row(res, "a")["overlap"] is np.True_
+    local = compare_distributions(ds(["a"] * 40 + ["c"] * 30 + ["d"] * 30),
+                                  ds(["a"] * 40 + ["cd"] * 30 + ["d"] * 15 + ["cd"] * 15))
+    t = local.table
+    assert set(t.loc[t["overlap"].isna(), "status"]) == {STATUS_RECODED, STATUS_NEW}
+    assert t.loc[t["status"] == STATUS_COMPARED, "overlap"].notna().all()
+    s = local.summary
+    assert (s.n_categories, s.n_without_interval, s.n_overlap) == (2, 0, 2)
+
+
+def test_missing_intervals_are_not_counted_as_apart():
+    """Logit intervals with no design degrees of freedom (one PSU per stratum) do not exist: the summary counts
+    them apart from the overlap, instead of reading "overlap for 0 of 3"."""
+    rng = np.random.default_rng(0)
+    values = rng.choice(["a", "b", "c"], 60).astype(object)
+    frame = pd.DataFrame({"v": values, "s": np.repeat(np.arange(10), 6)})
+    roles = Roles(qis=("v",), strata="s", psu="s")
+    treated = frame.assign(v=pd.Series(values).where(np.arange(60) >= 5))
+    res = compare_distributions(Dataset(frame, roles=roles), Dataset(treated, roles=roles), ci="logit")
+    assert res.table["ci_low_original"].isna().all() and res.table["overlap"].isna().all()
+    s = res.summary
+    assert (s.n_categories, s.n_without_interval, s.n_judged, s.n_overlap) == (3, 3, 0, 0)
+    assert np.isnan(s.share_overlap) and "overlap for 0" not in s.sentence()
+    assert "3 value(s) have no confidence interval" in s.sentence()
+    wald = compare_distributions(Dataset(frame, roles=roles), Dataset(treated, roles=roles), ci="wald").summary
+    assert wald.n_without_interval == 0 and wald.n_judged == 3
+
+
+def test_intervals_overlap_is_missing_where_a_bound_is():
+    got = intervals_overlap([0, 0, np.nan, 0], [1, 1, 1, 1], [1, 1.5, 0, 0], [2, 2, 1, np.nan])
+    assert got.tolist() == [True, False, pd.NA, pd.NA]

@@ -49,6 +49,7 @@ def reference(v, variable_label, est_o, est_t, recoded, kept_keys) -> pd.DataFra
         out["relative_difference"] = np.where(out["pct_original"] > 0, out["difference"] / out["pct_original"], np.nan)
     out["overlap"] = intervals_overlap(out["ci_low_original"], out["ci_high_original"],
                                        out["ci_low_treated"], out["ci_high_treated"])
+    out.loc[out["status"] != STATUS_COMPARED, "overlap"] = pd.NA  # judged only where both sides have it
     order = sorted(range(len(out)), key=lambda i: _sort_key(out["value"].iloc[i]))
     return out.iloc[order].reset_index(drop=True)
 

@@ -36,6 +36,9 @@ STATUS_SUPPRESSED = "completely suppressed"
 """:data:`kanon_core.utility.compare.STATUS_SUPPRESSED`, repeated so the report's rendering does not import
 the survey estimators."""
 
+STATUS_COMPARED = "compared"
+""":data:`kanon_core.utility.compare.STATUS_COMPARED`, repeated for the same reason."""
+
 
 @dataclass(frozen=True)
 class Tier:
@@ -122,7 +125,9 @@ def _choose(rows: pd.DataFrame, variable: str, limit: int) -> tuple[np.ndarray, 
     named = ~pooled
     status = rows["status"].to_numpy(dtype=object)
     gone = named & (status == STATUS_SUPPRESSED)
-    apart = named & ~gone & ~_flags(rows["overlap"], default=True)
+    # intervals are judged apart only on rows compared on both sides with both intervals (``overlap`` is missing
+    # elsewhere: a recoded category or one only in the release has no interval on one side)
+    apart = named & (status == STATUS_COMPARED) & ~_flags(rows["overlap"], default=True)
     size = np.fmax(_numbers(rows["pct_original"]), _numbers(rows["pct_treated"]))
     by_change = _descending(np.abs(_numbers(rows["difference"])))
     by_size = _descending(size)

@@ -257,7 +257,8 @@ def _utility(r: Report) -> list[str]:
         parts.append(_p(s.sentence()))
         summary = pd.DataFrame([
             ("Categories compared", s.n_categories), ("Confidence intervals overlapping", s.n_overlap),
-            ("Share overlapping (%)", round(100 * s.share_overlap, 2) if s.n_categories else float("nan")),
+            ("Categories without an interval (overlap not judged)", s.n_without_interval),
+            ("Share overlapping (%)", round(100 * s.share_overlap, 2) if s.n_judged else float("nan")),
             ("Mean difference (points)", s.mean_difference), ("Median difference (points)", s.median_difference),
             ("Smallest difference (points)", s.min_difference), ("Largest difference (points)", s.max_difference),
             ("Categories completely suppressed", s.n_completely_suppressed),
@@ -298,8 +299,9 @@ def _utility(r: Report) -> list[str]:
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")
         parts.append(_p("Fitted on the original data, on the release without records with a suppressed covariate, "
                         "and on the release with suppressed values as a category (Wilson et al., RTI, table 4). A covariate "
-                        f"is significant when its joint Wald test has p < {mc.alpha}.", "small"))
-        sig = mc.significance_table()[["model_label", "n_used", "significant", "not_significant"]]
+                        f"is significant when its joint Wald test has p < {mc.alpha}, and not tested when the model "
+                        "gives it no p-value (no residual degrees of freedom).", "small"))
+        sig = mc.significance_table()[["model_label", "n_used", "significant", "not_significant", "not_tested"]]
         parts.append(table(sig, f"models-{j}", {"model_label": "model", "n_used": "records used"}))
         parts.append(table(mc.pvalue_table(), f"model-pvalues-{j}"))
         key = f"Model: {formula}"

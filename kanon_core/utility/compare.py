@@ -54,6 +54,7 @@ class ComparisonSummary:
     n_categories: int
     n_overlap: int
     share_overlap: float
+    n_without_interval: int
     mean_difference: float
     median_difference: float
     min_difference: float
@@ -66,12 +67,24 @@ class ComparisonSummary:
         d["completely_suppressed"] = [{"variable": v, "label": lab} for v, lab in self.completely_suppressed]
         return d
 
+    @property
+    def n_judged(self) -> int:
+        """Categories compared whose two intervals both exist: the ones whose overlap is judged."""
+        return self.n_categories - self.n_without_interval
+
     def sentence(self) -> str:
         if self.n_categories == 0:
             return "No category is present in both files."
+        if self.n_judged:
+            overlap = (f"Confidence intervals overlap for {self.n_overlap} of {self.n_judged} values "
+                       f"({100 * self.share_overlap:.0f}%).")
+        else:
+            overlap = "No confidence interval overlap is judged."
+        if self.n_without_interval:
+            overlap += (f" {self.n_without_interval} value(s) have no confidence interval on one side or both "
+                        "(the design leaves no degrees of freedom for it), so their overlap is not judged.")
         return (
-            f"Confidence intervals overlap for {self.n_overlap} of {self.n_categories} values "
-            f"({100 * self.share_overlap:.0f}%). Differences (original minus treated, percentage points) "
+            f"{overlap} Differences (original minus treated, percentage points) "
             f"range from {self.min_difference:.1f} to {self.max_difference:.1f}, mean {self.mean_difference:.2f}, "
             f"median {self.median_difference:.2f}. {self.n_completely_suppressed} value(s) completely suppressed."
         )
@@ -91,9 +104,14 @@ class DistributionComparison:
         return self.table[self.table["variable"] == variable].reset_index(drop=True)
 
 
-def intervals_overlap(low1: np.ndarray, high1: np.ndarray, low2: np.ndarray, high2: np.ndarray) -> np.ndarray:
-    """Closed intervals [low1, high1] and [low2, high2] share at least one point."""
-    return (np.asarray(low1) <= np.asarray(high2)) & (np.asarray(low2) <= np.asarray(high1))
+def intervals_overlap(low1: np.ndarray, high1: np.ndarray, low2: np.ndarray, high2: np.ndarray) -> pd.arrays.BooleanArray:
+    """Closed intervals [low1, high1] and [low2, high2] share at least one point; missing (``pd.NA``) where a
+    bound is not a number: an interval that does not exist (a logit interval with no design degrees of
+    freedom, a standard error no stratum can estimate) neither overlaps nor fails to."""
+    bounds = [np.atleast_1d(np.asarray(b, dtype=float)) for b in (low1, high1, low2, high2)]
+    undefined = np.isnan(bounds[0]) | np.isnan(bounds[1]) | np.isnan(bounds[2]) | np.isnan(bounds[3])
+    meet = (bounds[0] <= bounds[3]) & (bounds[2] <= bounds[1])
+    return pd.arrays.BooleanArray(meet & ~undefined, undefined)
 
 
 def compare_distributions(
@@ -127,17 +145,22 @@ def compare_distributions(
 
 
 def summarize(table: pd.DataFrame) -> ComparisonSummary:
-    """Overlap count and difference statistics over categories present in both files (Wilson et al., RTI)."""
+    """Overlap count and difference statistics over categories present in both files (Wilson et al., RTI); the
+    overlap share is over those whose two intervals exist."""
     both = table[table["status"] == STATUS_COMPARED]
     diff = both["difference"].to_numpy(dtype=float)
     gone = table[table["status"] == STATUS_SUPPRESSED]
     n = len(both)
-    n_overlap = int(both["overlap"].sum())
+    overlap = both["overlap"].astype("boolean")
+    n_without = int(overlap.isna().sum())
+    n_overlap = int(overlap.fillna(False).sum())
+    judged = n - n_without
     return ComparisonSummary(
         n_variables=int(table["variable"].nunique()),
         n_categories=n,
         n_overlap=n_overlap,
-        share_overlap=n_overlap / n if n else float("nan"),
+        share_overlap=n_overlap / judged if judged else float("nan"),
+        n_without_interval=n_without,
         mean_difference=float(diff.mean()) if n else float("nan"),
         median_difference=float(np.median(diff)) if n else float("nan"),
         min_difference=float(diff.min()) if n else float("nan"),
@@ -228,8 +251,9 @@ def comparison_frame(v: str, variable_label: str, est_o: pd.DataFrame, est_t: pd
     The match is an outer join on :func:`value_key` (1, 1.0 and a numpy 1 are one category), written over
     the few categories as dictionaries and arrays: a pandas merge and a column assignment per statistic
     cost 20 ms per variable, most of the Compare page's first second. A category is present on a side
-    when it has records there; an absent side reads 0 % with a zero interval. Rows are in the values'
-    natural order (numbers, then texts)."""
+    when it has records there; an absent side reads 0 % with a zero interval. ``overlap`` is missing (``pd.NA``)
+    on rows not compared and where an interval does not exist. Rows are in the values' natural order (numbers,
+    then texts)."""
     sides = (_side_rows(est_o), _side_rows(est_t))
     keys = list(sides[0].index) + [key for key in sides[1].index if key not in sides[0].index]
     keys.sort(key=lambda key: (_sort_key(_row_value(sides, key)), key))
@@ -258,8 +282,11 @@ def comparison_frame(v: str, variable_label: str, est_o: pd.DataFrame, est_t: pd
     columns["difference"] = difference = pct_o - columns["pct_treated"]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf for a tiny percentage, as pandas gave
         columns["relative_difference"] = np.where(pct_o > 0, difference / pct_o, np.nan)
-    columns["overlap"] = intervals_overlap(columns["ci_low_original"], columns["ci_high_original"],
-                                           columns["ci_low_treated"], columns["ci_high_treated"])
+    # overlap is judged only where both sides have the category: an absent side's zero interval is no interval
+    compared = in_o & in_t
+    overlap = intervals_overlap(*(np.where(compared, columns[c], np.nan) for c in (
+        "ci_low_original", "ci_high_original", "ci_low_treated", "ci_high_treated")))
+    columns["overlap"] = overlap
     return pd.DataFrame(columns)
 
 

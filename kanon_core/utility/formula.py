@@ -24,7 +24,7 @@ Coefficient names follow ``variable[level]`` (R writes ``factor(variable)level``
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,7 +145,9 @@ class ModelMatrix:
     ``sample`` flags the complete cases used; ``kinds`` says for each covariate whether it entered as
     ``"numeric"`` or ``"categorical"``. ``y`` is the outcome as numbers (None when it is text) and
     ``y_binary`` the outcome coded 0/1 when it takes exactly two values (``event`` is the value coded 1,
-    the larger one), else None.
+    the larger one), else None. ``moved_references``: the categorical covariates whose asked reference level
+    (:func:`build_matrix`'s ``references``) has no record among those used, so their dummies are contrasts
+    with another level.
     """
 
     x: np.ndarray
@@ -156,6 +158,7 @@ class ModelMatrix:
     kinds: dict[str, str]
     event: Any
     outcome_levels: tuple[Any, ...]
+    moved_references: tuple[str, ...] = ()
 
 
 NUMERIC_SHARE = 0.95
@@ -205,26 +208,63 @@ def is_categorical(series: pd.Series, forced: bool | None, missing: np.ndarray |
     return not read_numeric(series, missing).meant_numeric
 
 
+@dataclass(frozen=True)
+class ModelLevels:
+    """What a model's data decide before any fit: the outcome's values among the records used (two values
+    make ``family="auto"`` logistic) and each categorical covariate's reference level (its first level)."""
+
+    outcome: tuple[Any, ...]
+    references: dict[str, Any]
+
+
+def complete_cases(ds: Dataset, formula: Formula, domain: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The records inside ``domain`` with every variable of ``formula`` present, and each variable's missing
+    cells."""
+    for v in formula.variables:
+        if v not in ds.frame.columns:
+            raise InputError(f"Variable '{v}' of the formula is not a variable of the data.")
+    sample = np.ones(ds.n_records, dtype=bool) if domain is None else np.asarray(domain, dtype=bool).copy()
+    missing = {v: ds.missing_mask(v) for v in formula.variables}
+    for v in formula.variables:
+        sample &= ~missing[v]
+    return sample, missing
+
+
+def model_levels(ds: Dataset, formula: Formula) -> ModelLevels:
+    """:class:`ModelLevels` of ``formula`` on ``ds``, read as :func:`build_matrix` reads them, without building
+    the matrix: what the model comparison fixes on the original so that the treated models keep them."""
+    sample, missing = complete_cases(ds, formula)
+    if not sample.any():
+        return ModelLevels((), {})
+    outcome, _ = _level_codes(_outcome_series(ds.frame[formula.outcome], missing[formula.outcome], formula.outcome),
+                              sample)
+    references = {}
+    for t in formula.terms:
+        if is_categorical(ds.frame[t.variable], t.categorical, missing[t.variable]):
+            present, _ = _level_codes(ds.frame[t.variable], sample)
+            references[t.variable] = present[0]
+    return ModelLevels(tuple(outcome), references)
+
+
 def build_matrix(
     ds: Dataset,
     formula: Formula,
     domain: np.ndarray | None = None,
     extra_numeric: Sequence[tuple[str, np.ndarray, str]] = (),
+    references: Mapping[str, Any] | None = None,
 ) -> ModelMatrix:
     """The design matrix of ``formula`` on the records that are complete and inside ``domain``.
 
     ``extra_numeric`` appends ready-made numeric columns ``(term, values, covariate)`` -- used for
-    missing-value indicators in the "suppressed as own category" model.
+    missing-value indicators in the "suppressed as own category" model. ``references`` names the reference
+    level of categorical covariates (another model's, :class:`ModelLevels`): it comes first when some record
+    used has it, whatever the natural order; otherwise the first level present is the reference and the
+    covariate is listed in ``moved_references``.
     """
     frame = ds.frame
     n = ds.n_records
-    for v in formula.variables:
-        if v not in frame.columns:
-            raise InputError(f"Variable '{v}' of the formula is not a variable of the data.")
-    sample = np.ones(n, dtype=bool) if domain is None else np.asarray(domain, dtype=bool).copy()
-    missing = {v: ds.missing_mask(v) for v in formula.variables}
-    for v in formula.variables:
-        sample &= ~missing[v]
+    sample, missing = complete_cases(ds, formula, domain)
     kinds: dict[str, str] = {}
     numeric_values: dict[str, np.ndarray] = {}
     for t in formula.terms:
@@ -244,6 +284,7 @@ def build_matrix(
 
     columns: list[MatrixColumn] = [MatrixColumn(INTERCEPT, None, None, INTERCEPT)]
     blocks: list[np.ndarray] = [np.ones(n)]
+    moved: list[str] = []
     for t in formula.terms:
         v = t.variable
         if kinds[v] == "numeric":
@@ -251,10 +292,18 @@ def build_matrix(
             blocks.append(np.nan_to_num(numeric_values[v]))
             continue
         present, codes = _level_codes(frame[v], sample)
+        # a moved reference makes every dummy of v another contrast: its labels say so, so that no table or
+        # plot puts it beside the other model's coefficient of the same level
+        suffix = ""
+        if references is not None and v in references:
+            present, codes, found = _reference_first(present, codes, references[v])
+            if not found:
+                moved.append(v)
+                suffix = f" {MOVED_REFERENCE}"
         labels = ds.meta_of(v).value_labels
         for i, level in enumerate(present[1:], start=1):
             columns.append(MatrixColumn(f"{v}[{_level_text(level)}]", v, level,
-                                        f"{_var_label(ds, v)}: {_label_for(level, labels)}"))
+                                        f"{_var_label(ds, v)}: {_label_for(level, labels)}{suffix}"))
             blocks.append((codes == i).astype(np.float64))
     for term, values, covariate in extra_numeric:
         columns.append(MatrixColumn(term, covariate, None, term))
@@ -265,7 +314,28 @@ def build_matrix(
     y_num, y_bin, event, levels = _outcome(_outcome_series(frame[formula.outcome], missing[formula.outcome],
                                                            formula.outcome), sample, formula.outcome)
     return ModelMatrix(x=x, y=y_num, y_binary=y_bin, sample=sample, columns=tuple(columns), kinds=kinds,
-                       event=event, outcome_levels=levels)
+                       event=event, outcome_levels=levels, moved_references=tuple(moved))
+
+
+MOVED_REFERENCE = "(other reference)"
+"""Added to the labels of a covariate's coefficients when its asked reference level has no record in the model."""
+
+
+def _reference_first(present: list[Any], codes: np.ndarray, reference: Any) -> tuple[list[Any], np.ndarray, bool]:
+    """``present`` and ``codes`` (:func:`_level_codes`) with the level written as ``reference`` first, and
+    whether it is present. Levels are matched as coefficient names write them (1 and 1.0 are one level; a
+    release whose codes became text, "1", still has level 1), so the reference is the one whose coefficient
+    names the other model leaves out."""
+    wanted = _level_text(reference)
+    at = next((i for i, level in enumerate(present) if _level_text(level) == wanted), None)
+    if at is None:
+        return present, codes, False
+    if at == 0:
+        return present, codes, True
+    order = [at, *range(at), *range(at + 1, len(present))]
+    new_code = np.empty(len(present), dtype=np.int64)
+    new_code[order] = np.arange(len(present), dtype=np.int64)
+    return [present[i] for i in order], np.where(codes >= 0, new_code[np.maximum(codes, 0)], -1), True
 
 
 SUPPRESSED_LEVEL = "(suppressed)"

@@ -15,11 +15,20 @@ so its suppressed values are set to the weighted mean of its observed values and
 ``variable[suppressed]`` joins the model (the missing-indicator method). Its joint test stays the test
 of the covariate's own coefficient(s). Values missing already in the original are not "suppressed":
 those records are dropped in every model, so models 1 and 3 use the same records.
+
+What model 1 decides, the treated models keep, so that their numbers are the same quantities: the family
+(``"auto"`` resolved on the original: dropping records in model 2 can leave a three-valued outcome with two
+values, which would otherwise make it logistic beside two linear models), each categorical covariate's
+reference level (first when present, whatever a recode's new levels sort as; when none of its records is
+left, the coefficients are labelled as contrasts with another level and a note says so), and each covariate's
+kind, except a number the treatment recoded into text categories (age into bands), which enters the treated
+models as categories, with a note: its joint test still compares. A treated model that cannot be fitted (a
+covariate with every value suppressed leaves model 2 no record) is reported with its reason; the others stand.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -29,8 +38,17 @@ from ..dataset import Dataset, VariableMeta
 from ..errors import InputError
 from .baseline import reads_alike
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
-from .formula import INTERCEPT, SUPPRESSED_LEVEL, Formula, TermSpec, is_categorical, parse_formula
-from .regression import RegressionResult, regress
+from .formula import (
+    INTERCEPT,
+    SUPPRESSED_LEVEL,
+    Formula,
+    TermSpec,
+    is_categorical,
+    model_levels,
+    parse_formula,
+    read_numeric,
+)
+from .regression import RegressionResult, check_family, choose_family, regress
 
 MODEL_ORIGINAL = "original"
 MODEL_EXCLUDING = "treated_excluding"
@@ -44,35 +62,62 @@ MODEL_LABELS = {
 
 @dataclass(frozen=True)
 class ModelComparison:
-    """The three fits and tables to compare them."""
+    """The fits and tables to compare them: ``results`` holds the models fitted (the original's always),
+    ``failures`` why a treated model could not be fitted (model key -> reason, no values)."""
 
     results: dict[str, RegressionResult]
     alpha: float
     covariates: tuple[str, ...]
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Every model compared, fitted or not, in Wilson's order."""
+        return tuple(m for m in (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)
+                     if m in self.results or m in self.failures)
 
     def significance_table(self) -> pd.DataFrame:
-        """One row per model: records used, significant and non-significant covariates at ``alpha``."""
+        """One row per model: records used, and the covariates significant at ``alpha``, not significant, and
+        not tested (no p-value: no residual degrees of freedom, or every coefficient aliased). A model not
+        fitted says why in ``summary``."""
         rows = []
-        for key, res in self.results.items():
+        for key in self.models:
+            label = MODEL_LABELS.get(key, key)
+            if key in self.failures:
+                rows.append({"model": key, "model_label": label, "n_used": None, "significant": "",
+                             "not_significant": "", "not_tested": "", "n_significant": None,
+                             "summary": f"not fitted: {self.failures[key]}"})
+                continue
+            res = self.results[key]
             sig = res.significant(self.alpha)
+            untested = _untested(res, self.covariates)
+            tested = tuple(c for c in self.covariates if c not in untested)
+            phrase = _wilson_phrase(sig, tested) if tested else "None tested"
             rows.append({
-                "model": key, "model_label": MODEL_LABELS.get(key, key), "n_used": res.n_used,
+                "model": key, "model_label": label, "n_used": res.n_used,
                 "significant": ", ".join(sig) if sig else "none",
-                "not_significant": ", ".join(c for c in self.covariates if c not in sig) or "none",
-                "n_significant": len(sig), "summary": _wilson_phrase(sig, self.covariates),
+                "not_significant": ", ".join(c for c in tested if c not in sig) or "none",
+                "not_tested": ", ".join(untested) or "none",
+                "n_significant": len(sig),
+                "summary": phrase + (f"; not tested: {', '.join(untested)}" if untested and tested else ""),
             })
         return pd.DataFrame(rows)
 
     def pvalue_table(self) -> pd.DataFrame:
-        """Covariates x models: joint-test p-values and whether each is below ``alpha``."""
+        """Covariates x models: joint-test p-values and whether each is below ``alpha`` (missing where there is
+        no p-value: the model not fitted, or the covariate not tested). ``conclusion_changes``: significant in
+        one model and not in another, among the models that test it."""
         out = pd.DataFrame({"variable": list(self.covariates)})
-        for key, res in self.results.items():
-            p = res.term_tests.set_index("variable")["p_value"]
-            out[f"p_{key}"] = out["variable"].map(p).astype(float)
-            out[f"significant_{key}"] = out[f"p_{key}"] < self.alpha
-        keys = list(self.results)
-        sig = out[[f"significant_{k}" for k in keys]].to_numpy()
-        out["conclusion_changes"] = sig.any(axis=1) & ~sig.all(axis=1)
+        for key in self.models:
+            res = self.results.get(key)
+            if res is None:
+                p = np.full(len(out), np.nan)
+            else:
+                p = out["variable"].map(res.term_tests.set_index("variable")["p_value"]).to_numpy(dtype=float)
+            out[f"p_{key}"] = p
+            out[f"significant_{key}"] = pd.arrays.BooleanArray(np.nan_to_num(p, nan=1.0) < self.alpha, np.isnan(p))
+        sig = out[[f"significant_{k}" for k in self.models]]
+        out["conclusion_changes"] = (sig.fillna(False).any(axis=1) & (~sig).fillna(False).any(axis=1)).astype(bool)
         return out
 
     def coefficient_notes(self) -> pd.DataFrame:
@@ -88,8 +133,14 @@ class ModelComparison:
         return pd.concat(frames, ignore_index=True)
 
     def model_notes(self) -> list[str]:
-        """Each model's notes (separation, aliasing, convergence), prefixed by the model's label; no values."""
-        return [f"{MODEL_LABELS.get(key, key)}: {n}" for key, res in self.results.items() for n in res.notes]
+        """Each model's notes (separation, aliasing, convergence, a moved reference) and why a model was not
+        fitted, prefixed by the model's label; no values."""
+        notes = []
+        for key in self.models:
+            said = ((f"could not be fitted: {self.failures[key]}",) if key in self.failures
+                    else self.results[key].notes)
+            notes.extend(f"{MODEL_LABELS.get(key, key)}: {n}" for n in said)
+        return notes
 
     def coefficients_long(self, include_intercept: bool = False) -> pd.DataFrame:
         """All coefficients with CIs, one row per model and term (for the coefficient plot)."""
@@ -100,6 +151,12 @@ class ModelComparison:
                 c = c[c["term"] != INTERCEPT]
             frames.append(c)
         return pd.concat(frames, ignore_index=True)
+
+
+def _untested(res: RegressionResult, covariates: tuple[str, ...]) -> tuple[str, ...]:
+    """The covariates ``res`` gives no joint-test p-value for."""
+    p = res.term_tests.set_index("variable")["p_value"]
+    return tuple(c for c in covariates if not np.isfinite(float(p.get(c, np.nan))))
 
 
 def _wilson_phrase(sig: list[str], covariates: tuple[str, ...]) -> str:
@@ -169,15 +226,34 @@ def compare_models(
     f = Formula(f.outcome, tuple(TermSpec(t.variable, is_categorical(original.frame[t.variable], t.categorical,
                                                                       original.missing_mask(t.variable)))
                                  for t in f.terms), f.text)
+    # ... except a number the treatment recoded into text categories: as categories in the treated models
+    banded = tuple(t.variable for t in f.terms if not t.categorical
+                   and read_numeric(treated.frame[t.variable], treated.missing_mask(t.variable)).n_not_numeric)
+    f_treated = Formula(f.outcome, tuple(TermSpec(t.variable, True) if t.variable in banded else t
+                                         for t in f.terms), f.text)
+    # the family and the reference levels are the original's (module docstring)
+    levels = model_levels(original, f)
+    fam = choose_family(check_family(family), levels.outcome)
     design = design or SurveyDesign.from_dataset(original, lonely_psu=lonely_psu)
 
-    def fit(model: str) -> RegressionResult:
-        if model == MODEL_ORIGINAL:
-            return regress(original, f, design, family=family, test=test)
-        if model == MODEL_EXCLUDING:
-            return regress(treated, f, design, family=family, test=test)
-        ds3, f3, extra = suppressed_as_category(original, treated, f, design.weights)
-        return regress(ds3, f3, design, family=family, test=test, extra_numeric=extra)
+    def fit(model: str) -> RegressionResult | InputError:
+        try:
+            if model == MODEL_ORIGINAL:
+                return regress(original, f, design, family=fam, test=test)
+            if model == MODEL_EXCLUDING:
+                res = regress(treated, f_treated, design, family=fam, test=test, references=levels.references)
+            else:
+                ds3, f3, extra = suppressed_as_category(original, treated, f_treated, design.weights)
+                res = regress(ds3, f3, design, family=fam, test=test, extra_numeric=extra,
+                              references=levels.references)
+        except InputError as exc:
+            return exc
+        if banded:
+            res = replace(res, notes=(*res.notes, (
+                f"{', '.join(banded)}: a number in the original, recoded into categories by the treatment, so it "
+                "enters this model as categories; its joint test compares with the original model's, its "
+                "coefficients do not")))
+        return res
 
     # A model whose inputs are another's is that model: the release reads the formula's cells, missing cells
     # and labels as the original does (a version before any treatment of them, such as the report's first)
@@ -189,8 +265,13 @@ def compare_models(
                      for t in f.terms)
     models = (MODEL_ORIGINAL, *(() if same else (MODEL_EXCLUDING,)),
               *((MODEL_CATEGORY,) if suppressed else ()))
-    results = dict(zip(models, threads.map_workers(fit, models), strict=True))
-    results.setdefault(MODEL_EXCLUDING, results[MODEL_ORIGINAL])
-    results.setdefault(MODEL_CATEGORY, results[MODEL_EXCLUDING])
-    results = {m: results[m] for m in (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)}
-    return ModelComparison(results=results, alpha=alpha, covariates=tuple(t.variable for t in f.terms))
+    fitted = dict(zip(models, threads.map_workers(fit, models), strict=True))
+    if isinstance(fitted[MODEL_ORIGINAL], InputError):
+        raise fitted[MODEL_ORIGINAL]  # nothing to compare with
+    fitted.setdefault(MODEL_EXCLUDING, fitted[MODEL_ORIGINAL])
+    fitted.setdefault(MODEL_CATEGORY, fitted[MODEL_EXCLUDING])
+    order = (MODEL_ORIGINAL, MODEL_EXCLUDING, MODEL_CATEGORY)
+    return ModelComparison(
+        results={m: r for m in order if isinstance(r := fitted[m], RegressionResult)}, alpha=alpha,
+        covariates=tuple(t.variable for t in f.terms),
+        failures={m: str(r) for m in order if isinstance(r := fitted[m], InputError)})

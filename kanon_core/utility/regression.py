@@ -29,7 +29,8 @@ value among the records used is an input error (there is nothing to explain), no
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -39,7 +40,15 @@ from scipy import linalg, stats
 from ..dataset import Dataset
 from ..errors import InputError
 from .design import DEFAULT_LONELY_PSU, SurveyDesign
-from .formula import INTERCEPT, Formula, ModelMatrix, build_matrix, is_categorical, parse_formula
+from .formula import (
+    INTERCEPT,
+    MOVED_REFERENCE,
+    Formula,
+    ModelMatrix,
+    build_matrix,
+    is_categorical,
+    parse_formula,
+)
 from .separation import infinite_coefficients
 
 Family = Literal["auto", "gaussian", "binomial"]
@@ -113,12 +122,15 @@ def regress(
     domain: np.ndarray | None = None,
     lonely_psu: str = DEFAULT_LONELY_PSU,
     extra_numeric: tuple[tuple[str, np.ndarray, str], ...] = (),
+    references: Mapping[str, Any] | None = None,
 ) -> RegressionResult:
     """Fit ``formula`` on ``ds`` with design-based standard errors.
 
     ``family="auto"`` fits a logistic regression when the outcome takes exactly two values (the larger
-    one is the event) and a linear regression otherwise. ``domain`` restricts the fit to a
-    subpopulation while keeping the whole design for the variance.
+    one is the event) and a linear regression otherwise (:func:`choose_family`). ``domain`` restricts the fit
+    to a subpopulation while keeping the whole design for the variance. ``references`` fixes categorical
+    covariates' reference levels (:func:`~kanon_core.utility.formula.build_matrix`); one with no record here
+    is noted, and its coefficients' labels say they are contrasts with another level.
     """
     fam = check_family(family)
     if test not in ("F", "chisq"):
@@ -130,12 +142,11 @@ def regress(
     if design.n_records != ds.n_records:
         raise InputError("The survey design and the data have different numbers of records.")
     check_matrix_size(ds, f, domain, len(extra_numeric))
-    mm = build_matrix(ds, f, domain=domain, extra_numeric=extra_numeric)
+    mm = build_matrix(ds, f, domain=domain, extra_numeric=extra_numeric, references=references)
     if len(mm.outcome_levels) < 2:
         raise InputError(f"Outcome '{f.outcome}' takes a single value on the {int(mm.sample.sum())} record(s) used; "
                          "a regression needs an outcome that varies.")
-    if fam == "auto":
-        fam = "binomial" if mm.y_binary is not None else "gaussian"
+    fam = choose_family(fam, mm.outcome_levels)
     if fam == "binomial":
         if mm.y_binary is None:
             raise InputError(f"Outcome '{f.outcome}' does not have exactly two values; logistic regression needs a binary outcome.")
@@ -144,7 +155,22 @@ def regress(
         if mm.y is None:
             raise InputError(f"Outcome '{f.outcome}' is not numeric; a linear regression needs a numeric outcome.")
         y = mm.y
-    return _fit(f, fam, mm, y, design, test, level)
+    result = _fit(f, fam, mm, y, design, test, level)
+    if mm.moved_references:
+        moved = ", ".join(mm.moved_references)
+        result = replace(result, notes=(*result.notes, (
+            f"the reference category of {moved} has no record here (suppressed or recoded), so its coefficients "
+            f"compare with another category; they are labelled {MOVED_REFERENCE} and are not the same contrasts "
+            "as the original model's (the joint test of the covariate still is)")))
+    return result
+
+
+def choose_family(family: str, outcome_levels: Sequence[Any]) -> str:
+    """The family ``family`` means for an outcome with these values among the records used: ``"auto"`` is
+    logistic for exactly two values, else linear; the others stand for themselves."""
+    if family != "auto":
+        return family
+    return "binomial" if len(outcome_levels) == 2 else "gaussian"
 
 
 def check_matrix_size(ds: Dataset, f: Formula, domain: np.ndarray | None = None, n_extra: int = 0) -> None:
@@ -471,4 +497,4 @@ def design_for(ds: Dataset, weight: str | None = None, strata: str | None = None
     return SurveyDesign.from_dataset(ds, weight=weight, strata=strata, psu=psu, lonely_psu=lonely_psu)
 
 
-__all__ = ["INTERCEPT", "RegressionResult", "regress", "design_for", "check_family", "FAMILIES"]
+__all__ = ["INTERCEPT", "RegressionResult", "regress", "design_for", "check_family", "choose_family", "FAMILIES"]
