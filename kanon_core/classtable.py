@@ -171,6 +171,18 @@ class ClassTable:
                            values=tuple(self.values[i] for i in idx) if self.values else (),
                            labels=tuple(self.labels[i] for i in idx) if self.labels else ())
 
+    def pool(self, members: np.ndarray) -> ClassTable:
+        """The table with the classes flagged in ``members`` merged into class 0, blank on every QI (the records
+        a release blanks together), and the others, if any, into class 1 (whose codes mean nothing): counts,
+        weights and sensitive counts summed, so a criterion can judge the blanked records as one class beside
+        the whole file."""
+        members = np.asarray(members, dtype=bool)
+        if len(members) != self.n_classes or not members.any():
+            raise ValueError("one flag per class is needed, and at least one class to pool")
+        gid = np.where(members, 0, 1).astype(np.int64)
+        codes = np.where(members[:, None], MISSING_CODE, 0) * np.ones((1, len(self.qis)), dtype=np.int32)
+        return self._merge(gid, codes.astype(np.int32), values=(), labels=())
+
     def _qi_index(self, qi: str) -> int:
         try:
             return self.qis.index(qi)

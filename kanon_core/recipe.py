@@ -313,6 +313,7 @@ def apply_checked(history: History, step: Step, where: str, progress: Progress |
         raise InputError(f"{named} cannot be applied: {' '.join(problems)}")
     if cautions and strict:
         raise InputError(f"{named}: {' '.join(cautions)} (strict replay)")
+    before = history.current.dataset
     try:
         history.apply(step, progress)
     except Cancelled:
@@ -324,7 +325,10 @@ def apply_checked(history: History, step: Step, where: str, progress: Progress |
     if expected is not None and version_fingerprint(history.current.dataset) != expected:
         raise InputError(f"{where} ({step.kind}) does not reproduce the result recorded in the {source} on this "
                          "file; the replay stops there.")
-    return [f"{named}: {c}" for c in cautions]
+    after = step.cautions(before, history.current.dataset)
+    if after and strict:
+        raise InputError(f"{named}: {' '.join(after)} (strict replay)")
+    return [f"{named}: {c}" for c in (*cautions, *after)]
 
 
 @dataclass(frozen=True)

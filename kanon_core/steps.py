@@ -44,6 +44,12 @@ class Step:
         """One line for the history timeline and the report."""
         return self.kind
 
+    def cautions(self, before: Dataset, after: Dataset) -> list[str]:
+        """What a replay must say about this step's result on the file at hand (``before`` -> ``after``): a
+        treatment chosen on one file may protect less on the next wave. Counts and the step's own parameters,
+        never values. None by default."""
+        return []
+
     def to_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind}
         for f in dataclasses.fields(self):

@@ -172,7 +172,10 @@ def test_a_bound_above_a_count_stops_the_search(monkeypatch):
 
 def test_k_above_the_records_every_record_suppressed():
     """k above the number of records: every record fails at every node and no failing record has a floor to
-    divide the room under the ceiling by (n - k + 1 <= 0); the search still returns the exhaustive optimum."""
+    divide the room under the ceiling by (n - k + 1 <= 0). Suppressing all three leaves three blank records,
+    fewer than k: no node is a release, and the search says so (as the exhaustive one finds); at k = 3 the three
+    blanked records protect each other."""
+    from kanon_core.errors import InfeasibleError
     from kanon_core.treat.lattice import exhaustive_search
 
     frame = pd.DataFrame({"q0": ["a", None, "b"], "q1": ["x", "y", None]}, dtype=object)
@@ -181,7 +184,9 @@ def test_k_above_the_records_every_record_suppressed():
     problem = build_problem(ds, {q: Hierarchy(r, q) for q, r in rows.items()})
     for k in (4, 5):
         ex = exhaustive_search(problem, k, 1.0, "dm")
-        got = search_optimal(problem, k, 1.0, "dm")
-        best = ex.loc[ex.anonymous, "loss"].min()
-        assert np.isclose(got.loss, best)
-        assert got.n_suppressed_records == 3
+        assert (ex.n_suppressed == 3).all() and not ex.anonymous.any()
+        with pytest.raises(InfeasibleError):
+            search_optimal(problem, k, 1.0, "dm")
+    ex = exhaustive_search(problem, 3, 1.0, "dm")
+    got = search_optimal(problem, 3, 1.0, "dm")
+    assert np.isclose(got.loss, ex.loc[ex.anonymous, "loss"].min())

@@ -31,6 +31,7 @@ from kanon_core.treat.lattice import (
     pareto_front,
     resolve_criteria,
     search_optimal,
+    suppression_limit,
     tradeoff,
 )
 from kanon_core.treat.metrics import BANDED
@@ -137,12 +138,46 @@ def all_nodes(case: Case) -> dict[tuple, dict]:
     return {lv: reference_node(case, lv) for lv in itertools.product(*(range(h) for h in case.heights))}
 
 
+def releasable(node: dict, limit: int, k: int) -> bool:
+    """Within the limit, and no record blanked or at least k of them: the blanked records are one class of the
+    release (blank on every QI, consistent with every person), so fewer than k would single their people out."""
+    return node["n_small"] <= limit and (node["n_small"] == 0 or node["n_small"] >= k)
+
+
 def below(a, b) -> bool:
     return a != b and all(x <= y for x, y in zip(a, b))
 
 
 def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+# -- the chosen release, from the intruder's side ---------------------------------------------------------------
+def consistent_records(person: tuple, release: list[tuple]) -> int:
+    """Released records an intruder who knows ``person``'s generalized values cannot rule out: each QI blank
+    (suppressed, or missing) or equal."""
+    return sum(all(r is None or r == p for p, r in zip(person, rec)) for rec in release)
+
+
+@given(cases(), st.data())
+def test_nobody_is_findable_among_fewer_than_k_records_of_the_chosen_release(case, data):
+    """The search's release, as its recipe step writes it (generalized, the failing records blanked), leaves
+    every person of a file without missing values consistent with at least k released records: the blanked
+    records are consistent with everyone, so they must be none or at least k (one blanked unique record would
+    be its person's only candidate, with every other variable shown)."""
+    frame = case.frame.fillna("v0")  # every value known: intruder and release agree on what a value is
+    case = Case(frame, case.rows, case.missing, case.k)
+    n = len(frame)
+    limit = data.draw(st.integers(0, n))
+    try:
+        res = search_optimal(case.problem(), case.k, limit / n, data.draw(st.sampled_from(METRICS)))
+    except InfeasibleError:
+        return
+    released = res.step().apply(case.dataset()).frame[list(case.qis)]
+    release = [tuple(None if pd.isna(v) else v for v in rec) for rec in released.itertuples(index=False)]
+    people = generalize(case, res.level_tuple)
+    assert min(consistent_records(p, release) for p in people) >= case.k
+    assert sum(all(v is None for v in rec) for rec in release) == res.n_suppressed_records
 
 
 # -- exact search = exhaustive search = brute force ------------------------------------------------------------
@@ -154,18 +189,19 @@ def test_optimal_search_matches_brute_force(case, data):
     assert problem.n_nodes == len(ref)
     for s in (0, data.draw(st.integers(1, n))):
         frac = s / n
-        feasible = {lv for lv, r in ref.items() if r["n_small"] <= s}
+        feasible = {lv for lv, r in ref.items() if r["n_small"] <= s}  # within the limit (monotonic)
         kmin = {lv for lv in feasible if not any(below(o, lv) for o in feasible)}
+        ok = {lv for lv in feasible if releasable(ref[lv], s, case.k)}  # the releases that may be chosen
         for metric in METRICS:
-            if not feasible:
+            if not ok:
                 with pytest.raises(InfeasibleError):
                     search_optimal(problem, case.k, frac, metric)
                 continue
             res = search_optimal(problem, case.k, frac, metric, k_minimal=True)
-            best = min(ref[lv][metric] for lv in feasible)
+            best = min(ref[lv][metric] for lv in ok)
             assert close(res.loss, best)
             chosen = res.level_tuple
-            assert chosen in feasible and close(ref[chosen][metric], best)
+            assert chosen in ok and close(ref[chosen][metric], best)
             assert res.n_suppressed_records == ref[chosen]["n_small"]
             assert res.n_anonymous == len(feasible) and res.nodes_evaluated <= len(ref)
             assert {tuple(int(x) for x in r) for r in res.k_minimal[list(case.qis)].itertuples(index=False)} == kmin
@@ -186,7 +222,7 @@ def test_optimal_search_matches_brute_force(case, data):
             assert len(ex) == len(ref) > 0
             for row in ex.itertuples(index=False):
                 lv = tuple(int(x) for x in row[: len(case.qis)])
-                assert row.anonymous == (lv in feasible) and row.n_suppressed == ref[lv]["n_small"]
+                assert row.anonymous == (lv in ok) and row.n_suppressed == ref[lv]["n_small"]
                 assert close(row.loss, ref[lv][metric])
             assert close(ex.loc[ex.anonymous, "loss"].min(), res.loss)
 
@@ -220,13 +256,13 @@ def test_datafly_result_is_k_anonymous_within_the_limit(case, data):
     limit = case.k if s is None else s
     top = reference_node(case, tuple(h - 1 for h in case.heights))
     problem = case.problem()
-    if top["n_small"] > limit:
+    if not releasable(top, limit, case.k):
         with pytest.raises(InfeasibleError):
             datafly(problem, case.k, None if s is None else s / n)
         return
     res = datafly(problem, case.k, None if s is None else s / n, "dm")
     ref = reference_node(case, res.level_tuple)
-    assert ref["n_small"] <= limit and res.n_suppressed_records == ref["n_small"]
+    assert releasable(ref, limit, case.k) and res.n_suppressed_records == ref["n_small"]
     assert close(res.loss, ref["dm"])
     # Datafly only ever generalizes: each step adds one level to one QI
     steps = [tuple(int(x) for x in r[: len(case.qis)]) for r in res.evaluated.itertuples(index=False)]
@@ -243,7 +279,7 @@ def test_tradeoff_gives_the_optimum_for_each_limit(case):
     assert list(table.max_suppression) == list(limits)
     losses = []
     for lim, row in zip(limits, table.itertuples(index=False)):
-        feasible = [r["prec"] for r in ref.values() if r["n_small"] <= math.floor(lim * n + 1e-9)]
+        feasible = [r["prec"] for r in ref.values() if releasable(r, math.floor(lim * n + 1e-9), case.k)]
         assert row.feasible == bool(feasible)
         if feasible:
             assert close(row.loss, min(feasible))
@@ -352,7 +388,7 @@ def test_adult_four_qis_search_equals_exhaustive_for_every_metric(adult):
             ex = exhaustive_search(problem, 5, lim, metric)
             res = search_optimal(problem, 5, lim, metric, k_minimal=True)
             assert res.loss == pytest.approx(ex.loc[ex.anonymous, "loss"].min(), rel=1e-12)
-            assert res.n_anonymous == int(ex.anonymous.sum())
+            assert res.n_anonymous == int((ex.n_suppressed <= suppression_limit(len(ds.frame), lim)).sum())
             quick = search_optimal(problem, 5, lim, metric)
             assert (quick.level_tuple, quick.loss) == (res.level_tuple, pytest.approx(res.loss, rel=1e-12))
 

@@ -79,7 +79,7 @@ def test_nodes_given_up_by_the_narrower_limit_fail_or_lose_below_them():
         for seed in range(60):
             case = larger_wildcard_case(seed)
             problem = case.problem()
-            for frac in (0.05, 0.1, 0.2, 0.3):
+            for frac in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5):
                 ex = exhaustive_search(problem, case.k, frac, "dm")
                 feasible = ex.loc[ex.anonymous]
                 if feasible.empty:

@@ -123,9 +123,11 @@ def test_category_semantics_keeps_missing_as_its_own_value():
 
 def test_suppression_limit_decides_anonymity():
     p = problem()
-    # 1 record of 6 is 16.7 %: allowed at 20 %, not at 10 %
-    assert evaluate_node(p, (1, 0), 2, 0.2, "prec").anonymous
+    # 1 record of 6 is 16.7 %: within the limit at 20 %, not at 10 % ...
+    assert evaluate_node(p, (1, 0), 2, 0.2, "prec").n_small == 1
     assert not evaluate_node(p, (1, 0), 2, 0.1, "prec").anonymous
+    # ... yet that one blanked record would be its person's only candidate (k = 2): not a release either way
+    assert not evaluate_node(p, (1, 0), 2, 0.2, "prec").anonymous
     assert evaluate_node(p, (1, 1), 2, 0.0, "prec").anonymous
 
 

@@ -4,8 +4,13 @@ The lattice (Samarati; Sweeney's MinGen, 2002) has one node per choice of a leve
 node A is below node B when A is at most as general as B on every QI. A node is *feasible* when the
 records of the classes failing any of the privacy criteria (:mod:`kanon_core.criteria`: k-anonymity,
 l-diversity, t-closeness, individual risk; combined with AND) are at most the suppression limit (ARX's
-rule: those records are then suppressed). k alone is the criterion ``k=K``. Three facts make the search
-exact:
+rule: those records are then suppressed). k alone is the criterion ``k=K``. The suppressed records are
+blanked on every QI but stay in the release with their other variables, so together they are one more class
+of it, consistent with every person an intruder looks for: a feasible node is *acceptable* (a release the
+search may choose) when no record is suppressed or the suppressed ones meet the criteria as that one class
+(:func:`acceptable`; at least k of them for k-anonymity). ARX counts them out, as its suppressed records leave
+the release; one blanked record would otherwise be its person's only candidate. Three facts make the search
+exact, and the last paragraph of fact 2 says why the acceptance rule leaves them intact:
 
 1. **Monotonicity.** A criterion declared monotonic (argued in its docstring, checked by brute force) has a
    failing-record set that can only shrink when generalizing (or, without suppression, a passing node
@@ -49,6 +54,15 @@ exact:
    (0.26 s instead of 2.3 s). (Under category semantics a node's classification is its roll-up: there the
    start's table read first skipped few starts on Adult and took 0.28 s instead of 0.15 s at 1 %.) The
    k-minimal nodes, which need every node classified, are listed on request (``k_minimal=True``).
+
+   The acceptance rule is not monotonic (a node suppressing k records may be acceptable while the one above
+   it, suppressing one, is not), so it takes no part in the classification: facts 1 and 2 classify and bound
+   feasibility, which is. A node becomes the best found only once evaluated and acceptable; a feasible node
+   that is not acceptable is, for the search, a node whose loss is infinite, and every bound of fact 2 is a
+   lower bound of the loss, hence of that infinity too. So a node left unexamined still had a bound at least
+   the least loss of an acceptable node, and the node returned is the optimum among the acceptable nodes
+   (checked against every node of small random lattices and against the released file, from the intruder's
+   side, in the tests).
 3. **Roll-up on the class table.** The records are aggregated once into a class table
    (:class:`~kanon_core.classtable.ClassTable`: distinct QI rows with counts, weights and sensitive value
    counts). A node's table is computed from the evaluated node below it with the fewest classes by
@@ -89,6 +103,7 @@ import numpy as np
 import pandas as pd
 
 from ..classtable import ClassTable
+from ..criteria.apply import blanked_group_fails
 from ..criteria.base import Criterion, Evaluation
 from ..criteria.k_anonymity import KAnonymity
 from ..dataset import Dataset, MissingSemantics, check_semantics
@@ -882,15 +897,27 @@ class NodeSummary:
     n_patterns: int
 
 
-def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int,
+def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int, criteria: Sequence[Criterion],
              bound: float | None = None) -> NodeSummary:
     """``bound``: the node's :func:`~kanon_core.treat.metrics.lower_bound` when the caller has it already (the
     search computes the level-only bounds of every node at once with ``level_bounds``, the function
-    ``lower_bound`` calls for one node)."""
+    ``lower_bound`` calls for one node). The node is ``anonymous`` (a release kanon may offer) when its
+    failing records are within the limit and, blanked together, meet the criteria as one class
+    (:func:`acceptable`)."""
     st = ev.stats()
     n_small = n_suppressed(ctx, st)
-    return NodeSummary(ev.levels, n_small, n_small <= limit, metric_loss(metric, ctx, st),
+    return NodeSummary(ev.levels, n_small, acceptable(ev, n_small, limit, criteria), metric_loss(metric, ctx, st),
                        lower_bound(metric, ctx, st) if bound is None else bound, st.n_patterns)
+
+
+def acceptable(ev: NodeEval, n_small: int, limit: int, criteria: Sequence[Criterion]) -> bool:
+    """Whether node ``ev``'s release protects every person: its failing records (``n_small``, the classes
+    ``ev.small``) are at most ``limit`` and, when there are any, the blanked group they form passes every
+    criterion as one class (:func:`~kanon_core.criteria.apply.blanked_group_fails`: fewer than k blanked
+    records would leave their people findable among them)."""
+    if n_small > limit:
+        return False
+    return n_small == 0 or not blanked_group_fails(ev.table, ev.small, criteria)
 
 
 @dataclass(frozen=True)
@@ -899,8 +926,10 @@ class SearchResult:
 
     ``k_minimal``: every minimal node passing the monotonic criteria (none of its direct specializations
     passes; with k alone, the k-minimal nodes), with its loss and suppression — the candidates an officer
-    may prefer to the optimum; None when the search was not asked to classify every node for them
-    (``search_optimal(..., k_minimal=True)``), and so is ``n_anonymous``. ``evaluated``: every node whose
+    may prefer to the optimum (its ``anonymous`` column says whether each is a release the search may choose:
+    :func:`acceptable`); None when the search was not asked to classify every node for them
+    (``search_optimal(..., k_minimal=True)``), and so is ``n_anonymous``, the nodes within the limit (their
+    blanked group not judged). ``evaluated``: every node whose
     classes were fully counted, for the loss-versus-suppression trade-off. ``criteria`` are the specs of the
     criteria searched for and ``criteria_report`` says, per criterion, how many records fail it at the chosen
     node (all of them are suppressed) and whether it is monotonic.
@@ -1009,9 +1038,9 @@ def _frame(problem: LatticeProblem, summaries: Sequence[NodeSummary], n_records:
 def _criteria_report(criteria: Sequence[Criterion], ev: NodeEval, limit: int, semantics: MissingSemantics
                      ) -> tuple[dict, ...]:
     n_small = int(ev.table.count[ev.small].sum()) if ev.small is not None else None
+    holds = n_small is not None and acceptable(ev, n_small, limit, criteria)
     return tuple({"criterion": c.name, "spec": c.spec, "monotonic": bool(c.monotonic_at(limit, semantics)),
-                  "records_failing": ev.per_criterion.get(c.spec),
-                  "holds": n_small is not None and n_small <= limit}
+                  "records_failing": ev.per_criterion.get(c.spec), "holds": holds}
                  for c in criteria)
 
 
@@ -1231,7 +1260,7 @@ def search_optimal(
         if e.cut:
             cut_short(i, e)
             return None
-        s = _summary(ctx, metric_name, e, limit, float(base_bound[i]) if metric_name in LEVEL_BOUNDED else None)
+        s = _summary(ctx, metric_name, e, limit, crit, float(base_bound[i]) if metric_name in LEVEL_BOUNDED else None)
         known[i] = s
         if s.anonymous:
             passing_loss[i] = s.loss
@@ -1518,8 +1547,8 @@ def search_optimal(
     report(progress, 1.0, "Done")
     if best_id < 0:
         raise InfeasibleError(
-            f"No generalization satisfies {_names(crit)} with at most {limit} record(s) suppressed. Allow more "
-            "suppression or relax the criteria."
+            f"No generalization satisfies {_names(crit)} with at most {limit} record(s) suppressed, the suppressed "
+            "records meeting the criteria as one group. Allow more suppression or relax the criteria."
         )
     if banded:
         _check_band(lat, start_bound, best)
@@ -1831,7 +1860,7 @@ def evaluate_node(
     crit = resolve_criteria(problem, k, criteria)
     limit = suppression_limit(problem.n_records, max_suppression)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
-    return _summary(problem.metric_context(), metric_name, ev.evaluate(lv), limit)
+    return _summary(problem.metric_context(), metric_name, ev.evaluate(lv), limit, crit)
 
 
 def exhaustive_search(
@@ -1845,7 +1874,7 @@ def exhaustive_search(
     limit = suppression_limit(problem.n_records, max_suppression)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
-    rows = [_summary(ctx, metric_name, ev.evaluate(lat.nodes[i]), limit) for i in range(lat.n)]
+    rows = [_summary(ctx, metric_name, ev.evaluate(lat.nodes[i]), limit, crit) for i in range(lat.n)]
     return _frame(problem, rows, problem.n_records)
 
 
@@ -1861,8 +1890,9 @@ def datafly(
     """Sweeney's Datafly (Sweeney 2002): generalize the QI with the most distinct values until few remain.
 
     Stops when the records failing the criteria (k alone: in classes smaller than k) are within the
-    limit: ``max_suppression`` as a fraction, or Sweeney's rule (at most k records) when None. A
-    heuristic: fast, satisfies the criteria, not minimal in general.
+    limit: ``max_suppression`` as a fraction, or Sweeney's rule (at most k records) when None, and meet the
+    criteria as the one group they form once suppressed (:func:`acceptable`). A heuristic: fast, satisfies
+    the criteria, not minimal in general.
     """
     t0 = time.perf_counter()
     metric_name = check_metric(metric)
@@ -1879,7 +1909,7 @@ def datafly(
     max_steps = int((heights - 1).sum())
     while True:
         e = ev.evaluate(levels)
-        s = _summary(ctx, metric_name, e, limit)
+        s = _summary(ctx, metric_name, e, limit, crit)
         n_small = s.n_small
         summaries.append(s)
         report(progress, sum(levels) / max(1, max_steps), "Datafly: generalizing")
@@ -1891,6 +1921,9 @@ def datafly(
         if distinct[j] < 0:
             raise InfeasibleError(
                 f"Even at the top levels {n_small} record(s) fail {_names(crit)}, more than the {limit} allowed."
+                if n_small > limit else
+                f"Even at the top levels the {n_small} record(s) failing {_names(crit)} would not meet the criteria "
+                "as the one group their suppression makes (fewer than k of them, or not diverse enough)."
             )
         levels[j] += 1
     report(progress, 1.0, "Done")

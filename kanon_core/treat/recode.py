@@ -64,13 +64,19 @@ def suppress_small_classes(ds: Dataset, qis: Sequence[str], k: int) -> tuple[Dat
 
 
 def blank_records(ds: Dataset, qis: Sequence[str], records: np.ndarray) -> tuple[Dataset, int]:
-    """Blank every QI of the chosen records (a boolean mask); returns the data and their number."""
+    """Blank every QI of the chosen records (a boolean mask); returns the data and their number.
+
+    Through :func:`~kanon_core.treat.suppress.apply_mask`, as local suppression blanks cells: an integer column
+    keeps its integers (a nullable integer type), where pandas' own masking made it float and the release wrote
+    every age 34 as ``34.0``."""
+    from .suppress import apply_mask
+
+    records = np.asarray(records, dtype=bool)
     n = int(records.sum())
     if n == 0:
         return ds, 0
-    frame = ds.frame.copy()
-    for q in qis:
-        frame[q] = frame[q].mask(records)
+    qis = list(qis)
+    frame = apply_mask(ds.frame, qis, np.repeat(records[:, None], len(qis), axis=1))
     return ds.with_frame(frame, ds.meta), n
 
 
@@ -163,6 +169,24 @@ class GeneralizeStep(Step):
             out, _ = suppress_small_classes(out, qis, self.suppress_k)
         report(progress, 1.0, "Generalized")
         return out
+
+    def cautions(self, before: Dataset, after: Dataset) -> list[str]:
+        """On a file other than the one the search chose this step for, the records it suppresses may be too
+        few to protect each other: blank on every QI, they are one class of the release, consistent with every
+        person (:func:`~kanon_core.criteria.apply.blanked_group_fails`); fewer than k of them single their people
+        out. The search never chooses such a node; a replay says so when the file makes one."""
+        if not (self.criteria or self.suppress_k > 1):
+            return []
+        from ..criteria.apply import blank_group_of
+
+        qis = self.qis or after.roles.qis or tuple(self.levels)
+        criteria = list(self.criteria) or [f"k={self.suppress_k}"]
+        n, fails = blank_group_of(after, qis, criteria)
+        if not fails:
+            return []
+        return [f"on this file the {n:,} record(s) blank on every quasi-identifier (those it suppresses, and any "
+                f"blank before) do not meet {' and '.join(criteria)} as the one group they form: their people "
+                "can be found among them. Search for the optimal generalization on this file again."]
 
     def describe(self) -> str:
         parts = [f"{v} to level {lv}" for v, lv in sorted(self.levels.items()) if lv > 0]

@@ -2,8 +2,9 @@
 
 Each node is generalized record by record through the hierarchy rows (label lookups), its class table is
 built from scratch (no roll-up), each criterion decides its failing classes there, and the records of
-classes failing any criterion are the node's suppressed records (ARX's rule). Prec is computed from its
-definition. Nothing here uses :mod:`kanon_core.treat.lattice`.
+classes failing any criterion are the node's suppressed records (ARX's rule); a node is acceptable when they
+are within the limit and, blanked together, meet the criteria as one class of the release. Prec is computed
+from its definition. Nothing here uses :mod:`kanon_core.treat.lattice`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,22 @@ def record_failing(codes: np.ndarray, criteria, missing: str, weights: np.ndarra
     return {c.spec: np.asarray(c.failing_classes(ev), dtype=bool)[table.record_class] for c in criteria}
 
 
+def blanked_fail(codes: np.ndarray, small: np.ndarray, criteria, weights: np.ndarray | None,
+                 sensitive: dict) -> bool:
+    """Whether the records ``small``, blanked on every QI, fail a criterion as the class they form together in
+    the release: the release's table built record by record (the blanked records given one new code on every
+    QI, a value of its own under category semantics), each criterion deciding there."""
+    if not small.any():
+        return False
+    released = np.where(small[:, None], codes.max(initial=0) + 1, codes).astype(np.int32)
+    table = ClassTable.from_codes(released, None, weights, sensitive)
+    ev = Evaluation(table, "category", table.class_sizes("category", 1.0, wildcard_split=False))
+    fails = np.zeros(len(small), dtype=bool)
+    for c in criteria:
+        fails |= np.asarray(c.failing_classes(ev), dtype=bool)[table.record_class]
+    return bool(fails[small].any())
+
+
 def prec(frame: pd.DataFrame, rows: dict, levels: Sequence[int], small: np.ndarray) -> float:
     """1 - Prec over the observed input cells, suppressed records' cells counting 1."""
     num = den = 0.0
@@ -65,13 +82,19 @@ def all_nodes(frame: pd.DataFrame, rows: dict, criteria, missing: str, weights: 
         for m in per.values():
             small |= m
         out[levels] = {"per": per, "small": small, "n_small": int(small.sum()),
+                       "group_fails": blanked_fail(codes, small, criteria, weights, sensitive),
                        "prec": prec(frame, rows, levels, small)}
     return out
 
 
+def acceptable(node: dict, limit: int) -> bool:
+    """Suppressed records within ``limit``, and none, or a blanked group meeting the criteria."""
+    return node["n_small"] <= limit and not node["group_fails"]
+
+
 def optimum(nodes: dict, limit: int) -> float:
-    """Least Prec over the nodes whose suppressed records are within ``limit`` (inf when none)."""
-    feasible = [r["prec"] for r in nodes.values() if r["n_small"] <= limit]
+    """Least Prec over the acceptable nodes (inf when none)."""
+    feasible = [r["prec"] for r in nodes.values() if acceptable(r, limit)]
     return min(feasible) if feasible else math.inf
 
 
