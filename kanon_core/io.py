@@ -169,10 +169,13 @@ def _excel_column(cells: pd.Series) -> pd.Series:
 
 PARQUET_LABELS_KEY = b"kanon.labels"
 """Schema metadata key under which kanon's exports embed the labels sidecar in a Parquet file."""
+PARQUET_LABELS_ROLE = "The labels embedded in the Parquet file"
+"""How messages about those labels name them (:func:`labels_from_spec`)."""
 
 
 def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
-    """A Parquet file and the labels kanon embedded in its schema metadata (a sidecar still wins).
+    """A Parquet file and the labels kanon embedded in its schema metadata (a sidecar adds to them:
+    :func:`with_sidecar`).
 
     The column names are checked like a CSV header (:func:`check_header`) before any data is read: pyarrow
     cannot make a table of duplicated names and would fail with its own words.
@@ -193,7 +196,7 @@ def _read_parquet(data: bytes | None, path: Path | None) -> tuple[pd.DataFrame, 
         spec = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
-    return frame, labels_from_spec(spec, frame) if isinstance(spec, Mapping) else {}
+    return frame, labels_from_spec(spec, frame, PARQUET_LABELS_ROLE) if isinstance(spec, Mapping) else {}
 
 
 def _dictionaries_decoded(table: Any) -> Any:
@@ -279,13 +282,14 @@ def load_dataset(
 
     ``missing_codes`` given as text (the command line's ``--missing-codes``) are matched to each
     column's type: "-9" is the number -9 in a numeric column and the text "-9" in a text column.
+
+    A labels sidecar next to the file (:func:`read_labels_sidecar`) adds to what the file itself declares
+    (SPSS, Stata, SAS, Parquet): :func:`with_sidecar`.
     """
     table = read_table(source, filename, sheet)
     meta = dict(table.meta)
     if not isinstance(source, (bytes, bytearray)):
-        for col, side in read_labels_sidecar(Path(source), table.frame).items():
-            # the sidecar gives labels and codes; how the file writes its numbers stays as read
-            meta[col] = replace(side, float_style=meta.get(col, VariableMeta()).float_style)
+        meta = with_sidecar(meta, read_labels_sidecar(Path(source), table.frame))
     for col, codes in (missing_codes or {}).items():
         if col not in table.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
@@ -296,38 +300,152 @@ def load_dataset(
     return Dataset(frame=table.frame, meta=meta, roles=roles or Roles(), missing=missing, name=name)  # type: ignore[arg-type]
 
 
+def with_sidecar(own: Mapping[str, VariableMeta], side: Mapping[str, VariableMeta]) -> dict[str, VariableMeta]:
+    """The metadata a file declares itself (``own``) with what its labels sidecar declares (``side``) added:
+    the missing codes of both (the file's first), the value labels of both (the sidecar's text where both
+    label one code), the sidecar's variable label when it gives one, and the file's float style.
+
+    Why add, not replace: a release written both as ``rel.csv`` (which writes ``rel.labels.json``) and as
+    ``rel.sav`` leaves a sidecar next to the ``.sav``, and replacing dropped the ``.sav``'s own user-missing
+    code for suppressed cells, which then read back as a category. A code either declares missing is
+    missing, so neither file can make the other's missing values real. A conflicting value label is not
+    refused: a label changes no count, and the sidecar is the one a user edits.
+    """
+    out = dict(own)
+    for col, s in side.items():
+        m = out.get(col, VariableMeta())
+        out[col] = VariableMeta(label=s.label or m.label,
+                                value_labels={**dict(m.value_labels), **dict(s.value_labels)},
+                                missing_codes=tuple(m.missing_codes) + tuple(
+                                    c for c in s.missing_codes if c not in m.missing_codes),
+                                float_style=m.float_style)
+    return out
+
+
 def sidecar_path(path: Path) -> Path:
     """``data.csv`` -> ``data.labels.json``: variable and value labels for formats that cannot hold them."""
     return path.with_name(path.stem + ".labels.json")
 
 
-def read_labels_sidecar(path: Path, frame: pd.DataFrame) -> dict[str, VariableMeta]:
-    """Labels from a JSON sidecar ``{var: {"label": ..., "value_labels": {code: text}, "missing_codes": [...]}}``.
-
-    Codes are JSON strings; they are matched to the column's values (numbers or text).
-    """
+def input_sidecar(path: Path) -> Path:
+    """The labels file read with the input ``path``: the one beside the name given (what the officer sees);
+    when there is none there and the name is a symbolic link (or lies in a linked folder), the one beside the
+    file it resolves to, so that a link reads as its file does. Hard links have no such fallback: a file's other
+    names cannot be listed. (:func:`kanon_core.outputs.data_inputs` protects every one of these from outputs.)"""
     side = sidecar_path(path)
+    if side.exists() or os.path.realpath(path) == os.path.abspath(path):
+        return side
+    real = sidecar_path(Path(os.path.realpath(path)))
+    return real if real.exists() else side
+
+
+def read_labels_sidecar(path: Path, frame: pd.DataFrame) -> dict[str, VariableMeta]:
+    """Labels from a JSON sidecar ``{var: {"label": ..., "value_labels": {code: text}, "missing_codes": [...]}}``
+    (:func:`input_sidecar`).
+
+    Codes are JSON strings; they are matched to the column's values (numbers or text). A sidecar of another
+    shape is refused (:func:`labels_from_spec`).
+    """
+    side = input_sidecar(Path(path))
     if not side.exists():
         return {}
     import json
 
+    where = f"The labels file {side.name}"
     try:
         spec = json.loads(side.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
-        raise InputError(f"The labels file {side.name} is not valid JSON.") from None
-    return labels_from_spec(spec, frame)
+        raise InputError(f"{where} is not valid JSON.") from None
+    check_labels_spec(spec, where)
+    return labels_from_spec(spec, frame, where)
 
 
-def labels_from_spec(spec: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, VariableMeta]:
+SIDECAR_KEYS = ("label", "value_labels", "missing_codes")
+"""What a variable's entry of a labels sidecar may say (:func:`labels_from_spec`)."""
+
+
+def check_labels_spec(spec: Any, where: str) -> None:
+    """Refuse a labels spec (a sidecar's parsed JSON) that is not an object of variables whose entries have the
+    shape :func:`labels_from_spec` reads, in one line naming ``where`` (the file's role) and the variable. For
+    every reader of a labels file, so each refuses what the others refuse."""
+    if not isinstance(spec, Mapping):
+        raise InputError(f"{where} must be a JSON object with one entry per variable ({_json_kind(spec)} found).")
+    for var, d in spec.items():
+        _sidecar_entry(var, d, where)
+
+
+def labels_from_spec(spec: Mapping[str, Any], frame: pd.DataFrame,
+                     where: str = "The labels of the file") -> dict[str, VariableMeta]:
+    """The labels and declared missing codes of a sidecar's (or a Parquet file's embedded) ``spec``, for the
+    columns of ``frame`` it names; ``where`` names the spec's role in messages ("The labels file x.labels.json").
+
+    Every entry is checked for its shape first, those of variables the frame does not have too, so that
+    every reader (in memory, or an engine typing only some columns) gives one verdict on one file. Why: a
+    wrong shape was read in ways nobody meant, and some of them hide records: a ``"missing_codes"`` given as
+    one text ("-9") was iterated character by character, declaring "-" and "9" missing, so real values
+    became wildcards. A lone text is therefore refused, not read as one code: the format says a list, and a
+    guess either way could be wrong for another file (is "-9,-8" one code or two?). Entries may omit any key
+    and give ``null`` for one; keys other than :data:`SIDECAR_KEYS` are left to other tools. Messages name
+    the variable and what is wrong, never a code or a label (they can be values of the data).
+    """
     out: dict[str, VariableMeta] = {}
     for var, d in spec.items():
-        if var not in frame.columns or not isinstance(d, Mapping):
+        label, value_labels, codes = _sidecar_entry(var, d, where)
+        if var not in frame.columns:
             continue
         numeric = pd.api.types.is_numeric_dtype(frame[var].dtype)
-        vl = {_typed_code(k, numeric): str(v) for k, v in (d.get("value_labels") or {}).items()}
-        mc = tuple(_typed_code(str(c), numeric) for c in (d.get("missing_codes") or ()))
-        out[var] = VariableMeta(label=d.get("label"), value_labels=vl, missing_codes=mc)
+        vl = {_typed_code(k, numeric): v for k, v in value_labels.items()}
+        mc = tuple(_typed_code(str(c), numeric) for c in codes)
+        out[var] = VariableMeta(label=label, value_labels=vl, missing_codes=mc)
     return out
+
+
+def _sidecar_entry(var: str, d: Any, where: str) -> tuple[str | None, dict[str, str], list[Any]]:
+    """One variable's entry of a labels spec as (label, value labels, missing codes), or an
+    :class:`InputError` saying in one line which part of it has the wrong shape."""
+    at = f"{where}: variable '{var}'"
+    if not isinstance(d, Mapping):
+        keys = ", ".join(f'"{k}"' for k in SIDECAR_KEYS)
+        raise InputError(f"{at} must be given an object (with {keys}), not {_json_kind(d)}.")
+    label = d.get("label")
+    if label is not None and not isinstance(label, str):
+        raise InputError(f"{at}: \"label\" must be a text, not {_json_kind(label)}.")
+    value_labels = d.get("value_labels")
+    if value_labels is None:
+        value_labels = {}
+    if not isinstance(value_labels, Mapping):
+        raise InputError(f"{at}: \"value_labels\" must be an object of codes and their labels, "
+                         f"not {_json_kind(value_labels)}.")
+    odd_labels = [v for v in value_labels.values() if not isinstance(v, str)]
+    if odd_labels:
+        raise InputError(f"{at}: every value label must be a text (one is {_json_kind(odd_labels[0])}).")
+    codes = d.get("missing_codes")
+    if codes is None:
+        codes = []
+    if not isinstance(codes, list):
+        raise InputError(f"{at}: \"missing_codes\" must be a list of codes, not {_json_kind(codes)} "
+                         "(a single code is written as a list of one).")
+    odd = [c for c in codes if isinstance(c, bool) or not isinstance(c, (str, int, float))]
+    if odd:
+        raise InputError(f"{at}: every missing code must be a text or a number (one is {_json_kind(odd[0])}).")
+    return label, dict(value_labels), codes
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words, for a message about a file's shape (never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "a text"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
 
 
 def typed_codes(series: pd.Series, codes: Any) -> tuple[Any, ...]:
@@ -369,8 +487,8 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     text = decode_text(raw)
     if not text.strip():
         raise InputError("The file is empty.")
-    if "\x00" in text[:4096]:
-        raise InputError("This looks like a binary file, not a CSV text file (UTF-16 needs a byte-order mark).")
+    if "\x00" in text:  # anywhere: a NUL is no text (and EXTRA_FIELD relies on no name holding one)
+        raise InputError(f"{BINARY_FILE} (UTF-16 needs a byte-order mark).")
     sample = text[:65536]
     lines = sample.splitlines()
     try:
@@ -391,6 +509,12 @@ def _read_csv(raw: bytes) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
     typed = {col: type_column(frame[col]) for col in frame.columns}
     meta = {str(col): VariableMeta(float_style=style) for col, (_, style) in typed.items() if style != "repr"}
     return pd.DataFrame({col: s for col, (s, _) in typed.items()}, index=frame.index), meta
+
+
+BINARY_FILE = "This looks like a binary file, not a CSV text file"
+"""The words for a CSV file holding a NUL character, wherever it is: no text file holds one, and a cell
+holding one would be read as text by some readers and cut short by others. The in-memory reader and the
+out-of-core engines (:func:`kanon_core.engines.csv_checks.check_quotes_closed`) both refuse such a file."""
 
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
@@ -736,6 +860,8 @@ def _read_stat(fmt: str, ext: str, data: bytes | None, path: Path | None) -> tup
 
 
 def _call_reader(reader, fmt: str, path: Path) -> tuple[pd.DataFrame, dict[str, VariableMeta]]:
+    """The frame and metadata pyreadstat reads; SPSS user-missing values are kept as values and declared
+    missing codes (:func:`spss_missing_codes`), so a release can write them back."""
     kwargs: dict[str, Any] = {}
     if fmt == "SPSS":
         kwargs["user_missing"] = True
@@ -746,14 +872,50 @@ def _call_reader(reader, fmt: str, path: Path) -> tuple[pd.DataFrame, dict[str, 
     for col, specs in (getattr(m, "missing_user_values", None) or {}).items():
         user_missing[col] = tuple(specs)
     for col, ranges in (getattr(m, "missing_ranges", None) or {}).items():
-        vals = [r["lo"] for r in ranges if r.get("lo") == r.get("hi")]
-        user_missing[col] = tuple(user_missing.get(col, ())) + tuple(vals)
+        if col in frame.columns:
+            known = user_missing.get(col, ())
+            user_missing[col] = tuple(known) + tuple(c for c in spss_missing_codes(frame[col], ranges)
+                                                     if c not in known)
     meta = {
         str(c): VariableMeta(label=labels.get(c) or None, value_labels=dict(value_labels.get(c, {})),
                              missing_codes=tuple(user_missing.get(c, ())))
         for c in frame.columns
     }
     return frame, meta
+
+
+def spss_missing_codes(column: pd.Series, ranges: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The missing codes an SPSS variable declares, as pyreadstat gives them (``{"lo": .., "hi": ..}`` each), as
+    values of ``column``: a discrete value (lo equal to hi) as it is, a range (``-9 THRU -7``, ``LO THRU -1``)
+    as every distinct value of the column inside it, bounds included, in ascending order.
+
+    Why values, not the range: kanon declares missing codes as a list of values (:class:`VariableMeta`),
+    which every reader of them matches by equality (risk counts and estimates through
+    :func:`~kanon_core.dataset.missing_mask`, the labels sidecar, the SPSS, Stata and CSV releases), and a
+    range over floats has no finite list of values. The values present are what the data can hold missing,
+    so every count and estimate is that of the same file declaring them one by one; a range was dropped
+    before, and its values counted as categories. A release to SPSS declares the values found (at most 3,
+    as SPSS allows), not the range; a value a later treatment brings into the range is not missing."""
+    out: list[Any] = []
+    present: list[Any] | None = None
+    for r in ranges:
+        lo, hi = r.get("lo"), r.get("hi")
+        if lo == hi:
+            found = [lo]
+        else:
+            if present is None:
+                present = sorted(pd.unique(column.dropna().to_numpy()).tolist(), key=lambda v: (type(v).__name__, v))
+            found = [v for v in present if _within(v, lo, hi)]
+        out.extend(v for v in found if v not in out)
+    return out
+
+
+def _within(value: Any, lo: Any, hi: Any) -> bool:
+    """``lo <= value <= hi`` for values of one kind (numbers, or text); False across kinds."""
+    try:
+        return bool(lo <= value <= hi)
+    except TypeError:
+        return False
 
 
 def _normalize(frame: pd.DataFrame) -> pd.DataFrame:

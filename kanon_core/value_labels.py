@@ -62,9 +62,14 @@ class SetValueLabels(Step):
         """The step setting the labels of a labels file (the ``.labels.json`` sidecar format:
         ``{var: {"label": ..., "value_labels": {code: text}, ...}}``) and the file's variables not in
         ``columns`` (ignored, listed so the caller can say so). Missing codes are not labels: see
-        :class:`~kanon_core.declare_missing.DeclareMissingValues`."""
-        if not isinstance(spec, Mapping):
-            raise InputError("A labels file must be a JSON object with one entry per variable.")
+        :class:`~kanon_core.declare_missing.DeclareMissingValues`.
+
+        The file's shape is checked first as every reader of a labels file checks it
+        (:func:`kanon_core.io.check_labels_spec`): its missing codes as a list, not a text read code by
+        character ("-9" declaring "-" and "9" missing), whichever page imports it."""
+        from .io import check_labels_spec
+
+        check_labels_spec(spec, "The labels file")
         labels, var_labels, unknown = [], [], []
         for var, d in spec.items():
             if var not in columns:

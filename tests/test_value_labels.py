@@ -74,6 +74,9 @@ def test_from_spec_reads_the_sidecar_format():
         SetValueLabels.from_spec({"other": {"label": "x"}}, _ds().columns)
     with pytest.raises(InputError, match="JSON object"):
         SetValueLabels.from_spec(["sex"], _ds().columns)  # type: ignore[arg-type]
+    # missing codes written as one text are refused, not read character by character ("-9": "-" and "9")
+    with pytest.raises(InputError, match="list"):
+        SetValueLabels.from_spec({"sex": {"value_labels": {"1": "Male"}, "missing_codes": "-9"}}, _ds().columns)
 
 
 def test_value_table_lists_observed_codes_then_labelled_codes_not_seen():

@@ -26,7 +26,15 @@ import pyarrow.compute as pc
 from ..classtable import ClassTable, _numeric, _sparse_counts
 from ..dataset import VariableMeta, check_weight_total, encode_column
 from ..errors import InputError
-from ..io import PARQUET_LABELS_KEY, labels_from_spec, read_labels_sidecar, type_column, typed_codes
+from ..io import (
+    PARQUET_LABELS_KEY,
+    PARQUET_LABELS_ROLE,
+    labels_from_spec,
+    read_labels_sidecar,
+    type_column,
+    typed_codes,
+    with_sidecar,
+)
 from ..risk.keys import group_ids
 from .base import WEIGHT_STATS, Engine, EngineSettings
 from .source import Source
@@ -89,8 +97,9 @@ def type_distinct(source: Source, column: str, raw: pa.Array, has_missing: bool)
 def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
                   missing_codes: Mapping[str, Sequence[str]] | None = None) -> dict[str, VariableMeta]:
     """Labels and declared missing codes of the typed columns, as :func:`kanon_core.io.load_dataset` reads
-    them: labels a Parquet file embeds, then the ``.labels.json`` sidecar (which wins), then codes given
-    on the command line (as text, matched to each column's type)."""
+    them: labels a Parquet file embeds, then what the ``.labels.json`` sidecar adds to them
+    (:func:`kanon_core.io.with_sidecar`), then codes given on the command line (as text, matched to each
+    column's type)."""
     frame = pd.DataFrame({c: t.series().iloc[:1].reset_index(drop=True) if t.values else pd.Series([np.nan])
                           for c, t in typed.items()})
     meta: dict[str, VariableMeta] = {}
@@ -104,9 +113,8 @@ def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
             except (ValueError, UnicodeDecodeError):
                 raise InputError("The labels embedded in the Parquet file are not valid JSON.") from None
             if isinstance(spec, Mapping):
-                meta.update(labels_from_spec(spec, frame))
-    for col, side in read_labels_sidecar(source.path, frame).items():
-        meta[col] = side
+                meta.update(labels_from_spec(spec, frame, PARQUET_LABELS_ROLE))
+    meta = with_sidecar(meta, read_labels_sidecar(source.path, frame))
     for col, codes in (missing_codes or {}).items():
         if col not in source.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
