@@ -6,9 +6,17 @@ Two rules, enforced here and used by every ``kanon`` command and by :func:`kanon
   ``<stem>.labels.json`` sidecar, JSON summaries, per-record tables, the report, recipe steps) is
   resolved and compared with every input and the input's labels sidecar (``Path.resolve`` catches
   ``./x`` vs ``x`` and symbolic links, ``os.path.samefile`` catches hard links and case-insensitive
-  file systems when the file exists). Two outputs naming the same file, an output folder that does not
-  exist and an output that is a folder are refused too. The microdata a disclosure officer starts from
-  is often the only copy; losing it to a typo in ``-o`` is not recoverable.
+  file systems when the file exists). An input given through a symbolic link or a hard link has more
+  than one labels file that belongs to it: the one beside the name given, the one beside each link on the
+  way and the one beside the file itself, and the one beside any other name the file has in the folder an
+  output's labels file would go to (another hard link); each of them is protected (:func:`data_inputs`).
+  Two outputs naming the same file, an output folder that does not exist and an output that is a folder
+  are refused too. The microdata a disclosure officer starts from is often the only copy; losing it (or
+  the labels that say which codes are missing) to a typo in ``-o`` is not recoverable.
+* ``-`` means standard output only for the options that write a JSON summary (:data:`STDOUT_ROLES`),
+  and for at most one of them per run; any other option given ``-`` (a per-record table, a MINUC list, a
+  release, a report, a recipe step) is refused, where a writer would otherwise create a file named ``-``
+  and two such options would silently overwrite each other.
 * :class:`OutputBatch` writes each file to a temporary file in the same folder and renames it into place
   (``os.replace``, atomic on one file system) only when every file of the batch was written. A command
   that fails half-way leaves neither a half-written release nor a release without its report or labels.
@@ -16,6 +24,11 @@ Two rules, enforced here and used by every ``kanon`` command and by :func:`kanon
   the link stays. A target that exists and is no file (a pipe, ``/dev/stdout``, a device) cannot be
   renamed over without destroying it, so its bytes are written into it, before any rename of the batch;
   a failed write there (a full device, a closed pipe) is an error, never a silent loss.
+
+Which labels file a symbolically linked input is *read* with: the one beside the name given, which is the
+one the officer sees next to the file they named; when there is none, the one beside the file the link
+resolves to (the reader, :func:`kanon_core.io.read_labels_sidecar`, decides). Both are protected here
+whichever is read, so no output can replace either.
 """
 
 from __future__ import annotations
@@ -35,6 +48,10 @@ from .errors import InputError
 STDOUT = "-"
 """The name that means standard output (JSON summaries), never a file."""
 
+STDOUT_ROLES = frozenset({"-o/--json", "--json"})
+"""The roles (option names) that may be ``-``: the options that write a command's JSON summary, documented as
+writing to standard output. Every other option writes a file, and ``-`` given to it is refused."""
+
 SIDECAR_SUFFIX = ".labels.json"
 
 
@@ -47,22 +64,70 @@ def sidecar_of(path: str | os.PathLike) -> Path:
     return p.with_name(p.stem + SIDECAR_SUFFIX)
 
 
+INPUT_LABELS = "the input's labels file"
+
+
 @dataclass(frozen=True)
 class NamedPath:
-    """A path with the role it plays in a command (``"--output"``, ``"the input file"``), for messages."""
+    """A path with the role it plays in a command (``"--output"``, ``"the input file"``), for messages.
+
+    ``labelled``: a data file whose labels file may be read beside any of its names; an output named like
+    the labels file of another name of the same file (a hard link elsewhere in the output's folder) is
+    refused as if it were the input's own labels file (see :func:`check_outputs`).
+    """
 
     role: str
     path: Path
+    labelled: bool = False
+
+
+def _names_of(path: Path) -> list[Path]:
+    """``path``, each symbolic link it passes through (a link to a link to the file) and the file it
+    resolves to: every name beside which a labels file of this input may be looked for or written."""
+    names = [path]
+    seen = {os.path.abspath(path)}
+    current = path
+    for _ in range(40):  # the kernel's own limit on links followed; a loop ends here too
+        if not current.is_symlink():
+            break
+        try:
+            target = Path(os.readlink(current))
+        except OSError:  # replaced while we looked: the resolved file below still counts
+            break
+        current = target if target.is_absolute() else current.parent / target
+        key = os.path.abspath(current)
+        if key in seen:
+            break
+        seen.add(key)
+        names.append(current)
+    real = Path(os.path.realpath(path))
+    if os.path.abspath(real) not in seen:
+        names.append(real)
+    return names
 
 
 def data_inputs(*paths: str | os.PathLike | None) -> list[NamedPath]:
-    """Input data files and their labels sidecars (read by :func:`kanon_core.io.load_dataset`)."""
+    """Input data files and their labels sidecars (read by :func:`kanon_core.io.load_dataset`).
+
+    An input reached through symbolic links has a labels file beside every name on the way, and the reader
+    may use the one beside the resolved file when the name given has none: each is an input, so that a
+    release named like the real file (``-o d.parquet`` when reading ``link.csv -> d.csv``) cannot replace
+    ``d.labels.json``. Hard links are matched when outputs are checked (the other names of a file cannot be
+    listed without searching the disk), by ``labelled``.
+    """
     out: list[NamedPath] = []
     for p in paths:
         if p is None:
             continue
-        out.append(NamedPath("the input file", Path(p)))
-        out.append(NamedPath("the input's labels file", sidecar_of(p)))
+        path = Path(p)
+        out.append(NamedPath("the input file", path, labelled=True))
+        seen: set[str] = set()
+        for name in _names_of(path):
+            side = sidecar_of(name)
+            key = os.path.abspath(side)
+            if key not in seen:
+                seen.add(key)
+                out.append(NamedPath(INPUT_LABELS, side))
     return out
 
 
@@ -96,18 +161,71 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _labels_of_another_name(out: Path, data: Path) -> bool:
+    """Whether ``out`` is the labels file (``<stem>.labels.json``) of a file in its folder that is ``data``
+    under another name: a hard link (same device and inode) or a symbolic link to it. Such a labels file is
+    read with ``data`` when it is opened under that name, and may be the only copy of its labels."""
+    try:
+        st = os.stat(data)
+    except OSError:  # no such input (the reader says so): nothing of it to protect
+        return False
+    for q in {Path(os.path.abspath(out)), Path(os.path.realpath(out))}:
+        if not q.name.endswith(SIDECAR_SUFFIX) or len(q.name) == len(SIDECAR_SUFFIX):
+            continue
+        stem = q.name[:-len(SIDECAR_SUFFIX)]
+        try:
+            entries = list(os.scandir(q.parent))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith(stem) or Path(entry.name).stem != stem:
+                continue
+            try:
+                other = entry.stat()  # through a symbolic link
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                return True
+    return False
+
+
+def _named_outputs(outputs: Mapping[str, str | os.PathLike | None] | Iterable[NamedPath],
+                   stdout_roles: Iterable[str]) -> list[NamedPath]:
+    """The outputs that are files: ``None`` (option not given) is left out, and ``-`` too where the role may
+    write to standard output (at most one of them); ``-`` for any other role is refused, not a file named
+    ``-``. The text is compared as given, so ``./-`` is a file named ``-`` on purpose."""
+    if isinstance(outputs, Mapping):
+        given = [(role, p, None if p is None else str(p)) for role, p in outputs.items()]
+    else:
+        given = [(o.role, o, str(o.path)) for o in outputs]
+    allowed = set(stdout_roles)
+    named: list[NamedPath] = []
+    to_stdout: list[str] = []
+    for role, p, text in given:
+        if text is None:
+            continue
+        if text == STDOUT:
+            if role not in allowed:
+                raise InputError(f"{role} writes a file, not standard output: give a file name instead of '-'.")
+            to_stdout.append(role)
+            continue
+        named.append(p if isinstance(p, NamedPath) else NamedPath(role, Path(text)))
+    if len(to_stdout) > 1:
+        raise InputError(f"{' and '.join(to_stdout)} both write to standard output ('-'); give one of them a "
+                         "file name.")
+    return named
+
+
 def check_outputs(outputs: Mapping[str, str | os.PathLike | None] | Iterable[NamedPath],
-                  inputs: Iterable[NamedPath]) -> list[Path]:
+                  inputs: Iterable[NamedPath], stdout_roles: Iterable[str] = STDOUT_ROLES) -> list[Path]:
     """Refuse, before any work, outputs that would destroy an input or each other; returns the output paths.
 
-    ``outputs`` maps an option name to its path (``None`` and ``"-"`` — standard output — are skipped) or
-    is a list of :class:`NamedPath` (e.g. from :func:`release_outputs`). Raises :class:`InputError`
-    naming options and roles only, never a data value.
+    ``outputs`` maps an option name to its path (``None`` is skipped) or is a list of :class:`NamedPath`
+    (e.g. from :func:`release_outputs`). ``"-"`` is standard output for the roles in ``stdout_roles`` (the
+    JSON summaries) and refused for every other role. Raises :class:`InputError` naming options and roles
+    only, never a data value.
     """
-    if isinstance(outputs, Mapping):
-        named = [NamedPath(role, Path(p)) for role, p in outputs.items() if p is not None and str(p) != STDOUT]
-    else:
-        named = [o for o in outputs if str(o.path) != STDOUT]
+    named = _named_outputs(outputs, stdout_roles)
     ins = list(inputs)
     for i, out in enumerate(named):
         if not str(out.path) or out.path.name in ("", ".", ".."):
@@ -120,6 +238,8 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike | None] | Iterable[Nam
         for inp in ins:
             if _same_file(out.path, inp.path):
                 raise InputError(f"{out.role} would write over {inp.role}; choose another file name.")
+            if inp.labelled and _labels_of_another_name(out.path, inp.path):
+                raise InputError(f"{out.role} would write over {INPUT_LABELS}; choose another file name.")
         for other in named[:i]:
             if _same_file(out.path, other.path):
                 raise InputError(f"{other.role} and {out.role} name the same file; give each its own name.")

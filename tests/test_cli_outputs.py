@@ -300,3 +300,54 @@ def test_a_failure_after_a_notice_is_still_one_line(tmp_path, capsys):
     assert main(["risk", str(p), "--qi", "a,b", "--k", "2", "--json", str(tmp_path / "r.json")]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("kanon: notice: columns with text that often means missing"), err
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+@pytest.mark.parametrize("release", ["data.parquet", "per-record"])
+def test_an_input_read_through_a_link_keeps_the_real_files_labels(folder, capsys, kind, release):
+    """Reading ``link.csv`` (a link to ``data.csv``), ``-o data.parquet`` replaced ``data.labels.json`` by the
+    release's, and every label and declared missing code of ``data.csv`` was lost."""
+    link = folder / "link.csv"
+    if kind == "symlink":
+        link.symlink_to(folder / "data.csv")
+    else:
+        os.link(folder / "data.csv", link)
+    if release == "data.parquet":
+        argv = ["suppress", "link.csv", "--qi", "a,b", "--k", "2", "-o", "data.parquet", "--json", "s.json"]
+        phrase = "the labels file of --output would write over the input's labels file"
+    else:
+        argv = ["risk", "link.csv", "--qi", "a,b", "--per-record", "data.labels.json"]
+        phrase = "--per-record would write over the input's labels file"
+    _refused(capsys, folder, argv, phrase)
+
+
+DASH = {
+    "risk --per-record": (["risk", "data.csv", "--qi", "a,b", "-o", "s.json", "--per-record", "-"], "--per-record"),
+    "risk both": (["risk", "data.csv", "--qi", "a,b", "-o", "-", "--per-record", "-"], "--per-record"),
+    "risk duckdb": (["risk", "data.csv", "--qi", "a,b", "--engine", "duckdb", "--per-record", "-"], "--per-record"),
+    "minucs --list": (["minucs", "data.csv", "--qi", "a,b", "--list", "-", "-o", "s.json"], "--list"),
+    "minucs both": (["minucs", "data.csv", "--qi", "a,b", "--per-record", "-", "--list", "-", "-o", "s.json"],
+                    "--per-record"),
+    "suppress -o": (["suppress", "data.csv", "--qi", "a,b", "--k", "2", "-o", "-", "--json", "s.json"],
+                    "Cannot export '-'"),
+    "recode --step": (["recode", "data.csv", "--column", "b", "--merge", "2,3", "--step", "-"], "--step"),
+    "generalize --step": (["generalize", "data.csv", "--qi", "b", "--hierarchies", "hier", "--k", "2", "--step", "-"],
+                          "--step"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DASH))
+def test_dash_for_a_file_option_is_refused_not_a_file_named_dash(folder, capsys, case):
+    """``-`` is standard output for the JSON summaries only; elsewhere the writers created a file named ``-``,
+    and two such options overwrote each other."""
+    argv, option = DASH[case]
+    _refused(capsys, folder, argv, option)
+    assert not (folder / "-").exists()
+
+
+def test_dash_for_the_report_of_apply_is_refused(folder, capsys):
+    recipe = _recipe(folder)
+    _refused(capsys, folder, ["apply", str(recipe), "data.csv", "-o", "rel.csv", "--report", "-"],
+             "--report writes a file, not standard output")
+    assert main(["apply", str(recipe), "data.csv", "-o", "rel.csv", "--json", "-"]) == 0  # the summary may
+    assert json.loads(capsys.readouterr().out)["written"] == ["rel.csv", "rel.labels.json"]

@@ -84,6 +84,69 @@ def test_messages_name_roles_not_paths(data, tmp_path):
     assert "secret_folder" not in str(info.value) and "\n" not in str(info.value)
 
 
+def test_an_input_read_through_a_symbolic_link_protects_the_real_files_labels(data, tmp_path):
+    # reading link.csv -> data.csv, "-o data.parquet" wrote data.parquet's sidecar over data.labels.json
+    link = tmp_path / "link.csv"
+    link.symlink_to(data)
+    with pytest.raises(InputError, match="the labels file of --output would write over the input's labels file"):
+        check_outputs(release_outputs(tmp_path / "data.parquet"), data_inputs(link))
+    with pytest.raises(InputError, match="--json would write over the input's labels file"):
+        check_outputs({"--json": tmp_path / "data.labels.json"}, data_inputs(link))
+    # the labels file beside the link is the input's too
+    with pytest.raises(InputError, match="would write over the input's labels file"):
+        check_outputs(release_outputs(tmp_path / "link.parquet"), data_inputs(link))
+    assert check_outputs(release_outputs(tmp_path / "other.parquet"), data_inputs(link))
+
+
+def test_every_link_on_the_way_to_the_input_protects_its_labels(data, tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "middle.csv").symlink_to(Path("..") / data.name)  # a relative link
+    first = tmp_path / "first.csv"
+    first.symlink_to(Path("sub") / "middle.csv")
+    for out in (sub / "middle.labels.json", tmp_path / "first.labels.json", data.with_name("data.labels.json")):
+        with pytest.raises(InputError, match="would write over the input's labels file"):
+            check_outputs({"--json": out}, data_inputs(first))
+
+
+@pytest.mark.parametrize("labels_exist", [True, False])
+def test_an_input_read_through_a_hard_link_protects_the_labels_of_its_other_names(data, tmp_path, labels_exist):
+    hard = tmp_path / "hard.csv"
+    os.link(data, hard)
+    if not labels_exist:  # a new data.labels.json would change how data.csv reads: refused all the same
+        data.with_name("data.labels.json").unlink()
+    with pytest.raises(InputError, match="the labels file of --output would write over the input's labels file"):
+        check_outputs(release_outputs(tmp_path / "data.parquet"), data_inputs(hard))
+    with pytest.raises(InputError, match="--output would write over the input file"):
+        check_outputs(release_outputs(tmp_path / "data.csv"), data_inputs(hard))
+    # a symbolic link to the input in the output's folder names it as well
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "alias.csv").symlink_to(hard)
+    with pytest.raises(InputError, match="would write over the input's labels file"):
+        check_outputs({"--json": elsewhere / "alias.labels.json"}, data_inputs(hard))
+    # names that are no other name of the input stay free
+    (tmp_path / "copy.csv").write_bytes(data.read_bytes())
+    assert check_outputs(release_outputs(tmp_path / "copy.parquet"), data_inputs(hard))
+    assert check_outputs({"--json": tmp_path / "data.labels.json.bak"}, data_inputs(hard))
+
+
+def test_dash_is_standard_output_only_for_a_json_summary(tmp_path):
+    assert check_outputs({"-o/--json": "-", "--per-record": None}, []) == []
+    assert check_outputs([NamedPath("--json", Path("-"))], []) == []
+    for role in ("--per-record", "--list", "--output", "--step", "--report"):
+        with pytest.raises(InputError, match=f"^{role} writes a file, not standard output"):
+            check_outputs({"-o/--json": tmp_path / "s.json", role: "-"}, [])
+    with pytest.raises(InputError, match="--report writes a file"):
+        check_outputs([NamedPath("--report", Path("-"))], [])
+    with pytest.raises(InputError, match="--output writes a file"):
+        check_outputs(release_outputs("-"), [])
+    with pytest.raises(InputError, match="-o/--json and --json both write to standard output"):
+        check_outputs({"-o/--json": "-", "--json": "-"}, [])
+    # "./-" is a file named "-", asked for on purpose
+    assert check_outputs({"--per-record": "./-"}, []) == [Path("-")]
+
+
 def _leftovers(folder):
     return sorted(p.name for p in folder.iterdir() if ".tmp" in p.name)
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
+from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import write_json
 from .notices import notice
 from .scale import add_engine_options
@@ -70,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
     format_of(args.output)
     code = DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None else args.suppressed_code
     options = ExportOptions(suppressed_code=code, csv_code=args.csv_code)
-    check_outputs([*release_outputs(args.output, sidecar=not args.no_labels),
-                   NamedPath("--report", Path(args.report or STDOUT)), NamedPath("--json", Path(args.json_out or STDOUT))],
+    check_outputs([*release_outputs(args.output, sidecar=not args.no_labels),  # --report '-' is refused: HTML
+                   *([NamedPath("--report", Path(args.report))] if args.report is not None else []),
+                   *([NamedPath("--json", Path(args.json_out))] if args.json_out is not None else [])],
                   [NamedPath("the recipe", Path(args.recipe)), *data_inputs(data_path)])
     ds = load_dataset(data_path)
     replay = recipe.replay_checked(ds, strict=args.strict)

@@ -6,14 +6,16 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..dataset import MISSING_SEMANTICS, Dataset, Roles
+from ..dataset import MISSING_SEMANTICS, Dataset, Roles, VariableMeta
 from ..errors import InputError
-from ..io import load_dataset, missing_like_counts, missing_like_notice
+from ..io import load_dataset, missing_like_counts, missing_like_notice, typed_codes
 from ..outputs import OutputBatch, atomic_write_bytes
 from .notices import notice
 
@@ -21,7 +23,9 @@ from .notices import notice
 def add_input_options(p: argparse.ArgumentParser, qi_required: bool = True) -> None:
     """FILE, --qi, --weight, --missing, --missing-codes: the conventions of every subcommand."""
     p.add_argument("file", help="input file (csv, parquet, xlsx, sav, dta, sas7bdat); CSV delimiter is sniffed")
-    p.add_argument("--qi", required=qi_required, type=qi_names, help="comma-separated quasi-identifiers")
+    p.add_argument("--qi", required=qi_required, type=qi_names,
+                   help="comma-separated quasi-identifiers; every option naming variables takes a name as written, "
+                        "else without surrounding spaces (a header's 'sex ' is --qi 'sex ,age' or --qi sex,age)")
     p.add_argument("--weight", help="sampling weight variable")
     p.add_argument("--missing", choices=MISSING_SEMANTICS, default="wildcard",
                    help="missing values match anything (wildcard, default) or are a category of their own")
@@ -57,9 +61,11 @@ def open_fraction(text: str) -> float:
 
 def qi_names(text: str) -> str:
     """An argparse type for ``--qi``: each name at most once (a QI counted twice changes every count and
-    every optimum, and the out-of-core engines do not check it), the text itself kept for :func:`split_list`."""
-    names = split_list(text)
-    twice = sorted({n for n in names if names.count(n) > 1})
+    every optimum, and the out-of-core engines do not check it), the text itself kept for :func:`split_names`.
+    Names are compared as written: ``sex`` and ``sex `` can be two columns of a file; once they are matched
+    to the file's names, :func:`match_names` refuses two that name the same column."""
+    names = split_names(text)
+    twice = sorted({n.strip() for n in names if names.count(n) > 1})
     if twice:
         raise argparse.ArgumentTypeError(f"lists {', '.join(twice)} twice; name each quasi-identifier once")
     return text
@@ -68,41 +74,179 @@ def qi_names(text: str) -> str:
 def missing_codes_text(text: str) -> str:
     """An argparse type for ``--missing-codes``: ``var=code|code`` with each variable once and at least one
     code (``a=1,a=2`` would keep only ``a=2``; ``a=`` declares nothing), the text itself kept for
-    :func:`parse_missing_codes`. Codes are never repeated in a message: they can be values of the data."""
+    :func:`parse_missing_codes`. Codes are never repeated in a message: they can be values of the data.
+    Variables are compared as written (see :func:`qi_names`)."""
     seen: set[str] = set()
-    for part in split_list(text):
-        var, eq, codes = part.partition("=")
-        var = var.strip()
+    for name, eq, codes in named_parts(text):
+        var = name.strip()
         if not eq or not var:
             raise argparse.ArgumentTypeError("expects var=code|code for each variable, e.g. 'a=-9|-8,b=NA'")
-        if var in seen:
+        if name in seen:
             raise argparse.ArgumentTypeError(f"gives '{var}' twice; list all its codes at once, e.g. "
                                              f"'{var}=-9|-8'")
         if not any(c != "" for c in codes.split("|")):
             raise argparse.ArgumentTypeError(f"gives no code for '{var}'")
-        seen.add(var)
+        seen.add(name)
     return text
 
 
-def split_list(text: str | None) -> tuple[str, ...]:
+def split_list(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The items of a comma-separated option, each without surrounding spaces, empty ones left out (values
+    such as ``--merge``, kernel families). A tuple is a list of variables already matched to the file's own
+    names by :func:`match_names` and is returned unchanged: stripping it again would lose the trailing space
+    of a name such as ``sex ``."""
     if not text:
         return ()
+    if isinstance(text, tuple):
+        return text
     return tuple(s.strip() for s in text.split(",") if s.strip())
 
 
-def parse_missing_codes(text: str | None) -> dict[str, tuple[str, ...]]:
+def split_names(text: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The variable names of a comma-separated option exactly as written (blank items left out): a header
+    can hold ``sex `` with its space, and only the file can tell whether ``--qi "sex ,age"`` means that
+    column or ``sex`` (:func:`match_names` decides). A tuple (already matched) is returned unchanged."""
+    if not text:
+        return ()
+    if isinstance(text, tuple):
+        return text
+    return tuple(s for s in text.split(",") if s.strip())
+
+
+def named_parts(text: str | None) -> list[tuple[str, str, str]]:
+    """``'a=-9|-8, b=NA'`` -> ``[("a", "=", "-9|-8"), (" b", "=", "NA")]``: each comma-separated ``name=value``
+    item as (the name exactly as written, ``"="`` or ``""`` when the item has none, the value without
+    surrounding spaces). The name keeps its spaces for :func:`match_names`; the value is read as before."""
+    out = []
+    for raw in (text or "").split(","):
+        if not raw.strip():
+            continue
+        name, eq, _ = raw.partition("=")
+        out.append((name, eq, raw.strip().partition("=")[2] if eq else ""))
+    return out
+
+
+def parse_missing_codes(text: str | Mapping[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
     """``'a=-9|-8,b=NA'`` -> ``{"a": ("-9", "-8"), "b": ("NA",)}``: codes as text, exactly as written.
 
     :func:`kanon_core.io.load_dataset` matches them to each column's type, so "02138" stays a text code
-    and "-9" is a number in a numeric column.
+    and "-9" is a number in a numeric column. A mapping is the option already matched to the file's names
+    (:func:`match_names`) and is returned as a dict.
     """
+    if isinstance(text, Mapping):
+        return {var: tuple(codes) for var, codes in text.items()}
     out: dict[str, tuple[str, ...]] = {}
-    for part in split_list(text):
-        if "=" not in part:
-            raise InputError(f"--missing-codes expects var=code|code, got '{part}'.")
-        var, codes = part.split("=", 1)
-        out[var.strip()] = tuple(c for c in codes.split("|") if c != "")
+    for name, eq, codes in named_parts(text):
+        if not eq:
+            raise InputError(f"--missing-codes expects var=code|code, got '{name.strip()}'.")
+        out[name.strip()] = tuple(c for c in codes.split("|") if c != "")
     return out
+
+
+NAME_OPTIONS = ("weight", "household", "var", "strata", "psu", "fpc", "column")
+"""Options (argparse destinations) naming one variable."""
+
+LIST_OPTIONS = ("qi", "protect", "by")
+"""Options naming comma-separated variables."""
+
+
+class _Names:
+    """A file's column names, to match the names an option gives: the exact name first, then the name
+    without its surrounding spaces (``--qi "a, b"`` has always meant ``b``), then the one column equal to it
+    once surrounding spaces are ignored on both sides (``--qi sex`` for a header's ``sex ``: a shell user
+    cannot see the space). Two columns that match only that way (``" a"`` and ``"a "``) are ambiguous and
+    refused rather than guessed; kanon's CSV and Parquet readers refuse such headers already."""
+
+    def __init__(self, columns) -> None:
+        self.exact = {str(c) for c in columns}
+        self.loose: dict[str, list[str]] = {}
+        for c in map(str, columns):
+            self.loose.setdefault(c.strip(), []).append(c)
+
+    def __call__(self, name: str, option: str) -> str:
+        if name in self.exact:
+            return name
+        if name.strip() in self.exact:
+            return name.strip()
+        found = self.loose.get(name.strip(), [])
+        if len(found) == 1:
+            return found[0]
+        if found:
+            listed = ", ".join(f"'{c}'" for c in found)
+            raise InputError(f"{option} names '{name.strip()}', which matches the variables {listed} once "
+                             "surrounding spaces are ignored; give the name exactly as the file writes it.")
+        return name.strip()  # unknown: the command refuses it by this name, as before
+
+
+def match_names(args: argparse.Namespace, columns) -> None:
+    """Rewrite, in place, every option of ``args`` that names variables to the file's own names (``columns``),
+    by the rule of :class:`_Names`, for every option alike: ``--qi``, ``--weight``, ``--missing-codes``,
+    ``--protect``, ``--by``, ``--importance``, ``--link``, ``--sensitive``, ``--household``, ``--var``,
+    ``--strata``, ``--psu``, ``--fpc``, ``--column``. Called once the header is known (in memory by
+    :func:`read_from_args`, out of core by the engine paths), so the in-memory path and the engines read
+    the same columns. Matched lists become tuples (and name=value options pairs), which the parsers
+    (:func:`split_list`, :func:`parse_missing_codes`, ``parse_importance``, ``parse_links``) return unchanged.
+    Two names that match one column are refused; so is the weight among the quasi-identifiers. Calling it
+    again changes nothing."""
+    names = _Names(columns)
+    for attr in NAME_OPTIONS:
+        value = getattr(args, attr, None)
+        if isinstance(value, str):
+            setattr(args, attr, names(value, f"--{attr}"))
+    for attr in LIST_OPTIONS:
+        value = getattr(args, attr, None)
+        if value:
+            setattr(args, attr, tuple(names(n, f"--{attr}") for n in split_names(value)))
+    qis = split_list(getattr(args, "qi", None))
+    twice = sorted({q for q in qis if qis.count(q) > 1})
+    if twice:
+        raise InputError(f"--qi lists {', '.join(twice)} twice; name each quasi-identifier once.")
+    weight = getattr(args, "weight", None)
+    if weight is not None and weight in qis:
+        raise InputError("The weight cannot also be a quasi-identifier.")
+    if getattr(args, "sensitive", None):
+        args.sensitive = [names(s, "--sensitive") for s in args.sensitive]
+    codes = getattr(args, "missing_codes", None)
+    if codes:
+        items = codes.items() if isinstance(codes, Mapping) else _missing_codes_as_written(codes)
+        args.missing_codes = _unique_pairs([(names(v, "--missing-codes"), c) for v, c in items], "--missing-codes",
+                                           "list all its codes at once")
+    importance = getattr(args, "importance", None)
+    if isinstance(importance, str):
+        parts = named_parts(importance)
+        if all(eq and name.strip() for name, eq, _ in parts):  # else parse_importance says what is wrong
+            args.importance = tuple((names(name, "--importance"), value) for name, _, value in parts)
+    if getattr(args, "link", None):
+        args.link = [_matched_link(item, names) for item in args.link]
+
+
+def _missing_codes_as_written(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """:func:`parse_missing_codes` with each variable as written (spaces kept, for :func:`match_names`)."""
+    parse_missing_codes(text)  # the same refusals as the parser
+    return [(name, tuple(c for c in codes.split("|") if c != "")) for name, _, codes in named_parts(text)]
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]], option: str, hint: str) -> dict[str, Any]:
+    """The pairs as a dict, refusing two (written differently) that name one variable: the later would
+    silently replace the earlier."""
+    out: dict[str, Any] = {}
+    for var, value in pairs:
+        if var in out:
+            raise InputError(f"{option} gives '{var}' twice; {hint}.")
+        out[var] = value
+    return out
+
+
+def _matched_link(item: Any, names: _Names) -> Any:
+    """A ``--link KEY=VAR,VAR`` item as (key, variables) matched to the file's names; an item that is not of
+    that form is kept as written, for ``parse_links`` to refuse."""
+    if not isinstance(item, str) or "=" not in item:
+        return item
+    key, others = item.split("=", 1)
+    listed = split_names(others)
+    if not key.strip() or not listed:
+        return item
+    return (names(key, "--link"), tuple(names(n, "--link") for n in listed))
 
 
 def _number_or_text(text: str) -> Any:
@@ -113,12 +257,37 @@ def _number_or_text(text: str) -> Any:
     return int(f) if f.is_integer() else f
 
 
+def read_from_args(args: argparse.Namespace) -> Dataset:
+    """Read FILE, match the options' variable names to its header (:func:`match_names`), then declare the
+    ``--missing-codes``: the names are known only once the file is read, so the codes are added here, as
+    :func:`kanon_core.io.load_dataset` adds them (after the labels sidecar's, typed to each column)."""
+    ds = load_dataset(args.file, missing=getattr(args, "missing", "wildcard"), sheet=getattr(args, "sheet", None))
+    match_names(args, ds.columns)
+    return with_missing_codes(ds, parse_missing_codes(getattr(args, "missing_codes", None)))
+
+
+def with_missing_codes(ds: Dataset, codes: Mapping[str, tuple[str, ...]]) -> Dataset:
+    """``ds`` with ``codes`` (text, as given) added to its variables' declared missing codes, typed to each
+    column (:func:`kanon_core.io.typed_codes`); codes declared already are kept once."""
+    if not codes:
+        return ds
+    meta = dict(ds.meta)
+    for col, given in codes.items():
+        if col not in ds.frame.columns:
+            raise InputError(f"Missing codes given for unknown variable '{col}'.")
+        m = meta.get(col, VariableMeta())
+        typed = typed_codes(ds.frame[col], given)
+        meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
+    return replace(ds, meta=meta, _cache={})
+
+
 def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
-    """Load FILE with the roles given on the command line."""
-    roles = Roles(qis=split_list(getattr(args, "qi", None)), weight=getattr(args, "weight", None), **extra_roles)
-    ds = load_dataset(args.file, roles=roles, missing=args.missing,
-                      missing_codes=parse_missing_codes(getattr(args, "missing_codes", None)),
-                      sheet=getattr(args, "sheet", None))
+    """Load FILE with the roles given on the command line (``extra_roles``: more roles named by options, such
+    as ``strata=args.strata``, matched to the file's names like the rest)."""
+    ds = read_from_args(args)
+    names = _Names(ds.columns)
+    extra = {role: names(v, f"--{role}") if isinstance(v, str) else v for role, v in extra_roles.items()}
+    ds = ds.with_roles(Roles(qis=split_list(getattr(args, "qi", None)), weight=getattr(args, "weight", None), **extra))
     ds.weights()  # validate early: a bad weight is a clear error before any work
     counts = missing_like_counts(ds)
     if counts:  # never treated as missing on a guess, but worth one line (columns and counts, no values)

@@ -78,14 +78,17 @@ def estimate_at_scale(args: argparse.Namespace):
     from ..engines.design import design_aggregate
     from ..engines.source import open_source
     from ..utility.survey_aggregate import proportions_of_aggregate
+    from .common import match_names
     from .scale import _missing_codes, engine_settings, out_of_core_engine
 
     engine = out_of_core_engine(args, args.file)
     if engine is None:
         return None
+    source = open_source(args.file)
+    match_names(args, source.columns)  # --var, --weight, ... as the header writes them, as in memory
     settings = engine_settings(args, "estimate")
     try:
-        agg = design_aggregate(engine, open_source(args.file), args.var, args.weight, args.strata, args.psu,
+        agg = design_aggregate(engine, source, args.var, args.weight, args.strata, args.psu,
                                args.fpc, _missing_codes(args), settings)
     finally:
         settings.close()

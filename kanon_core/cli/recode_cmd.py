@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     check_table_format(args.output)
     check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
     ds = load_from_args(args)
-    step = typed_step(step, ds)
+    # --column as the file writes it (matched when the file was read; see common.match_names)
+    step = typed_step(dataclasses.replace(step, column=args.column), ds)
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
     with OutputBatch() as batch:

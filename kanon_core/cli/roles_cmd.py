@@ -7,11 +7,11 @@ JSON; the table ends with the ``--qi``/``--weight`` options to paste into the ot
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from ..guidance import suggest_roles
-from ..io import load_dataset
 from ..outputs import check_outputs, data_inputs
-from .common import parse_missing_codes, write_json
+from .common import read_from_args, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.json_out not in (None, "-"):
         check_outputs({"-o/--json": args.json_out}, data_inputs(args.file))
-    ds = load_dataset(args.file, missing_codes=parse_missing_codes(args.missing_codes), sheet=args.sheet)
+    ds = read_from_args(args)  # --missing-codes names matched to the header as every command matches them
     guidance = suggest_roles(ds)
     if args.json_out is not None:
         write_json(args.json_out, guidance.to_json())
@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_table(guidance) -> str:
-    """Aligned columns: variable, suggested role, distinct, missing, reason; then the options to use."""
+    """Aligned columns: variable, suggested role, distinct, missing, reason; then the options to use, quoted
+    for a POSIX shell where a name needs it (a space, a quote, ``$``...): pasted, they select exactly these
+    columns, ``sex `` with its space included."""
     rows = [("variable", "suggested role", "distinct", "missing", "reason")]
     rows += [(s.variable, s.role, f"{s.distinct:,}", f"{s.missing:,}", s.reason) for s in guidance.suggestions]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -47,9 +49,9 @@ def format_table(guidance) -> str:
     roles = guidance.roles()
     opts = []
     if roles.qis:
-        opts.append("--qi " + ",".join(roles.qis))
+        opts.append("--qi " + shlex.quote(",".join(roles.qis)))
     if roles.weight:
-        opts.append(f"--weight {roles.weight}")
+        opts.append("--weight " + shlex.quote(roles.weight))
     lines.append("")
     lines.append(f"{guidance.n_records:,} records. Suggested: " + (" ".join(opts) if opts else "no quasi-identifier")
                  + (f"; exclude {', '.join(roles.direct_ids)}" if roles.direct_ids else ""))

@@ -9,8 +9,8 @@ from pathlib import Path
 from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
-from .common import add_input_options, load_from_args, split_list, stderr_progress, write_json
-from .scale import add_engine_options
+from .common import add_input_options, load_from_args, named_parts, split_list, stderr_progress, write_json
+from .scale import add_engine_options, match_names_at_scale
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,17 +59,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_importance(text: str | None) -> dict[str, float]:
+def parse_importance(text: str | tuple[tuple[str, str], ...] | None) -> dict[str, float]:
     """``'a=3,b=2'`` -> ``{"a": 3.0, "b": 2.0}``, each variable once and each value in the solvers' range
-    (:func:`kanon_core.treat.suppress.check_importance`), for the in-memory, out-of-core and --max-risk paths."""
+    (:func:`kanon_core.treat.suppress.check_importance`), for the in-memory, out-of-core and --max-risk paths.
+    A tuple of (variable, value text) pairs is the option already matched to the file's names
+    (:func:`kanon_core.cli.common.match_names`)."""
     from ..treat.suppress import check_importance
 
+    if isinstance(text, tuple):
+        items = list(text)
+    else:
+        items = []
+        for name, eq, value in named_parts(text):
+            if not eq or not name.strip():
+                raise InputError("--importance expects var=number for each variable, e.g. 'BYSEX=3,BYRACE=2'.")
+            items.append((name.strip(), value))
     pairs: list[tuple[str, float]] = []
-    for part in split_list(text):
-        var, eq, value = part.partition("=")
-        var = var.strip()
-        if not eq or not var:
-            raise InputError("--importance expects var=number for each variable, e.g. 'BYSEX=3,BYRACE=2'.")
+    for var, value in items:
         try:
             pairs.append((var, float(value)))
         except ValueError:
@@ -78,9 +84,14 @@ def parse_importance(text: str | None) -> dict[str, float]:
     return dict(pairs)
 
 
-def parse_links(items: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def parse_links(items: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``--link KEY=VAR,VAR`` items as (key, variables); an item that is a pair already is one matched to the
+    file's names (:func:`kanon_core.cli.common.match_names`) and is kept."""
     out = []
     for item in items:
+        if isinstance(item, tuple):
+            out.append(item)
+            continue
         if "=" not in item:
             raise InputError("--link expects KEY=VAR,VAR (the quasi-identifier, then the variables it blanks).")
         key, others = item.split("=", 1)
@@ -102,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.node_limit is not None and not 1 <= args.node_limit <= MAX_NODE_LIMIT:  # what the solvers honour
         raise InputError(f"--node-limit must be a whole number from 1 to {MAX_NODE_LIMIT:,}.")
     _check_solver(args)
+    match_names_at_scale(args)  # out of core, the options' names are matched to the header here
     done = suppress_at_scale(args)  # None: the file is read in memory
     if done is not None:
         return done
@@ -121,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     linked = parse_links(args.link)
     check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
     ds = load_from_args(args)
+    # parsed again: reading the file matched the names they give to its header (checked above, before any work)
+    importance, linked = tuple(parse_importance(args.importance).items()), parse_links(args.link)
     step = SuppressStep(qis=ds.roles.qis, k=args.k, importance=importance, protected=split_list(args.protect),
                         by=split_list(args.by), linked=linked,
                         model=model.name, method=method, alpha=args.alpha, solver=args.solver or "highs",
