@@ -1,8 +1,8 @@
 """Standard error of a command without its engines' progress lines.
 
-An out-of-core engine prints what it is doing ("kanon risk: duckdb: counting classes ...") as it goes, on any
-stderr, so that a log shows where a long run stands. A refusal must still be one line: these helpers keep the
-lines that are not progress, so a test can say so.
+An out-of-core engine prints what it is doing ("kanon risk: duckdb: counting classes ...") as it goes when
+stderr is a terminal, as the in-memory path prints its progress. A refusal must still be one line: these helpers
+keep the lines that are not progress, so a test can say so whatever stderr is.
 """
 
 from __future__ import annotations

@@ -215,3 +215,39 @@ def test_a_file_of_lines_of_spaces_has_no_records(tmp_path, capsys, data):
         assert main(["risk", str(path), "--qi", "sex", "--engine", engine]) == 2
         lines[engine] = without_progress(capsys.readouterr().err)
     assert lines["duckdb"] == lines["pandas"] == lines["polars"] and len(lines["pandas"]) == 1
+
+
+LEADING = {
+    "a blank line": b"\nsex,age\nm,30\nf,40\nm,30\n",
+    "crlf": b"\r\nsex,age\r\nm,30\r\nf,40\r\n",
+    "bom and a blank line": b"\xef\xbb\xbf\nsex,age\nm,30\nf,40\n",
+    "several, and a line of spaces": b"\n\n  \nsex,age\nm,30\n\nf,40\n",
+    "one column": b"\n\nsex\nm\n\nf\nm\n",
+    "a quoted name with a line break": b'\n"se\nx",age\nm,30\nf,40\n',
+    "semicolons": b"\nsex;age\nm;30\nf;40\n",
+}
+"""Files starting with blank lines, which the default reader skips (pandas takes the next record for the
+header); the engines were told the file was empty."""
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+@pytest.mark.parametrize("case", list(LEADING))
+def test_blank_lines_before_the_header_are_skipped_by_every_reader(tmp_path, engine, case):
+    path = write(tmp_path, LEADING[case], "leading.csv")
+    ds = load_dataset(path)
+    columns = list(ds.frame.columns)
+    eng = get_engine(engine)
+    summary, expected = eng.summary(path), get_engine("pandas").summary(path)
+    assert summary.n_records == len(ds.frame) > 0
+    frames_equal(as_text(summary.preview), as_text(expected.preview))
+    assert_same_table(reference(path, columns), eng.class_table(path, columns))
+    frames_equal(load_dataset(eng.release(path, tmp_path / "release.csv")).frame, ds.frame)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_record_too_long_after_leading_blank_lines_is_named_as_the_default_reader_names_it(tmp_path, engine,
+                                                                                              capsys):
+    path = write(tmp_path, b"\n\nsex,age\nm,30\nf,40,x\n", "leading.csv")
+    assert main(["risk", str(path), "--qi", "sex", "--k", "2", "--engine", engine]) == 2
+    err = without_progress(capsys.readouterr().err)
+    assert len(err) == 1 and "Record 2 " in err[0]

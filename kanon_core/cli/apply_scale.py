@@ -356,12 +356,12 @@ class _Generalize(ScaleStep):
             if small.any():
                 if not state.blanking:
                     state.blanking, state.unblanked = True, ds
-                frame = ds.frame.copy()
-                for q in qis:  # as in memory, where blanking a whole-number column without gaps makes it float
-                    frame[q] = frame[q].mask(small)
+                from ..treat.recode import blank_records
+
+                for q in qis:
                     state.blanked[q] = state.blanked.get(q, np.zeros(len(small), bool)) | small
                 state.changed.update(qis)  # written through a mapping table, in the column's new type
-                ds = ds.with_frame(frame, ds.meta)
+                ds, _ = blank_records(ds, qis, small)  # as in memory: an integer column keeps its integers
         state.classes = ds
 
 

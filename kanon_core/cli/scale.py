@@ -3,7 +3,8 @@ out-of-core variants of the commands that can run on the class table.
 
 Each command adds the options with :func:`add_engine_options` and asks :func:`out_of_core_engine` first:
 None means the in-memory path (pandas), which runs unchanged; otherwise the command's ``*_at_scale``
-function here does the work through the engine and the class table. Progress goes to stderr.
+function here does the work through the engine and the class table. Progress goes to stderr when it is a
+terminal (:func:`engine_settings`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,15 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def engine_settings(args: argparse.Namespace, command: str) -> EngineSettings:
+    """The engine's settings from the command's options, its progress lines going to stderr only when stderr
+    is a terminal, as the in-memory path's (:func:`~kanon_core.cli.common.stderr_progress`): a run whose stderr
+    is a log or a pipe gets the same lines whichever engine ran it, so a refusal is still one line there."""
     def say(message: str) -> None:
         print(f"kanon {command}: {message}", file=sys.stderr, flush=True)
 
     return EngineSettings(memory_limit=parse_memory(getattr(args, "memory_limit", None)),
-                          spark_master=getattr(args, "spark_master", "local[2]") or "local[2]", progress=say)
+                          spark_master=getattr(args, "spark_master", "local[2]") or "local[2]",
+                          progress=say if sys.stderr.isatty() else None)
 
 
 def out_of_core_engine(args: argparse.Namespace, path: Any) -> Any | None:
@@ -50,6 +55,19 @@ def out_of_core_engine(args: argparse.Namespace, path: Any) -> Any | None:
     if getattr(args, "sheet", None):
         raise InputError("--sheet reads Excel workbooks, which only the pandas engine reads.")
     return get_engine(name)
+
+
+def match_names_at_scale(args: argparse.Namespace) -> None:
+    """For a command whose out-of-core path opens the file itself (``kanon suppress``): match the options'
+    variable names to the file's header (:func:`kanon_core.cli.common.match_names`) when an out-of-core
+    engine will run, so both paths select the same columns. Nothing happens for the in-memory path, which
+    matches them once the file is read."""
+    if out_of_core_engine(args, args.file) is None:
+        return
+    from ..engines.source import open_source
+    from .common import match_names
+
+    match_names(args, open_source(args.file).columns)
 
 
 def _missing_codes(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
@@ -124,9 +142,10 @@ def counted_file(args: argparse.Namespace, engine, command: str, settings):
     path's notice about missing-like text is printed."""
     from ..engines.source import open_source
     from ..engines.table import aggregate_table
-    from .common import split_list
+    from .common import match_names, split_list
 
     source = open_source(args.file)
+    match_names(args, source.columns)  # the options' names as the header writes them, as in memory
     qis = list(split_list(args.qi))
     table, keys, class_of_row, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
     _notice_missing_like(command, table)
@@ -191,9 +210,11 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     from ..engines.table import aggregate_table, with_sensitive
     from ..outputs import OutputBatch
     from ..treat.hierarchy import load_hierarchies
-    from .common import split_list, write_json
+    from .common import match_names, split_list, write_json
     from .generalize_cmd import search_and_summary
 
+    source = open_source(args.file)
+    match_names(args, source.columns)  # the options' names as the header writes them, as in memory
     qis = list(split_list(args.qi))
     if args.output and [c for c in criteria if getattr(c, "spec", "").split("=")[0] != "k"]:
         raise InputError("At scale, --output writes k-anonymity releases only; use --engine pandas for other "
@@ -203,7 +224,6 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     t0 = time.perf_counter()
     settings = engine_settings(args, "generalize")
     try:
-        source = open_source(args.file)
         sensitive = sorted({v for c in criteria for v in c.sensitive})
         table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
         table = with_sensitive(engine, source, table, sensitive, _missing_codes(args), settings)

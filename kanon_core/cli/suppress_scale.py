@@ -3,8 +3,9 @@ the engine's class table, the release written by the engine.
 
 The records are never read into pandas (:mod:`kanon_core.engines.local_suppression`: the class table, the
 strict model solved on it and checked independently, the release streamed by the engine with the input's
-labels sidecar). Suppressed cells are written empty (missing). Options that need the records in memory are
-refused with one line each.
+labels sidecar). The release is the one the in-memory path writes: in CSV, suppressed cells hold the code
+(``--suppressed-code``, default -99) that the sidecar declares as missing; in Parquet they are null. Options
+that need the records in memory are refused with one line each.
 """
 
 from __future__ import annotations
@@ -27,12 +28,21 @@ REFUSED = {
 
 
 def check_release_options(args: argparse.Namespace) -> None:
-    """The release at scale: written by the engine as CSV or Parquet, suppressed cells empty."""
-    if args.suppressed_code is not None:
-        raise InputError("At scale suppressed cells are written empty (missing); use --engine pandas for "
-                         "--suppressed-code.")
+    """The release at scale: written by the engine as CSV or Parquet, with the in-memory path's code for
+    suppressed cells (:func:`suppressed_code`)."""
     if Path(args.output).suffix.lower() not in (".csv", ".parquet"):
         raise InputError("At scale the release is written as .csv or .parquet.")
+    suppressed_code(args)
+
+
+def suppressed_code(args: argparse.Namespace) -> int:
+    """The code for suppressed cells (``--suppressed-code``, default -99), checked as the in-memory path checks
+    it (:class:`kanon_core.export.ExportOptions`): a CSV release writes it and declares it in its sidecar, as
+    ``kanon suppress --help`` says of ``-o``, whichever engine writes the release."""
+    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions
+
+    code = DEFAULT_SUPPRESSED_CODE if args.suppressed_code is None else args.suppressed_code
+    return int(ExportOptions(csv_code=True, suppressed_code=code).suppressed_code)
 
 
 def check_scale_options(args: argparse.Namespace) -> None:
@@ -113,7 +123,7 @@ def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[...,
         with OutputBatch() as batch:
             t2 = time.perf_counter()
             written = write_suppressed_release(engine, args.file, found, args.output, _missing_codes(args),
-                                               settings, batch)
+                                               settings, batch, code=suppressed_code(args))
             timings["write"] = time.perf_counter() - t2
             payload = payload_of(found, qis, costs, protected, args, engine.name, time.perf_counter() - t0,
                                  timings)

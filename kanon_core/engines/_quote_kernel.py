@@ -1,6 +1,7 @@
 """Compiled scans of a CSV file's text (:mod:`kanon_core.engines.csv_checks` runs them): whether the file ends
 inside a quoted cell (and on which line that cell opened), the first lines where a quoted cell has text around
-its quotes and where a record ends otherwise than the first (:func:`scan_quotes`); the first record with text in
+its quotes, where a record ends otherwise than the first and where a line ends with a CR alone
+(:func:`scan_quotes`); the first record with text in
 a field beyond the header's (:func:`scan_fields`).
 
 Why: Spark's CSV reader (``multiLine``, the only mode that reads quoted line breaks) reads a quote that is
@@ -31,11 +32,14 @@ LEADING_SPACES = 4
 """Spaces at a cell's start: a quote after them is a character to the in-memory reader, an opening quote to
 DuckDB."""
 
-CARRY_SLOTS = 8
+CARRY_SLOTS = 9
 """The carry between blocks: the state; the records ended so far (the header included); the line of the last
 quote that opened a quoted cell; the first line with spaces before an opening quote; the first line with text
 after a closing quote; the kind of the first record's end (:data:`LF_END` or :data:`CRLF_END`, 0 before it);
-the first line that ends otherwise (0: none); the block's last byte (for a CR LF split between blocks). Lines
+the first line that ends otherwise (0: none); the block's last byte (for a CR LF split between blocks); the
+first line ended by a CR alone outside any quoted cell (0: none), which the in-memory reader reads as a line
+end and the engines' readers, which split lines on LF, do not (a CR ending the file's last block is
+:func:`~kanon_core.engines.csv_checks.check_quotes_closed`'s to judge, after the last block). Lines
 are numbered as the in-memory reader and DuckDB number them: records plus the header, from 1 (the physical
 line when no cell holds a line break)."""
 LF_END = 1
@@ -63,8 +67,11 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
     first_end = carry[5]
     mixed = carry[6]
     prev = carry[7]
+    lone_cr = carry[8]
     for i in range(block.shape[0]):
         c = block[i]
+        if prev == 13 and c != 10 and state != QUOTED and lone_cr == 0:  # the CR before was read outside quotes
+            lone_cr = lines + 1
         if c == 10 and state != QUOTED:  # a record's end (a line feed in a quoted cell is a character)
             lines += 1
             end = CRLF_END if prev == 13 else LF_END
@@ -110,6 +117,7 @@ def scan_quotes(block, delimiter, quote, carry):  # pragma: no cover - compiled
     carry[5] = first_end
     carry[6] = mixed
     carry[7] = prev
+    carry[8] = lone_cr
 
 
 FIELD_CARRY_SLOTS = 4

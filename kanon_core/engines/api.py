@@ -93,7 +93,8 @@ class OutOfCore:
                 suppress: pd.DataFrame | None = None, drop: Sequence[str] = (),
                 missing_codes: Mapping[str, Sequence[str]] | None = None,
                 settings: EngineSettings | None = None, sidecar: bool = True,
-                ranked: RankedSuppression | None = None) -> Path:
+                ranked: RankedSuppression | None = None, blank_code: int | None = None,
+                blank_texts: Mapping[str, str] | None = None) -> Path:
         """Write the records of ``path`` to ``out`` (.csv or .parquet) with recodes and suppressions.
 
         ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value
@@ -103,6 +104,9 @@ class OutOfCore:
         only (keyed by the values after recodes: a recoded QI's key is its new value, any other QI's the
         raw value the engine's aggregate returned, see :class:`~kanon_core.engines.base.RankedSuppression`).
         The labels sidecar (``<out>.labels.json``) keeps the labels and declared missing codes of the input.
+        ``blank_code``: in a CSV release, the code written in the blanked cells (:class:`ReleasePlan`); the
+        caller declares it in the sidecar (:meth:`release_labels`); ``blank_texts``, its text per QI of a CSV
+        input (:attr:`ReleasePlan.blank_texts`).
         """
         settings = settings or EngineSettings()
         source = open_source(path)
@@ -141,7 +145,8 @@ class OutOfCore:
             sup_table = pa.table(cols)
         if ranked is not None and plan_recodes:
             ranked = _ranked_after_recodes(ranked, qis, plan_recodes, source.format == "csv")
-        plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop), ranked)
+        plan = ReleasePlan(plan_recodes, tuple(qis), sup_table, tuple(drop), ranked,
+                           blank_code if out.suffix.lower() == ".csv" else None, dict(blank_texts or {}))
         settings.say(f"{self.name}: writing {out.name}")
         self.write_release(source, plan, out, settings)  # type: ignore[attr-defined]
         if sidecar:
@@ -153,12 +158,15 @@ class OutOfCore:
     def release_labels(self, source: Source, drop: Sequence[str] = (),
                        missing_codes: Mapping[str, Sequence[str]] | None = None,
                        typed: Mapping[str, Any] | None = None, recoded: Sequence[str] = (),
-                       settings: EngineSettings | None = None) -> bytes | None:
+                       settings: EngineSettings | None = None,
+                       extra: Mapping[str, tuple[str, str]] | None = None) -> bytes | None:
         """The labels sidecar of a release (the input's labels and declared missing codes of the columns
         kept and not recoded), or None when there is nothing to declare; callers that write the release
         to a temporary name write it themselves. Declared codes are matched to values typed as the
         in-memory reader types them, so the columns the labels name are typed first (their distinct
-        values, one query each)."""
+        values, one query each). ``extra[c]`` = (code, label) declares one more missing code of column c, with
+        its label: the code a CSV release writes in suppressed cells, as the in-memory writer declares it
+        (:func:`kanon_core.export.sidecar_spec`)."""
         typed = dict(typed or {})
         for c in labelled_columns(source, missing_codes):
             if c in typed or c in drop or c in recoded:
@@ -168,7 +176,7 @@ class OutOfCore:
                 typed[c] = type_distinct(source, c, raw, True)
         meta = declared_meta(source, typed, missing_codes)
         keep = [c for c in source.columns if c not in drop]
-        spec = labels_spec({c: m for c, m in meta.items() if c not in recoded}, keep)
+        spec = labels_spec({c: m for c, m in meta.items() if c not in recoded}, keep, dict(extra or {}))
         return labels_json(spec) if spec else None
 
 
@@ -177,10 +185,10 @@ def labelled_columns(source: Source, missing_codes: Mapping[str, Sequence[str]] 
     missing codes given on the command line (the file's own columns only)."""
     import json
 
-    from ..io import PARQUET_LABELS_KEY, sidecar_path
+    from ..io import PARQUET_LABELS_KEY, input_sidecar
 
     names: list[str] = list(missing_codes or {})
-    side = sidecar_path(source.path)
+    side = input_sidecar(Path(source.path))
     specs = []
     if side.exists():
         try:
@@ -237,6 +245,31 @@ def csv_cell_kinds(source: Source, plan: ReleasePlan, keep: Sequence[str]) -> di
             kind = source.kind(c) if source.kind(c) in ("float", "bool") else ""
         if kind:
             kinds[c] = kind
+    return kinds
+
+
+def blank_values(source: Source, plan: ReleasePlan, keep: Sequence[str]) -> dict[str, str | int]:
+    """Per released QI, what its blanked cells hold (:attr:`ReleasePlan.blank_code`): the code's text in a text
+    column (every CSV input's, as :attr:`ReleasePlan.blank_texts` gives it, and a recoded column of text
+    values), the code as a number in a numeric one, as the in-memory writer puts it in each; nothing without
+    a code. A boolean column has no code the in-memory writer and the engines would write alike, so it is
+    refused."""
+    if plan.blank_code is None:
+        return {}
+    kinds: dict[str, str | int] = {}
+    for c in plan.qis:
+        if c not in keep:
+            continue
+        if c in plan.recodes:
+            t = plan.recodes[c].column("value").type
+            kind = "number" if pa.types.is_integer(t) or pa.types.is_floating(t) else \
+                "bool" if pa.types.is_boolean(t) else "text"
+        else:
+            kind = {"int": "number", "float": "number", "bool": "bool"}.get(source.kind(c), "text")
+        if kind == "bool":
+            raise InputError(f"Column '{c}' is boolean: a code for its suppressed cells cannot be written at scale; "
+                             "write the release as .parquet or use --engine pandas.")
+        kinds[c] = plan.blank_texts.get(c, str(int(plan.blank_code))) if kind == "text" else int(plan.blank_code)
     return kinds
 
 

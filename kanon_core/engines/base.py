@@ -132,6 +132,9 @@ class ReleasePlan:
     ``qis`` (values after the recodes; null matches missing) and whose further boolean columns
     ``s0, s1, ...`` say which QI to blank in every record of that class. ``ranked`` blanks cells of some
     records of a class only (:class:`RankedSuppression`). ``drop`` columns are left out.
+    ``blank_code``, in a CSV release, is written in the blanked cells instead of leaving them empty: the code for
+    suppressed cells the in-memory writer writes (and the labels sidecar declares), so that a release does not
+    depend on the engine that wrote it; a Parquet release leaves them null, as the in-memory writer does.
     """
 
     recodes: dict[str, pa.Table] = field(default_factory=dict)
@@ -139,6 +142,10 @@ class ReleasePlan:
     suppress: pa.Table | None = None
     drop: tuple[str, ...] = ()
     ranked: RankedSuppression | None = None
+    blank_code: int | None = None
+    blank_texts: dict[str, str] = field(default_factory=dict)
+    """Per QI of a CSV input, the text ``blank_code`` is written as: the in-memory writer writes it in the
+    column's type (``-99.0`` in a column of decimals, as its other numbers); ``str(blank_code)`` otherwise."""
 
 
 @dataclass(frozen=True)

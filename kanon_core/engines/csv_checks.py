@@ -6,8 +6,12 @@ otherwise than the in-memory reader (found comparing them on random files; ``tes
 * quoted cells with spaces before the opening quote or text after the closing one, and records ended both in
   CR LF and in LF, which DuckDB or Spark read otherwise (:class:`QuoteQuirks`, found by the same pass; the
   engine refuses the file, :func:`refuse_quote_quirks`, :func:`refuse_mixed_line_ends`);
+* a line ended by a CR alone, anywhere, which the in-memory reader reads as a line end and no engine does
+  (:attr:`QuoteQuirks.cr_alone`, found by the same pass; every engine refuses the file when it is opened);
 * text in a field beyond the header after an empty one, which Polars drops
-  (:func:`first_record_with_text_beyond`).
+  (:func:`first_record_with_text_beyond`);
+* a NUL byte anywhere, which the in-memory reader refuses as a binary file and the engines' readers would read
+  as a character of a cell (:func:`check_quotes_closed`, in the same pass).
 
 One pass over the bytes each, one chunk in memory; the quote scan is compiled
 (:mod:`kanon_core.engines._quote_kernel`) and skipped for chunks that cannot change its answer.
@@ -44,6 +48,10 @@ class QuoteQuirks:
     mixed_line_ends: int = 0
     """The first line whose record ends otherwise than the first record (CR LF after LF, or LF after CR LF),
     line ends inside quoted cells left aside: Spark takes the first record's end for every record's."""
+    cr_alone: int = 0
+    """The first line ended by a CR alone (not followed by LF), outside any quoted cell, the file's last line
+    included: the in-memory reader ends a line there, the engines' readers split lines on LF and read it
+    otherwise (Polars as text of a cell, DuckDB not at all), so the file is refused when it is opened."""
 
 
 def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) -> QuoteQuirks:
@@ -57,9 +65,14 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
     be lost without a word. The engines refuse the others in words of their own; this check says it in the
     reader's, with its line. One pass, one chunk in memory: a chunk without a quote by a byte count, one with
     quotes by the compiled scan (:mod:`kanon_core.engines._quote_kernel`); ``benchmarks/bench_csv_checks.py``.
+
+    The same pass refuses a file with a NUL byte anywhere (:data:`kanon_core.io.BINARY_FILE`), as the in-memory
+    reader does: looking only at the file's start, a binary tail was read as cells of text. It is a search of
+    each chunk for one byte (``memchr``, at the speed of the byte count), so the file is not read again.
     """
     import numpy as np
 
+    from ..io import BINARY_FILE
     from ._quote_kernel import AT_CELL_START, QUOTED, UNQUOTED, new_carry, scan_quotes
 
     sep = delimiter.encode("utf-8")
@@ -67,9 +80,12 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
         raise InputError("The out-of-core engines read CSV files whose delimiter is one byte.")
     carry = new_carry()
     for block in _blocks(path, chunk):
+        if b"\x00" in block:
+            raise InputError(f"{BINARY_FILE}.")
         lf = -1
         if b'"' in block or carry[0] not in (QUOTED, AT_CELL_START, UNQUOTED) or block.endswith(b" ") \
-                or (carry[0] != QUOTED and _ends_change(block, carry, lf := block.count(b"\n"))):
+                or (carry[0] != QUOTED and (_ends_change(block, carry, lf := block.count(b"\n"))
+                                            or _lone_cr(block, carry))):
             scan_quotes(np.frombuffer(block, dtype=np.uint8), sep[0], ord('"'), carry)
         elif carry[0] != QUOTED:
             # no quote (most survey files), from a state outside any quoted cell and not after spaces, to a
@@ -80,7 +96,20 @@ def check_quotes_closed(path: Path, delimiter: str = ",", chunk: int = 1 << 24) 
         carry[7] = block[-1]
     if carry[0] == QUOTED:
         raise InputError(unclosed_quote(int(carry[2])))
-    return QuoteQuirks(int(carry[3]), int(carry[4]), int(carry[6]))
+    if carry[7] == 13 and not carry[8]:  # the file's last byte, a CR: its last line ends with a CR alone
+        carry[8] = carry[1] + 1
+    return QuoteQuirks(int(carry[3]), int(carry[4]), int(carry[6]), int(carry[8]))
+
+
+def _lone_cr(block: bytes, carry) -> bool:
+    """Whether a block without a quote, read outside any quoted cell, holds a CR not followed by LF, or starts
+    otherwise than with the LF a CR ending the block before asks for (then the compiled scan reads it, to note
+    the line)."""
+    if carry[7] == 13 and block[:1] != b"\n":
+        return True
+    if b"\r" not in block:
+        return False
+    return block.count(b"\r") - block.endswith(b"\r") > block.count(b"\r\n")
 
 
 def _ends_change(block: bytes, carry, lf: int) -> bool:

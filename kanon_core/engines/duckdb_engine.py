@@ -33,6 +33,17 @@ read, and nothing changes for files of several columns. For the same reason a on
 writes a missing cell as ``""`` (as the in-memory writer does), never as a blank line, and quotes a cell of
 only spaces and tabs, which the in-memory reader would skip as a blank line too.
 
+Every query reads the file's columns by position (:func:`positional`: ``kanon_c0``, ``kanon_c1``, ...), never by
+their names: DuckDB's names ignore case, so a file with the columns ``A`` and ``a``, which the in-memory reader
+and Polars read as two variables, could not be read by name (its ``read_csv`` failed with a BinderException).
+A release is written under the file's names; when two differ only by case, DuckDB's writer would rename one
+(``a_1``), so the CSV header is written by kanon and a Parquet release through Arrow (:func:`_write_named`).
+
+A record longer than DuckDB's ``max_line_size`` (2 MB by default) stops its reader; the file is read again with
+the limit raised past the record DuckDB names (doubled at least, up to the file's size) and remembered
+(:data:`_LINE_SIZE`), so such a file is read as the other engines read it, while other files keep the default
+(DuckDB's buffers grow with the limit).
+
 A line of spaces and tabs alone is not a record either (:mod:`kanon_core.engines.source`), but DuckDB reads it
 as one, its first cell the spaces and the others missing, just as it reads a quoted cell of spaces
 (``"   "``, a value). So every scan of a CSV file not yet searched for such lines stops, with an error of its
@@ -48,10 +59,11 @@ the records; otherwise by their positions.
 from __future__ import annotations
 
 import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -60,7 +72,7 @@ import pyarrow.compute as pc
 
 from ..errors import Cancelled, InputError
 from . import sql
-from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
+from .api import OutOfCore, blank_values, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .csv_checks import refuse_quote_quirks, unclosed_quote
 from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
@@ -73,6 +85,53 @@ DuckDB's serial CSV reader reads with ``null_padding`` (see the module docstring
 
 _PARALLEL_REFUSES = "parallel scanner does not support null_padding"
 """The start of DuckDB's error when its parallel reader meets a line break in a quoted cell."""
+
+
+_LINE_SIZE: dict[tuple[str, int, int], int] = {}
+"""CSV files (:func:`~kanon_core.engines.source.file_key`) with a record longer than DuckDB's default
+``max_line_size``, and the limit they are read with (see the module docstring)."""
+
+DEFAULT_LINE_SIZE = 2_000_000
+"""DuckDB's default ``max_line_size`` (bytes): a file is read with it until a record exceeds it."""
+
+_LINE_TOO_LONG = re.compile(r"Maximum line size of (\d+) bytes exceeded\. Actual Size: ?(\d+) bytes")
+"""DuckDB's error for a record longer than ``max_line_size``, with the limit and the record's size."""
+
+POSITIONAL = "kanon_c{}"
+"""The name every query of this engine gives the file's column at a position (see the module docstring)."""
+
+
+def positional(source: Source) -> Source:
+    """``source`` with its columns named by position (:data:`POSITIONAL`), as this engine's queries read them:
+    DuckDB's identifiers ignore case, so two columns whose names differ only by case (``A``, ``a``) could not
+    both be read by name. Everything else (the path, the kinds of the columns, the checks) is the file's."""
+    names = tuple(POSITIONAL.format(i) for i in range(len(source.columns)))
+    return replace(source, columns=names,
+                   kinds={n: source.kinds[c] for n, c in zip(names, source.columns, strict=True)})
+
+
+class Positions:
+    """The positional name (:func:`positional`) of each column of ``source``, by its name in the file; a name
+    the file does not have is refused in the file's words (:meth:`Source.kind`)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.inner = positional(source)
+        self._of = {c: n for c, n in zip(source.columns, self.inner.columns, strict=True)}
+
+    def __call__(self, column: str) -> str:
+        if column not in self._of:
+            self.source.kind(column)  # raises: not a variable of the data
+        return self._of[column]
+
+    def all(self, columns: Sequence[str]) -> list[str]:
+        return [self(c) for c in columns]
+
+
+def _case_clash(names: Sequence[str]) -> bool:
+    """Whether two of ``names`` are one to DuckDB, whose names ignore case (compared lower-cased and
+    case-folded: a clash it would not see only costs a slower write)."""
+    return len({n.lower() for n in names}) < len(names) or len({n.casefold() for n in names}) < len(names)
 
 
 SPACES_FOUND = "kanon: a record may be a line of spaces"
@@ -110,12 +169,15 @@ def _csv_records(source: Source) -> str:
     refuse_quote_quirks(source, "DuckDB", before=True, after=True)
     columns = ", ".join(f"{sql.DUCKDB.lit(c)}: 'VARCHAR'" for c in source.columns)
     delim = sql.DUCKDB.lit(source.delimiter)
-    serial = "parallel = false, " if file_key(source) in _SERIAL else ""
+    key = file_key(source)
+    serial = "parallel = false, " if key in _SERIAL else ""
     one = len(source.columns) == 1
     quoted = "allow_quoted_nulls = false, " if one else ""
-    scan = (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, "
+    skip = f"skip = {int(source.skip_lines)}, " if source.skip_lines else ""  # blank lines before the header
+    long = f"max_line_size = {_LINE_SIZE[key]}, " if key in _LINE_SIZE else ""
+    scan = (f"read_csv({sql.DUCKDB.lit(str(source.path))}, columns = {{{columns}}}, header = true, {skip}"
             f"delim = {delim}, quote = '\"', escape = '\"', null_padding = true, strict_mode = true, "
-            f"{quoted}{serial}auto_detect = false, encoding = 'utf-8')")
+            f"{quoted}{serial}{long}auto_detect = false, encoding = 'utf-8')")
     return _without_blank_lines(scan, source.columns[0]) if one else scan
 
 
@@ -186,15 +248,17 @@ ONE_COLUMN_CSV = "CSV, HEADER true, DELIMITER ',', QUOTE ''"
 included, which DuckDB then writes as it is."""
 
 
-def one_column_csv(query: str, keep: Sequence[str]) -> str:
+def one_column_csv(query: str, keep: Sequence[str], name: str | None = None) -> str:
     """``query`` (the release's records) as the lines of a CSV file of the one column ``keep``, each cell
     quoted as :func:`~kanon_core.engines.api.csv_field` quotes it and the column named by the header's
-    line, to be written with :data:`ONE_COLUMN_CSV`. DuckDB's own quoting would write a missing cell as an
-    empty line and a cell of spaces unquoted: both lines would be read back as blank lines, records lost."""
+    line (``name``, the column's name in the file, default ``keep[0]``), to be written with
+    :data:`ONE_COLUMN_CSV`. DuckDB's own quoting would write a missing cell as an empty line and a cell of
+    spaces unquoted: both lines would be read back as blank lines, records lost."""
     col, v = sql.DUCKDB.q(keep[0]), "kanon_text"
     needs_quotes = rf"""{v} = '' OR regexp_full_match({v}, '[ \t]+') OR regexp_matches({v}, '[",\r\n]')"""
     quoted = f"""'"' || replace({v}, '"', '""') || '"'"""
-    return (f"SELECT CASE WHEN {needs_quotes} THEN {quoted} ELSE {v} END AS {sql.DUCKDB.q(csv_field(keep[0]))} "
+    header = csv_field(keep[0] if name is None else name)
+    return (f"SELECT CASE WHEN {needs_quotes} THEN {quoted} ELSE {v} END AS {sql.DUCKDB.q(header)} "
             f"FROM (SELECT COALESCE(CAST({col} AS VARCHAR), '') AS {v} FROM ({query}) kanon_release) kanon_lines")
 
 
@@ -237,6 +301,21 @@ def read_serially_after(source: Source, exc: Exception) -> bool:
     return True
 
 
+def longer_lines_after(source: Source, exc: Exception) -> bool:
+    """True when ``exc`` is DuckDB's refusal of a CSV record longer than its ``max_line_size``, which can be
+    raised: the file is then marked to be read with a larger limit (past the record's size, at least twice the
+    limit it failed with, at most the file's size: a later record may be longer still), to be read again."""
+    found = _LINE_TOO_LONG.search(str(exc))
+    if source.format != "csv" or found is None:
+        return False
+    limit, actual = int(found.group(1)), int(found.group(2))
+    ceiling = source.path.stat().st_size + 2
+    if limit >= ceiling:
+        return False
+    _LINE_SIZE[file_key(source)] = min(ceiling, max(2 * limit, actual + 2))
+    return True
+
+
 def space_lines_after(source: Source, exc: Exception) -> bool:
     """True when ``exc`` is a scan's stop at a record that could be a line of spaces (:data:`SPACES_FOUND`),
     in a CSV file not yet searched for them: it is to be searched, and read again."""
@@ -262,7 +341,7 @@ def serially_if_needed(con, source: Source, what: str, attempt: Callable[[], T],
         except duckdb.Error as exc:
             if space_lines_after(source, exc):
                 serially_if_needed(con, source, what, lambda: search_space_lines(con, source), whole=False)
-            elif not read_serially_after(source, exc):
+            elif not read_serially_after(source, exc) and not longer_lines_after(source, exc):
                 raise InputError(_message(exc, what, source)) from None
 
 
@@ -298,8 +377,10 @@ def relation(source: Source) -> str:
     """The SQL that reads the file. A Parquet file is read with ``can_have_nan``: its float statistics leave
     NaN out (as the Parquet format asks), and without it DuckDB would take them to mean "no NaN" and drop
     the test that makes NaN missing, so NaN would be counted and released as a value ("nan")."""
-    if source.format == "parquet":
-        return f"read_parquet({sql.DUCKDB.lit(str(source.path))}, can_have_nan = true)"
+    if source.format == "parquet":  # the columns by their names in ``source`` (positional ones, see above)
+        names = ", ".join(sql.DUCKDB.q(c) for c in source.columns)
+        return (f"(SELECT * FROM read_parquet({sql.DUCKDB.lit(str(source.path))}, can_have_nan = true) "
+                f"AS kanon_file({names}))")
     return _csv_relation(source)
 
 
@@ -391,36 +472,53 @@ class DuckDBEngine(OutOfCore):
         """Refuse a file without records before writing anything from it (one record is enough to read)."""
         require_records(len(con.sql(f"SELECT 1 FROM {relation(source)} LIMIT 1").fetchall()))
 
+    # Each method below takes the file's names and queries its columns by position (see the module docstring).
+
     def aggregate(self, source: Source, keys: Sequence[str], weight: str | None,
                   settings: EngineSettings) -> pa.Table:
         source.require([*keys, *([weight] if weight else [])])
-        table = self._run(settings, source, lambda rel: sql.aggregate_sql(sql.DUCKDB, source, rel, keys, weight),
+        at = Positions(source)
+        inner, inner_keys, inner_weight = at.inner, at.all(keys), at(weight) if weight else None
+        table = self._run(settings, inner,
+                          lambda rel: sql.aggregate_sql(sql.DUCKDB, inner, rel, inner_keys, inner_weight),
                           "aggregating the file")
         require_records(int(pc.sum(table.column("n")).as_py() or 0))
         return table
 
     def column_stats(self, source: Source, settings: EngineSettings) -> tuple[int, list[ColumnStats]]:
-        row = self._run(settings, source, lambda rel: sql.stats_sql(sql.DUCKDB, source, rel), "summarising the file")
+        inner = positional(source)
+        row = self._run(settings, inner, lambda rel: sql.stats_sql(sql.DUCKDB, inner, rel), "summarising the file")
         r = row.to_pylist()[0]
         require_records(int(r["n"]))
         return int(r["n"]), [ColumnStats(c, int(r[f"m{i}"]), int(r[f"d{i}"])) for i, c in enumerate(source.columns)]
 
     def distinct(self, source: Source, column: str, limit: int, settings: EngineSettings) -> pa.Array | None:
-        expr = sql.value_expr(sql.DUCKDB, source, column, "v")
-        t = self._run(settings, source, lambda rel: f"SELECT DISTINCT * FROM (SELECT {expr} FROM {rel}) t "
-                                                    f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}",
+        at = Positions(source)
+        expr = sql.value_expr(sql.DUCKDB, at.inner, at(column), "v")
+        t = self._run(settings, at.inner, lambda rel: f"SELECT DISTINCT * FROM (SELECT {expr} FROM {rel}) t "
+                                                      f"WHERE v IS NOT NULL LIMIT {int(limit) + 1}",
                       "reading distinct values", whole=False)
         return None if t.num_rows > limit else t.column(0).combine_chunks()
 
     def preview(self, source: Source, n: int, settings: EngineSettings) -> pa.Table:
-        cols = ", ".join(sql.value_expr(sql.DUCKDB, source, c) for c in source.columns)
-        return self._run(settings, source, lambda rel: f"SELECT {cols} FROM {rel} LIMIT {int(n)}",
-                         "reading the first rows", whole=False)
+        inner = positional(source)
+        cols = ", ".join(sql.value_expr(sql.DUCKDB, inner, c) for c in inner.columns)
+        t = self._run(settings, inner, lambda rel: f"SELECT {cols} FROM {rel} LIMIT {int(n)}",
+                      "reading the first rows", whole=False)
+        return t.rename_columns(list(source.columns))
 
     def write_release(self, source: Source, plan: ReleasePlan, out: Path, settings: EngineSettings) -> None:
         import duckdb
 
-        keep = [c for c in source.columns if c not in plan.drop]
+        at = Positions(source)
+        inner = at.inner
+        named = [c for c in source.columns if c not in plan.drop]  # the release's columns, by their names
+        keep = at.all(named)
+        plan = ReleasePlan({at(c): t for c, t in plan.recodes.items()}, tuple(at.all(plan.qis)), plan.suppress,
+                           tuple(at(c) for c in plan.drop if c in source.columns), plan.ranked, plan.blank_code,
+                           {at(c): t for c, t in plan.blank_texts.items()})
+        csv_out = out.suffix.lower() != ".parquet"
+        blank_as = sql.blank_literals(sql.DUCKDB, blank_values(inner, plan, keep)) if csv_out else {}
         con = self.connect(settings)
         try:
             records_probe(con)
@@ -439,21 +537,21 @@ class DuckDBEngine(OutOfCore):
                 con.register("kanon_classes", plan.ranked.classes)
                 con.register("kanon_ranges", plan.ranked.ranges)
                 ranked = ("kanon_classes", "kanon_ranges")
-            fmt = "PARQUET" if out.suffix.lower() == ".parquet" else "CSV, HEADER true, DELIMITER ','"
-            kinds = csv_cell_kinds(source, plan, keep) if fmt.startswith("CSV") else {}
+            kinds = csv_cell_kinds(inner, plan, keep) if csv_out else {}
 
             def copy() -> None:
-                self._require_records(con, source)
-                query = sql.release_sql(sql.DUCKDB, source, relation(source), names, plan.qis, sup, keep,
-                                        ranked=ranked, lookups=lookups)
-                options = fmt
+                self._require_records(con, inner)
+                query = sql.release_sql(sql.DUCKDB, inner, relation(inner), names, plan.qis, sup, keep,
+                                        ranked=ranked, lookups=lookups, blank_as=blank_as)
                 if kinds:
-                    query = csv_cells(query, keep, with_whole_floats(con, source, kinds, plan))
-                if fmt.startswith("CSV") and len(keep) == 1:
-                    query, options = one_column_csv(query, keep), ONE_COLUMN_CSV
-                con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {options})")
+                    query = csv_cells(query, keep, with_whole_floats(con, inner, kinds, plan))
+                if csv_out and len(keep) == 1:
+                    query = one_column_csv(query, keep, named[0])
+                    con.execute(f"COPY ({query}) TO {sql.DUCKDB.lit(str(out))} (FORMAT {ONE_COLUMN_CSV})")
+                    return
+                _write_named(con, query, keep, named, out, csv_out)
 
-            serially_if_needed(con, source, "writing the release", copy)
+            serially_if_needed(con, inner, "writing the release", copy)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the release", source)) from None
         finally:
@@ -463,6 +561,8 @@ class DuckDBEngine(OutOfCore):
                    out: Path, settings: EngineSettings) -> None:
         import duckdb
 
+        at = Positions(source)
+        inner, inner_qis = at.inner, at.all(qis)
         con = self.connect(settings)
         try:
             records_probe(con)
@@ -472,16 +572,50 @@ class DuckDBEngine(OutOfCore):
             con.register("kanon_per_class", renamed)
 
             def write() -> None:
-                self._require_records(con, source)
-                query = sql.per_record_sql(sql.DUCKDB, source, relation(source), qis, "kanon_per_class",
+                self._require_records(con, inner)
+                query = sql.per_record_sql(sql.DUCKDB, inner, relation(inner), inner_qis, "kanon_per_class",
                                            [f"c{i}" for i in range(len(columns))])
                 _write_csv_batches(con.sql(query).to_arrow_reader(1 << 20), list(columns), out)
 
-            serially_if_needed(con, source, "writing the per-record results", write)
+            serially_if_needed(con, inner, "writing the per-record results", write)
         except duckdb.Error as exc:
             raise InputError(_message(exc, "writing the per-record results", source)) from None
         finally:
             con.close()
+
+
+def _write_named(con, query: str, keep: Sequence[str], named: Sequence[str], out: Path, csv_out: bool) -> None:
+    """Write ``query``'s columns ``keep`` (positional names) to ``out`` (CSV or Parquet) under the file's names
+    ``named``. DuckDB's writer renames a name that another differs from only by case (``a`` beside ``A`` is
+    written ``a_1``), so then the CSV header is written here (each name quoted as the in-memory writer quotes
+    it: when it holds a comma, a quote or a line break) before DuckDB's lines, and a Parquet file through
+    Arrow, a batch at a time; otherwise DuckDB writes the file, names and all."""
+    selected = f"SELECT {', '.join(f'{sql.DUCKDB.q(k)} AS {sql.DUCKDB.q(n)}' for k, n in zip(keep, named, strict=True))} " \
+               f"FROM ({query}) kanon_named"
+    target = sql.DUCKDB.lit(str(out))
+    if not _case_clash(named):
+        options = "CSV, HEADER true, DELIMITER ','" if csv_out else "PARQUET"
+        con.execute(f"COPY ({selected}) TO {target} (FORMAT {options})")
+        return
+    if not csv_out:
+        import pyarrow.parquet as pq
+
+        reader = con.sql(f"SELECT * FROM ({query}) kanon_named").to_arrow_reader(1 << 20)
+        schema = pa.schema([f.with_name(n) for f, n in zip(reader.schema, named, strict=True)])
+        with pq.ParquetWriter(out, schema) as writer:
+            for batch in reader:
+                writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
+        return
+    lines = out.with_name(out.name + ".lines")
+    try:
+        con.execute(f"COPY (SELECT * FROM ({query}) kanon_named) TO {sql.DUCKDB.lit(str(lines))} "
+                    "(FORMAT CSV, HEADER false, DELIMITER ',')")
+        header = ",".join('"' + n.replace('"', '""') + '"' if any(ch in n for ch in ',"\r\n') else n for n in named)
+        with open(out, "wb") as fh, open(lines, "rb") as body:
+            fh.write((header + "\n").encode("utf-8"))
+            shutil.copyfileobj(body, fh, 1 << 24)
+    finally:
+        lines.unlink(missing_ok=True)
 
 
 def _write_csv_batches(reader: pa.RecordBatchReader, names: list[str], out: Path) -> None:
@@ -506,9 +640,10 @@ _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _FIELD_COUNTS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
 
 
-def _csv_problem(text: str) -> str | None:
+def _csv_problem(text: str, skip: int = 0) -> str | None:
     """DuckDB's CSV error in the in-memory reader's words, with its record and line numbers and counts only
-    (DuckDB numbers lines as records plus the header: the line when no cell holds a line break), or None."""
+    (DuckDB numbers lines as records plus the header: the line when no cell holds a line break, counting the
+    ``skip`` blank lines before the header, which are no records), or None."""
     line = _CSV_LINE.search(text)
     if line is None:
         return None
@@ -516,7 +651,7 @@ def _csv_problem(text: str) -> str | None:
     counts = _FIELD_COUNTS.search(text)
     if counts and int(counts.group(2)) > int(counts.group(1)):
         # DuckDB's count stops at the first field too many (Found: 3 for 1,2,x,y under a header of two)
-        return too_many_fields(number - 1, int(counts.group(1)))
+        return too_many_fields(number - 1 - skip, int(counts.group(1)))
     if "unterminated quote" in text:
         return unclosed_quote(number)
     return None
@@ -552,7 +687,13 @@ def _message(exc: Exception, what: str, source: Source | None = None) -> str:
     stays on: without it DuckDB would read the mix, but also drop the fields beyond the header's and read
     an unclosed quote to the end of the file, where kanon must refuse."""
     text = str(exc)
-    problem = _csv_problem(text)
+    too_long = _LINE_TOO_LONG.search(text)
+    if too_long is not None:  # only when the limit could not be raised (see longer_lines_after)
+        line = _CSV_LINE.search(text)
+        where = f"Line {line.group(1)}" if line else "A line"
+        return (f"{where} of the file is too long for DuckDB's CSV reader ({int(too_long.group(2)):,} bytes); use "
+                "--engine polars or --engine pandas.")
+    problem = _csv_problem(text, source.skip_lines if source is not None else 0)
     if problem is not None:
         return problem
     if source is not None and source.format == "csv" and _INVALID_STATE in text and mixes_line_ends(source.path):

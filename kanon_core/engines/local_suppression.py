@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..classtable import ClassTable
+from ..errors import InputError
 from ..progress import Progress
 from .base import EngineSettings, RankedSuppression
 
@@ -61,7 +62,7 @@ class SuppressedAtScale:
     def ranked(self) -> RankedSuppression:
         """The engine's plan: each class's records by rank, as the solver assigned the patterns."""
         return ranked_plan(self.keys, self.class_of_row, self.table.n_classes, self.result.assignment,
-                           len(self.qis))
+                           len(self.qis), self.table.codes)
 
 
 @dataclass
@@ -79,7 +80,7 @@ class RiskSuppressedAtScale:
 
     def ranked(self) -> RankedSuppression:
         """The engine's plan: every record of a treated class loses the class's cells (ranks 0 to its count)."""
-        mask = self.result.mask
+        mask = self.result.mask & (self.table.codes >= 0)  # observed cells only, as in memory
         rows = np.flatnonzero(mask.any(axis=1))
         return plan_of_ranges(self.keys, self.class_of_row, self.table.n_classes, rows,
                               np.zeros(len(rows), np.int64), self.table.count[rows].astype(np.int64), mask[rows])
@@ -155,10 +156,16 @@ def canonical_order(table: ClassTable, class_of_row: np.ndarray) -> tuple[ClassT
     return sorted_table, new_of_old[class_of_row]
 
 
-def ranked_plan(keys: Any, class_of_row: np.ndarray, n_classes: int, assignment: Any, q: int) -> RankedSuppression:
+def ranked_plan(keys: Any, class_of_row: np.ndarray, n_classes: int, assignment: Any, q: int,
+                codes: np.ndarray | None = None) -> RankedSuppression:
     """The engine's :class:`~kanon_core.engines.base.RankedSuppression` for an assignment: the raw key rows
     of the classes that lose cells (a class merged from several raw rows lists each of them) and, per
-    class, the rank ranges with their flags (empty patterns use up ranks but are not listed)."""
+    class, the rank ranges with their flags (empty patterns use up ranks but are not listed).
+
+    With the classes' ``codes`` (-1 missing), a pattern's bit on a missing cell is dropped: a pattern may
+    name one (blanking it changes nothing the solver counts), and the in-memory release blanks observed
+    cells only, so a declared missing code stays in the release as it was read, and a release that writes
+    a code in suppressed cells writes it where a value was suppressed, never over a missing one."""
 
     from ..treat.strict.classes import rank_ranges
 
@@ -167,6 +174,8 @@ def ranked_plan(keys: Any, class_of_row: np.ndarray, n_classes: int, assignment:
     row, lo, hi, pattern = row[listed], lo[listed], hi[listed], pattern[listed]
     flags = np.column_stack([((pattern >> j) & 1).astype(bool) for j in range(q)]) if q else \
         np.zeros((len(row), 0), bool)
+    if codes is not None and q:
+        flags &= np.asarray(codes)[row] >= 0
     return plan_of_ranges(keys, class_of_row, n_classes, row, lo, hi, flags)
 
 
@@ -191,22 +200,108 @@ def plan_of_ranges(keys: Any, class_of_row: np.ndarray, n_classes: int, row: np.
 def write_suppressed_release(engine: Any, path: str | Path, found: SuppressedAtScale | RiskSuppressedAtScale,
                              out: str | Path,
                              missing_codes: Mapping[str, Sequence[str]] | None = None,
-                             settings: EngineSettings | None = None, batch: Any = None) -> list[str]:
+                             settings: EngineSettings | None = None, batch: Any = None,
+                             code: int | None = None) -> list[str]:
     """Write the release of ``found`` to ``out`` (.csv or .parquet) with the input's labels sidecar when it
     has labels; the names written. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a
-    batch of its own, so the files appear only when complete."""
+    batch of its own, so the files appear only when complete.
+
+    ``code``: in a CSV release, the code written in the suppressed cells and declared in the sidecar as a
+    missing code labelled as suppressed, the release ``kanon suppress -o x.csv`` writes in memory
+    (:func:`kanon_core.export.release_files`), so that the release is the same whichever engine wrote it
+    (with ``--engine auto`` a file above the size threshold would otherwise change format). The code must
+    not be a value of a column it is written in, as in memory; without a code, suppressed cells are empty.
+    A sidecar of an earlier release at ``out`` is overwritten, as the in-memory writer does, even with
+    nothing to declare (else it would be read back with the new data)."""
+    from ..io import labels_json
     from ..outputs import OutputBatch, sidecar_of
     from .source import open_source
 
     settings = settings or EngineSettings()
     ranked = found.ranked()
+    csv = Path(out).suffix.lower() == ".csv"
+    code = code if csv else None
+    extra: dict[str, tuple[str, str]] = {}
+    texts: dict[str, str] = {}
+    if code is not None:
+        from ..export import SUPPRESSED_LABEL, ExportOptions
+
+        code = int(ExportOptions(suppressed_code=code).suppressed_code)  # checked as in memory
+        per_class = suppressed_per_class(ranked, found.table.n_classes, len(found.qis))
+        check_code_unused(found.table, per_class, code)
+        extra = {q: (str(code), SUPPRESSED_LABEL) for j, q in enumerate(found.qis) if per_class[:, j].any()}
+        texts = code_texts(open_source(path), found, code)
     with OutputBatch() if batch is None else nullcontext(batch) as b:
         target = b.temp_path(out) if engine.name != "spark" else Path(out)
         engine.release(path, target, qis=list(found.qis), missing_codes=missing_codes, settings=settings,
-                       sidecar=False, ranked=ranked)
-        labels = engine.release_labels(open_source(path), (), missing_codes, settings=settings)
+                       sidecar=False, ranked=ranked, blank_code=code, blank_texts=texts)
+        labels = engine.release_labels(open_source(path), (), missing_codes, settings=settings, extra=extra)
         written = [Path(out).name]
+        if labels is None and sidecar_of(out).exists():
+            labels = labels_json({})
         if labels is not None:
             b.write_bytes(sidecar_of(out), labels)
             written.append(sidecar_of(out).name)
     return written
+
+
+def code_texts(source: Any, found: SuppressedAtScale | RiskSuppressedAtScale, code: int) -> dict[str, str]:
+    """Per QI of a CSV input, the code for suppressed cells as the in-memory writer writes it in that column:
+    in a column the in-memory reader types as decimals, as a decimal in the column's float style (``-99.0``, or
+    ``-99`` in the "plain" style), else as the whole number. The column's type comes from its distinct values
+    (the engine's aggregate keys), typed as that reader types them."""
+    import pyarrow.compute as pc
+
+    from ..io import float_cell
+    from .table import type_distinct
+
+    if source.format != "csv":
+        return {}
+    out = {}
+    for j, q in enumerate(found.qis):
+        raw = pc.unique(found.keys.column(f"k{j}").combine_chunks())
+        typed = type_distinct(source, q, raw.drop_null(), raw.null_count > 0)
+        out[q] = float_cell(float(code), typed.float_style) if typed.dtype == "float" else str(int(code))
+    return out
+
+
+def suppressed_per_class(ranked: RankedSuppression, n_classes: int, q: int) -> np.ndarray:
+    """(classes x QIs) the records of each class whose QI cell the plan ``ranked`` blanks."""
+    out = np.zeros((n_classes, q), dtype=np.int64)
+    ranges = ranked.ranges
+    if not ranges.num_rows:
+        return out
+    cls = ranges.column("kanon_cls").to_numpy()
+    size = ranges.column("hi").to_numpy() - ranges.column("lo").to_numpy()
+    for j in range(q):
+        flag = ranges.column(f"s{j}").to_numpy(zero_copy_only=False).astype(bool)
+        np.add.at(out[:, j], cls[flag], size[flag])
+    return out
+
+
+def check_code_unused(table: ClassTable, per_class: np.ndarray, code: int) -> None:
+    """Refuse, in the in-memory writer's words (:func:`kanon_core.export.check_options`), a code for
+    suppressed cells that is also a value a record keeps in a QI with suppressed cells: the two could no
+    longer be told apart. A column of numbers compares numbers (``-99.0`` is -99), any other its cells'
+    text, as in memory; found on the class table, with no pass over the file."""
+    for j, name in enumerate(table.qis):
+        if not per_class[:, j].any():
+            continue
+        values = table.values[j] if table.values else ()
+        numeric = bool(values) and all(isinstance(v, (int, float, np.integer, np.floating))
+                                       and not isinstance(v, (bool, np.bool_)) for v in values)
+        hits = [i for i, v in enumerate(values) if (float(v) == float(code) if numeric else _text(v) == str(code))]
+        if not hits:
+            continue
+        kept = table.count - per_class[:, j]
+        if (kept[np.isin(table.codes[:, j], hits)] > 0).any():
+            text = str(code)
+            raise InputError(f"The code for suppressed cells ({text}) is also a value of {name}; "
+                             "choose another code.")
+
+
+def _text(v: Any) -> str:
+    """A value's text as the in-memory writer compares it with the code (a whole float as an integer)."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)

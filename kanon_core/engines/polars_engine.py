@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from ..dataset import WEIGHT_SPACES, WEIGHT_TEXT_NUMBER
 from ..errors import InputError
-from .api import OutOfCore, csv_cell_kinds, csv_field, whole_candidates
+from .api import OutOfCore, blank_values, csv_cell_kinds, csv_field, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, key_names, register
 from .csv_checks import first_record_with_text_beyond, refuse_quote_quirks
 from .source import Source, file_key, require_records, skipped_lines, space_line_pattern, too_many_fields
@@ -126,7 +126,7 @@ class PolarsEngine(OutOfCore):
         # row skipping takes a quote inside a name (a"b) for the start of a quoted cell and skips the records
         # after it. The header spans one line more than its names hold line breaks (quoted ones).
         schema = {c: pl.String for c in source.columns} | {extra_column(source): pl.String}
-        header_lines = 1 + sum(c.count("\n") for c in source.columns)
+        header_lines = source.skip_lines + 1 + sum(c.count("\n") for c in source.columns)  # blank lines before it too
         return pl.scan_csv(source.path, separator=source.delimiter, quote_char='"', has_header=False,
                            skip_lines=header_lines, schema=schema, encoding="utf8", truncate_ragged_lines=True,
                            missing_columns="insert", extra_columns="ignore")
@@ -167,8 +167,8 @@ class PolarsEngine(OutOfCore):
             refuse_quote_quirks(source, "Polars", before=False, after=True, fails=True)
             # the scan keeps one field beyond the header: text after an empty one would be dropped unseen
             record = first_record_with_text_beyond(source.path, source.delimiter, len(source.columns))
-            if record is not None:
-                raise InputError(too_many_fields(record, len(source.columns)))
+            if record is not None:  # counted from the file's first line: the blank lines before the header left out
+                raise InputError(too_many_fields(record - source.skip_lines, len(source.columns)))
         find_blank = csv and key not in _BLANK
         out = self._collect(query(self.scan(source), find_blank), what)
         if csv and _total(out, "kanon_extra"):
@@ -279,6 +279,9 @@ class PolarsEngine(OutOfCore):
 
         self._ensure_checked(source)
         keep = [c for c in source.columns if c not in plan.drop]
+        csv_out = out.suffix.lower() != ".parquet"
+        # the code for suppressed cells of a CSV release, in each column's type (else null)
+        blank = {c: pl.lit(v) for c, v in (blank_values(source, plan, keep) if csv_out else {}).items()}
         lf = self.scan(source).select([_norm(pl, source, c).alias(c) for c in keep])
         for c, table in plan.recodes.items():
             m = pl.from_arrow(table).lazy().rename({"key": c, "value": "kanon_value"})
@@ -287,10 +290,10 @@ class PolarsEngine(OutOfCore):
         if plan.suppress is not None and plan.suppress.num_rows:
             sup = pl.from_arrow(plan.suppress).lazy().rename({f"k{j}": q for j, q in enumerate(plan.qis)})
             lf = lf.join(sup, on=list(plan.qis), how="left", nulls_equal=True, maintain_order="left")
-            lf = lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(None).otherwise(pl.col(q)).alias(q)
-                                  for j, q in enumerate(plan.qis)]).select(keep)
+            lf = lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(blank.get(q)).otherwise(pl.col(q))
+                                  .alias(q) for j, q in enumerate(plan.qis)]).select(keep)
         if plan.ranked is not None and plan.ranked.ranges.num_rows:
-            lf = _apply_ranked(pl, lf, plan, keep)
+            lf = _apply_ranked(pl, lf, plan, keep, blank)
         kinds = csv_cell_kinds(source, plan, keep) if out.suffix.lower() != ".parquet" else {}
         if kinds:
             kinds = self._with_whole_floats(source, kinds, plan)
@@ -373,10 +376,12 @@ def _total(out, column: str) -> int:
     return int(out.get_column(column).sum() or 0) if column in out.columns else 0
 
 
-def _apply_ranked(pl, lf, plan: ReleasePlan, keep: list[str]):
+def _apply_ranked(pl, lf, plan: ReleasePlan, keep: list[str], blank: dict | None = None):
     """Blank cells by class and rank (:class:`~kanon_core.engines.base.RankedSuppression`): each record's
     class by a null-safe join on the QIs, its rank in the class in input order, and the flags of the
-    range holding that rank (the ranges listed one row per rank: only suppressed records are listed)."""
+    range holding that rank (the ranges listed one row per rank: only suppressed records are listed).
+    ``blank[q]``: what a blanked cell of QI q becomes (the code for suppressed cells; null without one)."""
+    blank = blank or {}
     ranked = plan.ranked
     assert ranked is not None
     classes = pl.from_arrow(ranked.classes).lazy().rename({f"k{j}": q for j, q in enumerate(plan.qis)})
@@ -387,8 +392,8 @@ def _apply_ranked(pl, lf, plan: ReleasePlan, keep: list[str]):
     lf = (lf.join(classes, on=list(plan.qis), how="left", nulls_equal=True, maintain_order="left")
           .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("kanon_cls").alias("kanon_rank"))
           .join(ranks, on=["kanon_cls", "kanon_rank"], how="left", maintain_order="left"))
-    return lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(None).otherwise(pl.col(q)).alias(q)
-                            for j, q in enumerate(plan.qis)]).select(keep)
+    return lf.with_columns([pl.when(pl.col(f"s{j}").fill_null(False)).then(blank.get(q)).otherwise(pl.col(q))
+                            .alias(q) for j, q in enumerate(plan.qis)]).select(keep)
 
 
 def _message(exc: Exception, what: str) -> str:

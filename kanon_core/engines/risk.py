@@ -80,12 +80,18 @@ def size_distribution_of(fk: np.ndarray, count: np.ndarray) -> list[dict]:
 
 
 def violations_of(fk: np.ndarray, count: np.ndarray, ks: Sequence[int]) -> dict[int, int]:
-    """Records in classes smaller than each k of ``ks`` (fk < k, i.e. floor(fk) < k for a whole k)."""
+    """Records in classes smaller than each k of ``ks`` (fk < k, i.e. floor(fk) < k for a whole k).
+
+    The sizes are binned up to the largest class's whole size + 1 at most, not up to the largest k: every
+    record is below a k beyond it, and a k of any size (the command line takes ``--k 10**20``) then costs no
+    memory and overflows nothing, as in memory."""
     ks = sorted(set(int(x) for x in ks))
     if not ks:
         return {}
-    below = np.concatenate([[0], np.cumsum(records_by_whole_size(fk, count, max(ks)))])
-    return {kk: int(below[max(kk, 0)]) for kk in ks}
+    top = int(np.floor(np.max(fk))) + 1 if len(fk) else 0  # above every class's whole size
+    cap = max(0, min(ks[-1], top))
+    below = np.concatenate([[0], np.cumsum(records_by_whole_size(fk, count, cap))])
+    return {kk: int(below[min(max(kk, 0), cap + 1)]) for kk in ks}
 
 
 def per_qi_of(table: ClassTable) -> list[dict]:

@@ -8,6 +8,8 @@ the same rules as :func:`kanon_core.io._read_csv`:
 * the header (read in full, however long) names the columns; duplicated and empty names are refused
   (the in-memory reader refuses them too), in CSV and Parquet files alike (:func:`kanon_core.io.check_header`);
 * every CSV cell is read as its exact text; an empty cell (quoted or not) is missing, nothing else is;
+* a file holding a NUL byte anywhere is refused as binary (in the 64 KiB sample, then in the pass over the
+  whole file that :func:`~kanon_core.engines.csv_checks.check_quotes_closed` makes anyway);
 * a blank line is not a record (a line of delimiters, ",,", is one, of empty cells), nor is a line of spaces
   and tabs alone outside quotes (pandas skips it, as R's read.csv does; a quoted ``"   "`` is a value, and
   in a tab-separated file a line of tabs is a record of empty cells); an engine whose reader takes such a
@@ -15,7 +17,10 @@ the same rules as :func:`kanon_core.io._read_csv`:
 * the encoding must be UTF-8 (with or without its byte-order mark). The in-memory reader also accepts
   UTF-16/32 with a byte-order mark and single-byte Windows-1252 files; the engines read UTF-8 only, so
   any other encoding is refused with one line rather than read differently;
-* files with CR-only line ends are refused (the engines' CSV readers split lines on LF).
+* files with CR-only line ends are refused (the engines' CSV readers split lines on LF), as is a file with a
+  line ended by a CR alone anywhere (:data:`CR_ALONE`);
+* blank lines before the header are skipped, as the in-memory reader's parser (pandas) skips them: the header
+  is the first record after them (:attr:`Source.skip_lines`).
 
 Parquet columns carry their own types; the engines support integers, floats, text and booleans (the
 in-memory path turns other types, such as dates and decimals, into Python objects whose order and
@@ -34,7 +39,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import InputError
-from ..io import beyond_int64, check_header, header_record, refuse_wide_unsigned
+from ..io import BINARY_FILE, beyond_int64, check_header, header_record, refuse_wide_unsigned
 from .csv_checks import QuoteQuirks, quotes_closed_once
 
 SCALE_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet"}
@@ -62,6 +67,10 @@ class Source:
     quote_quirks: QuoteQuirks = field(default_factory=QuoteQuirks)
     """What a CSV file holds that some engines read otherwise than the in-memory reader: quoted cells with
     spaces or text outside their quotes, records ended both ways (:mod:`~kanon_core.engines.csv_checks`)."""
+    skip_lines: int = 0
+    """The lines before a CSV file's header: blank lines, and after a first blank one lines of spaces
+    (:func:`_header`), which the in-memory reader's parser skips; the engines' readers are told to skip them,
+    since they would take the first for the header (and find no column)."""
 
     def kind(self, column: str) -> str:
         if column not in self.kinds:
@@ -168,8 +177,8 @@ def _csv_source(p: Path, size: int) -> Source:
             raise InputError("The out-of-core engines read UTF-8 files only and this one is not UTF-8; "
                              "use --engine pandas or save it as UTF-8.") from None
         sample = sample_bytes[:exc.start].decode("utf-8")
-    if "\x00" in sample[:4096]:
-        raise InputError("This looks like a binary file, not a CSV text file.")
+    if "\x00" in sample:  # early, in the bytes read already; the quote check looks at the rest of the file
+        raise InputError(f"{BINARY_FILE}.")
     if "\r" in sample and "\n" not in sample:
         raise InputError("The file ends its lines with CR only, which the out-of-core engines do not read; "
                          "use --engine pandas.")
@@ -179,23 +188,48 @@ def _csv_source(p: Path, size: int) -> Source:
     except csv.Error:
         first = lines[0] if lines else ""
         sep = max(",;\t|", key=first.count)
-    header = _header(p, sep)
+    header, skip = _header(p, sep)
     if not header:
         raise InputError("The file is empty.")
     check_header(header)
     quirks = quotes_closed_once(p, sep)  # before any engine reads it: some read an unclosed quote to the end
+    # (the same pass refuses a NUL anywhere in the file, as the in-memory reader does)
+    if quirks.cr_alone:
+        raise InputError(CR_ALONE)
     return Source(p, "csv", tuple(header), {h: "text" for h in header}, delimiter=sep, has_bom=bom, size=size,
-                  quote_quirks=quirks)
+                  quote_quirks=quirks, skip_lines=skip)
 
 
-def _header(p: Path, sep: str) -> list[str]:
+CR_ALONE = ("Some lines of the file end with CR alone, which the out-of-core engines do not read as line ends; "
+            "use --engine pandas.")
+"""The refusal of a CSV file with a line ended by a CR alone (:attr:`QuoteQuirks.cr_alone`), anywhere in it: the
+in-memory reader ends a line there, the engines' readers split lines on LF only (Polars read such a line with
+the next as one record, and said it had more fields than the header; DuckDB's error named no cause)."""
+
+
+def _header(p: Path, sep: str) -> tuple[list[str], int]:
     """The header record read from the file itself, however long (the sample may end inside it), with
-    quoted names holding the delimiter or a line break read as the in-memory reader reads them."""
+    quoted names holding the delimiter or a line break read as the in-memory reader reads them, and the
+    number of lines before it.
+
+    A file may start with blank lines: the in-memory reader's parser (pandas) skips them, and lines of
+    spaces after them, and takes the next record for the header (a first line of spaces is a header of one
+    unnamed column there, refused). They are skipped here alike and counted, for the engines' readers to
+    skip (:attr:`Source.skip_lines`): without it the header was read as empty and the file called empty."""
     ends: list[str] = []
+    skipped = 0
+    spaces = "".join(c for c in SPACES if c != sep)
 
     def lines(fh: TextIO) -> Iterator[str]:
+        nonlocal skipped
+        leading = True
         for line in fh:
             ends.append(line[-2:])
+            text = _without_line_end(line)
+            if leading and (skipped or not text) and not text.strip(spaces):
+                skipped += 1
+                continue
+            leading = False
             yield line
 
     try:
@@ -207,7 +241,7 @@ def _header(p: Path, sep: str) -> list[str]:
     if ends and ends[-1].endswith("\r"):  # a header longer than the sample, ended by CR alone
         raise InputError("The file ends its lines with CR only, which the out-of-core engines do not read; "
                          "use --engine pandas.")
-    return header
+    return header, skipped
 
 
 def check_utf8(path: Path, chunk: int = 1 << 24) -> None:
@@ -290,7 +324,9 @@ def skipped_lines(source: Source, chunk: int = 1 << 24) -> SkippedLines:
 
     def lines(fh: TextIO) -> Iterator[str]:
         nonlocal last, read
-        for line in fh:
+        for number, line in enumerate(fh):
+            if number < source.skip_lines:  # the blank lines before the header
+                continue
             last, read = line, read + 1
             yield line
 
@@ -303,8 +339,7 @@ def skipped_lines(source: Source, chunk: int = 1 << 24) -> SkippedLines:
             before = read
             for position, record in enumerate(records):
                 if last.endswith("\r"):  # a record ended by CR alone: the engines split lines on LF only
-                    raise InputError("Some lines of the file end with CR alone, which the out-of-core engines "
-                                     "do not read as line ends; use --engine pandas.")
+                    raise InputError(CR_ALONE)
                 if not record:
                     blank.append(position)
                 elif read == before + 1 and spaces_line.fullmatch(_without_line_end(last)):

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from . import sql
-from .api import OutOfCore, csv_cell_kinds, whole_candidates
+from .api import OutOfCore, blank_values, csv_cell_kinds, whole_candidates
 from .base import ColumnStats, EngineSettings, ReleasePlan, register
 from .csv_checks import refuse_mixed_line_ends, refuse_quote_quirks
 from .source import (
@@ -232,9 +232,11 @@ class SparkEngine(OutOfCore):
                 ranked = ("kanon_classes", "kanon_ranges")
             # ranks need the input order: a number taken while reading (increasing along the file's parts),
             # and the release is then written in that order
+            csv_out = out.suffix.lower() != ".parquet"  # a CSV release writes the code for suppressed cells
+            blank_as = sql.blank_literals(sql.SPARK, blank_values(source, plan, keep)) if csv_out else {}
             df = spark.sql(sql.release_sql(sql.SPARK, source, view, names, plan.qis, sup, keep,
                                            ordered=ranked is not None, ranked=ranked,
-                                           row_id="monotonically_increasing_id()"))
+                                           row_id="monotonically_increasing_id()", blank_as=blank_as))
             writer = df.write.mode("errorifexists")
             if out.suffix.lower() == ".parquet":
                 writer.parquet(str(out))

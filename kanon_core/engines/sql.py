@@ -158,7 +158,7 @@ def stats_sql(d: Dialect, source: Source, relation: str) -> str:
 def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, str],
                 qis: Sequence[str], suppress_table: str | None, keep: Sequence[str], ordered: bool = True,
                 ranked: tuple[str, str] | None = None, row_id: str = "row_number() OVER ()",
-                lookups: dict[str, str] | None = None) -> str:
+                lookups: dict[str, str] | None = None, blank_as: Mapping[str, str] | None = None) -> str:
     """The records with recodes and suppressions applied.
 
     ``recoded[c]`` names a registered mapping table (``key``, ``value``) for column c, joined on the
@@ -175,7 +175,11 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
     ``lookups[c][value]`` instead of a join (a value the map lacks, or a missing one, gives a missing
     value, as the LEFT JOIN does). A select over one relation keeps the input's order, so a release with
     lookups only and nothing to blank needs neither the record number nor the sort.
+
+    ``blank_as[c]``, when given for a QI, is the SQL literal written in its blanked cells instead of NULL: the
+    code for suppressed cells of a CSV release (:func:`blank_literals`), which the in-memory writer writes too.
     """
+    blank_as = dict(blank_as or {})
     lookups = {c: m for c, m in (lookups or {}).items() if c in recoded}
     norm = ", ".join(value_expr(d, source, c, c) for c in keep)
     joined = [c for c in keep if c in recoded and c not in lookups]
@@ -202,7 +206,7 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
     row_col = ["r.kanon_row AS kanon_row"] if numbered else []
     if suppress_table:
         on = " AND ".join(d.null_safe_eq.format(a=f"r.{d.q(q)}", b=f"s.{d.q(f'k{j}')}") for j, q in enumerate(qis))
-        out = [_blank(d, c, qis, "s", "r") for c in keep] + row_col
+        out = [_blank(d, c, qis, "s", "r", blank_as.get(c)) for c in keep] + row_col
         rel = f"SELECT {', '.join(out)} FROM ({rel}) r LEFT JOIN {suppress_table} s ON {on}"
     if ranked:
         classes, ranges = ranked
@@ -211,18 +215,27 @@ def release_sql(d: Dialect, source: Source, relation: str, recoded: dict[str, st
         # records of no listed class are each a partition of their own: no single huge partition to sort
         part = "t.kanon_cls, CASE WHEN t.kanon_cls IS NULL THEN t.kanon_row END"
         rank = f"SELECT t.*, row_number() OVER (PARTITION BY {part} ORDER BY t.kanon_row) - 1 AS kanon_rank FROM ({tagged}) t"
-        out = [_blank(d, c, qis, "g", "r") for c in keep] + row_col
+        out = [_blank(d, c, qis, "g", "r", blank_as.get(c)) for c in keep] + row_col
         rel = (f"SELECT {', '.join(out)} FROM ({rank}) r LEFT JOIN {ranges} g ON r.kanon_cls = g.kanon_cls "
                "AND r.kanon_rank >= g.lo AND r.kanon_rank < g.hi")
     return f"SELECT {names} FROM ({rel}) x ORDER BY kanon_row" if ordered else f"SELECT {names} FROM ({rel}) x"
 
 
-def _blank(d: Dialect, column: str, qis: Sequence[str], flags: str, rows: str) -> str:
-    """The column of ``rows``, null where the joined table ``flags`` says to blank it (a QI's flag)."""
+def _blank(d: Dialect, column: str, qis: Sequence[str], flags: str, rows: str, code: str | None = None) -> str:
+    """The column of ``rows``, null (or the literal ``code``) where the joined table ``flags`` says to blank it
+    (a QI's flag)."""
     if column not in qis:
         return f"{rows}.{d.q(column)} AS {d.q(column)}"
     j = list(qis).index(column)
-    return f"CASE WHEN {flags}.{d.q(f's{j}')} THEN NULL ELSE {rows}.{d.q(column)} END AS {d.q(column)}"
+    return (f"CASE WHEN {flags}.{d.q(f's{j}')} THEN {code or 'NULL'} ELSE {rows}.{d.q(column)} END "
+            f"AS {d.q(column)}")
+
+
+def blank_literals(d: Dialect, values: Mapping[str, str | int]) -> dict[str, str]:
+    """Per QI of ``values`` (:func:`~kanon_core.engines.api.blank_values`), the SQL literal of the code for
+    suppressed cells in its column's type: text in a text column, a number in a numeric one, as the in-memory
+    writer puts the code in each."""
+    return {c: d.lit(v) if isinstance(v, str) else str(int(v)) for c, v in values.items()}
 
 
 def per_record_sql(d: Dialect, source: Source, relation: str, qis: Sequence[str], per_class: str,
