@@ -17,7 +17,7 @@ from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
 from kanon_core.risk.intruder import findable_below_k, released_codes
 from kanon_core.treat.suppress import suppress
-from tests.stderr_lines import without_progress
+from tests.stderr_lines import one_line_refusal
 
 QIS = ["sex", "age", "region", "edu"]
 
@@ -39,19 +39,8 @@ def small_csv(tmp_path):
 
 
 def refused(argv: list[str], capsys, *needles: str) -> str:
-    """Run the command line; it must exit 2 with one line on stderr naming each of ``needles`` (an option
-    refused by the argument parser exits from ``main`` itself)."""
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
-    lines = without_progress(capsys.readouterr().err)
-    assert len(lines) == 1, lines
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+    """:func:`tests.stderr_lines.one_line_refusal`."""
+    return one_line_refusal(argv, capsys, *needles)
 
 
 def outputs(tmp_path) -> dict[str, str]:

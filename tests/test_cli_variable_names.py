@@ -18,7 +18,7 @@ import pytest
 from kanon_core.cli import main
 from kanon_core.cli.common import match_names
 from kanon_core.errors import InputError
-from tests.stderr_lines import without_progress
+from tests.stderr_lines import one_line_refusal
 
 ROWS = [(1, 20, 1.0, "x"), (2, 30, 1.5, "y"), (1, 20, 2.0, "x"), (1, 30, 1.0, "y"), (2, 20, 1.0, "x"),
         (2, 30, 2.5, "x")]
@@ -40,17 +40,8 @@ def run_json(capsys, argv: list[str]) -> dict:
 
 
 def refused(capsys, argv: list[str], *needles: str) -> str:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
-    lines = without_progress(capsys.readouterr().err)
-    assert len(lines) == 1, lines
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+    """:func:`tests.stderr_lines.one_line_refusal`."""
+    return one_line_refusal(argv, capsys, *needles)
 
 
 @pytest.mark.parametrize("engine", ["pandas", "duckdb"])
