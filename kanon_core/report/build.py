@@ -110,6 +110,9 @@ class SuppressionStepTables:
     most_suppressed: pd.DataFrame
     completely_suppressed: pd.DataFrame
     protection: str = ""
+    findable: int | None = None
+    """People of the step's input with fewer than k consistent records in its output (intruder's view), when
+    counted."""
 
 
 @dataclass(frozen=True)
@@ -303,17 +306,33 @@ def _changes_in_words(descriptions: Sequence[str]) -> str:
         for p in parts)
 
 
+def findable_after(report: Report) -> tuple[int, int] | None:
+    """The most people a suppression step of the release left findable among fewer than k released records
+    (the intruder's view, :class:`SuppressionStepTables`), with that step's number; None when none did. A
+    release can have no record in a class smaller than k when a blank counts as any value (sdcMicro's
+    criterion, the record's side) and still leave a person consistent with fewer than k records (the person's
+    side): the claim of k-anonymity must rest on the person's side."""
+    worst = max(((t.findable, t.number) for t in report.suppression_steps if t.findable), default=None)
+    return worst
+
+
 def conclusions(report: Report) -> list[str]:
     """The report's first paragraph, in words: risk before and after, what was changed, which regression
     conclusions changed, and which variables released unchanged look like identifiers."""
     b, a, k, n = report.risk_before, report.risk_after, report.k, max(report.n_records, 1)
+    findable = findable_after(report)
+    if a.n_violating:
+        after = (f"{a.n_violating:,} ({100 * a.n_violating / n:.1f} %) still can: the release is NOT "
+                 f"{k}-anonymous.")
+    elif findable:
+        after = (f"no record is in a class smaller than k when a blank counts as any value, but {findable[0]:,} "
+                 f"people are findable among fewer than {k} released records (suppression step {findable[1]}, "
+                 f"from the intruder's side): the release is NOT {k}-anonymous for them.")
+    else:
+        after = f"none can: the release is {k}-anonymous on its {len(report.qis)} quasi-identifiers."
     out = [f"Risk: before treatment {b.n_violating:,} of {report.n_records:,} records "
            f"({100 * b.n_violating / n:.1f} %) could be singled out (fewer than k = {k} records share their "
-           f"quasi-identifier values); after treatment "
-           + (f"none can: the release is {k}-anonymous on its {len(report.qis)} quasi-identifiers."
-              if a.n_violating == 0 else
-              f"{a.n_violating:,} ({100 * a.n_violating / n:.1f} %) still can: the release is NOT "
-              f"{k}-anonymous.")]
+           f"quasi-identifier values); after treatment " + after]
     steps = report.steps.iloc[1:] if len(report.steps) else report.steps
     if len(steps):
         out.append(f"What was changed ({len(steps)} step(s)): {_changes_in_words(steps['description'])}. "
@@ -414,9 +433,31 @@ def _value_labels_note(step: Any, released: Dataset, column: str) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _declared_codes(step: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """The (variable, codes) a step declares missing (its description lists them), or none."""
+    values = getattr(step, "values", None)
+    if isinstance(values, tuple) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+                                         for p in values):
+        return [(p[0], tuple(p[1])) for p in values]
+    codes, column = getattr(step, "codes", None), getattr(step, "column", None)
+    if isinstance(codes, tuple) and isinstance(column, str):
+        return [(column, codes)]
+    return []
+
+
 def _safe_description(v: Version, original: Dataset, k: int, log: MaskLog) -> str:
     """The step's description, unless it would show a value of a category with fewer than k records (a merge
-    target, a top- or bottom-coding bound): then the variable and the kind of rule only."""
+    target, a top- or bottom-coding bound, a code declared missing): then the variable and the kind of rule
+    only."""
+    declared = _declared_codes(v.step) if v.step is not None else []
+    for column, codes in declared:
+        if column in original.frame.columns and any(
+                small_categories(original, v.dataset, [column], k).label_is_small(column, c) for c in codes):
+            log.add("steps (description)", {column: 1})
+            return (f"Declare missing codes of {', '.join(c for c, _ in declared)} (a code is a value of fewer "
+                    f"than {k} records: see the recipe file, which is confidential)")
+    if declared:
+        return v.label
     column = getattr(v.step, "column", None)
     if v.step is None or not isinstance(column, str) or column not in original.frame.columns:
         return v.label
@@ -458,25 +499,34 @@ def _steps_table(history: History, lineage: list[Version], k: int, known: dict[i
 
 def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col: str, count_col: str,
                           log: MaskLog, name: str) -> pd.DataFrame:
-    """One row per variable naming the value suppressed most: not named when it is a small category."""
+    """One row per variable naming the value suppressed most: not named when it is a small category, nor when
+    fewer than k of the suppressed cells held it. Why the second: the row crosses a value with the cells that
+    hid it, so "region 3, 1 cell (100 %)" gives back the one value suppressed, and "2 of 3 were region 2"
+    most of them; fewer than k such cells are shown as a count below k is everywhere ("< k"), and so is their
+    share."""
     out = table.copy()
     if not len(out):
         return out
-    hide = [v is not None and small.label_is_small(var, v) for var, v in zip(out["variable"], out[value_col],
-                                                                               strict=True)]
+    hide = [v is not None and (small.label_is_small(var, v) or is_small(n, small.k))
+            for var, v, n in zip(out["variable"], out[value_col], out[count_col], strict=True)]
     if any(hide):
         out[value_col] = [pooled_label(small.k).replace("other categories", "a category") if h else v
                           for h, v in zip(hide, out[value_col], strict=True)]
         out[count_col] = [below(small.k) if h and is_small(n, small.k) else n
                           for h, n in zip(hide, out[count_col], strict=True)]
+        share = next((c for c in ("percent_of_variable", "most_suppressed_share") if c in out.columns), None)
+        if share is not None:
+            out[share] = [None if h and is_small(n, small.k) else p
+                          for h, n, p in zip(hide, table[count_col], out[share], strict=True)]
         log.add(name, {str(var): 1 for var, h in zip(out["variable"], hide, strict=True) if h})
     return out
 
 
-def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str) -> str:
+def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str
+                ) -> tuple[str, int | None]:
     """The step's protection model (when the step names one) and, from the intruder's side
     (:func:`kanon_core.risk.intruder.findable_below_k`), the people of the step's input with fewer than k
-    consistent records in its output."""
+    consistent records in its output: the sentence, and that number (None when not counted)."""
     from ..risk.intruder import findable_below_k, released_codes
 
     parts = []
@@ -490,12 +540,13 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
             promise = ""
         parts.append(f"protection model: {model}" + (f" — {promise.rstrip('.')}" if promise else ""))
     k = int(getattr(step, "k", 0) or 0)
+    n = None
     if k > 1:
         codes = parent.qi_matrix(qis).codes
         released = released_codes(codes, mask)  # suppressed cells are declared, told from missing ones
         n = findable_below_k(codes, released, k, missing)  # type: ignore[arg-type]
         parts.append(f"people findable among fewer than {k} released records: {n:,}")
-    return "; ".join(parts)
+    return "; ".join(parts), n
 
 
 def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k: int,
@@ -525,10 +576,11 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
     flags = [small.label_is_small(v, x) for v, x in zip(gone["variable"], gone["value"], strict=True)]
     masked = mask_categories(gone, k, flags, ("value",), ("records",), ("records",))
     log.add(f"suppression step {number}: categories that disappeared", masked.masked)
+    protection, findable = _protection(step, parent, qis, cells.mask, child.missing)
     return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=cells.total,
                                  records_touched=cells.records_touched, per_variable=per_variable,
                                  most_suppressed=most, completely_suppressed=masked.table,
-                                 protection=_protection(step, parent, qis, cells.mask, child.missing))
+                                 protection=protection, findable=findable)
 
 
 def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, ...],
@@ -645,6 +697,13 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
     n_o, n_t = table["n_original"].to_numpy(), table["n_treated"].to_numpy()
     flags = np.array([is_small(a, k) or is_small(b, k) for a, b in zip(n_o, n_t, strict=True)], dtype=bool)
     variables = table["variable"].to_numpy()
+    # a merged category of k records or more whose label names a small one (SmallCategories.label_is_small)
+    merged = np.array(["/" in str(lab) for lab in table["label"]], dtype=bool) & ~flags
+    if merged.any():
+        small = small_categories(original, treated, list(dict.fromkeys(variables[merged].tolist())), k)
+        flags[merged] = [small.label_is_small(str(v), lab) for v, lab in zip(variables[merged],
+                                                                           table["label"].to_numpy()[merged],
+                                                                           strict=True)]
     for v in set(variables[flags].tolist()):
         if numeric_without_labels(original, v) and numeric_without_labels(treated, v):
             flags |= variables == v
@@ -660,12 +719,17 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
 
 def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, int]:
     """The coefficients to plot: those of categories with fewer than k records are left out."""
+    from ..utility.formula import MOVED_REFERENCE
     from ..utility.model_compare import SUPPRESSED_LEVEL
 
     c = mc.coefficients_long()
+
+    def shown_level(label: str) -> str:  # "Race: Asian (other reference)" -> "Asian"
+        return str(label).split(": ", 1)[-1].replace(f" {MOVED_REFERENCE}", "")
+
     hide = np.array([lvl is not None and str(lvl) != SUPPRESSED_LEVEL and str(lvl) != "" and var in small.texts
-                     and small.label_is_small(var, lvl)
-                     for var, lvl in zip(c["variable"], c["level"], strict=True)], dtype=bool)
+                     and (small.label_is_small(var, lvl) or small.label_is_small(var, shown_level(lab)))
+                     for var, lvl, lab in zip(c["variable"], c["level"], c["label"], strict=True)], dtype=bool)
     return c[~hide].reset_index(drop=True), int(hide.sum())
 
 
@@ -768,6 +832,8 @@ def _mask_recipe(recipe_json: str, versions: Sequence[Dataset], k: int, log: Mas
         if isinstance(x, dict):
             if isinstance(x.get("column"), str):
                 named.add(x["column"])
+            if isinstance(x.get("values"), list):  # a declaration of missing values: [[variable, [codes]], ...]
+                named.update(p[0] for p in x["values"] if isinstance(p, list) and p and isinstance(p[0], str))
             if isinstance(x.get("hierarchies"), dict):
                 named.update(str(v) for v in x["hierarchies"])
             for val in x.values():

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fmt
-from .build import CONFIDENTIALITY_NOTE, Report, conclusions
+from .build import CONFIDENTIALITY_NOTE, Report, conclusions, findable_after
 from .category_rows import REPORT_CATEGORY_ROWS, category_rows, listed_note
 
 CSS = """
@@ -140,7 +140,8 @@ def _summary(r: Report) -> list[str]:
 
 def _summary_detail(r: Report) -> list[str]:
     b, a = r.risk_before, r.risk_after
-    safe = a.n_violating == 0
+    findable = findable_after(r)
+    safe = a.n_violating == 0 and findable is None
     lines = [
         f"The release of '{r.name}' has {r.n_records:,} records and {r.n_released} of the {r.n_variables} "
         f"variables. Risk is measured on {len(r.qis)} quasi-identifiers with missing values counted as "
@@ -150,6 +151,10 @@ def _summary_detail(r: Report) -> list[str]:
         f"{b.k_achieved} record(s).",
         (f"After treatment, every record shares its quasi-identifier values with at least {a.k_achieved} records: "
          f"the release is {r.k}-anonymous on these variables." if safe else
+         f"After treatment, every record shares its quasi-identifier values with at least {a.k_achieved} records "
+         f"when a blank counts as any value, but {findable[0]:,} people are findable among fewer than {r.k} "
+         f"released records (suppression step {findable[1]}, from the intruder's side): the release is NOT "
+         f"{r.k}-anonymous for them." if a.n_violating == 0 and findable is not None else
          f"After treatment, {a.n_violating:,} records are still in classes smaller than k = {r.k} "
          f"(smallest class {a.k_achieved}): the release is NOT {r.k}-anonymous on these variables."),
         f"{len(r.steps) - 1} step(s) were applied; {r.n_suppressed:,} quasi-identifier values were suppressed "

@@ -83,11 +83,17 @@ class SmallCategories:
     counts: Mapping[str, tuple[Mapping[str, int], Mapping[str, int]]]
 
     def label_is_small(self, variable: str, label: Any) -> bool:
-        """Whether a category shown by ``label`` (or value) of ``variable`` must not be named."""
+        """Whether a category shown by ``label`` (or value) of ``variable`` must not be named: a small category,
+        or a merged one whose label names one (a merge joins its parts' labels with " / ", and a text merge its
+        values with "/": "Hispanic / <the one record's category>" counts 12 records and still tells that the
+        rare category is in the file)."""
         if variable in self.withhold_all:
             return True
         text = str(label)
-        return text in self.texts.get(variable, frozenset()) or value_key(label) in self.texts.get(variable, ())
+        small = self.texts.get(variable, frozenset())
+        if text in small or value_key(label) in small:
+            return True
+        return "/" in text and any(part.strip() in small for part in text.split("/"))
 
     def sizes(self, variable: str, label: Any) -> tuple[int, int]:
         """Records of the category in the original and in the release (0 when absent)."""
