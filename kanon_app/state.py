@@ -8,7 +8,7 @@ hash from a sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -84,6 +84,8 @@ def set_source(ds: Dataset, source: dict[str, Any]) -> None:
     st.session_state["source"] = source
     st.session_state["memo"] = SessionView()
     st.session_state["hierarchies"] = {}
+    st.session_state[KEPT_WIDGETS] = {}  # choices made on other data do not carry over
+    st.session_state[KEPT_DEFAULTS] = {}
     for key in [k for k in st.session_state if str(k).startswith("result_")]:
         del st.session_state[key]
 
@@ -289,7 +291,51 @@ def k_input(container: Any, widget_key: str, **kwargs: Any) -> int:
     return shared_number_input(container, "k", "k", widget_key, DEFAULT_K, cast=int, **kwargs)
 
 
-def widget_value(widget_key: str, default: Any) -> None:
-    """Seed a widget's key from workflow state before the widget is created."""
-    if widget_key not in st.session_state:
-        st.session_state[widget_key] = default
+KEPT_WIDGETS = "kept_widgets"
+"""Workflow state: the officer's last value of every widget (keys ``w_...``), by key (see :func:`widget_value`)."""
+
+_KEPT_TYPES = (str, int, float, bool, list, tuple, type(None))
+
+
+def keep_widget_values() -> None:
+    """Copy the widgets' values into workflow state at the start of every run (app.py).
+
+    Why: Streamlit deletes a widget's state at the end of a run that does not draw it, so opening another page
+    and coming back gave the officer's choices (the quasi-identifiers of the Recode page, its suppression limit,
+    the protection model) back as their defaults. At a run's start the session state still holds the values of
+    the widgets the last run drew: they are kept here, a key no widget is bound to, and :func:`widget_value`
+    seeds a widget from them when its page is drawn again. Plain values only (a file upload is not kept)."""
+    ss = st.session_state
+    kept = ss.setdefault(KEPT_WIDGETS, {})
+    for key in list(ss.keys()):
+        if str(key).startswith("w_"):
+            value = ss[key]
+            if isinstance(value, _KEPT_TYPES):
+                kept[key] = list(value) if isinstance(value, (list, tuple)) else value
+
+
+KEPT_DEFAULTS = "kept_widget_defaults"
+"""Workflow state: the default each widget was last given (see :func:`widget_value`)."""
+
+
+def widget_value(widget_key: str, default: Any, options: Sequence[Any] | None = None) -> None:
+    """Seed a widget's key before the widget is created: the officer's last value of it (kept across pages by
+    :func:`keep_widget_values`) when there is one and the default has not changed since, else ``default``. A
+    changed default means the choice was made on something else (new roles make new quasi-identifiers the
+    default: they win over the list chosen before). With ``options``, a kept value must still be one of them (a
+    list is kept to its members that still are)."""
+    ss = st.session_state
+    defaults = ss.setdefault(KEPT_DEFAULTS, {})
+    same_default = widget_key in defaults and defaults[widget_key] == default
+    defaults[widget_key] = default
+    if widget_key in ss:
+        return
+    kept = ss.get(KEPT_WIDGETS, {})
+    value = kept[widget_key] if widget_key in kept and same_default else default
+    if options is not None and value is not default:
+        allowed = list(options)
+        if isinstance(value, list):
+            value = [v for v in value if v in allowed]
+        elif value not in allowed:
+            value = default
+    st.session_state[widget_key] = value

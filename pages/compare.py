@@ -10,7 +10,7 @@ from kanon_app import big_file, compare_ui, hierarchy_ui, prefetch, state
 from kanon_app.navigation import ensure_app_navigation
 from kanon_app.sections import lazy_tabs
 from kanon_core.errors import KanonError
-from kanon_core.fmt import readable_table
+from kanon_core.fmt import markdown_literal, readable_table
 from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
@@ -38,6 +38,7 @@ st.caption(
     "after treatment suggest the release supports the same conclusions.")
 if big_file.compare_panel():  # a large file opened on the Data page: the file against its release, by the engine
     st.stop()
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 hist = state.history()
 ids = sorted(hist.versions)
@@ -161,11 +162,14 @@ def _tab_reg() -> None:
                                version=after_version)
                 slot.empty()
     if models is not None and formula.strip():
+        from kanon_core.utility.model_compare import summary_in_words
+
         sig = models.significance_table().drop(columns=["model"])
-        # Wilson et al.'s phrases "All" / "None": in words, so "None" is not read as a missing value
-        sig["summary"] = sig["summary"].replace({"All": "all covariates significant",
-                                                 "None": "no covariate significant"})
+        sig["summary"] = sig["summary"].map(summary_in_words)  # "None" is not read as a missing value
         st.dataframe(readable_table(sig), hide_index=True, width="stretch")
+        notes = models.model_notes()  # a model not fitted, a moved reference, a recoded number, separation
+        if notes:
+            st.info("\n".join(f"- {markdown_literal(n)}" for n in notes))
         pvalues = models.pvalue_table()
         st.dataframe(readable_table(pvalues, why={c: "not estimable (aliased or not in this model)"
                                                   for c in pvalues.columns}),

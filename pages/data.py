@@ -161,6 +161,7 @@ with st.expander("Load data", key=LOAD_OPEN, on_change="rerun", icon=":material/
         st.caption(SAMPLES[key].description)
         st.button("Load sample", key="btn_load_sample", on_click=_load_sample)
 
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 ds = state.dataset()
 src = state.source()
 st.markdown(f"**{src.get('title', '')}** — {ds.n_records:,} records, {len(ds.columns)} variables "

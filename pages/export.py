@@ -23,6 +23,7 @@ ensure_app_navigation()
 st.title("Export")
 st.caption("Download the treated data, the recipe that reproduces it (`kanon apply`), a report for the data "
            "steward and a project file to continue later. Files are built in memory on this machine.")
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 big_file.in_memory_notice("Export")
 

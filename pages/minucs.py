@@ -36,13 +36,14 @@ st.caption("A **MINUC** (minimal unsafe combination) of a record is a set of qua
            "occur in fewer than k records while every smaller part of it occurs at least k times. "
            "For k = 2 these are the minimal sample uniques that SUDA scores. Recode the variables and values "
            "that sit in most MINUCs first, then re-run.")
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 if big_file.minucs_panel(state.session_k()):  # a large file opened on the Data page: its class table
     st.stop()
 ds = state.dataset()
 
 c1, c2, c3 = st.columns([5, 1, 1])
-state.widget_value("w_minuc_qis", list(ds.roles.qis))
+state.widget_value("w_minuc_qis", list(ds.roles.qis), options=ds.columns)
 state.widget_value("w_minuc_max", 0)
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_minuc_qis")
 k = state.k_input(c2, "w_minuc_k", max_value=50,

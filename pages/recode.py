@@ -44,13 +44,14 @@ st.caption(
     "level of a **hierarchy** (level 0 = the original values, the last level `*` = not released). Review "
     "the MINUCs, recode, recheck, and suppress only what is left (Wilson et al., RTI). Nothing changes until you "
     "apply; every application is a new version you can undo.")
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 if big_file.recode_panel(state.session_k()):  # a large file opened on the Data page: its class table
     st.stop()
 ds = state.dataset()
 settings = state.settings()
 
-state.widget_value("w_rec_qis", [q for q in ds.roles.qis if q in ds.columns])
+state.widget_value("w_rec_qis", [q for q in ds.roles.qis if q in ds.columns], options=ds.columns)
 c1, c2 = st.columns([6, 1])
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_rec_qis")
 k = state.k_input(c2, "w_rec_k")
@@ -265,6 +266,9 @@ def _tab_search() -> None:
     max_sup = float(c1.number_input("Records that may be suppressed (%)", 0.0, 50.0, step=0.5, key="w_gen_sup",
                                     help="As ARX: records still in classes smaller than k are removed, up to "
                                          "this share."))
+    state.widget_value("w_gen_metric", next(iter(METRICS)), options=list(METRICS))
+    state.widget_value("w_gen_algo", "optimal", options=["optimal", "datafly"])
+    state.widget_value("w_gen_criteria", "")
     metric = c2.selectbox("Information loss", list(METRICS), format_func=METRICS.get, key="w_gen_metric")
     algorithm = c3.radio("Search", ["optimal", "datafly"], horizontal=True, key="w_gen_algo",
                          help="Optimal: exact search of the lattice with monotonicity pruning (provably least "
@@ -332,7 +336,7 @@ def _tab_search() -> None:
             fig.add_trace(go.Scatter(x=front["n_suppressed"], y=front["loss"], mode="lines", name="trade-off front"))
             fig.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10))
             st.plotly_chart(fig, width="stretch", key="chart_gen_tradeoff")
-        curve_params = (tuple(qis), stored_key, k, metric)
+        curve_params = (tuple(qis), stored_key, k, metric, tuple(c.spec for c in criteria))
         curve = state.memo_peek("generalize_tradeoff", curve_params)
         if curve is None:
             clicked = (not state.job_running("generalize_tradeoff", curve_params)
@@ -340,7 +344,7 @@ def _tab_search() -> None:
                                      key="btn_gen_curve"))
             res = state.run_in_background("generalize_tradeoff", curve_params, "Trade-off curve",
                                           lambda progress: lattice.tradeoff(problem, k, metric=metric,
-                                                                            progress=progress),
+                                                                            progress=progress, criteria=criteria),
                                           start_now=clicked)
             if res is not None:
                 st.rerun()
@@ -374,9 +378,12 @@ def _tab_search() -> None:
                     offer_list.empty()
             listed = None if full is None else full.k_minimal
         if listed is not None and len(listed):
-            st.markdown(f"**k-minimal nodes ({len(listed):,})**: k-anonymous, and no single step "
-                        "down is — the candidates an officer may prefer to the optimum.")
-            st.dataframe(readable_table(listed, digits=4, rename={"n_suppressed": "records suppressed"}),
+            st.markdown(f"**k-minimal nodes ({len(listed):,})**: within the suppression limit for the criteria, "
+                        "and no single step down is — the candidates an officer may prefer to the optimum. *May be "
+                        "chosen* says whether each is a release: its suppressed records, blank on every "
+                        "quasi-identifier, must meet the criteria together (at least k of them), or be none.")
+            st.dataframe(readable_table(listed, digits=4, rename={"n_suppressed": "records suppressed",
+                                                                  "anonymous": "may be chosen"}),
                          hide_index=True, width="stretch", height=260)
 
 

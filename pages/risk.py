@@ -28,6 +28,7 @@ from kanon_core.steps import SetRoles
 ensure_app_navigation()
 
 st.title("Risk")
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 if big_file.risk_panel(state.session_k()):  # a large file opened on the Data page: its class table
     st.stop()
@@ -35,7 +36,7 @@ ds = state.dataset()
 settings = state.settings()
 
 c1, c2, c3 = st.columns([4, 1, 1])
-state.widget_value("w_risk_qis", list(ds.roles.qis))
+state.widget_value("w_risk_qis", list(ds.roles.qis), options=ds.columns)
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_risk_qis")
 k = state.k_input(c2, "w_k")
 alpha = float(state.shared_number_input(

@@ -23,6 +23,7 @@ st.caption(
     "least total cost. The model says what is promised; every result is recounted by code independent of "
     "the solver, and the people an intruder could narrow down to fewer than k released records are "
     "counted whatever the model.")
+state.keep_widget_values()  # the choices of the page left, for when it is opened again
 state.show_flash()
 if big_suppress.suppress_panel(state.session_k()):  # a large file opened on the Data page: its class table
     st.stop()
@@ -30,11 +31,12 @@ ds = state.dataset()
 settings = state.settings()
 alpha = float(settings.get("alpha", 1.0))
 
-state.widget_value("w_sup_qis", list(ds.roles.qis))
+state.widget_value("w_sup_qis", list(ds.roles.qis), options=ds.columns)
 c1, c2 = st.columns([5, 1])
 qis = c1.multiselect("Quasi-identifiers", ds.columns, key="w_sup_qis")
 k = state.k_input(c2, "w_sup_k")
 c3, c4 = st.columns([3, 2])
+state.widget_value("w_sup_model", next(iter(MODEL_NAMES)), options=list(MODEL_NAMES))
 model_name = c3.radio("Protection model", list(MODEL_NAMES), horizontal=True, key="w_sup_model",
                       format_func=lambda n: MODELS[n].title)
 model = MODELS[model_name]

@@ -171,3 +171,14 @@ def test_conclusion_changes_among_the_models_that_test_it():
     flags = [bool(p.loc["a", f"significant_{m}"]) for m in mc.models]
     assert bool(p.loc["a", "conclusion_changes"]) == (any(flags) and not all(flags))
     assert p.loc["a", f"p_{MODEL_ORIGINAL}"] < 0.05
+
+
+def test_summaries_in_words_keep_what_follows_the_bare_word():
+    from kanon_core.utility.model_compare import summary_in_words
+
+    assert summary_in_words("None") == "no covariate significant"
+    assert summary_in_words("None; not tested: region") == "no covariate significant; not tested: region"
+    assert summary_in_words("None tested") == "no covariate tested"
+    assert summary_in_words("All") == "all covariates significant"
+    assert summary_in_words("All but a and b") == "all covariates significant but a and b"
+    assert summary_in_words("not fitted: no record") == "not fitted: no record"

@@ -153,6 +153,16 @@ class ModelComparison:
         return pd.concat(frames, ignore_index=True)
 
 
+def summary_in_words(summary: str) -> str:
+    """A :meth:`ModelComparison.significance_table` summary with Wilson et al.'s bare "All" / "None" in words,
+    so that a table does not show "None" as if a value were missing ("None; not tested: region" included)."""
+    for bare, words in (("All but ", "all covariates significant but "), ("All", "all covariates significant"),
+                        ("None tested", "no covariate tested"), ("None", "no covariate significant")):
+        if summary == bare or summary.startswith(bare if bare.endswith(" ") else bare + ";"):
+            return words + summary[len(bare):]
+    return summary
+
+
 def _untested(res: RegressionResult, covariates: tuple[str, ...]) -> tuple[str, ...]:
     """The covariates ``res`` gives no joint-test p-value for."""
     p = res.term_tests.set_index("variable")["p_value"]
