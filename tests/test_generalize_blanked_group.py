@@ -100,3 +100,24 @@ def test_the_blanked_group_is_judged_by_every_criterion():
     ds = Dataset(frame, roles=Roles(qis=("region",)))
     cautions = apply_checked(History.start(ds), step, "Step 1")
     assert len(cautions) == 1 and "l=2:income" in cautions[0]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_a_replay_at_scale_says_it_as_in_memory(tmp_path, engine, capsys):
+    """The same caution from `kanon apply` whatever the engine, and --strict stops it."""
+    from kanon_core.recipe import Recipe
+
+    rows = [("a", 1, 1000 + i) for i in range(5)] + [("b", 2, 1005 + i) for i in range(5)] + [("c", 1, 1010)]
+    write(tmp_path, rows)
+    step = GeneralizeStep.build({"region": 0, "sex": 0}, {}, suppress_k=3, qis=("region", "sex"))
+    Recipe(steps=(step,), roles=Roles(qis=("region", "sex"))).save(tmp_path / "r.json")
+    out = tmp_path / f"rel-{engine}.csv"
+    argv = ["apply", str(tmp_path / "r.json"), str(tmp_path / "d.csv"), "-o", str(out), "--engine", engine,
+            "--json", str(out.with_suffix(".json"))]
+    assert main(argv) == 0
+    warnings = json.loads(out.with_suffix(".json").read_text())["warnings"]
+    assert any("1 record(s) blank on every quasi-identifier" in w for w in warnings), warnings
+    out.unlink()
+    capsys.readouterr()
+    assert main([*argv, "--strict"]) == 2
+    assert "strict replay" in capsys.readouterr().err

@@ -362,6 +362,14 @@ class _Generalize(ScaleStep):
                     state.blanked[q] = state.blanked.get(q, np.zeros(len(small), bool)) | small
                 state.changed.update(qis)  # written through a mapping table, in the column's new type
                 ds, _ = blank_records(ds, qis, small)  # as in memory: an integer column keeps its integers
+            # the records blank on every QI are one class of the release (GeneralizeStep.cautions): at least k
+            blank = (ds.qi_matrix(list(qis)).codes < 0).all(axis=1)
+            n_blank = int(state.count[blank].sum())
+            if 0 < n_blank < step.suppress_k:
+                caution = step.blank_group_caution(n_blank)
+                if strict:
+                    raise InputError(f"{_named(step, where)}: {caution} (strict replay)")
+                state.warnings.append(f"{_named(step, where)}: {caution}")
         state.classes = ds
 
 

@@ -180,13 +180,20 @@ class GeneralizeStep(Step):
         from ..criteria.apply import blank_group_of
 
         qis = self.qis or after.roles.qis or tuple(self.levels)
-        criteria = list(self.criteria) or [f"k={self.suppress_k}"]
-        n, fails = blank_group_of(after, qis, criteria)
-        if not fails:
-            return []
-        return [f"on this file the {n:,} record(s) blank on every quasi-identifier (those it suppresses, and any "
-                f"blank before) do not meet {' and '.join(criteria)} as the one group they form: their people "
-                "can be found among them. Search for the optimal generalization on this file again."]
+        n, fails = blank_group_of(after, qis, self.suppression_criteria)
+        return [self.blank_group_caution(n)] if fails else []
+
+    @property
+    def suppression_criteria(self) -> list[str]:
+        """The criteria whose failing records the step suppresses (``k=suppress_k`` without criteria)."""
+        return list(self.criteria) or [f"k={self.suppress_k}"]
+
+    def blank_group_caution(self, n: int) -> str:
+        """What a replay says when the ``n`` records blank on every QI fail the step's criteria as a group (the
+        one wording, in memory and at scale)."""
+        return (f"on this file the {n:,} record(s) blank on every quasi-identifier (those it suppresses, and any "
+                f"blank before) do not meet {' and '.join(self.suppression_criteria)} as the one group they form: "
+                "their people can be found among them. Search for the optimal generalization on this file again.")
 
     def describe(self) -> str:
         parts = [f"{v} to level {lv}" for v, lv in sorted(self.levels.items()) if lv > 0]
