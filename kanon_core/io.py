@@ -562,15 +562,16 @@ def _cells(text: str, sep: str, names: list[str] | None = None) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         if names is None:
-            return pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, **_AS_TEXT)
+            return pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, keep_default_na=False, **_AS_TEXT)
         # the header read as a record (pandas would size every record by it), then left out
-        frame = pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, header=None, names=names, **_AS_TEXT)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, low_memory=False, header=None, names=names,
+                            keep_default_na=False, **_AS_TEXT)
         return frame.iloc[1:].reset_index(drop=True)
 
 
-_AS_TEXT: dict[str, Any] = {"dtype": object, "keep_default_na": False, "na_filter": False, "index_col": False}
-"""How the reader has pandas read a CSV text: every cell as its exact text ("NA" stays text), no column
-taken as the index."""
+_AS_TEXT: dict[str, Any] = {"dtype": object, "na_filter": False, "index_col": False}
+"""How the reader has pandas read a CSV text, with ``keep_default_na=False`` written at each call: every cell as
+its exact text ("NA" stays text), no column taken as the index."""
 
 
 def _without_empty_extra_fields(text: str, sep: str, n_header: int) -> pd.DataFrame | None:
@@ -586,7 +587,7 @@ def _without_empty_extra_fields(text: str, sep: str, n_header: int) -> pd.DataFr
         widest = max((len(r) for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)), default=0)
         if widest <= n_header:
             return None
-        header = list(pd.read_csv(io.StringIO(text), sep=sep, nrows=0, **_AS_TEXT).columns)
+        header = list(pd.read_csv(io.StringIO(text), sep=sep, nrows=0, keep_default_na=False, **_AS_TEXT).columns)
     except (csv.Error, pd.errors.ParserWarning, pd.errors.ParserError):
         return None
     if len(header) != n_header:

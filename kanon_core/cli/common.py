@@ -135,12 +135,7 @@ def parse_missing_codes(text: str | Mapping[str, tuple[str, ...]] | None) -> dic
     """
     if isinstance(text, Mapping):
         return {var: tuple(codes) for var, codes in text.items()}
-    out: dict[str, tuple[str, ...]] = {}
-    for name, eq, codes in named_parts(text):
-        if not eq:
-            raise InputError(f"--missing-codes expects var=code|code, got '{name.strip()}'.")
-        out[name.strip()] = tuple(c for c in codes.split("|") if c != "")
-    return out
+    return {name.strip(): codes for name, codes in _missing_codes_as_written(text)}
 
 
 NAME_OPTIONS = ("weight", "household", "var", "strata", "psu", "fpc", "column")
@@ -220,10 +215,15 @@ def match_names(args: argparse.Namespace, columns) -> None:
         args.link = [_matched_link(item, names) for item in args.link]
 
 
-def _missing_codes_as_written(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    """:func:`parse_missing_codes` with each variable as written (spaces kept, for :func:`match_names`)."""
-    parse_missing_codes(text)  # the same refusals as the parser
-    return [(name, tuple(c for c in codes.split("|") if c != "")) for name, _, codes in named_parts(text)]
+def _missing_codes_as_written(text: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """The ``var=code|code`` items of ``--missing-codes``, each variable as written (spaces kept, for
+    :func:`match_names`; :func:`parse_missing_codes` strips them)."""
+    out = []
+    for name, eq, codes in named_parts(text):
+        if not eq:
+            raise InputError(f"--missing-codes expects var=code|code, got '{name.strip()}'.")
+        out.append((name, tuple(c for c in codes.split("|") if c != "")))
+    return out
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]], option: str, hint: str) -> dict[str, Any]:

@@ -449,10 +449,11 @@ def _safe_description(v: Version, original: Dataset, k: int, log: MaskLog) -> st
     """The step's description, unless it would show a value of a category with fewer than k records (a merge
     target, a top- or bottom-coding bound, a code declared missing): then the variable and the kind of rule
     only."""
-    declared = _declared_codes(v.step) if v.step is not None else []
+    declared = [(c, codes) for c, codes in (_declared_codes(v.step) if v.step is not None else [])
+                if c in original.frame.columns]
+    small = small_categories(original, v.dataset, [c for c, _ in declared], k) if declared else None
     for column, codes in declared:
-        if column in original.frame.columns and any(
-                small_categories(original, v.dataset, [column], k).label_is_small(column, c) for c in codes):
+        if any(small.label_is_small(column, c) for c in codes):  # type: ignore[union-attr]
             log.add("steps (description)", {column: 1})
             return (f"Declare missing codes of {', '.join(c for c, _ in declared)} (a code is a value of fewer "
                     f"than {k} records: see the recipe file, which is confidential)")
