@@ -362,3 +362,24 @@ def test_a_line_of_spaces_alone_is_refused(settings, tmp_path):
     quoted.write_bytes(b'region,age\nnorth,30\n"   ",\nsouth,40\n')
     assert_same_table(reference(quoted, ["region", "age"]),
                       get_engine("spark").class_table(quoted, ["region", "age"], settings=settings))
+
+
+def test_a_refusal_on_the_command_line_is_one_line_with_spark(tmp_path):
+    """Run as an officer runs it, in a process of its own: standard error holds the refusal alone. Spark's JVM
+    inherits the console and printed its start-up messages there (the JVM's module warning, log4j's profile,
+    the machine's host name and address, 9 to 12 lines) before any log level could be set; PySpark added a
+    warning about pandas. A successful run prints nothing on standard error either."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"region,age\nnorth,30\nsouth,40,x,y\n")
+    good = tmp_path / "good.csv"
+    good.write_bytes(b"\n\nregion,age\nnorth,30\nsouth,40\nnorth,30\n")
+    command = [sys.executable, "-m", "kanon_core", "risk", "--qi", "region,age", "--k", "2", "--engine", "spark"]
+    refused = subprocess.run(command + [str(bad)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and refused.stderr.startswith("kanon risk: error: "), refused.stderr
+    done = subprocess.run(command + [str(good)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads(done.stdout)["n_records"] == 3

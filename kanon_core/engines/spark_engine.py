@@ -27,9 +27,11 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -69,6 +71,7 @@ def session(settings: EngineSettings):
     with _LOCK:
         if settings.spark_master in _SESSIONS:
             return _SESSIONS[settings.spark_master]
+        from pyspark import SparkConf
         from pyspark.sql import SparkSession
 
         if settings.spark_master.startswith("local"):
@@ -80,21 +83,41 @@ def session(settings: EngineSettings):
         _SPILL.append(spill)
 
         mem = max(512, settings.memory_limit >> 20)
-        builder = (SparkSession.builder.master(settings.spark_master).appName("kanon")
-                   .config("spark.driver.memory", f"{mem}m")
-                   .config("spark.sql.shuffle.partitions", "8")
-                   .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                   .config("spark.ui.enabled", "false")
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.local.dir", spill)
-                   .config("spark.sql.ansi.enabled", "false")
-                   # names as written: a file's "Age" and "age" are two variables, and the per-record results'
-                   # fk and Fk two columns (Spark's default folds case and called them ambiguous)
-                   .config("spark.sql.caseSensitive", "true"))
-        spark = builder.getOrCreate()
+        conf = SparkConf().setMaster(settings.spark_master).setAppName("kanon").setAll([
+            ("spark.driver.memory", f"{mem}m"),
+            ("spark.sql.shuffle.partitions", "8"),
+            ("spark.sql.execution.arrow.pyspark.enabled", "true"),
+            ("spark.ui.enabled", "false"),
+            ("spark.ui.showConsoleProgress", "false"),
+            ("spark.local.dir", spill),
+            ("spark.sql.ansi.enabled", "false"),
+            # names as written: a file's "Age" and "age" are two variables, and the per-record results'
+            # fk and Fk two columns (Spark's default folds case and called them ambiguous)
+            ("spark.sql.caseSensitive", "true")])
+        _start_quiet_jvm(conf)
+        spark = SparkSession.builder.config(conf=conf).getOrCreate()
         _quiet(spark)
         _SESSIONS[settings.spark_master] = spark
         return spark
+
+
+def _start_quiet_jvm(conf) -> None:
+    """Start Spark's JVM with its console output discarded, unless this process has one already.
+
+    Spark's driver JVM inherits the console and writes to it before any log level can be set: the JVM's
+    module warning, log4j's profile, the machine's host name and address, Hadoop's native-library warning
+    (9 to 12 lines before a command's own). A refusal must be one line, and a log must not quote data, so
+    the JVM writes to nothing; every failure still reaches kanon as an exception
+    (:meth:`SparkEngine._run`). PySpark's own warning that it does not fully support this pandas is
+    silenced too (the engines' results are tested equal to the in-memory ones)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    if SparkContext._gateway is None:  # type: ignore[attr-defined]
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": subprocess.DEVNULL,
+                                                     "stderr": subprocess.DEVNULL})
+        SparkContext(conf=conf, gateway=gateway)
 
 
 QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
