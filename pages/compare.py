@@ -14,7 +14,12 @@ from kanon_core.fmt import markdown_literal, readable_table
 from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
-from kanon_core.utility.info_loss import hierarchies_fingerprint, information_loss, version_hierarchies
+from kanon_core.utility.info_loss import (
+    hierarchies_fingerprint,
+    information_loss,
+    version_hierarchies,
+    version_levels,
+)
 from kanon_core.utility.model_builder import (
     FAMILIES,
     build_formula,
@@ -193,7 +198,8 @@ def _tab_loss() -> None:
                                        version=after_version)
             hs = version_hierarchies(hist, after_id, session_hs)
             loss = _memo("info_loss", (tuple(loss_qis), hierarchies_fingerprint(hs)),
-                         lambda: information_loss(before, after, loss_qis, hs))
+                         lambda: information_loss(before, after, loss_qis, hs,
+                                                  levels=version_levels(hist, after_id)))
         except KanonError as exc:
             st.error(str(exc))
         else:

@@ -124,6 +124,25 @@ def test_completely_suppressed_category():
     assert compare_distributions(ds(orig), ds(treat)).summary.n_completely_suppressed == 0
 
 
+def test_a_variable_with_every_value_suppressed_is_compared_as_completely_suppressed():
+    """Every category of a variable blanked in full is completely suppressed (0 % after, counted in Wilson's
+    summary), and the other variables are still compared: the whole comparison failed on that variable."""
+    frame_o = pd.DataFrame({"sex": [1, 2, 1, 2, 1, 2], "region": [1, 1, 2, 2, 3, 3]})
+    frame_t = frame_o.astype(object).copy()
+    frame_t["region"] = None
+    frame_t.loc[0, "sex"] = None
+    roles = Roles(qis=("sex", "region"))
+    res = compare_distributions(Dataset(frame=frame_o, roles=roles), Dataset(frame=frame_t, roles=roles))
+    region = res.variable_table("region")
+    assert region["status"].tolist() == [STATUS_SUPPRESSED] * 3
+    assert region["pct_original"].tolist() == pytest.approx([100 / 3] * 3)
+    assert (region["pct_treated"] == 0).all() and (region["n_treated"] == 0).all() and region["overlap"].isna().all()
+    sex = res.variable_table("sex")
+    hand = by_hand([None, 2, 1, 2, 1, 2])
+    assert sex["pct_treated"].tolist() == pytest.approx([hand[1][0], hand[2][0]])
+    assert res.summary.n_completely_suppressed == 3 and res.summary.n_categories == 2
+
+
 def test_merge_into_an_existing_code_is_a_recode_not_a_suppression():
     orig = [1, 2, 3, 4, 5, 5, 1, 2]
     treat = [1, 2, 3, 4, 1, 1, 1, 2]  # 5 -> 1: no new value appears

@@ -134,3 +134,38 @@ def test_version_hierarchies_prefer_the_generalization_steps():
     # the report measures with the same hierarchies: Prec of a at level 1 of 2 on every cell
     loss = information_loss(h.original.dataset, h.current.dataset, ["a", "b"], got)
     assert loss.table.set_index("variable").loc["a", "prec"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("rows, level", [
+    # a label repeated over levels (top coding kept at level 2): 90 -> 80+ -> 80+ -> *
+    ((("20", "20-39", "<80", "*"), ("30", "20-39", "<80", "*"), ("50", "40-79", "<80", "*"),
+      ("90", "80+", "80+", "*")), 2),
+    # values kept as themselves at level 1: 20 -> 20 -> *
+    ((("20", "20", "*"), ("50", "50", "*"), ("90", "90+", "*"), ("95", "90+", "*")), 1),
+])
+def test_prec_of_a_generalization_step_equals_the_lattice_s_when_labels_repeat(rows, level):
+    """Sweeney's Prec of a full-domain generalization charges its level to every cell. A hierarchy may keep a
+    value as itself at a level or repeat a label over levels; read off the released text alone those cells
+    looked ungeneralized (level 0) or lower (the first level with that label), so the Compare page and the
+    report gave another Prec than the Recode page's search (0.833 against 0.5 for the second hierarchy). With
+    the level the step applied (version_levels) both agree, checked against the lattice's own evaluation."""
+    from kanon_core.history import History
+    from kanon_core.treat.lattice import build_problem, evaluate_node
+    from kanon_core.utility.info_loss import version_hierarchies, version_levels
+
+    h_age = Hierarchy(rows, "age")
+    leaves = [int(r[0]) for r in rows]
+    ds = Dataset(pd.DataFrame({"age": [leaves[i % len(leaves)] for i in range(9)] + [leaves[-1]]}),
+                 roles=Roles(qis=("age",)))
+    lattice = 1 - evaluate_node(build_problem(ds, {"age": h_age}), (level,), 1, max_suppression=1.0,
+                                metric="prec").loss
+    assert lattice == pytest.approx(1 - level / (len(rows[0]) - 1))
+    hist = History.start(ds)
+    hist.apply(GeneralizeStep.build({"age": level}, {"age": h_age}))
+    assert version_levels(hist) == {"age": level} and version_levels(hist, 0) == {}
+    loss = information_loss(ds, hist.current.dataset, ["age"], version_hierarchies(hist),
+                            levels=version_levels(hist))
+    assert loss.prec == pytest.approx(lattice)
+    # a release read without its step (no level known) is charged by its text, as before
+    unknown = information_loss(ds, hist.current.dataset, ["age"], version_hierarchies(hist))
+    assert unknown.prec > lattice

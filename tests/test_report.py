@@ -337,6 +337,23 @@ def test_information_loss_uses_the_generalization_hierarchies():
     assert num(table.loc["a", "Prec"]) == pytest.approx(0.5)
 
 
+def test_variables_blanked_in_full_count_as_completely_suppressed_in_the_report():
+    """A release whose every record is blanked (its classes all below k): each category of each QI is completely
+    suppressed, counted in Wilson's summary (the report used to leave such variables out of the comparison)."""
+    from kanon_core.treat.recode import GeneralizeStep
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, 40), "b": rng.integers(0, 3, 40)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b")), name="blank"))
+    h.apply(GeneralizeStep.build({}, {}, suppress_k=41, qis=("a", "b")))
+    assert h.current.dataset.frame[["a", "b"]].isna().all().all()
+    report = build_report(h, options=ReportOptions(k=2, minucs=False))
+    summary = report.utility.comparison.summary
+    assert summary.n_completely_suppressed == frame["a"].nunique() + frame["b"].nunique()
+    assert summary.n_categories == 0
+    assert any("every category completely suppressed): a, b" in n for n in report.utility.notes)
+
+
 # -- the threshold rule: no category with fewer than k records is named ------------------------------------
 SECRET = "Zyzzyva-7731"
 

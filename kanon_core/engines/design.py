@@ -70,6 +70,12 @@ def design_aggregate(engine: Engine, source: Source, variable: str, weight: str 
     return out
 
 
+def _has_values(agg: DesignAggregate) -> bool:
+    """Whether some record of the aggregate has a value (not every cell missing or suppressed)."""
+    f = agg.frame
+    return bool((f["n"].to_numpy()[f["value"].notna().to_numpy()] > 0).any())
+
+
 def compare_at_scale(engine: Engine, before: Source, after: Source, variables: Sequence[str],
                      recodes: Mapping[str, Mapping[Any, Any]] | None = None, weight: str | None = None,
                      strata: str | None = None, psu: str | None = None, fpc: str | None = None,
@@ -87,6 +93,7 @@ def compare_at_scale(engine: Engine, before: Source, after: Source, variables: S
     record to suppression, and the table equals the in-memory one (tested).
     """
     from ..utility.compare import (
+        NO_ESTIMATES,
         TABLE_COLUMNS,
         DistributionComparison,
         comparison_frame,
@@ -97,13 +104,17 @@ def compare_at_scale(engine: Engine, before: Source, after: Source, variables: S
     variables = list(variables)
     if not variables:
         raise InputError("Choose at least one variable to compare.")
+    if weight and weight not in after.columns:
+        # in memory the release's records take the original's weights; here the records are never paired, and
+        # equal weights against a weighted original would mix a change of weighting into the treatment's effect
+        raise InputError(f"The release has no weight variable '{weight}', so its percentages cannot be weighted "
+                         "as the original's; keep the weight in the release to compare them.")
     settings = settings or EngineSettings()
     frames = []
     n_before = 0
     for v in variables:
         agg_o = design_aggregate(engine, before, v, weight, strata, psu, fpc, missing_codes, settings)
-        agg_t = design_aggregate(engine, after, v, weight if weight in after.columns else None, strata, psu, fpc,
-                                 missing_codes, settings)
+        agg_t = design_aggregate(engine, after, v, weight, strata, psu, fpc, missing_codes, settings)
         n_before = int(agg_o.frame["n"].sum())
         if int(agg_t.frame["n"].sum()) != n_before:
             raise InputError(f"The file and the release have {n_before:,} and {int(agg_t.frame['n'].sum()):,} "
@@ -119,8 +130,9 @@ def compare_at_scale(engine: Engine, before: Source, after: Source, variables: S
             frame["value"] = frame["value"].map(lambda x, m=mapping: None if x is None else m.get(x, x)).astype(object)
             agg_o = dataclasses.replace(agg_o, frame=frame)
             labels_o = {**labels_o, **dict(agg_t.value_labels)}
-        est_o = proportions_of_aggregate(agg_o, v, labels_o, ci, level, lonely_psu).table
-        est_t = proportions_of_aggregate(agg_t, v, agg_t.value_labels, ci, level, lonely_psu).table
+        est_o, est_t = (proportions_of_aggregate(agg, v, labels, ci, level, lonely_psu).table
+                        if _has_values(agg) else NO_ESTIMATES
+                        for agg, labels in ((agg_o, labels_o), (agg_t, agg_t.value_labels)))
         kept = {value_key(x) for x in shown_t}  # every released value is a kept original one (see above)
         frames.append(comparison_frame(v, agg_o.label or v, est_o, est_t, recoded, kept))
     table = pd.concat(frames, ignore_index=True)[TABLE_COLUMNS]

@@ -746,8 +746,10 @@ def _reusable(comparison: Any | None, variables: Sequence[str]) -> bool:
 
 def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options: ReportOptions,
              hierarchies: Mapping[str, Any] | None, log: MaskLog,
-             comparison: Any | None = None, counted: Sequence[Any] = ()) -> UtilitySection:
-    """The utility section; ``counted``: both files' class sizes on ``qis`` (:func:`_class_sizes`)."""
+             comparison: Any | None = None, counted: Sequence[Any] = (),
+             levels: Mapping[str, int] | None = None) -> UtilitySection:
+    """The utility section; ``counted``: both files' class sizes on ``qis`` (:func:`_class_sizes`); ``levels``:
+    the level each variable was generalized to (:func:`kanon_core.utility.info_loss.version_levels`)."""
     from ..utility import compare_distributions, compare_models
     from ..utility.formula import parse_formula
     from ..utility.info_loss import information_loss
@@ -758,12 +760,13 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     figures: list[tuple[str, Any]] = []
     known, comparison = comparison, None
     categories = None
-    # a variable with every value suppressed has no percentages after; the others are still compared
+    # a variable with every value suppressed has no percentages after: each of its categories is completely
+    # suppressed (compare_distributions), and counted so in the summary
     empty = [q for q in qis if not (~treated.missing_mask(q)).any()]
     if empty:
-        notes.append(f"No value left after treatment (not compared): {', '.join(empty)}.")
+        notes.append(f"No value left after treatment (every category completely suppressed): {', '.join(empty)}.")
     try:
-        compared = [q for q in qis if q not in empty]
+        compared = list(qis)
         if compared and _reusable(known, compared):
             comparison = known
         else:
@@ -808,7 +811,8 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
         try:
             same = tuple(present) == tuple(qis) and original.missing == treated.missing
             loss = information_loss(original, treated, present, hierarchies,
-                                    counted=[c.fk_all for c in counted] if same and counted else None)
+                                    counted=[c.fk_all for c in counted] if same and counted else None,
+                                    levels=levels)
         except KanonError as exc:
             notes.append(f"Information loss could not be computed: {exc}")
     return UtilitySection(comparison=comparison, models=tuple(models), figures=tuple(figures), notes=tuple(notes),
@@ -886,7 +890,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     from ..recipe import Recipe
     from ..utility.baseline import original_with_roles
     from ..utility.bias import suppressed_cells
-    from ..utility.info_loss import version_hierarchies
+    from ..utility.info_loss import version_hierarchies, version_levels
 
     version = history.versions[history.current_id if vid is None else vid]
     lineage = history.lineage(version.id)
@@ -928,7 +932,8 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
                                     "most_suppressed_n", log, "suppression per variable: value suppressed most")
     beyond, beyond_note = _risk_beyond_k(original, treated, qis, counted)
     hierarchies = version_hierarchies(history, version.id, options.hierarchies)
-    utility = (_utility(original, treated, qis, options, hierarchies, log, comparison, counted)
+    utility = (_utility(original, treated, qis, options, hierarchies, log, comparison, counted,
+                        version_levels(history, version.id))
                if options.utility else None)
     if recipe_json is None:
         recipe_json = Recipe.from_history(history, version.id, notes=options.notes).to_json()

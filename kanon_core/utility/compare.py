@@ -15,7 +15,8 @@ the treated ones through the records that have both, provided every original val
 treated value, so percentages are compared on the treated coding. Otherwise (e.g. local recoding) values
 are compared as they are. A category absent after treatment is ``"completely suppressed"`` only when
 every one of its records is missing in the treated file; if some of them now show another value it is
-``"recoded"``.
+``"recoded"``. A variable with every value suppressed has no percentages after treatment: each of its
+categories is completely suppressed, and the other variables are compared as usual.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ TABLE_COLUMNS = [
     "n_treated", "pct_treated", "se_treated", "ci_low_treated", "ci_high_treated",
     "difference", "relative_difference", "overlap",
 ]
+
+
+NO_ESTIMATES = pd.DataFrame({"value": pd.Series([], dtype=object), "label": pd.Series([], dtype=object),
+                             "n": pd.Series([], dtype=np.int64),
+                             **{c: pd.Series([], dtype=np.float64) for c in ("estimate", "se", "ci_low", "ci_high")}})
+"""The estimate table of a side where the variable has no value (every cell missing or suppressed): no
+category, so each category of the other side reads 0 % there (:func:`comparison_frame`)."""
 
 
 @dataclass(frozen=True)
@@ -220,9 +228,12 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
         labels_o = {**labels_o, **dict(meta_t.value_labels)}
     # original values (on the compared coding) that some record still shows after treatment
     kept_keys = {value_key(x) for x in pd.unique(col_o[~miss_o & ~miss_t].to_numpy(dtype=object))}  # per value
-    est_o = proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
+    est_o = (proportions(col_o.where(~miss_o), design_o, (), labels_o, ci=ci, level=level, name=v).table
+             if not miss_o.all() else NO_ESTIMATES)
     if alike and design_t is design_o:
         est_t = est_o
+    elif miss_t.all():
+        est_t = NO_ESTIMATES
     else:
         est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                             name=v).table

@@ -16,8 +16,9 @@ Three views of how much detail a treatment took, per quasi-identifier and overal
   records matching it, as everywhere in kanon. The average class size is ``n / number of patterns``.
 
 Cells missing in the original carry no information and are left out of Prec and LM. Prec is computed by
-:func:`kanon_core.treat.metrics.precision_loss`, the function the Recode page's lattice search uses, so a
-generalization has the same Prec on both pages.
+:func:`kanon_core.treat.metrics.precision_loss`, the function the Recode page's lattice search uses, each
+cell charged the level its generalization step applied (:func:`version_levels`), so a generalization has the
+same Prec on both pages.
 """
 
 from __future__ import annotations
@@ -102,8 +103,15 @@ def _pairs(original: Dataset, treated: Dataset, q: str, h: Hierarchy | None) -> 
                   np.asarray(rows, dtype=np.int64)[first].tolist(), t_text)
 
 
-def _cell_costs(p: _Pairs, h: Hierarchy | None) -> tuple[float, float, int, int]:
+def _cell_costs(p: _Pairs, h: Hierarchy | None, applied: int | None = None) -> tuple[float, float, int, int]:
     """Mean LM cost, mean h/|DGH| (NaN without a usable hierarchy), observed and suppressed cells.
+
+    A released value's level h is ``applied``, the level a generalization step set the variable to, when the
+    value is that level's label on the original value's row: a hierarchy may keep a value as itself at a
+    level (20 -> 20 -> *) or repeat a label over levels (90 -> 80+ -> 80+ -> *), and Sweeney's Prec charges
+    a full-domain generalization's level to every cell, as the lattice search does. Otherwise (no step
+    known, or a later recode) a value released as it was and standing for itself alone is level 0, and any
+    other the lowest level whose label it is.
 
     M, the original values a released value stands for, comes from the hierarchy when the released value is
     a label on the original value's row (all leaves under that label), else from the data (the distinct
@@ -125,13 +133,15 @@ def _cell_costs(p: _Pairs, h: Hierarchy | None) -> tuple[float, float, int, int]
             leaves[(lv, lab)] = leaves.get((lv, lab), 0) + 1
     lm_total, gen_total, n_sup = 0.0, 0.0, 0
     for a, b, count, r in zip(p.original, p.treated, p.count, p.row, strict=True):
+        at_applied = applied is not None and r >= 0 and 0 < applied < len(labels[r]) and labels[r][applied] == b
         if b is None:
             lm, gen = 1.0, 1.0
             n_sup += count
-        elif b == a and seen.get(b, 1) == 1:  # released as it was, standing for itself alone: level 0
+        elif b == a and seen.get(b, 1) == 1 and not at_applied:  # released as it was, for itself alone: level 0
             lm, gen = 0.0, 0.0
         else:
-            level = next((lv for lv, lab in enumerate(labels[r]) if lv > 0 and lab == b), None) if r >= 0 else None
+            level = applied if at_applied else next(
+                (lv for lv, lab in enumerate(labels[r]) if lv > 0 and lab == b), None) if r >= 0 else None
             m = leaves[(level, b)] if level is not None else seen.get(b, 1)
             lm = (m - 1) / (n_domain - 1) if n_domain > 1 else 0.0
             gen = float("nan") if level is None or h is None else level / h.max_level
@@ -146,8 +156,12 @@ def information_loss(
     qis: Sequence[str] | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     counted: Sequence[np.ndarray] | None = None,
+    levels: Mapping[str, int] | None = None,
 ) -> InformationLoss:
     """Prec (with ``hierarchies``), LM and discernibility of ``treated`` against ``original`` on ``qis``.
+
+    ``levels`` gives the level a generalization step set a variable to (:func:`version_levels`), so that a
+    hierarchy repeating a label over levels is charged the level applied (:func:`_cell_costs`).
 
     ``counted`` hands in both files' class sizes on ``qis`` (fk per record, each under its own missing
     semantics) when the caller has counted them already, e.g. the report for its risk tables."""
@@ -169,7 +183,7 @@ def information_loss(
     gen_sums, observed = [], []
     for q in qis:
         h = (hierarchies or {}).get(q)
-        lm, gen, n_obs, n_sup = _cell_costs(_pairs(original, treated, q, h), h)
+        lm, gen, n_obs, n_sup = _cell_costs(_pairs(original, treated, q, h), h, (levels or {}).get(q))
         gen_sums.append(gen * n_obs if n_obs else 0.0)
         observed.append(n_obs)
         prec_q = 1.0 - float(precision_loss(np.array([gen_sums[-1]]), np.array([n_obs])))
@@ -213,6 +227,18 @@ def version_hierarchies(
             for var, lv in v.step.levels.items():
                 if lv > 0 and var in v.step.hierarchies:
                     out[var] = v.step.hierarchy(var)
+    return out
+
+
+def version_levels(history: History, vid: int | None = None) -> dict[str, int]:
+    """The level each variable was last generalized to in version ``vid``'s lineage (default current), by the
+    step whose hierarchy :func:`version_hierarchies` measures it with; variables never generalized are absent."""
+    from ..treat.recode import GeneralizeStep
+
+    out: dict[str, int] = {}
+    for v in history.lineage(vid):
+        if isinstance(v.step, GeneralizeStep):
+            out.update({var: lv for var, lv in v.step.levels.items() if lv > 0 and var in v.step.hierarchies})
     return out
 
 
