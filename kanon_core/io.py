@@ -942,7 +942,6 @@ def _normalize(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- writing ---------------------------------------------------------------------------------------------------
-WRITE_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".dta": "Stata", ".sav": "SPSS", ".xlsx": "Excel"}
 BYTE_STABLE_FORMATS = (".csv", ".parquet", ".dta", ".sav")
 """Formats whose bytes depend only on the data: the same release written twice is identical. Excel
 files embed creation times in their zip container and document properties, so they are not."""
@@ -955,29 +954,6 @@ FIXED_DTA_TIMESTAMP = b"01 Jan 1970 00:00"
 _SAV_DATE = re.compile(rb"\d\d [A-Z][a-z]{2} \d\d")
 _SAV_TIME = re.compile(rb"\d\d:\d\d:\d\d")
 _DTA_TIMESTAMP = re.compile(rb"\d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d")
-
-
-def write_table(ds: Dataset, path: str | os.PathLike, suppressed_code: int | None = None) -> Path:
-    """Write ``ds.release_frame()``; SPSS/Stata keep variable and value labels.
-
-    ``suppressed_code`` (e.g. -99) replaces missing values of the QIs in SPSS/Stata output and is
-    declared there as a user-missing value/label, so suppressed cells remain recognisable. (For a release
-    that tells suppressed cells from values missing in the original, see :mod:`kanon_core.export`.)
-    """
-    path = Path(path)
-    ext = _extension(path.name)
-    if ext not in WRITE_FORMATS:
-        raise InputError(f"Cannot write '{ext}'. Use one of: {', '.join(sorted(WRITE_FORMATS))}.")
-    frame = ds.release_frame()
-    if ext == ".csv":
-        path.write_bytes(csv_bytes(frame, {c: ds.meta_of(c).float_style for c in frame.columns}))
-    elif ext == ".parquet":
-        frame.to_parquet(path, index=False)
-    elif ext == ".xlsx":
-        frame.to_excel(path, index=False)
-    else:
-        _write_stat(ds, frame, path, ext, suppressed_code)
-    return path
 
 
 def csv_bytes(frame: pd.DataFrame, float_styles: Mapping[str, str] | None = None) -> bytes:
@@ -1147,28 +1123,3 @@ def _code_text(code: Any) -> str:
     if isinstance(code, (float, np.floating)) and float(code).is_integer():
         return str(int(code))
     return str(code)
-
-
-def _write_stat(ds: Dataset, frame: pd.DataFrame, path: Path, ext: str, suppressed_code: int | None) -> None:
-    frame = frame.copy()
-    value_labels: dict[str, dict[Any, str]] = {}
-    column_labels: list[str] = []
-    missing_ranges: dict[str, list] = {}
-    for col in frame.columns:
-        m = ds.meta_of(col)
-        column_labels.append(m.label or "")
-        labels = {k: v for k, v in m.value_labels.items() if isinstance(k, (int, float, np.integer, np.floating))}
-        if suppressed_code is not None and col in ds.roles.qis and pd.api.types.is_numeric_dtype(frame[col].dtype):
-            if frame[col].isna().any():
-                frame[col] = frame[col].astype("Float64").fillna(suppressed_code)
-                labels[suppressed_code] = "Suppressed or missing"
-                missing_ranges[col] = [suppressed_code]
-        if labels:
-            value_labels[col] = {float(k) if ext == ".sav" else int(k): v for k, v in labels.items()}
-        if pd.api.types.is_extension_array_dtype(frame[col].dtype) and pd.api.types.is_numeric_dtype(frame[col].dtype):
-            frame[col] = frame[col].astype("float64")
-    if ext == ".sav":
-        write_stat(frame, path, column_labels=column_labels, value_labels=value_labels, missing_ranges=missing_ranges)
-    else:
-        int_labels = {c: {int(k): v for k, v in vl.items()} for c, vl in value_labels.items()}
-        write_stat(frame, path, column_labels=column_labels, value_labels=int_labels)

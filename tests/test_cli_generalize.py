@@ -204,3 +204,41 @@ def test_the_weight_as_a_quasi_identifier_is_refused_by_every_engine(tmp_path, c
     assert without_progress(capsys.readouterr().err) == [
         "kanon generalize: error: The weight cannot also be a quasi-identifier."]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("engine, ext", [("pandas", "csv"), ("pandas", "parquet"), ("pandas", "sav"),
+                                         ("pandas", "dta"), ("duckdb", "csv"), ("polars", "parquet")])
+def test_a_declared_missing_code_the_search_relied_on_stays_missing_in_the_release(tmp_path, engine, ext):
+    """Record 4 (34, m) reaches k = 3 only through the three records whose age is the declared code -9 (missing,
+    a wildcard). The release was written by a plain table writer that dropped the declaration: -9 became an
+    ordinary age, and the written file, read back, had k = 1. Now it is written as every release is (the labels
+    sidecar, SPSS's user-missing values, Stata's missing values), and the file read back has the k found."""
+    data = tmp_path / "d.csv"
+    data.write_text("id,age,sex\n" + "".join(f"{i},{a},{s}\n" for i, (a, s) in enumerate(
+        [("-9", "m")] * 3 + [("34", "m")] + [("35", "f")] * 3 + [("52", "m")] * 3)), encoding="utf-8")
+    hier = tmp_path / "h"
+    hier.mkdir()
+    (hier / "age.csv").write_text("34;30-39;*\n35;30-39;*\n52;50-59;*\n", encoding="utf-8")
+    (hier / "sex.csv").write_text("m;*\nf;*\n", encoding="utf-8")
+    out = tmp_path / f"release.{ext}"
+    rc, found = run(tmp_path, "--k", "3", "--max-suppression", "0", "--missing-codes", "age=-9", "--engine", engine,
+                    "-o", str(out), qis=["age", "sex"], file=data, hierarchies=hier)
+    assert rc == 0 and found["levels"] == {"age": 0, "sex": 0}
+    if ext in ("csv", "parquet"):
+        assert json.loads((tmp_path / "release.labels.json").read_text())["age"]["missing_codes"] == ["-9"]
+    back = load_dataset(out, roles=Roles(qis=("age", "sex")))
+    assert int(back.missing_mask("age").sum()) == 3
+    from kanon_core.risk.classes import class_sizes
+
+    assert class_sizes(back.qi_matrix(["age", "sex"]).codes, "wildcard").min() == 3
+
+
+def test_recode_writes_no_workbook(tmp_path, capsys):
+    """A workbook is no release format: a text cell beginning with '=' was written as a live formula. Refused
+    before any work, as every command refuses a format it does not release in."""
+    data = tmp_path / "d.csv"
+    data.write_text("age,note\n20,=cmd\n30,x\n", encoding="utf-8")
+    assert main(["recode", str(data), "--column", "age", "--top", "25", "-o", str(tmp_path / "r.xlsx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kanon recode: error: Cannot export '.xlsx'. Use one of: .csv, .parquet, .dta, .sav."]
+    assert not (tmp_path / "r.xlsx").exists()

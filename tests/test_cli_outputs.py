@@ -127,7 +127,7 @@ def test_bad_output_format_is_refused_before_any_work(folder, capsys, monkeypatc
 
     monkeypatch.setattr(common, "load_dataset", no_loading)
     _refused(capsys, folder, ["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "r.txt"],
-             "Cannot write '.txt'")
+             "Cannot export '.txt'")
     _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a", "--k", "2", "-o", "t.xlsx"],
              "Cannot export '.xlsx'")
     _refused(capsys, folder, ["suppress", "data.csv", "--qi", "a", "--k", "2", "--importance", "a", "-o", "t.csv"],
@@ -167,13 +167,17 @@ def _leftovers(folder: Path) -> list[str]:
 
 
 def test_a_writer_failing_half_way_leaves_no_partial_file(folder, capsys, monkeypatch):
-    import kanon_core.io as kio
+    from kanon_core.outputs import OutputBatch
 
-    def half_then_fail(ds, path, *args, **kwargs):
-        Path(path).write_bytes(b"a,b\n1,")
-        raise OSError(28, "No space left on device", str(path))
+    real = OutputBatch.write_bytes
 
-    monkeypatch.setattr(kio, "write_table", half_then_fail)
+    def half_then_fail(self, target, data):
+        if str(target).endswith("r.csv"):  # the release: half of it, then the disk is full
+            Path(self.temp_path(target)).write_bytes(data[: len(data) // 2])
+            raise OSError(28, "No space left on device", str(target))
+        real(self, target, data)
+
+    monkeypatch.setattr(OutputBatch, "write_bytes", half_then_fail)
     before = _snapshot(folder)
     assert main(["recode", "data.csv", "--column", "b", "--merge", "2,3", "-o", "r.csv", "--json", "r.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -7,9 +7,9 @@ import json
 import time
 from pathlib import Path
 
-from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs
+from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs, release_outputs
 from .common import add_input_options, load_from_args, split_list, write_json
-from .recode_cmd import check_table_format
+from .recode_cmd import check_table_format, named_outputs, release_of
 from .scale import add_engine_options, generalize_at_scale
 
 
@@ -58,7 +58,6 @@ def _criteria_help() -> str:
 def run(args: argparse.Namespace) -> int:
     from ..criteria import KAnonymity, parse_criteria
     from ..errors import InputError
-    from ..io import write_table
     from ..risk.classes import check_alpha
     from ..treat.hierarchy import load_hierarchies
     from ..treat.lattice import build_problem, suppression_limit
@@ -80,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--output and --step need --alpha 1: the recipe step suppresses with every match counted "
                          "in full.")
     check_table_format(args.output)
-    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step},
+    check_outputs([*release_outputs(args.output), *named_outputs({"--json": args.json_out, "--step": args.step})],
                   [*data_inputs(args.file), *folder_inputs(args.hierarchies, "a hierarchy file")])
     scaled = generalize_at_scale(args, criteria, alpha)  # an out-of-core engine: search on the class table
     if scaled is not None:
@@ -94,13 +93,13 @@ def run(args: argparse.Namespace) -> int:
     problem = build_problem(ds, hierarchies, qis, alpha=alpha, sensitive=sensitive, weighted=weighted)
     result, payload = search_and_summary(problem, args, criteria, alpha, ds.missing)
     payload["seconds"] = round(time.perf_counter() - t0, 4)
+    step = result.step() if args.step or args.output else None
+    files = release_of(step.apply(ds), args.output, ds) if step is not None and args.output else []
     with OutputBatch() as batch:
-        if args.step or args.output:
-            step = result.step()
-            if args.step:
-                batch.write_text(args.step, json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n")
-            if args.output:
-                write_table(step.apply(ds), batch.temp_path(args.output))
+        if args.step:
+            batch.write_text(args.step, json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        for path, data in files:
+            batch.write_bytes(path, data)
         write_json(args.json_out, payload, batch)
     return 0
 

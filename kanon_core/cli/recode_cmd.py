@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..outputs import OutputBatch, check_outputs, data_inputs
+from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from .common import _number_or_text, add_input_options, load_from_args, split_list, write_json
 
 if TYPE_CHECKING:
@@ -28,13 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bottom-value", help="replacement for bottom-coded values")
     p.add_argument("--k", type=int, default=3, help="k for the risk effect, at least 1 (default 3)")
     p.add_argument("--json", dest="json_out", default="-", help="write counts and risk effect as JSON (default stdout)")
-    p.add_argument("-o", "--output", help="write the recoded data to this file (.csv, .parquet, .xlsx, .dta, .sav)")
+    p.add_argument("-o", "--output", help="write the recoded data to this file (.csv, .parquet, .dta, .sav), as every "
+                        "release is written: labels and declared missing codes kept, read back before it is written")
     p.add_argument("--step", help="write the recode as a recipe step (JSON) to this file")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..io import write_table
     from ..treat.recode import RecodeStep, preview_step
 
     def opt(text: str | None):
@@ -54,17 +54,19 @@ def run(args: argparse.Namespace) -> int:
         bottom_value=opt(args.bottom_value),
     )
     check_table_format(args.output)
-    check_outputs({"--json": args.json_out, "--output": args.output, "--step": args.step}, data_inputs(args.file))
+    check_outputs([*release_outputs(args.output), *named_outputs({"--json": args.json_out, "--step": args.step})],
+                  data_inputs(args.file))
     ds = load_from_args(args)
     # --column as the file writes it (matched when the file was read; see common.match_names)
     step = typed_step(dataclasses.replace(step, column=args.column), ds)
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
+    files = release_of(preview.dataset, args.output, ds)
     with OutputBatch() as batch:
         if args.step:
             batch.write_text(args.step, json.dumps(step.to_dict(), indent=2, ensure_ascii=False) + "\n")
-        if args.output:
-            write_table(preview.dataset, batch.temp_path(args.output))
+        for path, data in files:
+            batch.write_bytes(path, data)
         write_json(args.json_out, {"step": step.to_dict(), "description": step.describe(), "qis": list(qis),
                                    "counts": preview.counts, "risk": preview.risk}, batch)
     return 0
@@ -84,9 +86,24 @@ def typed_step(step: RecodeStep, ds: Dataset) -> RecodeStep:
 
 
 def check_table_format(path: str | None) -> None:
-    """Refuse, before any work, an output extension :func:`kanon_core.io.write_table` cannot write."""
-    from ..errors import InputError
-    from ..io import WRITE_FORMATS
+    """Refuse, before any work, an output extension no release is written in (:func:`kanon_core.export.format_of`)."""
+    from ..export import format_of
 
-    if path is not None and Path(path).suffix.lower() not in WRITE_FORMATS:
-        raise InputError(f"Cannot write '{Path(path).suffix or path}'. Use one of: {', '.join(sorted(WRITE_FORMATS))}.")
+    if path is not None:
+        format_of(path)
+
+
+def named_outputs(options: dict[str, str | None]) -> list[NamedPath]:
+    """The outputs given among ``options`` (option name -> path or None), for :func:`check_outputs`."""
+    return [NamedPath(role, Path(path)) for role, path in options.items() if path is not None]
+
+
+def release_of(treated: Dataset, output: str | None, original: Dataset) -> list[tuple[Path, bytes]]:
+    """The files of ``treated``'s release at ``output`` (none without one), written as every release is
+    (:func:`kanon_core.export.release_files`): the data with its labels and declared missing codes (the
+    labels sidecar of a CSV or Parquet file), read back and checked before anything is written. A declared
+    missing code the risk count relied on then reads as missing in the release too; a plain table writer
+    left it an ordinary value there, and the written file was not k-anonymous."""
+    from ..export import ExportOptions, release_files
+
+    return [] if output is None else release_files(treated, output, original, ExportOptions())

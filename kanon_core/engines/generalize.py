@@ -82,16 +82,27 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
                               missing_codes: dict, out, settings: EngineSettings, batch=None) -> None:
     """The release of a generalization found on the class table, written by the engine: each QI recoded
     through its hierarchy at the chosen level, the records of classes still smaller than k blanked on every
-    QI. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a batch of its own."""
+    QI, with the labels sidecar of the input's labels and declared missing codes (a declared code the search
+    counted as missing must read as missing in the release too, or the written file is not k-anonymous), as
+    the in-memory writer does. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a batch of
+    its own."""
     from contextlib import nullcontext
 
-    from ..outputs import OutputBatch
+    from ..io import labels_json
+    from ..outputs import OutputBatch, sidecar_of
+    from .source import open_source
 
     recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing)
     with OutputBatch() if batch is None else nullcontext(batch) as b:
         target = b.temp_path(out) if engine.name != "spark" else out
         engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
                        settings=settings, sidecar=False)
+        labels = engine.release_labels(open_source(source), (), missing_codes, recoded=tuple(recodes),
+                                       settings=settings)
+        if labels is None and sidecar_of(out).exists():  # an earlier release's labels would be read with this one
+            labels = labels_json({})
+        if labels is not None:
+            b.write_bytes(sidecar_of(out), labels)
 
 
 def release_recodes(table, qis: list[str], found: OptimalAtScale) -> dict[str, dict]:
