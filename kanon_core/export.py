@@ -253,6 +253,26 @@ def stat_names(columns: list[str], fmt: str) -> dict[str, str]:
     return out
 
 
+MAX_EXACT_WHOLE = 2 ** 53
+"""The largest whole number every integer up to which a double holds exactly: SPSS and Stata store numbers as
+doubles, so 9007199254740993 would be written as 9007199254740992 (two long codes made one)."""
+
+
+def _check_exact_as_double(column: str, s: pd.Series, fmt: str) -> None:
+    """Refuse a whole-number variable a double would round (beyond 2^53): the release must hold the values
+    the checks counted. Names the variable, never a value."""
+    if pd.api.types.is_float_dtype(s.dtype):
+        return  # read as decimals: written as the same doubles
+    if pd.api.types.is_integer_dtype(s.dtype):
+        whole = s.dropna().to_numpy(dtype=np.int64)
+        big = whole[(whole > MAX_EXACT_WHOLE) | (whole < -MAX_EXACT_WHOLE)]
+    else:
+        big = [v for v in s.dropna().tolist() if isinstance(v, (int, np.integer)) and abs(int(v)) > MAX_EXACT_WHOLE]
+    if len(big):
+        raise InputError(f"Variable {column} has {len(big):,} whole number(s) too long for {FORMATS[fmt].title}, "
+                         "which stores numbers as decimals and would round them; release it as CSV or Parquet.")
+
+
 def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
     """Columns, labels and missing declarations pyreadstat needs, with suppressed cells marked."""
     code = int(options.suppressed_code)
@@ -273,6 +293,7 @@ def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.Data
             cols[n] = s
             continue
         if _is_numeric(s):
+            _check_exact_as_double(c, s, fmt)
             values = _as_float(s)
             labels = _numeric_labels(m.value_labels, integer_only=fmt == "dta")
             declared = [float(x) for x in m.missing_codes if isinstance(x, (int, float, np.integer, np.floating))]
@@ -440,11 +461,23 @@ def release_files(treated: Dataset, path: str | Path, original: Dataset | None =
     files = [(path, release_bytes(rel, f.key, options).data)]
     spec = _sidecar_of(rel, options, path)
     _check_reads_back(treated, rel, path, files[0][1], spec)
+    side = path.with_name(path.stem + ".labels.json")
     if sidecar and spec is not None:
-        side = path.with_name(path.stem + ".labels.json")
         if spec or side.exists():
             files.append((side, labels_json(spec)))
+    elif spec is not None:
+        refuse_stale_sidecar(path)
     return files
+
+
+def refuse_stale_sidecar(path: str | Path) -> None:
+    """Refuse a CSV or Parquet release written without its labels file next to an earlier release's labels
+    file: kanon's readers, and anyone's, would read that file's codes and labels with the new data."""
+    path = Path(path)
+    side = path.with_name(path.stem + ".labels.json")
+    if path.suffix.lower() in (".csv", ".parquet") and side.exists():
+        raise InputError(f"A labels file {side.name} of an earlier release is next to the output and would be "
+                         "read with this release; remove it, or write the labels with the release.")
 
 
 def write_release(treated: Dataset, path: str | Path, original: Dataset | None = None,

@@ -23,6 +23,7 @@ from kanon_core.outputs import OutputBatch
 from kanon_core.recipe import Recipe
 from kanon_core.steps import SetRoles
 from kanon_core.treat.recode import RecodeStep
+from tests.stderr_lines import without_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -355,3 +356,32 @@ def test_dash_for_the_report_of_apply_is_refused(folder, capsys):
              "--report writes a file, not standard output")
     assert main(["apply", str(recipe), "data.csv", "-o", "rel.csv", "--json", "-"]) == 0  # the summary may
     assert json.loads(capsys.readouterr().out)["written"] == ["rel.csv", "rel.labels.json"]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_a_release_without_labels_next_to_an_earlier_release_s_labels_is_refused(folder, capsys, engine):
+    """`apply --no-labels` left the labels file of an earlier release beside the new one; kanon's reader (and
+    anyone's) read its codes and labels (e.g. a code -99 for suppressed cells) with data written otherwise.
+    Refused before any work."""
+    recipe = _recipe(folder)
+    args = ["apply", str(recipe), "data.csv", "-o", "rel.csv", "--engine", engine]
+    assert main(args) == 0 and (folder / "rel.labels.json").exists()  # the input's labels
+    capsys.readouterr()
+    before = _snapshot(folder)
+    assert main([*args, "--no-labels"]) == 2
+    assert without_progress(capsys.readouterr().err) == [
+        "kanon apply: error: A labels file rel.labels.json of an earlier release is next to the output and would be "
+        "read with this release; remove it, or write the labels with the release."]
+    assert _snapshot(folder) == before
+    (folder / "rel.labels.json").unlink()
+    assert main([*args, "--no-labels"]) == 0
+    assert not (folder / "rel.labels.json").exists()
+
+
+def test_a_notice_naming_a_column_with_a_line_break_stays_one_line(folder, capsys):
+    """A notice names variables; a name holding a line break split it in two lines, the second free to read
+    as another message of kanon's."""
+    (folder / "nl.csv").write_text('"a\nerror: b",c\nNA,1\nNA,2\n', encoding="utf-8")
+    assert main(["risk", "nl.csv", "--qi", "c", "-o", "nl.json"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a error: b" in err[0], err

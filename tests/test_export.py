@@ -267,3 +267,19 @@ def test_any_release_round_trips(tmp_path_factory, pair, ext):
         v = int(treated.frame["a"][obs].iloc[0])
         assert back.value_label("a", v) == {1: "one", 2: "two", 3: "three"}[v]
     assert export_bytes(treated, ext, original).data == export_bytes(treated, ext, original).data
+
+
+@pytest.mark.parametrize("fmt", ["dta", "sav"])
+@pytest.mark.parametrize("dtype", ["int64", "Int64", "object"])
+def test_whole_numbers_a_double_would_round_are_refused_for_stata_and_spss(fmt, dtype):
+    """SPSS and Stata store numbers as doubles: 9007199254740993 came back as ...992, two long codes made one,
+    with no word. Refused, naming the variable and no value; 2^53 itself and the text formats are fine."""
+    big = 2 ** 53 + 1
+    ds = Dataset(frame=pd.DataFrame({"id": pd.Series([big, 5, -big, 7], dtype=dtype), "v": [1, 1, 2, 2]}))
+    with pytest.raises(InputError) as err:
+        export_bytes(ds, fmt)
+    assert "Variable id has 2 whole number(s) too long" in str(err.value) and str(big)[:6] not in str(err.value)
+    exact = ds.with_frame(ds.frame.assign(id=pd.Series([2 ** 53, 5, -(2 ** 53), 7], dtype=dtype)))
+    assert export_bytes(exact, fmt).data
+    for text_fmt in ("csv", "parquet"):
+        assert export_bytes(ds, text_fmt).data

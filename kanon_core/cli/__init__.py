@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         for line in take_notices():  # after the work: a failure above prints its error alone
-            print(line, file=sys.stderr)
+            print(_one_line(line), file=sys.stderr)  # a name holding a line break stays on its notice's line
         return code
     except BrokenPipeError:
         _quiet_stdout()

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suppressed-code", type=int, default=None,
                    help="code for suppressed cells: SPSS user-missing value, and CSV with --csv-code (default -99)")
     p.add_argument("--csv-code", action="store_true", help="write suppressed cells in CSV as the code, not empty")
-    p.add_argument("--no-labels", action="store_true", help="do not write the .labels.json sidecar")
+    p.add_argument("--no-labels", action="store_true", help="do not write the .labels.json sidecar (then declared missing codes and "
+                   "the code of suppressed cells read as values in a CSV or Parquet release)")
     p.add_argument("--strict", action="store_true",
                    help="fail on warnings too (e.g. a recoded category absent from the file)")
     p.add_argument("--json", dest="json_out", default=None, help="write a JSON summary to this file ('-' = stdout)")
@@ -56,12 +57,21 @@ def report_k(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release, release_files
+    from ..export import (
+        DEFAULT_SUPPRESSED_CODE,
+        ExportOptions,
+        format_of,
+        refuse_stale_sidecar,
+        release,
+        release_files,
+    )
     from ..io import load_dataset
     from ..recipe import Recipe
     from ..risk.timeline import version_risk
     from .apply_scale import apply_at_scale
 
+    if args.no_labels:
+        refuse_stale_sidecar(args.output)  # in memory and at scale, before any work
     recipe = Recipe.load(args.recipe)
     data_path = Path(args.file) if args.file else recipe.resolve_input(args.recipe)
     at_scale = apply_at_scale(args, recipe, data_path)
