@@ -11,6 +11,7 @@ from kanon_app.pager import paged
 from kanon_app.risk_suppress_ui import risk_target_section
 from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
+from kanon_core.risk.restore import restorable_cells
 from kanon_core.treat.protection import MODEL_NAMES, MODELS
 from kanon_core.treat.suppress import NODE_LIMIT, SuppressStep, apply_mask
 from kanon_core.utility.plots import inert_frame, label_every_category, wrap_title
@@ -119,6 +120,11 @@ if share > 0.3:
 if result.findable_below_k:
     st.warning(f"{result.findable_below_k:,} people remain findable among fewer than {k} released records "
                f"under the {result.model} model. The strict model leaves none.")
+# the intruder's side again: suppressed cells that another released variable (a school code, a stratum) gives back
+restoration = state.memo("suppression_restorable", params, lambda: restorable_cells(
+    ds, ds.with_frame(apply_mask(ds.frame, *step.release_mask(result))), qis, k, result.findable_below_k))
+if restoration.n_restorable:
+    st.warning(restoration.sentence())
 
 tables = result.tables(qm)
 left, right = st.columns(2)

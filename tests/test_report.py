@@ -20,6 +20,7 @@ from kanon_core.history import History
 from kanon_core.io import load_dataset
 from kanon_core.recipe import Recipe
 from kanon_core.report import CONFIDENTIALITY_NOTE, SECTIONS, ReportOptions, build_report, render_html
+from kanon_core.report.build import conclusions as report_conclusions
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.risk.summary import risk_summary
 from kanon_core.treat.suppress import SuppressStep
@@ -352,6 +353,27 @@ def test_variables_blanked_in_full_count_as_completely_suppressed_in_the_report(
     assert summary.n_completely_suppressed == frame["a"].nunique() + frame["b"].nunique()
     assert summary.n_categories == 0
     assert any("every category completely suppressed): a, b" in n for n in report.utility.notes)
+
+
+def test_cells_another_released_variable_gives_back_are_reported_with_the_people_then_findable():
+    """Each school lies in one region; the regions suppressed are read off the school codes, and a pupil is then
+    unique: the report's conclusions must not call the release protected, and the step says why (names and
+    counts, no value)."""
+    from kanon_core.risk.restore import restorable_cells
+
+    rows = [("n", "m", 1)] * 2 + [("s", "m", 2)] * 2 + [("n", "f", 1)] + [("s", "f", 2)] * 2
+    frame = pd.DataFrame(rows, columns=["region", "sex", "school"])
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("region", "sex")), name="schools"))
+    h.apply(SuppressStep(qis=("region", "sex"), k=2, importance=(("sex", 10.0),)))
+    report = build_report(h, options=ReportOptions(k=2, minucs=False, utility=False))
+    ref = restorable_cells(h.original.dataset, h.current.dataset, ("region", "sex"), 2)
+    step = report.suppression_steps[0]
+    assert (step.restorable, step.findable, step.findable_restored) == (ref.n_restorable, 0, ref.findable_after) \
+        == (3, 0, 1)
+    html = render_html(report)
+    assert "region from school (3)" in step.restoration and step.restoration in html.replace("&#x27;", "'")
+    assert "the release does NOT protect them" in " ".join(report_conclusions(report))
+    assert "2-anonymous on its" not in " ".join(report_conclusions(report))
 
 
 # -- the threshold rule: no category with fewer than k records is named ------------------------------------

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
 from .common import add_input_options, load_from_args, named_parts, split_list, stderr_progress, write_json
 from .scale import add_engine_options, match_names_at_scale
+
+if TYPE_CHECKING:
+    from ..risk.restore import Restoration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,6 +108,7 @@ def parse_links(items: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
+    from ..risk.restore import restorable_cells
     from ..treat.protection import get_model
     from ..treat.suppress import MAX_NODE_LIMIT, SuppressStep, apply_mask
     from .suppress_scale import suppress_at_scale
@@ -142,9 +147,11 @@ def run(args: argparse.Namespace) -> int:
     res = step.run(ds, stderr_progress("kanon suppress"))
     treated = ds.with_frame(apply_mask(ds.frame, *step.release_mask(res)))
     files = release_files(treated, args.output, ds, options)
+    restoration = restorable_cells(ds, treated, step.qis, step.k, res.findable_below_k)
     payload = res.summary()
     payload["by"] = list(step.by)
     payload["linked"] = {key: list(others) for key, others in step.linked}
+    payload["restorable"] = restoration_summary(restoration)
     payload["written"] = [p.name for p, _ in files]
     with OutputBatch() as batch:
         for path, data in files:
@@ -155,7 +162,15 @@ def run(args: argparse.Namespace) -> int:
           f"records, cost {res.cost:g}, {'proven optimal' if res.optimal else 'not proven optimal'}{gap}; "
           f"{res.violations_after} records below k={res.k} (recounted); {res.findable_below_k:,} people "
           f"findable among fewer than {res.k} released records", file=sys.stderr)
+    if restoration.n_restorable:
+        print(f"kanon suppress: warning: {restoration.sentence()}", file=sys.stderr)
     return 0
+
+
+def restoration_summary(restoration: Restoration) -> dict:
+    """The JSON of :func:`kanon_core.risk.restore.restorable_cells`' finding (names and counts)."""
+    return {"cells": restoration.n_restorable, "by_variable": dict(restoration.by_variable),
+            "via": dict(restoration.via), "findable_below_k_after_restoring": restoration.findable_after}
 
 
 def check_max_risk_options(args: argparse.Namespace) -> tuple[float, float]:

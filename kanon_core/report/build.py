@@ -113,6 +113,12 @@ class SuppressionStepTables:
     findable: int | None = None
     """People of the step's input with fewer than k consistent records in its output (intruder's view), when
     counted."""
+    restorable: int = 0
+    """Suppressed cells another released variable restores (:func:`kanon_core.risk.restore.restorable_cells`)."""
+    restoration: str = ""
+    """That finding in words (variable names and counts), when some cell is restorable."""
+    findable_restored: int | None = None
+    """People findable among fewer than k released records once the restorable cells are written back."""
 
 
 @dataclass(frozen=True)
@@ -316,11 +322,20 @@ def findable_after(report: Report) -> tuple[int, int] | None:
     return worst
 
 
+def restored_after(report: Report) -> tuple[int, int] | None:
+    """The most people findable among fewer than k released records once a suppression step's restorable
+    cells are written back (:func:`kanon_core.risk.restore.restorable_cells`), with that step's number; None
+    when no step's cells restore so."""
+    return max(((t.findable_restored, t.number) for t in report.suppression_steps
+                if t.restorable and t.findable_restored), default=None)
+
+
 def conclusions(report: Report) -> list[str]:
     """The report's first paragraph, in words: risk before and after, what was changed, which regression
     conclusions changed, and which variables released unchanged look like identifiers."""
     b, a, k, n = report.risk_before, report.risk_after, report.k, max(report.n_records, 1)
     findable = findable_after(report)
+    restored = restored_after(report)
     if a.n_violating:
         after = (f"{a.n_violating:,} ({100 * a.n_violating / n:.1f} %) still can: the release is NOT "
                  f"{k}-anonymous.")
@@ -328,6 +343,11 @@ def conclusions(report: Report) -> list[str]:
         after = (f"no record is in a class smaller than k when a blank counts as any value, but {findable[0]:,} "
                  f"people are findable among fewer than {k} released records (suppression step {findable[1]}, "
                  f"from the intruder's side): the release is NOT {k}-anonymous for them.")
+    elif restored:
+        after = (f"none can as the release is written, but suppressed cells of step {restored[1]} can be restored "
+                 f"from other variables of the release, and with them restored {restored[0]:,} people are "
+                 f"findable among fewer than {k} released records: the release does NOT protect them (see that "
+                 "step).")
     else:
         after = f"none can: the release is {k}-anonymous on its {len(report.qis)} quasi-identifiers."
     out = [f"Risk: before treatment {b.n_violating:,} of {report.n_records:,} records "
@@ -578,10 +598,19 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
     masked = mask_categories(gone, k, flags, ("value",), ("records",), ("records",))
     log.add(f"suppression step {number}: categories that disappeared", masked.masked)
     protection, findable = _protection(step, parent, qis, cells.mask, child.missing)
+    restoration = None
+    if findable is not None:  # k > 1: what the other released variables give back, from the intruder's side
+        from ..risk.restore import restorable_cells
+
+        restoration = restorable_cells(parent, child, qis, int(getattr(step, "k", 0) or 0), findable)
     return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=cells.total,
                                  records_touched=cells.records_touched, per_variable=per_variable,
                                  most_suppressed=most, completely_suppressed=masked.table,
-                                 protection=protection, findable=findable)
+                                 protection=protection, findable=findable,
+                                 restorable=restoration.n_restorable if restoration else 0,
+                                 restoration=restoration.sentence() if restoration and restoration.n_restorable
+                                 else "",
+                                 findable_restored=restoration.findable_after if restoration else None)
 
 
 def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, ...],

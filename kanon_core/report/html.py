@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fmt
-from .build import CONFIDENTIALITY_NOTE, Report, conclusions, findable_after
+from .build import CONFIDENTIALITY_NOTE, Report, conclusions, findable_after, restored_after
 from .category_rows import REPORT_CATEGORY_ROWS, category_rows, listed_note
 
 CSS = """
@@ -157,6 +157,9 @@ def _summary_detail(r: Report) -> list[str]:
          f"{r.k}-anonymous for them." if a.n_violating == 0 and findable is not None else
          f"After treatment, {a.n_violating:,} records are still in classes smaller than k = {r.k} "
          f"(smallest class {a.k_achieved}): the release is NOT {r.k}-anonymous on these variables."),
+        *([f"But suppressed cells of step {restored[1]} can be restored from other variables of the release, and "
+           f"with them restored {restored[0]:,} people are findable among fewer than {r.k} released records: the "
+           "release does NOT protect them (see that step)."] if (restored := restored_after(r)) else []),
         f"{len(r.steps) - 1} step(s) were applied; {r.n_suppressed:,} quasi-identifier values were suppressed "
         "(set to missing) in total.",
     ]
@@ -216,6 +219,8 @@ def _suppression(r: Report) -> list[str]:
         # the protection model (when the step names one) and the people findable below k, intruder's view
         if s.protection:
             parts.append(_p(s.protection[0].upper() + s.protection[1:] + "."))
+        if s.restoration:  # cells the other released variables give back (names and counts only)
+            parts.append(_p(s.restoration))
         parts.append(table(s.per_variable, f"suppression-step-{s.number}"))
         if len(s.most_suppressed):
             parts.append(_p("Value suppressed most often, per variable (Wilson et al., RTI, table 3):", "small"))

@@ -1,0 +1,136 @@
+"""Suppressed cells an intruder can restore from the other variables of the release.
+
+Local suppression blanks a quasi-identifier's cell, but the release still shows the record's other
+variables. When one of them determines the blanked one -- a school or PSU code that lies in one region, a
+municipality code and its province, a household id and the household's region -- every other record with
+the same value of it shows the blanked value, and an intruder reading the release alone writes it back.
+Counting people from the intruder's side (:func:`kanon_core.risk.intruder.findable_below_k`) on the
+restored release then shows what the suppression really protects.
+
+The attack counted here: a released variable v (any other column of the release, QI or not) determines QI
+q in the release -- no value of v is shown with two values of q -- and a suppressed cell of q is on a record
+showing v, where other records with the same value of v show q; the cell is *restorable* when that value
+is the one suppressed. One variable at a
+time and one pass: an intruder combining variables, or restoring in rounds, may restore more, so the
+count is a lower bound on what the release gives away. Cells missing in the input are not suppressed cells
+and are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dataset import Dataset
+from .intruder import findable_below_k, released_codes
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """Suppressed cells restorable from single released variables, and the people then findable below k.
+
+    ``by_variable[q]``: restorable cells of QI q; ``via[q]``: the released variable that restores most of them.
+    ``findable_before`` and ``findable_after``: people of the step's input with fewer than k consistent
+    released records, on the release as written and with the restorable cells written back."""
+
+    k: int
+    n_suppressed: int
+    n_restorable: int
+    by_variable: dict[str, int] = field(default_factory=dict)
+    via: dict[str, str] = field(default_factory=dict)
+    findable_before: int = 0
+    findable_after: int = 0
+
+    def sentence(self) -> str:
+        """The finding in words: variable names and counts, never a value."""
+        if not self.n_restorable:
+            return (f"None of the {self.n_suppressed:,} suppressed cells can be restored from a single other "
+                    "variable of the release.")
+        pairs = ", ".join(f"{q} from {v} ({self.by_variable[q]:,})" for q, v in self.via.items())
+        return (f"{self.n_restorable:,} of the {self.n_suppressed:,} suppressed cells can be restored from another "
+                f"variable of the release ({pairs}): every other record with that variable's value shows the "
+                f"suppressed value. With them restored, {self.findable_after:,} "
+                f"{'person is' if self.findable_after == 1 else 'people are'} findable among fewer "
+                f"than {self.k} released records (as written: {self.findable_before:,}). Suppress the determining "
+                "variable with the QI (a linked variable), recode it, or leave it out of the release.")
+
+
+def restorable_cells(parent: Dataset, child: Dataset, qis: Sequence[str], k: int,
+                     findable_before: int | None = None) -> Restoration:
+    """The cells of ``qis`` that ``child`` (``parent`` with cells blanked) suppresses and that its other
+    released variables restore (see the module docstring), and the people findable below ``k`` before and
+    after restoring them, under ``parent``'s missing-value semantics (``findable_before``: that count on the
+    release as written, when the caller has made it)."""
+    qis = [q for q in qis if q in child.frame.columns and q in parent.frame.columns]
+    if parent.n_records != child.n_records:
+        raise ValueError("the step's input and output must hold the same records")
+    codes = parent.qi_matrix(qis).codes.astype(np.int32)
+    blanked = np.column_stack([child.missing_mask(q) & ~parent.missing_mask(q) for q in qis]) if qis else \
+        np.zeros((parent.n_records, 0), dtype=bool)
+    released = released_codes(codes, blanked)
+    n_suppressed = int(blanked.sum())
+    restored = np.zeros_like(blanked)
+    by_variable: dict[str, int] = {}
+    via: dict[str, str] = {}
+    if n_suppressed:
+        observed_codes = {c: _released_column(child, c, qis, released) for c in child.release_frame().columns}
+        for j, q in enumerate(qis):
+            if not blanked[:, j].any():
+                continue
+            best: tuple[int, str] | None = None
+            for v, vcode in observed_codes.items():
+                if v == q:
+                    continue
+                hit = _restored_by(vcode, released[:, j], codes[:, j], blanked[:, j])
+                if hit.any():
+                    restored[:, j] |= hit
+                    if best is None or int(hit.sum()) > best[0]:
+                        best = (int(hit.sum()), v)
+            if best is not None:
+                by_variable[q] = int(restored[:, j].sum())
+                via[q] = best[1]
+    missing = parent.missing
+    if findable_before is not None:
+        before = int(findable_before)
+    else:
+        before = findable_below_k(codes, released, k, missing) if qis else 0
+    after = before
+    if restored.any():
+        after = findable_below_k(codes, np.where(restored, codes, released), k, missing)
+    return Restoration(k=int(k), n_suppressed=n_suppressed, n_restorable=int(restored.sum()),
+                       by_variable=by_variable, via=via, findable_before=before, findable_after=after)
+
+
+def _released_column(child: Dataset, column: str, qis: Sequence[str], released: np.ndarray) -> np.ndarray:
+    """The column's codes as the release shows them, -1 where it shows nothing (missing or suppressed)."""
+    if column in qis:
+        return np.where(released[:, list(qis).index(column)] >= 0, released[:, list(qis).index(column)], -1)
+    return child.qi_matrix([column]).codes[:, 0].astype(np.int64)
+
+
+def _restored_by(vcode: np.ndarray, qcode: np.ndarray, truth: np.ndarray, blanked: np.ndarray) -> np.ndarray:
+    """The blanked cells of one QI that one released variable restores. The variable must determine the QI in
+    the release: no value of it is shown with two values of the QI (a school and its region), which an
+    intruder reads off the release; a variable that merely happens to share a value with one other record (a
+    test score) shows conflicts elsewhere and restores nothing. A blanked cell is then restored when its
+    record shows the variable and some other record with that value shows the QI, and that QI value is the
+    one blanked."""
+    vcode = np.asarray(vcode, dtype=np.int64)
+    both = (vcode >= 0) & (qcode >= 0)
+    if not both.any():
+        return np.zeros(len(vcode), dtype=bool)
+    n_v = int(vcode.max()) + 1
+    low = np.full(n_v, np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.full(n_v, -1, dtype=np.int64)
+    np.minimum.at(low, vcode[both], qcode[both].astype(np.int64))
+    np.maximum.at(high, vcode[both], qcode[both].astype(np.int64))
+    if ((high >= 0) & (low != high)).any():
+        return np.zeros(len(vcode), dtype=bool)  # some value of v is shown with two values of q: no dependency
+    one_value = high  # the QI's single value per value of v, -1 where no record shows both
+    guess = np.where(vcode >= 0, one_value[np.maximum(vcode, 0)], -1)
+    return blanked & (guess >= 0) & (guess == truth)
+
+
+__all__ = ["Restoration", "restorable_cells"]
