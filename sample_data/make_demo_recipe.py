@@ -42,8 +42,9 @@ NOTES = (
     "$50,001-$100,000; more than $100,000); grandparents' education from 8 to 3 levels; year of birth top- "
     "and bottom-coded to 1985 or earlier, 1986, 1987 or later; the smallest race groups merged (the two "
     "Hispanic categories; American Indian with more than one race). Then optimal local suppression to "
-    "k = 3 on the 8 quasi-identifiers, with sex (cost 4), race and region (cost 2) kept where possible. The "
-    "student ID is a direct identifier and is not released."
+    "k = 3 on the 8 quasi-identifiers, with sex (cost 4) and race (cost 2) kept where possible and the region "
+    "never suppressed: the school and stratum codes the survey design needs give it away (each school lies in "
+    "one region). The student ID is a direct identifier and is not released."
 )
 
 
@@ -58,7 +59,9 @@ def demo_steps() -> list[Step]:
     steps += [RecodeStep("BYGPARED", merge=g, into=g[0]) for g in GRANDPARENTS_GROUPS]
     steps.append(RecodeStep("BYDOB_P", top=1987, bottom=1985))
     steps += [RecodeStep("BYRACE", merge=g, into=into) for g, into in RACE_GROUPS]
-    steps.append(SuppressStep(qis=QIS, k=K, importance=(("BYSEX", 4.0), ("BYRACE", 2.0), ("BYREGION", 2.0))))
+    # the region is released anyway through the school and stratum codes the survey design needs (each school
+    # lies in one region): a suppressed region would be read off them, so it is protected, never suppressed
+    steps.append(SuppressStep(qis=QIS, k=K, importance=(("BYSEX", 4.0), ("BYRACE", 2.0)), protected=("BYREGION",)))
     return steps
 
 
