@@ -307,7 +307,7 @@ def apply_checked(history: History, step: Step, where: str, progress: Progress |
     fingerprint recorded for this step's output), when the output's
     :func:`~kanon_core.steps.version_fingerprint` differs from it.
     """
-    named = f"{where} ({step.describe()})"
+    named = f"{where} ({step.describe_without_values()})"
     problems, cautions = check_step(step, history.current.dataset)
     if problems:
         raise InputError(f"{named} cannot be applied: {' '.join(problems)}")
@@ -375,7 +375,8 @@ def step_columns(step: Step) -> list[str]:
 def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
     """(problems, warnings) of applying ``step`` to ``ds``; problems stop a replay.
 
-    Messages name variables, counts and the recipe's own parameters, never values read from records.
+    Messages name variables and counts, never a value: neither one read from records nor a category the recipe
+    lists (a value of the file it was made on).
     """
     problems: list[str] = []
     warnings: list[str] = []
@@ -395,10 +396,9 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
         gone = _absent_categories(ds, column, merge)
         if len(gone) == len(merge):
             problems.append(f"none of the {len(merge)} categories to merge occur in {column}.")
-        elif gone:
-            listed = ", ".join(map(str, gone))
-            warnings.append(f"{len(gone)} of the {len(merge)} categories to merge do not occur in {column} "
-                            f"(recipe categories {listed}); the others are merged.")
+        elif gone:  # counted, not listed: a category is a value of the data (an earlier wave's, or this file's)
+            warnings.append(f"{len(gone)} of the {len(merge)} categories to merge do not occur in {column}; the "
+                            "others are merged.")
     return problems, warnings
 
 

@@ -44,6 +44,11 @@ class Step:
         """One line for the history timeline and the report."""
         return self.kind
 
+    def describe_without_values(self) -> str:
+        """One line naming the step in a message (a replay's notes and errors on the command line): the step's
+        kind, variables and counts, without a value of the data (a recode's categories and thresholds)."""
+        return self.describe()
+
     def cautions(self, before: Dataset, after: Dataset) -> list[str]:
         """What a replay must say about this step's result on the file at hand (``before`` -> ``after``): a
         treatment chosen on one file may protect less on the next wave. Counts and the step's own parameters,

@@ -127,7 +127,7 @@ def test_strict_stops_at_warnings(tmp_path, capsys):
     other = tmp_path / "w.csv"
     frame.to_csv(other, index=False)
     assert main(["apply", str(recipe), str(other), "-o", str(tmp_path / "a.csv")]) == 0
-    assert "Step 2 (Recode job: merge 2 categories into 5): 1 of the 2 categories" in capsys.readouterr().err
+    assert "Step 2 (Recode job: merge 2 categories): 1 of the 2 categories" in capsys.readouterr().err
     assert main(["apply", str(recipe), str(other), "-o", str(tmp_path / "b.csv"), "--strict"]) == 2
     assert "(strict replay)" in capsys.readouterr().err
 

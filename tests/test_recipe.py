@@ -98,7 +98,7 @@ def _recipe(*steps, roles: Roles | None = None) -> Recipe:
 def test_missing_variable_names_step_number_description_and_variable():
     ds = _ds()
     r = _recipe(SetMissing("wildcard"), RecodeStep("jobcode", merge=(1, 2), into=1))
-    with pytest.raises(InputError, match=r"^Step 2 \(Recode jobcode: merge 2 categories into 1\) cannot be applied: "
+    with pytest.raises(InputError, match=r"^Step 2 \(Recode jobcode: merge 2 categories\) cannot be applied: "
                                          r"it uses unknown variable\(s\), not in the data: jobcode\.$"):
         r.replay(ds)
 
@@ -135,13 +135,13 @@ def test_recode_categories_absent_warn_or_fail():
     r = _recipe(RecodeStep("job", merge=(6, 7, 8), into=6))
     replay = r.replay_checked(wave2)
     assert replay.warnings[0].startswith("The input file differs")
-    assert replay.warnings[1] == ("Step 1 (Recode job: merge 3 categories into 6): 1 of the 3 categories to merge "
-                                  "do not occur in job (recipe categories 8); the others are merged.")
+    assert replay.warnings[1] == ("Step 1 (Recode job: merge 3 categories): 1 of the 3 categories to merge "
+                                  "do not occur in job; the others are merged.")
     assert not replay.release.dataset.frame["job"].isin([7, 8]).any()
     with pytest.raises(InputError, match=r"^Step 1 \(Recode job.*\): 1 of the 3 categories .*\(strict replay\)$"):
         r.replay_checked(wave2, strict=True)
     none = _recipe(SetMissing("wildcard"), RecodeStep("job", merge=(11, 12), into=11))
-    with pytest.raises(InputError, match=r"^Step 2 \(Recode job: merge 2 categories into 11\) cannot be applied: "
+    with pytest.raises(InputError, match=r"^Step 2 \(Recode job: merge 2 categories\) cannot be applied: "
                                          r"none of the 2 categories to merge occur in job\.$"):
         none.replay(ds)
 
@@ -156,8 +156,13 @@ def test_messages_never_contain_cell_values():
         with pytest.raises(InputError) as exc:
             r.replay(ds)
         assert "SECRET1" not in str(exc.value)
+    # nor a category the recipe lists (a value of the file it was made on), nor the one merged into
     assert check_step(RecodeStep("a", merge=("x", "q")), ds)[1] == [
-        "1 of the 2 categories to merge do not occur in a (recipe categories q); the others are merged."]
+        "1 of the 2 categories to merge do not occur in a; the others are merged."]
+    merged = _recipe(RecodeStep("a", merge=("x", "SECRET2"), into="x"), roles=Roles())
+    with pytest.raises(InputError) as exc:
+        merged.replay_checked(ds, strict=True)
+    assert "SECRET2" not in str(exc.value) and "'x'" not in str(exc.value) and "into" not in str(exc.value)
 
 
 def test_next_wave_replays_and_is_k_anonymous(session):

@@ -134,7 +134,7 @@ def test_a_long_replay_gives_the_versions_of_applying_its_steps_one_by_one():
 
 def test_a_step_late_in_a_long_recipe_is_still_named_by_its_number():
     steps = (*_toggles(500), RecodeStep("nojob", merge=(1, 2), into=1))
-    with pytest.raises(InputError, match=r"^Step 501 \(Recode nojob: merge 2 categories into 1\) cannot be applied: "
+    with pytest.raises(InputError, match=r"^Step 501 \(Recode nojob: merge 2 categories\) cannot be applied: "
                                          r"it uses unknown variable\(s\), not in the data: nojob\.$"):
         Recipe(steps=steps, roles=ROLES).replay_checked(_ds())
 

@@ -18,7 +18,7 @@ from kanon_core.cli import main
 from kanon_core.dataset import Dataset, Roles, VariableMeta
 from kanon_core.errors import InputError
 from kanon_core.io import load_dataset
-from kanon_core.recipe import Recipe, check_step
+from kanon_core.recipe import Recipe, _absent_categories, check_step
 from kanon_core.treat.hierarchy import Hierarchy
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep
 from kanon_core.utility.info_loss import information_loss
@@ -52,8 +52,8 @@ def test_check_step_warns_of_the_text_code_that_is_absent():
     ds = _text(["012", "13", "14"])
     problems, warnings = check_step(RecodeStep("code", merge=("12", "13")), ds)
     assert problems == []
-    assert warnings == ["1 of the 2 categories to merge do not occur in code (recipe categories 12); "
-                        "the others are merged."]
+    assert warnings == ["1 of the 2 categories to merge do not occur in code; the others are merged."]
+    assert _absent_categories(ds, "code", ("12", "13")) == ["12"]
     problems, warnings = check_step(RecodeStep("code", merge=("1.0", "13")), _text(["1", "13"]))
     assert problems == [] and len(warnings) == 1
 

@@ -156,7 +156,7 @@ def register_scale_step(cls: type[ScaleStep]) -> type[ScaleStep]:
 
 
 def _named(step: Step, where: str) -> str:
-    return f"{where} ({step.describe()})"
+    return f"{where} ({step.describe_without_values()})"
 
 
 def _check_on_variables(state: ScaleState, step: Step, where: str) -> None:

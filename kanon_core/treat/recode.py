@@ -328,6 +328,11 @@ class RecodeStep(Step):
             parts.append(f"bottom-code at {format_number(self.bottom)}")
         return f"Recode {self.column}: " + ", ".join(parts)
 
+    def describe_without_values(self) -> str:
+        parts = [f"merge {len(self.merge)} categories"] * bool(self.merge)
+        parts += ["top-code"] * (self.top is not None) + ["bottom-code"] * (self.bottom is not None)
+        return f"Recode {self.column}: " + ", ".join(parts)
+
 
 def _merge_cells(series: pd.Series, miss: np.ndarray, merge: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """The cells to merge, and the data's own value behind each value to merge (its first cell in record
