@@ -158,13 +158,22 @@ def _excel_name(cell: Any) -> str:
 
 def _excel_column(cells: pd.Series) -> pd.Series:
     """One column of workbook cells, typed by what the cells hold: numbers (or dates, or true/false) when
-    every cell is one, text and mixed columns as they are; an empty cell is missing."""
+    every cell is one, text and mixed columns as they are; an empty cell is missing.
+
+    In a mixed column a true/false cell becomes the text the workbook shows (TRUE, FALSE): Python counts
+    True equal to 1 and False to 0, so the two would have been one category to every count, while every
+    writer and reader, an intruder's included, sees two values."""
     empty = cells.map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
     if empty.all():
         return pd.Series(np.nan, index=cells.index, dtype="float64")
     out = cells.astype(object)
     out[empty] = np.nan
-    return out.infer_objects()
+    out = out.infer_objects()
+    if out.dtype == object:
+        flags = out.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+        if flags.any():
+            out[flags] = ["TRUE" if v else "FALSE" for v in out[flags]]
+    return out
 
 
 PARQUET_LABELS_KEY = b"kanon.labels"

@@ -405,3 +405,18 @@ def test_estimate_reads_a_chosen_sheet_and_keeps_namibia(workbook, tmp_path):
                  "-o", str(out)]) == 0
     rows = json.loads(out.read_text())
     assert [(r["level"], r["estimate"]) for r in rows] == [("NA", pytest.approx(1 / 6)), ("ZA", pytest.approx(5 / 6))]
+
+
+def test_a_workbook_s_true_and_1_are_two_categories(tmp_path):
+    """A column mixing TRUE/FALSE with numbers: Python counts True equal to 1, so the two were one category to
+    every count (k = 2 where the file has k = 1) while every writer and reader sees two values. A true/false
+    cell of a mixed column reads as the text the workbook shows; a column of true/false alone stays boolean."""
+    from kanon_core.risk.classes import class_sizes
+
+    path = tmp_path / "mix.xlsx"
+    pd.DataFrame({"a": [1, True, 2, 2, False, 0], "b": ["p", "p", "q", "q", "r", "r"],
+                  "flag": [True, False, True, True, False, False]}).to_excel(path, index=False)
+    ds = load_dataset(path, roles=Roles(qis=("a", "b")))
+    assert ds.frame["a"].tolist() == [1, "TRUE", 2, 2, "FALSE", 0]
+    assert ds.frame["flag"].dtype == bool
+    assert class_sizes(ds.qi_matrix(["a", "b"]).codes, "wildcard").tolist() == [1, 1, 2, 2, 1, 1]
