@@ -7,7 +7,9 @@ recipe and the report):
 * ``strict`` (the default): a suppressed cell is a value of its own. A released record's class is the
   set of records with the same visible values and the same suppressed QIs, and every class has at least
   k records (k-anonymity with suppression: Samarati 2001; Sweeney 2002). No person can be narrowed down
-  to fewer than k released records; blanked records protect nobody but each other.
+  to fewer than k released records by the values the file holds; blanked records protect nobody but each
+  other. Under ``wildcard`` semantics a value missing in the input is taken to be unknown to the intruder
+  (the intruder's count reads it as any value); under ``category`` it is a value like any other.
 * ``release`` (sdcMicro's ``localSuppression``): the release is k-anonymous when missing and suppressed
   cells match anything (with sdcMicro's alpha for records with missing values). It is weak: blanking
   every QI of k - 1 records satisfies it for any file, so it is offered with the greedy method only, for
@@ -105,7 +107,9 @@ class StrictModel(ProtectionModel):
     title: ClassVar[str] = "Strict: suppressed cells are values"
     promise: ClassVar[str] = (
         "Every released record shares its visible values and its suppressed variables with at least k - 1 "
-        "other records, so nobody can be narrowed down to fewer than k released records.")
+        "other records, so nobody can be narrowed down to fewer than k released records by the values the file "
+        "holds. Under the wildcard rule a value missing in the file is taken to be unknown to the intruder too; "
+        "choose the category rule (Data page; --missing category) when intruders may know such values.")
     methods: ClassVar[tuple[str, ...]] = ("exact", "greedy")
     solvers: ClassVar[dict[str, tuple[str, ...]]] = {"exact": ("highs",)}
 
