@@ -142,9 +142,41 @@ def _read_excel(data: bytes | None, path: Path | None, sheet: str | None) -> pd.
         return pd.DataFrame()
     header = [_excel_name(v) for v in grid.iloc[0].tolist()]
     check_header(header)
+    if path is None or path.suffix.lower() == ".xlsx":  # uploads are held as bytes; .xls has no formula text here
+        _refuse_uncomputed_formulas(io.BytesIO(data) if data is not None else path, sheet, grid, header)
     body = grid.iloc[1:].reset_index(drop=True)
     return pd.DataFrame({name: _excel_column(body[pos]) for pos, name in zip(grid.columns, header, strict=True)},
                         index=body.index)
+
+
+def _refuse_uncomputed_formulas(source: Any, sheet: str, grid: pd.DataFrame, header: list[str]) -> None:
+    """Refuse a sheet whose formula cells hold no computed value: a workbook written by a program that does not
+    compute formulas (a script's library) stores the formula alone, and its cells read as empty, which is
+    missing -- a value the file does not hold, and a wildcard that makes others look safe. Only the empty
+    cells are looked at again, in the workbook's formulas; names the columns and counts, never a formula."""
+    empty = grid.iloc[1:].map(lambda v: isinstance(v, str) and v == "").to_numpy(dtype=bool)
+    if not empty.any():
+        return
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(source, read_only=True, data_only=False)
+    except Exception:  # not an OOXML workbook openpyxl reads (pandas read it): nothing to look at
+        return
+    counts: dict[int, int] = {}
+    try:
+        rows = book[sheet].iter_rows(min_row=2, max_row=len(grid), max_col=grid.shape[1], values_only=True)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                if isinstance(value, str) and value.startswith("=") and empty[r, c]:
+                    counts[c] = counts.get(c, 0) + 1
+    finally:
+        book.close()
+    if counts:
+        named = ", ".join(f"{header[c]} ({n:,})" for c, n in sorted(counts.items()))
+        raise InputError(f"Cells with a formula but no computed value in column(s) {named}: the workbook was saved "
+                         "by a program that does not compute formulas. Open and save it in a spreadsheet program, "
+                         "or save the sheet as CSV.")
 
 
 def _excel_name(cell: Any) -> str:

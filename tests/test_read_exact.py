@@ -420,3 +420,28 @@ def test_a_workbook_s_true_and_1_are_two_categories(tmp_path):
     assert ds.frame["a"].tolist() == [1, "TRUE", 2, 2, "FALSE", 0]
     assert ds.frame["flag"].dtype == bool
     assert class_sizes(ds.qi_matrix(["a", "b"]).codes, "wildcard").tolist() == [1, 1, 2, 2, 1, 1]
+
+
+def test_formula_cells_without_a_computed_value_are_refused_not_missing(tmp_path):
+    """A workbook written by a script holds formulas without their values; the cells read as empty, i.e.
+    missing (and wildcards that make others look safe). Refused naming the column and count, no formula;
+    a truly empty cell in the same sheet is still missing."""
+    import openpyxl
+
+    from kanon_core.errors import InputError
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["id", "sex", "w"])
+    for i in range(6):
+        sheet.append([i, "=SECRET()" if i < 3 else "m", 1 if i else None])
+    path = tmp_path / "f.xlsx"
+    book.save(path)
+    with pytest.raises(InputError) as err:
+        load_dataset(path)
+    assert str(err.value).startswith("Cells with a formula but no computed value in column(s) sex (3):")
+    assert "SECRET" not in str(err.value)
+    for row in sheet.iter_rows(min_row=2, max_row=4, min_col=2, max_col=2):
+        row[0].value = "f"
+    book.save(path)
+    assert load_dataset(path).frame["w"].isna().tolist() == [True] + [False] * 5
