@@ -42,6 +42,23 @@ class FileSummary:
     engine: str
 
 
+def _is_declared(value: Any, codes: Sequence[str]) -> bool:
+    """Whether a typed value is one of a column's declared missing codes (texts as given): a text by its text,
+    a number by value ("-9" declares -9 and -9.0)."""
+    if not codes:
+        return False
+    if isinstance(value, str):
+        return value in codes
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        for code in codes:
+            try:
+                if float(code) == float(value):
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
 class OutOfCore:
     """The high-level operations on top of an engine's primitives (mixed into each engine class)."""
 
@@ -121,11 +138,15 @@ class OutOfCore:
                 raise InputError(f"Column '{c}' has too many distinct values to recode.")
             t = type_distinct(source, c, raw, True)
             typed[c] = t
+            declared = (missing_codes or {}).get(c, ())
             new = []
             for v in t.values:
-                if v not in mapping:
+                if v in mapping:
+                    new.append(mapping[v])
+                elif _is_declared(v, declared):  # a declared missing code is missing: blank, as in memory
+                    new.append(None)
+                else:
                     raise InputError(f"The recoding of '{c}' does not cover all of its values.")
-                new.append(mapping[v])
             plan_recodes[c] = pa.table({"key": raw, "value": _arrow_values(new, source.format == "csv")})
         sup_table = None
         if suppress is not None and len(suppress):
