@@ -333,6 +333,10 @@ def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.Data
         else:
             text = _as_text(s)
             labels = {_text(k): str(v) for k, v in m.value_labels.items()}
+            if fmt == "dta" and {_text(x) for x in m.missing_codes} & set(text.tolist()):
+                # Stata's missing values are numeric: the code would be released as an ordinary text value
+                raise InputError(f"Variable {c} is text with a declared missing code in its cells, which Stata cannot "
+                                 "declare (its missing values are numbers); release it as SPSS, CSV or Parquet.")
             if fmt == "sav":
                 # SPSS strings have no system-missing value: declare the empty string user-missing too
                 declared_t = [_text(x) for x in m.missing_codes]

@@ -283,3 +283,15 @@ def test_whole_numbers_a_double_would_round_are_refused_for_stata_and_spss(fmt, 
     assert export_bytes(exact, fmt).data
     for text_fmt in ("csv", "parquet"):
         assert export_bytes(ds, text_fmt).data
+
+
+def test_a_text_missing_code_is_refused_for_stata_in_words():
+    """Stata's missing values are numbers: a declared text code (NA) would be released as an ordinary value, so
+    the read-back check refused it calling it a fault of kanon's. Refused up front, naming the variable and the
+    formats that can declare it; SPSS declares it."""
+    frame = pd.DataFrame({"c": ["NA", "NA", "FR", "FR"], "s": ["m", "m", "f", "f"]})
+    ds = Dataset(frame=frame, meta={"c": VariableMeta(missing_codes=("NA",))})
+    with pytest.raises(InputError, match=r"^Variable c is text with a declared missing code in its cells, which "
+                                         r"Stata cannot declare"):
+        export_bytes(ds, "dta")
+    assert export_bytes(ds, "sav").data
