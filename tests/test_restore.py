@@ -127,3 +127,30 @@ def test_kanon_suppress_reports_the_cells_the_release_gives_back(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("kanon suppress: warning: 3 of the 3 suppressed cells can be restored")
     assert "1 person is findable among fewer than 2" in err[-1]
+
+
+def test_kanon_apply_reports_each_suppression_step_s_restorable_cells(tmp_path, capsys):
+    """A recipe replayed by `kanon apply` said "0 records below k" of a release whose suppressed regions the
+    school codes give back; it now says so per step, in its JSON and on standard error."""
+    from kanon_core.cli import main
+    from kanon_core.history import History
+    from kanon_core.io import load_dataset
+    from kanon_core.recipe import Recipe
+    from kanon_core.steps import SetRoles
+    from kanon_core.treat.suppress import SuppressStep
+
+    rows = [("n", "m", 1)] * 2 + [("s", "m", 2)] * 2 + [("n", "f", 1)] + [("s", "f", 2)] * 2
+    data = tmp_path / "d.csv"
+    data.write_text("region,sex,school\n" + "".join(f"{r},{s},{c}\n" for r, s, c in rows), encoding="utf-8")
+    h = History.start(load_dataset(data))
+    h.apply(SetRoles(qis=("region", "sex")))
+    h.apply(SuppressStep(qis=("region", "sex"), k=2, importance=(("sex", 10.0),)))
+    recipe = tmp_path / "r.json"
+    Recipe.from_history(h, input_path="d.csv", extra={"k": 2}).save(recipe)
+    out = tmp_path / "a.json"
+    assert main(["apply", str(recipe), str(data), "-o", str(tmp_path / "rel.csv"), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["restorable"] == [
+        {"step": 2, "cells": 3, "by_variable": {"region": 3}, "via": {"region": "school"},
+         "findable_below_k_after_restoring": 1}]
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        "kanon apply: warning: step 2: 3 of the 3 suppressed cells can be restored")

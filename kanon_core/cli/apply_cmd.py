@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..io import load_dataset
     from ..recipe import Recipe
+    from ..risk.restore import restorable_by_step
     from ..risk.timeline import version_risk
     from .apply_scale import apply_at_scale
 
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     written = [p for p, _ in files]
     risk = version_risk(original, treated, k)
     rel = release(treated, original)
+    restorable = restorable_by_step(history)  # suppressed cells the release's other variables give back
     summary = {
         "input": data_path.name, "same_input": recipe.input_fingerprint in (None, original.fingerprint),
         "steps": len(recipe.steps), "steps_verified": replay.verified_steps, "records": treated.n_records, "variables_released": len(rel.frame.columns),
@@ -109,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         "records_below_k": None if risk is None else risk.n_violating,
         "k_achieved": None if risk is None else risk.k_achieved,
         "warnings": list(replay.warnings), "written": [p.name for p in written],
+        "restorable": [{"step": i, **found.to_json()} for i, found in restorable],
     }
     with OutputBatch() as batch:  # the release, its labels, the report and the summary: all or nothing
         for path, data in files:
@@ -120,4 +123,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"kanon apply: {len(recipe.steps)} step(s) replayed{proved}; {treated.n_records:,} records, "
           f"{len(rel.frame.columns)} variables, {rel.n_suppressed:,} suppressed cells{below}; wrote "
           f"{', '.join(p.name for p in written)}", file=sys.stderr)
+    for i, found in restorable:
+        print(f"kanon apply: warning: step {i}: {found.sentence()}", file=sys.stderr)
     return 0

@@ -1028,7 +1028,9 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
                 "suppressed_cells": n_sup, "k": k,
                 "records_below_k": None if got is None else got.records_below_k,
                 "k_achieved": None if got is None else got.k_achieved,
-                "warnings": list(state.warnings), "written": [p.name for p in written], "engine": engine.name,
+                # suppressed cells other released variables give back are counted on records, in memory only
+                "warnings": list(state.warnings), "restorable": None, "written": [p.name for p in written],
+                "engine": engine.name,
             }
             if state.local is not None:
                 summary["local_suppression"] = local_summary(state.local)

@@ -5,16 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
 from .common import add_input_options, load_from_args, named_parts, split_list, stderr_progress, write_json
 from .scale import add_engine_options, match_names_at_scale
-
-if TYPE_CHECKING:
-    from ..risk.restore import Restoration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -151,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     payload = res.summary()
     payload["by"] = list(step.by)
     payload["linked"] = {key: list(others) for key, others in step.linked}
-    payload["restorable"] = restoration_summary(restoration)
+    payload["restorable"] = restoration.to_json()
     payload["written"] = [p.name for p, _ in files]
     with OutputBatch() as batch:
         for path, data in files:
@@ -166,11 +162,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"kanon suppress: warning: {restoration.sentence()}", file=sys.stderr)
     return 0
 
-
-def restoration_summary(restoration: Restoration) -> dict:
-    """The JSON of :func:`kanon_core.risk.restore.restorable_cells`' finding (names and counts)."""
-    return {"cells": restoration.n_restorable, "by_variable": dict(restoration.by_variable),
-            "via": dict(restoration.via), "findable_below_k_after_restoring": restoration.findable_after}
 
 
 def check_max_risk_options(args: argparse.Namespace) -> tuple[float, float]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dataset import Dataset
+from ..history import History
 from .intruder import findable_below_k, released_codes
 
 
@@ -42,6 +43,11 @@ class Restoration:
     via: dict[str, str] = field(default_factory=dict)
     findable_before: int = 0
     findable_after: int = 0
+
+    def to_json(self) -> dict:
+        """The finding for a command's JSON summary (names and counts)."""
+        return {"cells": self.n_restorable, "by_variable": dict(self.by_variable), "via": dict(self.via),
+                "findable_below_k_after_restoring": self.findable_after}
 
     def sentence(self) -> str:
         """The finding in words: variable names and counts, never a value."""
@@ -103,6 +109,24 @@ def restorable_cells(parent: Dataset, child: Dataset, qis: Sequence[str], k: int
                        by_variable=by_variable, via=via, findable_before=before, findable_after=after)
 
 
+def restorable_by_step(history: History, vid: int | None = None) -> list[tuple[int, Restoration]]:
+    """:func:`restorable_cells` for every local suppression step in version ``vid``'s lineage (default current),
+    each on the step's own input and output, numbered as the lineage numbers them (the original is 0); only
+    the steps with a restorable cell."""
+    out = []
+    lineage = history.lineage(vid)
+    for i, v in enumerate(lineage[1:], start=1):
+        step = v.step
+        k = int(getattr(step, "k", 0) or 0)
+        if step is None or step.kind != "local_suppression" or v.parent is None or k < 2:
+            continue
+        parent = history.versions[v.parent].dataset
+        found = restorable_cells(parent, v.dataset, tuple(getattr(step, "qis", ()) or parent.roles.qis), k)
+        if found.n_restorable:
+            out.append((i, found))
+    return out
+
+
 def _released_column(child: Dataset, column: str, qis: Sequence[str], released: np.ndarray) -> np.ndarray:
     """The column's codes as the release shows them, -1 where it shows nothing (missing or suppressed)."""
     if column in qis:
@@ -133,4 +157,4 @@ def _restored_by(vcode: np.ndarray, qcode: np.ndarray, truth: np.ndarray, blanke
     return blanked & (guess >= 0) & (guess == truth)
 
 
-__all__ = ["Restoration", "restorable_cells"]
+__all__ = ["Restoration", "restorable_by_step", "restorable_cells"]
