@@ -153,3 +153,16 @@ def test_minimal_sets_from_flagged_sets_equal_those_from_the_masks(codes, k, mis
     from_flags = minimal_qids_from_minucs(res)
     assert minimal_qids_from_minucs(replace(res, combinations=None)) == from_flags
     assert minimal_qids_from_minucs(summarize_minucs(codes, k=k, missing=missing, names=names)) == from_flags
+
+
+def test_a_file_smaller_than_k_violates_with_no_quasi_identifier():
+    """Two records and k = 3: every QI set violates, the empty one too; the minimum search started at one QI and
+    returned one, larger than the minimal search's empty set, still called exact."""
+    import numpy as np
+
+    from kanon_core.risk.qid import minimal_violating_qid, minimum_violating_qid
+
+    codes = np.array([[0, 1], [0, 1]], dtype=np.int32)
+    assert minimal_violating_qid(codes, 3, "category").qis == ()
+    found = minimum_violating_qid(codes, 3, "category")
+    assert found.qis == () and found.exact

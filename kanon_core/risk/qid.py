@@ -121,8 +121,8 @@ def minimum_violating_qid(codes: np.ndarray | QIMatrix, k: int = 2, missing: Mis
     w = _Witness(arr, k, missing, criterion)
     if not w.bad_records(list(range(q))):
         return QidResult((), k, criterion, 0, w.evaluations, time.perf_counter() - t0, exact=True)
-    for size in range(1, q + 1):
-        report(progress, size / q, f"Trying all sets of {size} QIs")
+    for size in range(q + 1):  # from the empty set: a file of fewer than k records violates with no QI at all
+        report(progress, size / max(q, 1), f"Trying all sets of {size} QIs")
         for combo in combinations(range(q), size):
             b = w.bad_records(list(combo))
             if b:
