@@ -34,9 +34,15 @@ PAGES = [  # Material icons: emoji render as empty boxes where the fonts are mis
 
 with threads.foreground():  # work started ahead of a click waits while a page is drawn (kanon_core.threads)
     state.init()
-    pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES
+    pages = [st.Page(f"pages/{f}", title=t, icon=i, url_path=f[:-3]) for f, t, i in PAGES[1:]
              if (PAGE_DIR / f).exists()]
-    nav = st.navigation(pages)
+    # Streamlit serves the first page at "/" only, and its own address answered "Page not found" over the
+    # page: the first page has a name nobody types, and its usual address (/data) is a hidden page opening it
+    file, title, icon = PAGES[0]
+    first = st.Page(f"pages/{file}", title=title, icon=icon, url_path="start", default=True)
+    pages.insert(0, first)
+    alias = st.Page(lambda: st.switch_page(first), title=title, url_path=file[:-3], visibility="hidden")
+    nav = st.navigation([*pages, alias])
     with st.sidebar:
         # versions whose risk is not counted yet are completed after the page (a fresh session's first count
         # loads the compiled kernels): the page reaches the browser first, even when it stops early

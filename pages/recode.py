@@ -170,6 +170,7 @@ def _tab_levels() -> None:
 
 # -- single recode -------------------------------------------------------------------------------------------
 def _tab_single() -> None:
+    state.widget_value("w_single_var", qis[0] if qis else None, options=qis)
     col = st.selectbox("Variable", qis, key="w_single_var")
     qm1 = ds.qi_matrix([col])
     vals, labs = list(qm1.values[0]), list(qm1.labels[0])
@@ -183,9 +184,11 @@ def _tab_single() -> None:
                             format_func=lambda i, labs=labs, n_of=n_of: f"{labs[i]} ({int(n_of[i]):,})")
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
     c1, c2, c3 = st.columns(3)
-    into = c1.text_input("Into (empty: the smallest value)", "", key=f"w_single_into_{col}")
-    top = c2.text_input("Top-code at (values at or above)", "", key=f"w_single_top_{col}", disabled=not numeric)
-    bottom = c3.text_input("Bottom-code at (values at or below)", "", key=f"w_single_bot_{col}", disabled=not numeric)
+    for field in ("into", "top", "bot"):
+        state.widget_value(f"w_single_{field}_{col}", "")
+    into = c1.text_input("Into (empty: the smallest value)", key=f"w_single_into_{col}")
+    top = c2.text_input("Top-code at (values at or above)", key=f"w_single_top_{col}", disabled=not numeric)
+    bottom = c3.text_input("Bottom-code at (values at or below)", key=f"w_single_bot_{col}", disabled=not numeric)
     try:
         into_value = _into_value(ds.frame[col], vals, into) if into.strip() else None
         step = RecodeStep(column=col, merge=tuple(vals[i] for i in choice), into=into_value,

@@ -117,11 +117,15 @@ b = st.columns([1, 1, 2, 3])
 max_risk = float(state.shared_number_input(
     b[0], "Max. individual risk", "max_risk", "w_max_risk", 0.01, min_value=0.0001, max_value=0.9999, step=0.005,
     format="%.4f", help=READINGS["records_above_max_risk"]))
+# the officer's choices kept across pages (kanon_app.state.keep_widget_values)
+state.widget_value("w_risk_method", "approx", options=["approx", "exact"])
+state.widget_value("w_household", None, options=[None, *others])
 method = b[1].selectbox("Risk method", ["approx", "exact"], key="w_risk_method",
                         help="sdcMicro's indivRisk: the approximation (default) or the exact series.")
 household = b[2].selectbox("Household identifier", [None] + others, key="w_household",
                            format_func=lambda v: "(none)" if v is None else v,
                            help=READINGS["household_risk"])
+state.widget_value("w_sensitive", [], options=[c for c in others if c != household])
 sensitive = b[3].multiselect("Sensitive variables", [c for c in others if c != household], key="w_sensitive",
                              help="Variables whose values must not be revealed (diagnosis, income...): for "
                                   "l-diversity and t-closeness.")
@@ -171,9 +175,11 @@ if measures.household is not None:
 l_target, t_target = 2, 0.2
 if measures.sensitive:
     s_cols = st.columns([1, 1, 1, 3])
-    l_target = int(s_cols[0].number_input("Target l", min_value=1, max_value=50, value=2, key="w_l_target",
+    state.widget_value("w_l_target", 2)
+    state.widget_value("w_t_target", 0.2)
+    l_target = int(s_cols[0].number_input("Target l", min_value=1, max_value=50, key="w_l_target",
                                           help=READINGS["l_distinct"]))
-    t_target = float(s_cols[1].number_input("Target t", min_value=0.0, max_value=1.0, value=0.2, step=0.05,
+    t_target = float(s_cols[1].number_input("Target t", min_value=0.0, max_value=1.0, step=0.05,
                                             key="w_t_target", help=READINGS["t_closeness"]))
     s_cols[2].caption(f"Recursive (c,l) uses c = {measures.sensitive[0].c:g} (sdcMicro's default).")
     for s in measures.sensitive:

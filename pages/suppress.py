@@ -53,9 +53,12 @@ if not qis:
 with st.expander("Importance and protected variables", expanded=False):
     st.caption("Suppressing one value of a variable costs its importance; protected variables are never "
                "suppressed. The optimum minimises the total cost.")
+    state.widget_value("w_sup_protected", [], options=qis)
     protected = st.multiselect("Protected (never suppressed)", qis, key="w_sup_protected")
-    by = st.multiselect("Within groups (k-anonymity inside each group, as sdcMicro's strataVars)",
-                        [c for c in ds.columns if c not in qis], key="w_sup_by")
+    groups = [c for c in ds.columns if c not in qis]
+    state.widget_value("w_sup_by", [], options=groups)
+    by = st.multiselect("Within groups (k-anonymity inside each group, as sdcMicro's strataVars)", groups,
+                        key="w_sup_by")
     cols = st.columns(4)
     importance = []
     for i, q in enumerate(qis):
@@ -66,6 +69,7 @@ with st.expander("Importance and protected variables", expanded=False):
         if float(v) != 1.0:
             importance.append((q, float(v)))
 with st.expander("Solver", expanded=False):
+    state.widget_value("w_sup_solver", "highs", options=["highs", "cbc"])
     solver = st.radio("Integer-programming solver for the record-wise model's rare hard instances",
                       ["highs", "cbc"], horizontal=True, key="w_sup_solver")
     state.widget_value("w_sup_nodes", NODE_LIMIT)

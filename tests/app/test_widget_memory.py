@@ -37,3 +37,26 @@ def test_new_roles_win_over_a_choice_made_before_them():
     at.switch_page("pages/risk.py").run()
     assert at.multiselect(key="w_risk_qis").value == ["BYSEX", "BYREGION", "BYINCOME"]
     assert not at.exception
+
+
+def test_protection_and_risk_choices_survive_a_round_trip():
+    """Protected variables sit in a collapsed section: losing them on a visit to another page meant a protected
+    variable was suppressed at the next run, with no sign. Every choice of Suppress and Risk is kept."""
+    at = open_page("suppress.py")
+    at.multiselect(key="w_sup_qis").set_value(["BYSEX", "BYRACE", "BYREGION"]).run()
+    at.multiselect(key="w_sup_protected").set_value(["BYSEX"]).run()
+    at.multiselect(key="w_sup_by").set_value(["BYURBAN"]).run()
+    at.radio(key="w_sup_solver").set_value("cbc").run()
+    at.switch_page("pages/risk.py").run()
+    at.multiselect(key="w_sensitive").set_value(["BYTXMSTD"]).run()
+    at.selectbox(key="w_risk_method").set_value("exact").run()
+    at.number_input(key="w_l_target").set_value(3).run()
+    at.switch_page("pages/compare.py").run()
+    assert "w_sup_protected" not in at.session_state and "w_sensitive" not in at.session_state
+    at.switch_page("pages/suppress.py").run()
+    assert at.multiselect(key="w_sup_protected").value == ["BYSEX"]
+    assert at.multiselect(key="w_sup_by").value == ["BYURBAN"] and at.radio(key="w_sup_solver").value == "cbc"
+    at.switch_page("pages/risk.py").run()
+    assert at.multiselect(key="w_sensitive").value == ["BYTXMSTD"]
+    assert at.selectbox(key="w_risk_method").value == "exact" and at.number_input(key="w_l_target").value == 3
+    assert not at.exception

@@ -39,6 +39,15 @@ def test_open_sample_change_k_and_undo(page, app_url, tmp_path):
     page.screenshot(path=str(tmp_path / "risk.png"), full_page=True)
 
 
+def test_every_page_opens_at_its_own_address(page, app_url):
+    """Streamlit serves the first page at "/" only: /data answered "Page not found" over the page."""
+    for path, text in (("/data", "Variables and roles"), ("/risk", "Records violating k=3"), ("/", "Variables and roles")):
+        page.goto(app_url + path)
+        wait_idle(page)
+        page.get_by_text(text).first.wait_for()
+        assert "Page not found" not in page.locator("body").inner_text(), path
+
+
 def test_bad_upload_shows_a_message(page, app_url, tmp_path):
     bad = tmp_path / "broken.csv"
     bad.write_text("a,b,a\n1,2,3\n")
