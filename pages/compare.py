@@ -90,6 +90,7 @@ def _memo(name: str, params, compute):
 
 
 def _tab_pct() -> None:
+    state.widget_value("w_cmp_ci", "wald", options=["wald", "logit"])
     ci = st.radio("Confidence interval", ["wald", "logit"], horizontal=True, key="w_cmp_ci",
                   help="Wald: p ± 1.96·SE (Wilson et al., RTI; R's confint). Logit: the interval of logit(p), back-"
                        "transformed; stays inside 0–100 % for rare categories.")
@@ -143,9 +144,12 @@ def _tab_reg() -> None:
     formula = st.text_input("Model (outcome ~ covariates; C(x) makes x categorical): built from the choices "
                             "above, or type your own", key=formula_key)
     r1, r2 = st.columns(2)
+    state.widget_value("w_cmp_family", list(FAMILIES)[0], options=list(FAMILIES))
+    state.widget_value("w_cmp_alpha", 0.05)
     family = r1.radio("Family", list(FAMILIES), horizontal=True, key="w_cmp_family",
                       help="auto: logistic for an outcome with two values, else linear.")
-    alpha = float(r2.number_input("Significance level", 0.001, 0.5, 0.05, step=0.01, key="w_cmp_alpha"))
+    alpha = float(r2.number_input("Significance level", min_value=0.001, max_value=0.5, step=0.01,
+                                  key="w_cmp_alpha"))
     params = (formula.strip(), family, alpha)
     models = state.memo_peek("compare_models", (before_id, after_id, params), version=after_version)
     if not formula.strip():
