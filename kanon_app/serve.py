@@ -39,6 +39,7 @@ OTHER_PAGE_MODULES = (
     "kanon_app.minuc_carry", "kanon_app.minuc_estimate_text", "kanon_app.many_levels", "kanon_app.sections", "kanon_core.treat.lattice", "kanon_core.treat.suggest",
     "kanon_core.treat.explain", "kanon_core.criteria", "kanon_app.hierarchy_ui", "kanon_core.treat.suppress",
     "kanon_app.big_suppress", "kanon_app.risk_suppress_ui", "kanon_app.compare_ui", "kanon_core.utility.bias",
+    "kanon_core.risk.restore",
     "kanon_core.utility.info_loss", "kanon_core.utility.model_builder", "kanon_core.utility.model_compare",
     "kanon_app.export_ui", "kanon_core.export", "kanon_core.project", "kanon_core.recipe",
     "kanon_core.report", "pandas.io.formats.style", "pandas.io.formats.csvs",

@@ -191,4 +191,5 @@ def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray
         "min_class_after": res.check.min_class,
         "by": [],
         "linked": {},
+        "restorable": None,  # cells other released variables give back are counted on records, in memory only
     }
