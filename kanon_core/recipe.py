@@ -739,8 +739,10 @@ def _step_hints(cls: type) -> dict[str, Any] | None:
 def parse_step(sd: Any, label: str) -> tuple[Step, str | None]:
     """A step of a recipe or project file and the output fingerprint recorded with it.
 
-    ``label`` names it in errors ("Step 3 of the recipe"); the readable description, when short and on
-    one line, is quoted after it. Parameters are checked by :func:`check_step_params` first.
+    ``label`` names it in errors ("Step 3 of the recipe"), followed by its kind and variable when the kind is
+    one kanon knows ("Step 3 (recode of age) of the recipe"). The file's readable description is not quoted:
+    it is written from the step's parameters, and a recode's merge target or threshold is a value of the data.
+    Parameters are checked by :func:`check_step_params` first.
     """
     if not isinstance(sd, dict):
         raise InputError(f"{label} is not an object with a 'kind'.")
@@ -749,8 +751,11 @@ def parse_step(sd: Any, label: str) -> tuple[Step, str | None]:
         raise InputError(f"{label} has an 'output_fingerprint' that is not text.")
     # the description is written for readers; the step's parameters alone define it
     params = {k: v for k, v in sd.items() if k not in ("description", "output_fingerprint")}
-    desc = sd.get("description")
-    what = f" ({desc})" if isinstance(desc, str) and desc.isprintable() and len(desc) <= 120 else ""
+    kind, column = sd.get("kind"), sd.get("column")
+    what = ""
+    if isinstance(kind, str) and kind in STEP_TYPES:
+        of = f" of {column}" if isinstance(column, str) and column.isprintable() and len(column) <= 80 else ""
+        what = f" ({kind}{of})"
     words = label.split(" ", 2)
     named = " ".join(words[:2]) + what + (" " + words[2] if len(words) > 2 else "")
     try:

@@ -183,7 +183,7 @@ def test_a_format_1_project_still_opens(tmp_path, data):
     (lambda d: d["versions"]["tree"][1].update(id="2"), "version tree is not valid"),
     (lambda d: d["versions"].update(tree="SECRET"), "version tree is not valid"),
     (lambda d: d["versions"]["tree"][1].update(merge="SECRET"),
-     r"^Version 2 \(Recode job: merge 2 categories into 4\) of the project is not valid: its parameter 'merge'"),
+     r"^Version 2 \(recode of job\) of the project is not valid: its parameter 'merge'"),
     (lambda d: d["versions"]["tree"][1].update(kind="SECRET"), "its kind is not one kanon knows"),
     (lambda d: d.update(hierarchies={"age": "SECRET"}), "hierarchy of 'age' should be a list of rows of texts"),
     (lambda d: d.update(hierarchies={"age": [["SECRET", "*"], ["SECRET", "*"]]}), "have the same original value"),

@@ -349,7 +349,8 @@ def _with_step(**params) -> str:
     (_with_step().replace('"into": 1', '"into": NaN'), "number that is not finite"),
     (_with_step().replace('"into": 1', '"into": -Infinity'), "number that is not finite"),
     (_with_step().replace('"into": 1', '"into": ' + "7" * 5000), "number that is not finite"),
-    (_with_step(merge="SECRET"), r"Step 1 of the recipe is not valid: its parameter 'merge' should be a list\.$"),
+    (_with_step(merge="SECRET"), r"Step 1 \(recode of job\) of the recipe is not valid: its parameter 'merge' should "
+     r"be a list\.$"),
     (_with_step(merge=[{"SECRET": 1}, 2]), "parameter 'merge' should be a list"),
     (_with_step(into=["SECRET"]), "parameter 'into' should be a plain value"),
     (_with_step(top="SECRET"), "parameter 'top' should be a number or null"),
@@ -400,7 +401,7 @@ def test_well_typed_recipes_still_load(session):
     ({"format": "kanon-recipe", "steps": {"kind": "recode"}}, "wrong shape"),
     ({"format": "kanon-recipe", "steps": ["recode"]}, "Step 1 of the recipe is not an object"),
     ({"format": "kanon-recipe", "steps": [{"description": "Merge", "kind": "recode", "column": "a", "colour": 1}]},
-     r"Step 1 \(Merge\) of the recipe is not valid: Step 'recode' has unknown parameter\(s\): colour"),
+     r"Step 1 \(recode of a\) of the recipe is not valid: Step 'recode' has unknown parameter\(s\): colour"),
     ({"format": "kanon-recipe", "format_version": 99}, "newer kanon"),
     ({"format": "kanon-recipe", "format_version": "x"}, "not a number"),
 ])
