@@ -87,3 +87,21 @@ def test_risk_target_run_equals_the_core_and_becomes_a_version(page):
     assert hist.current.step.kind == "risk_suppression"
     added = sum(int(hist.current.dataset.frame[q].isna().sum() - ds.frame[q].isna().sum()) for q in small)
     assert added == ref["n_suppressed"]
+
+
+def test_cells_the_school_code_gives_back_are_shown(page):
+    """The sample's school code (the PSU) lies in one region: suppressed regions are read off it. The page says so
+    with kanon_core's count (names and counts only), and not when the region is protected."""
+    from kanon_core.risk.restore import restorable_cells
+    from kanon_core.treat.suppress import SuppressStep, apply_mask
+
+    page.button(key="btn_run_suppress").click().run()
+    assert not page.exception
+    ds = load_sample("els")
+    step = SuppressStep(qis=tuple(QIS), k=3)
+    ref = restorable_cells(ds, ds.with_frame(apply_mask(ds.frame, *step.release_mask(step.run(ds)))), QIS, 3)
+    assert ref.n_restorable > 0 and ref.via["BYREGION"] == "SCH_ID"
+    assert ref.sentence() in [w.value for w in page.warning]
+    page.multiselect(key="w_sup_protected").set_value(["BYREGION"]).run()
+    page.button(key="btn_run_suppress").click().run()
+    assert not any("can be restored" in w.value for w in page.warning)
