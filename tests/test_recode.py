@@ -263,3 +263,38 @@ def test_preview_minuc_counts_carry_over_and_match_fresh_searches():
         for given in (None, page, other_k):
             risk = preview_step(before, step, k=k, qis=qis, minucs=True, minucs_before=given).risk
             assert risk.set_index("measure").loc["MINUCs", ["before", "after"]].tolist() == fresh
+
+
+def _occupations() -> Dataset:
+    frame = pd.DataFrame({"occ": [1, 2, 3, 3, 4, 9]})
+    labels = {1: "Farmer", 2: "Laborer", 3: "Clerk", 4: "Manager", 9: "Refused"}
+    return Dataset(frame=frame, meta={"occ": VariableMeta(value_labels=labels, missing_codes=(9,))})
+
+
+def test_recoding_into_an_existing_code_names_both_in_its_label():
+    """Merging 1 and 2 into 3 ("Clerk") labelled the clerks "Farmer / Laborer" too; top-coding 3 and more into
+    1 ("Farmer") labelled the farmers "3 or more". The category holds both, and its label says so."""
+    ds = _occupations()
+    merged = RecodeStep(column="occ", merge=(1, 2), into=3).apply(ds)
+    assert merged.frame["occ"].tolist() == [3, 3, 3, 3, 4, 9]
+    assert dict(merged.meta_of("occ").value_labels) == {3: "Farmer / Laborer / Clerk", 4: "Manager", 9: "Refused"}
+    topped = RecodeStep(column="occ", top=3, top_value=1).apply(ds)
+    assert topped.frame["occ"].tolist() == [1, 2, 1, 1, 1, 9]
+    assert dict(topped.meta_of("occ").value_labels) == {1: "Farmer / 3 or more", 2: "Laborer", 9: "Refused"}
+    new = RecodeStep(column="occ", merge=(1, 2), into=7).apply(ds)  # a new code: the merged ones' labels only
+    assert dict(new.meta_of("occ").value_labels)[7] == "Farmer / Laborer"
+
+
+@pytest.mark.parametrize("step", [RecodeStep(column="occ", merge=(1, 2), into=9),
+                                  RecodeStep(column="occ", top=3, top_value=9),
+                                  RecodeStep(column="occ", bottom=2, bottom_value=9)])
+def test_recoding_into_a_declared_missing_code_is_refused(step):
+    """The records would silently become missing (wildcards to every count) and the refusals relabelled."""
+    with pytest.raises(InputError, match=r"^The value to .* is a declared missing code of 'occ'"):
+        step.apply(_occupations())
+
+
+@pytest.mark.parametrize("value", ["3+", True])
+def test_a_top_code_into_a_text_in_a_numeric_variable_is_refused(value):
+    with pytest.raises(InputError, match="'occ' holds numbers: the value to top-code into must be a finite number"):
+        RecodeStep(column="occ", top=3, top_value=value).apply(_occupations())

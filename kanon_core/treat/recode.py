@@ -264,6 +264,7 @@ class RecodeStep(Step):
         miss = ds.missing_mask(col)
         m = ds.meta_of(col)
         labels = dict(m.value_labels)
+        self._check_targets(series, m.missing_codes)
         if self.top is not None or self.bottom is not None:
             series, labels = self._top_bottom(series, miss, labels)
         if self.merge:
@@ -274,6 +275,22 @@ class RecodeStep(Step):
         meta[col] = dataclasses.replace(m, value_labels=labels)  # keeps how numbers are written
         report(progress, 1.0, "Recoded")
         return ds.with_frame(frame, meta)
+
+    def _check_targets(self, series: pd.Series, missing_codes: Sequence[Any]) -> None:
+        """Refuse a value to recode into that is a declared missing code of the variable (the records would
+        silently become missing, wildcards to every count), or that is not a number in a numeric variable
+        (the column would be neither); names the variable, never the value."""
+        text = is_text_column(series)
+        declared = {merge_key(c, text) for c in missing_codes}
+        for word, value in (("merge into", self.into), ("top-code into", self.top_value),
+                            ("bottom-code into", self.bottom_value)):
+            if value is None:
+                continue
+            if merge_key(value, text) in declared:
+                raise InputError(f"The value to {word} is a declared missing code of '{self.column}': the records "
+                                 "would become missing. Choose another value.")
+            if _holds_numbers(series) and not _real_number(value):
+                raise InputError(f"'{self.column}' holds numbers: the value to {word} must be a finite number.")
 
     def _top_bottom(self, series: pd.Series, miss: np.ndarray, labels: dict) -> tuple[pd.Series, dict]:
         observed = series[~miss & series.notna().to_numpy(dtype=bool)]
@@ -291,11 +308,12 @@ class RecodeStep(Step):
                 continue
             repl = bound if value is None else value
             cond = ((num >= bound) if above else (num <= bound)).fillna(False).to_numpy(dtype=bool) & ~miss
+            kept = _kept_label(out, miss, cond, repl, labels)  # a code outside the coded range keeps its records
             out = _replace(out, cond, repl)
             for v in num[cond].unique().tolist():
                 labels.pop(v, None)
                 labels.pop(_as_int(v), None)
-            labels[_as_int(repl)] = f"{format_number(bound)} {word}"
+            labels[_as_int(repl)] = " / ".join([*kept, f"{format_number(bound)} {word}"])
         return out, labels
 
     def _merge(self, series: pd.Series, miss: np.ndarray, labels: dict, had_labels: bool) -> tuple[pd.Series, dict]:
@@ -310,6 +328,8 @@ class RecodeStep(Step):
         texts = [str(labels.get(v, labels.get(_as_int(v), _text(v)))) for v in present]
         if into is None:
             into = _as_int(min(present, key=float)) if numeric else "/".join(texts)
+        else:  # merged into a code that has records of its own: the category holds both, and says so
+            texts += _kept_label(series, miss, cond, into, labels)
         out = _replace(series, cond, into)
         for v in present:
             labels.pop(v, None)
@@ -332,6 +352,17 @@ class RecodeStep(Step):
         parts = [f"merge {len(self.merge)} categories"] * bool(self.merge)
         parts += ["top-code"] * (self.top is not None) + ["bottom-code"] * (self.bottom is not None)
         return f"Recode {self.column}: " + ", ".join(parts)
+
+
+def _kept_label(series: pd.Series, miss: np.ndarray, cond: np.ndarray, target: Any, labels: dict) -> list[str]:
+    """The label (else the text) of ``target`` when records outside ``cond`` already hold it: recoding into an
+    existing code adds to its category, so the new label names both (merging 1 and 2 into 3 = "Clerk" is
+    "Farmer / Laborer / Clerk", not "Farmer / Laborer" for the clerks too); [] when it is a new code."""
+    hit, present = _merge_cells(series, miss, (target,))
+    if not (hit & ~cond).any():
+        return []
+    v = present[0]
+    return [str(labels.get(v, labels.get(_as_int(v), _text(v))))]
 
 
 def _merge_cells(series: pd.Series, miss: np.ndarray, merge: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
