@@ -298,3 +298,13 @@ def test_recoding_into_a_declared_missing_code_is_refused(step):
 def test_a_top_code_into_a_text_in_a_numeric_variable_is_refused(value):
     with pytest.raises(InputError, match="'occ' holds numbers: the value to top-code into must be a finite number"):
         RecodeStep(column="occ", top=3, top_value=value).apply(_occupations())
+
+
+def test_a_date_variable_is_not_merged_or_top_coded():
+    """Merged dates became text beside dates, and the step's timestamps made every recipe and project file of
+    the session fail to write (a traceback on the Export page). Refused, pointing to date hierarchies."""
+    frame = pd.DataFrame({"dob": pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-03"])})
+    ds = Dataset(frame=frame)
+    for step in (RecodeStep(column="dob", merge=tuple(frame["dob"][:2])), RecodeStep(column="dob", top=1.0)):
+        with pytest.raises(InputError, match="'dob' holds dates: generalize it with a date hierarchy"):
+            step.apply(ds)

@@ -264,6 +264,10 @@ class RecodeStep(Step):
         miss = ds.missing_mask(col)
         m = ds.meta_of(col)
         labels = dict(m.value_labels)
+        if pd.api.types.is_datetime64_any_dtype(series.dtype):
+            # merged dates would become text beside dates, and a recipe cannot hold a timestamp
+            raise InputError(f"'{col}' holds dates: generalize it with a date hierarchy (year, quarter, month) "
+                             "instead of merging or top-coding.")
         self._check_targets(series, m.missing_codes)
         if self.top is not None or self.bottom is not None:
             series, labels = self._top_bottom(series, miss, labels)
