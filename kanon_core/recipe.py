@@ -66,6 +66,7 @@ FORMAT = "kanon-recipe"
 FORMAT_VERSION = 1
 MAX_DEPTH = 24  # a recipe nests 5 levels (generalization hierarchies); far deeper is not a recipe
 MAX_NUMBER = 10**15  # counts, codes and bounds of survey data fit well within this
+MAX_WHOLE = 2**63 - 1  # whole numbers: any code of a 64-bit integer column, as the steps hold them
 MAX_BYTES = 100_000_000  # the demo recipe has 10 kB; hierarchies of thousands of categories stay far below this
 MAX_STEPS = 10_000  # a session has tens of steps; far more is a generated or broken file, and slow to replay
 
@@ -477,7 +478,7 @@ class _KeyTwice(Exception):
 
 def parse_json(text: str | bytes, what: str = "recipe") -> Any:
     """Parse a recipe (or project) file: UTF-8 JSON of at most :data:`MAX_BYTES`, whose numbers are finite
-    and at most :data:`MAX_NUMBER` in size, nested at most :data:`MAX_DEPTH` deep, with each key once per
+    and at most :data:`MAX_NUMBER` in size (whole numbers :data:`MAX_WHOLE`), nested at most :data:`MAX_DEPTH` deep, with each key once per
     object (``json`` keeps the last of two, a reader may see the first) and text that is valid Unicode (an
     unpaired ``\\ud800`` escape is valid JSON but cannot be written anywhere). One-line errors, no values."""
     if len(text) > MAX_BYTES:
@@ -496,7 +497,8 @@ def parse_json(text: str | bytes, what: str = "recipe") -> Any:
         d = json.loads(source, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_reject_constant,
                        object_pairs_hook=_object)
     except _OutOfRange:
-        raise InputError(f"The {what} file has a number that is not finite or is beyond 10^15 in size.") from None
+        raise InputError(f"The {what} file has a number that is not finite or is beyond 10^15 in size (whole "
+                         "numbers: 2^63 - 1).") from None
     except _KeyTwice as exc:
         raise InputError(f"The {what} file has the key {_named(exc.args[0])} twice in one object.") from None
     except RecursionError:
@@ -557,7 +559,9 @@ def _check_unicode(obj: Any, what: str) -> None:
 
 
 def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > len(str(MAX_NUMBER)) or abs(int(text)) > MAX_NUMBER:
+    """A whole number within kanon's 64-bit integers: codes of 16 to 19 digits are read as the steps wrote them
+    (a file kanon writes, it reads); decimals keep the bound :data:`MAX_NUMBER`."""
+    if len(text.lstrip("-")) > len(str(MAX_WHOLE)) or abs(int(text)) > MAX_WHOLE:
         raise _OutOfRange
     return int(text)
 

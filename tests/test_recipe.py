@@ -461,3 +461,21 @@ def test_any_field_replaced_by_any_json_loads_or_is_one_input_error(session, dat
         Recipe.from_dict(_replaced(d, path, junk))
     except InputError as exc:
         assert "\n" not in str(exc) and len(str(exc)) < 400
+
+
+def test_a_recipe_holding_long_codes_is_read_back_and_replays(tmp_path):
+    """16-digit codes merged in a session: the recipe was written, then refused when read (numbers beyond 10^15).
+    Whole numbers are read up to 2^63 - 1, and the recipe replays to the same version."""
+    from kanon_core.io import load_dataset
+
+    data = tmp_path / "big.csv"
+    data.write_text("code,x\n1234567890123456,1\n1234567890123457,2\n1234567890123458,3\n", encoding="utf-8")
+    ds = load_dataset(data)
+    h = History.start(ds)
+    h.apply(RecodeStep(column="code", merge=(1234567890123456, 1234567890123457)))
+    path = tmp_path / "big.recipe.json"
+    Recipe.from_history(h, input_path="big.csv").save(path)
+    replay = Recipe.load(path).replay_checked(load_dataset(data))
+    assert replay.history.current.dataset.frame["code"].tolist() == [1234567890123456] * 2 + [1234567890123458]
+    with pytest.raises(InputError, match="beyond 10\\^15 in size \\(whole numbers: 2\\^63 - 1\\)"):
+        Recipe.from_json(_with_step(into=2**63))
