@@ -63,3 +63,6 @@ class DeclareMissingValues(Step):
     def describe(self) -> str:
         parts = [f"{col} ({', '.join(map(str, codes))})" for col, codes in self.values]
         return "Declare missing: " + "; ".join(parts)
+
+    def describe_without_values(self) -> str:
+        return "Declare missing: " + "; ".join(f"{col} ({len(codes)} value(s))" for col, codes in self.values)

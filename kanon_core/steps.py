@@ -227,3 +227,6 @@ class DeclareMissingCodes(Step):
 
     def describe(self) -> str:
         return f"Missing codes of {self.column}: {', '.join(map(str, self.codes)) or 'none'}"
+
+    def describe_without_values(self) -> str:
+        return f"Missing codes of {self.column}: {len(self.codes)}"

@@ -479,3 +479,13 @@ def test_a_recipe_holding_long_codes_is_read_back_and_replays(tmp_path):
     assert replay.history.current.dataset.frame["code"].tolist() == [1234567890123456] * 2 + [1234567890123458]
     with pytest.raises(InputError, match="beyond 10\\^15 in size \\(whole numbers: 2\\^63 - 1\\)"):
         Recipe.from_json(_with_step(into=2**63))
+
+
+def test_declare_missing_steps_are_named_in_messages_without_their_codes():
+    """A declared code is a value of the data ("-9", "M"): a replay's messages name the step by variable and count."""
+    from kanon_core.declare_missing import DeclareMissingValues
+    from kanon_core.steps import DeclareMissingCodes
+
+    assert DeclareMissingCodes(column="inc", codes=(-9, -8)).describe_without_values() == "Missing codes of inc: 2"
+    step = DeclareMissingValues(values=(("sex", ("M",)),))
+    assert step.describe_without_values() == "Declare missing: sex (1 value(s))"
