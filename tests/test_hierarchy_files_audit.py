@@ -259,3 +259,14 @@ def test_codes_with_leading_zeros_stay_text(tmp_path, capsys):
     (counted, not shown); with a row for each, each keeps its own generalization."""
     msg = refused(tmp_path, capsys, {"g.csv": b"7;low;*\n9;high;*\n"}, values=("007", "7", "009"))
     assert "1 value(s)" in msg and "007" not in msg
+
+
+@pytest.mark.parametrize("text, rows", [
+    # a comma file whose labels hold a quoted ";": read by commas (";" was tried first and split the labels)
+    (b'1,"Married; spouse present",*\n2,"Married; spouse present",*\n3,Single,*\n',
+     (("1", "Married; spouse present", "*"), ("2", "Married; spouse present", "*"), ("3", "Single", "*"))),
+    # ARX's ";" file whose labels hold an unquoted comma: still read by ";"
+    (b"1;Married, spouse present;*\n2;Single;*\n", (("1", "Married, spouse present", "*"), ("2", "Single", "*"))),
+])
+def test_the_delimiter_is_the_one_outside_quotes(text, rows):
+    assert read_arx_hierarchy(text, "marital").rows == rows

@@ -1067,7 +1067,8 @@ def _arx_rows(text: str, name: str) -> list[tuple[str, ...]]:
     splits has one level (the root is added). Never a guess among delimiters that disagree: a row out of
     line is refused, not read again with another delimiter."""
     problem: tuple[str, csv.Error] | None = None
-    for delim in ARX_DELIMITERS:
+    first = _delimiter_outside_quotes(text)
+    for delim in ([first] if first else []) + [d for d in ARX_DELIMITERS if d != first]:
         try:
             rows = _csv_rows(text, delim)
         except csv.Error as exc:
@@ -1088,6 +1089,23 @@ def _arx_rows(text: str, name: str) -> list[tuple[str, ...]]:
             raise InputError(f"The rows of hierarchy file{_of(name)} have different numbers of levels: row {i + 1} "
                              f"has {len(r)} level{'s' if len(r) != 1 else ''}, row 1 has {len(rows[0])}.")
     return rows
+
+
+def _delimiter_outside_quotes(text: str) -> str | None:
+    """The first of :data:`ARX_DELIMITERS` (in their order) that occurs in the first row outside quoted text, or
+    None: in ``1,"Married; spouse present",*`` the ";" is a character of a quoted cell and the row is split by
+    commas (a reader trying ";" first sees no quoting error there, the quote being inside its cell, and
+    misreads it), while ``Married, spouse present;Married;*`` is still split by ";"."""
+    found: set[str] = set()
+    quoted = False
+    for ch in text.lstrip("\ufeff"):
+        if ch == '"':
+            quoted = not quoted  # a doubled quote inside a quoted cell toggles twice
+        elif not quoted and ch in "\r\n":
+            break
+        elif not quoted and ch in ARX_DELIMITERS:
+            found.add(ch)
+    return next((d for d in ARX_DELIMITERS if d in found), None)
 
 
 def _split_rows(text: str) -> list[tuple[str, ...]]:
