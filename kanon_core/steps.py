@@ -220,9 +220,14 @@ class DeclareMissingCodes(Step):
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
         if self.column not in ds.frame.columns:
             raise InputError(f"Unknown variable '{self.column}'.")
+        from .io import typed_codes
+
         m = ds.meta_of(self.column)
         meta = dict(ds.meta)
-        meta[self.column] = dataclasses.replace(m, missing_codes=tuple(self.codes))
+        # typed against the column in hand: a next wave whose column reads as text (one stray "n/a") holds the
+        # text "-9", which the number -9 typed for the first wave would not match (its refusals then a category)
+        codes = typed_codes(ds.frame[self.column], self.codes)
+        meta[self.column] = dataclasses.replace(m, missing_codes=codes)
         return ds.with_frame(ds.frame, meta)
 
     def describe(self) -> str:

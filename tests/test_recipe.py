@@ -489,3 +489,22 @@ def test_declare_missing_steps_are_named_in_messages_without_their_codes():
     assert DeclareMissingCodes(column="inc", codes=(-9, -8)).describe_without_values() == "Missing codes of inc: 2"
     step = DeclareMissingValues(values=(("sex", ("M",)),))
     assert step.describe_without_values() == "Declare missing: sex (1 value(s))"
+
+
+def test_declared_missing_codes_are_typed_for_the_file_they_are_replayed_on(tmp_path):
+    """The code -9 was typed as a number for the first wave; on a wave whose column reads as text (one stray
+    'n/a') it matched none of the text cells '-9', so the refusals became a category (wildcards lost), and the
+    release's read-back check stopped `kanon apply` calling it a fault of kanon's."""
+    from kanon_core.io import load_dataset, typed_codes
+    from kanon_core.steps import DeclareMissingCodes
+
+    (tmp_path / "w1.csv").write_text("id,inc\n1,100\n2,-9\n3,300\n", encoding="utf-8")
+    (tmp_path / "w2.csv").write_text("id,inc\n1,100\n2,-9\n3,n/a\n", encoding="utf-8")
+    w1 = load_dataset(tmp_path / "w1.csv")
+    h = History.start(w1)
+    h.apply(DeclareMissingCodes("inc", typed_codes(w1.frame["inc"], ["-9"])))
+    assert h.current.dataset.missing_mask("inc").tolist() == [False, True, False]
+    recipe = Recipe.from_history(h, input_path="w1.csv")
+    out = recipe.replay_checked(load_dataset(tmp_path / "w2.csv")).history.current.dataset
+    assert out.missing_mask("inc").tolist() == [False, True, False]
+    assert recipe.replay_checked(load_dataset(tmp_path / "w1.csv")).verified_steps == 1  # its own file: as recorded
