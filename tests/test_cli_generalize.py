@@ -206,6 +206,18 @@ def test_the_weight_as_a_quasi_identifier_is_refused_by_every_engine(tmp_path, c
     assert not out.exists()
 
 
+def _ages_with_a_declared_code(folder: Path) -> tuple[Path, Path]:
+    """Ages with the declared missing code -9 on three records (a wildcard), and hierarchies of age and sex."""
+    data = folder / "d.csv"
+    data.write_text("id,age,sex\n" + "".join(f"{i},{a},{s}\n" for i, (a, s) in enumerate(
+        [("-9", "m")] * 3 + [("34", "m")] + [("35", "f")] * 3 + [("52", "m")] * 3)), encoding="utf-8")
+    hier = folder / "h"
+    hier.mkdir()
+    (hier / "age.csv").write_text("34;30-39;*\n35;30-39;*\n52;50-59;*\n", encoding="utf-8")
+    (hier / "sex.csv").write_text("m;*\nf;*\n", encoding="utf-8")
+    return data, hier
+
+
 @pytest.mark.parametrize("engine, ext", [("pandas", "csv"), ("pandas", "parquet"), ("pandas", "sav"),
                                          ("pandas", "dta"), ("duckdb", "csv"), ("polars", "parquet")])
 def test_a_declared_missing_code_the_search_relied_on_stays_missing_in_the_release(tmp_path, engine, ext):
@@ -213,13 +225,7 @@ def test_a_declared_missing_code_the_search_relied_on_stays_missing_in_the_relea
     a wildcard). The release was written by a plain table writer that dropped the declaration: -9 became an
     ordinary age, and the written file, read back, had k = 1. Now it is written as every release is (the labels
     sidecar, SPSS's user-missing values, Stata's missing values), and the file read back has the k found."""
-    data = tmp_path / "d.csv"
-    data.write_text("id,age,sex\n" + "".join(f"{i},{a},{s}\n" for i, (a, s) in enumerate(
-        [("-9", "m")] * 3 + [("34", "m")] + [("35", "f")] * 3 + [("52", "m")] * 3)), encoding="utf-8")
-    hier = tmp_path / "h"
-    hier.mkdir()
-    (hier / "age.csv").write_text("34;30-39;*\n35;30-39;*\n52;50-59;*\n", encoding="utf-8")
-    (hier / "sex.csv").write_text("m;*\nf;*\n", encoding="utf-8")
+    data, hier = _ages_with_a_declared_code(tmp_path)
     out = tmp_path / f"release.{ext}"
     rc, found = run(tmp_path, "--k", "3", "--max-suppression", "0", "--missing-codes", "age=-9", "--engine", engine,
                     "-o", str(out), qis=["age", "sex"], file=data, hierarchies=hier)
@@ -248,12 +254,7 @@ def test_a_declared_missing_code_of_a_generalized_qi_is_blank_in_every_engine_s_
     """Age generalized to its level 1: a cell holding the declared code -9 is missing, and missing after
     generalization (blank), as in memory; the engines refused ("the recoding does not cover all of its values").
     Every engine writes the same bytes."""
-    data = tmp_path / "d.csv"
-    data.write_text("id,age,sex\n" + "".join(f"{i},{a},{s}\n" for i, (a, s) in enumerate(
-        [("-9", "m")] * 3 + [("34", "m")] + [("35", "f")] * 3 + [("52", "m")] * 3)), encoding="utf-8")
-    hier = tmp_path / "h"
-    hier.mkdir()
-    (hier / "age.csv").write_text("34;30-39;*\n35;30-39;*\n52;50-59;*\n", encoding="utf-8")
+    data, hier = _ages_with_a_declared_code(tmp_path)
     written = {}
     for engine in ("pandas", "duckdb", "polars"):
         out = tmp_path / f"{engine}.csv"
