@@ -615,3 +615,21 @@ def test_a_hierarchy_indexes_its_rows_once_and_matches_alike():
     assert first == h.match(["012", "12", 7, "x"]).tolist() == Hierarchy(name="code", rows=rows).match(
         ["012", "12", 7, "x"]).tolist() == [0, 1, 2, -1]
     assert size_of(h, set()) > before
+
+
+def test_long_whole_number_codes_match_by_their_exact_digits():
+    """A row written "12345678901234567" was read through a float (...568) and silently generalized the data's
+    ...568, which has no row; now its digits are read exactly and the value without a row is refused."""
+    from kanon_core.dataset import Dataset
+    from kanon_core.errors import InputError
+    from kanon_core.treat.hierarchy import value_key
+    from kanon_core.treat.recode import generalized_column
+
+    assert value_key("12345678901234567") == "12345678901234567" == value_key(12345678901234567)
+    assert value_key("02138") == "2138" == value_key(2138.0) and value_key("+5") == "5"
+    ds = Dataset(frame=pd.DataFrame({"code": [12345678901234568, 5]}))
+    h = Hierarchy((("12345678901234567", "X", "*"), ("5", "Z", "*")))
+    with pytest.raises(InputError, match="1 value\\(s\\) of variable 'code' are not in its hierarchy"):
+        generalized_column(ds, "code", h, 1)
+    exact = Hierarchy((("12345678901234568", "X", "*"), ("5", "Z", "*")))
+    assert generalized_column(ds, "code", exact, 1).tolist() == ["X", "Z"]

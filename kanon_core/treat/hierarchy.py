@@ -26,6 +26,7 @@ import io
 import math
 import operator
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -43,6 +44,9 @@ TOP = "*"
 
 
 # -- matching values -------------------------------------------------------------------------------------------
+_WHOLE_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
 def value_key(value: Any) -> str | None:
     """A normalised text form of a value, so that ``39``, ``39.0``, ``"39"`` and ``" 39 "`` match.
 
@@ -64,6 +68,8 @@ def value_key(value: Any) -> str | None:
     if isinstance(value, (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)):
         return _date_key(value)
     text = str(value).strip()
+    if _WHOLE_TEXT.fullmatch(text):  # whole-number digits read exactly: through a float, 17 digits would round
+        return str(int(text))
     if text and text[0] in "+-.0123456789":
         try:
             f = float(text)
