@@ -465,7 +465,7 @@ def release_files(treated: Dataset, path: str | Path, original: Dataset | None =
     files = [(path, release_bytes(rel, f.key, options).data)]
     spec = _sidecar_of(rel, options, path)
     _check_reads_back(treated, rel, path, files[0][1], spec)
-    side = path.with_name(path.stem + ".labels.json")
+    side = sidecar_path(path)
     if sidecar and spec is not None:
         if spec or side.exists():
             files.append((side, labels_json(spec)))
@@ -478,7 +478,7 @@ def refuse_stale_sidecar(path: str | Path) -> None:
     """Refuse a CSV or Parquet release written without its labels file next to an earlier release's labels
     file: kanon's readers, and anyone's, would read that file's codes and labels with the new data."""
     path = Path(path)
-    side = path.with_name(path.stem + ".labels.json")
+    side = sidecar_path(path)
     if path.suffix.lower() in (".csv", ".parquet") and side.exists():
         raise InputError(f"A labels file {side.name} of an earlier release is next to the output and would be "
                          "read with this release; remove it, or write the labels with the release.")

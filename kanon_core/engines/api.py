@@ -21,7 +21,7 @@ import pyarrow as pa
 from ..classtable import ClassTable
 from ..dataset import Roles, VariableMeta
 from ..errors import InputError
-from ..io import cell_text, labels_json, labels_spec
+from ..io import cell_text, labels_json, labels_spec, typed_codes
 from .base import ENGINES, EngineSettings, RankedSuppression, ReleasePlan, choose_engine, get_engine, register
 from .source import Source, open_source
 from .table import class_table as _class_table
@@ -40,23 +40,6 @@ class FileSummary:
     columns: pd.DataFrame
     preview: pd.DataFrame
     engine: str
-
-
-def _is_declared(value: Any, codes: Sequence[str]) -> bool:
-    """Whether a typed value is one of a column's declared missing codes (texts as given): a text by its text,
-    a number by value ("-9" declares -9 and -9.0)."""
-    if not codes:
-        return False
-    if isinstance(value, str):
-        return value in codes
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        for code in codes:
-            try:
-                if float(code) == float(value):
-                    return True
-            except ValueError:
-                continue
-    return False
 
 
 class OutOfCore:
@@ -138,12 +121,13 @@ class OutOfCore:
                 raise InputError(f"Column '{c}' has too many distinct values to recode.")
             t = type_distinct(source, c, raw, True)
             typed[c] = t
-            declared = (missing_codes or {}).get(c, ())
+            # the column's declared missing codes typed as its values, as in memory (io.typed_codes)
+            declared = set(typed_codes(pd.Series(list(t.values)), (missing_codes or {}).get(c, ())))
             new = []
             for v in t.values:
                 if v in mapping:
                     new.append(mapping[v])
-                elif _is_declared(v, declared):  # a declared missing code is missing: blank, as in memory
+                elif v in declared:  # a declared missing code is missing: blank, as in memory
                     new.append(None)
                 else:
                     raise InputError(f"The recoding of '{c}' does not cover all of its values.")

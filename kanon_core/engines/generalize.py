@@ -88,8 +88,8 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
     its own."""
     from contextlib import nullcontext
 
-    from ..io import labels_json
-    from ..outputs import OutputBatch, sidecar_of
+    from ..outputs import OutputBatch
+    from .local_suppression import write_release_labels
     from .source import open_source
 
     recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing)
@@ -97,12 +97,8 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
         target = b.temp_path(out) if engine.name != "spark" else out
         engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
                        settings=settings, sidecar=False)
-        labels = engine.release_labels(open_source(source), (), missing_codes, recoded=tuple(recodes),
-                                       settings=settings)
-        if labels is None and sidecar_of(out).exists():  # an earlier release's labels would be read with this one
-            labels = labels_json({})
-        if labels is not None:
-            b.write_bytes(sidecar_of(out), labels)
+        write_release_labels(b, out, engine.release_labels(open_source(source), (), missing_codes,
+                                                           recoded=tuple(recodes), settings=settings))
 
 
 def release_recodes(table, qis: list[str], found: OptimalAtScale) -> dict[str, dict]:

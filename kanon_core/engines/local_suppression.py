@@ -213,8 +213,7 @@ def write_suppressed_release(engine: Any, path: str | Path, found: SuppressedAtS
     not be a value of a column it is written in, as in memory; without a code, suppressed cells are empty.
     A sidecar of an earlier release at ``out`` is overwritten, as the in-memory writer does, even with
     nothing to declare (else it would be read back with the new data)."""
-    from ..io import labels_json
-    from ..outputs import OutputBatch, sidecar_of
+    from ..outputs import OutputBatch
     from .source import open_source
 
     settings = settings or EngineSettings()
@@ -236,13 +235,23 @@ def write_suppressed_release(engine: Any, path: str | Path, found: SuppressedAtS
         engine.release(path, target, qis=list(found.qis), missing_codes=missing_codes, settings=settings,
                        sidecar=False, ranked=ranked, blank_code=code, blank_texts=texts)
         labels = engine.release_labels(open_source(path), (), missing_codes, settings=settings, extra=extra)
-        written = [Path(out).name]
-        if labels is None and sidecar_of(out).exists():
-            labels = labels_json({})
-        if labels is not None:
-            b.write_bytes(sidecar_of(out), labels)
-            written.append(sidecar_of(out).name)
+        written = [Path(out).name, *write_release_labels(b, out, labels)]
     return written
+
+
+def write_release_labels(batch: Any, out: str | Path, labels: bytes | None) -> list[str]:
+    """Write a release's labels sidecar beside ``out`` in ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`),
+    as the in-memory writer does: the labels when there is something to declare, an empty file over an earlier
+    release's sidecar (else it would be read with the new data), nothing otherwise; the names written."""
+    from ..io import labels_json
+    from ..outputs import sidecar_of
+
+    if labels is None and sidecar_of(out).exists():
+        labels = labels_json({})
+    if labels is None:
+        return []
+    batch.write_bytes(sidecar_of(out), labels)
+    return [sidecar_of(out).name]
 
 
 def code_texts(source: Any, found: SuppressedAtScale | RiskSuppressedAtScale, code: int) -> dict[str, str]:

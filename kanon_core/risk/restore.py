@@ -130,7 +130,8 @@ def restorable_by_step(history: History, vid: int | None = None) -> list[tuple[i
 def _released_column(child: Dataset, column: str, qis: Sequence[str], released: np.ndarray) -> np.ndarray:
     """The column's codes as the release shows them, -1 where it shows nothing (missing or suppressed)."""
     if column in qis:
-        return np.where(released[:, list(qis).index(column)] >= 0, released[:, list(qis).index(column)], -1)
+        shown = released[:, list(qis).index(column)]
+        return np.where(shown >= 0, shown, -1)
     return child.qi_matrix([column]).codes[:, 0].astype(np.int64)
 
 
