@@ -42,6 +42,7 @@ import pandas as pd
 
 from .dataset import Dataset, VariableMeta
 from .errors import InputError
+from .exact_numbers import count_beyond_double
 from .io import csv_bytes, labels_json, labels_spec, parquet_bytes, sidecar_path, stat_bytes
 from .release_check import check_release
 
@@ -253,23 +254,12 @@ def stat_names(columns: list[str], fmt: str) -> dict[str, str]:
     return out
 
 
-MAX_EXACT_WHOLE = 2 ** 53
-"""The largest whole number every integer up to which a double holds exactly: SPSS and Stata store numbers as
-doubles, so 9007199254740993 would be written as 9007199254740992 (two long codes made one)."""
-
-
 def _check_exact_as_double(column: str, s: pd.Series, fmt: str) -> None:
     """Refuse a whole-number variable a double would round (beyond 2^53): the release must hold the values
     the checks counted. Names the variable, never a value."""
-    if pd.api.types.is_float_dtype(s.dtype):
-        return  # read as decimals: written as the same doubles
-    if pd.api.types.is_integer_dtype(s.dtype):
-        whole = s.dropna().to_numpy(dtype=np.int64)
-        big = whole[(whole > MAX_EXACT_WHOLE) | (whole < -MAX_EXACT_WHOLE)]
-    else:
-        big = [v for v in s.dropna().tolist() if isinstance(v, (int, np.integer)) and abs(int(v)) > MAX_EXACT_WHOLE]
-    if len(big):
-        raise InputError(f"Variable {column} has {len(big):,} whole number(s) too long for {FORMATS[fmt].title}, "
+    big = count_beyond_double(s)
+    if big:
+        raise InputError(f"Variable {column} has {big:,} whole number(s) too long for {FORMATS[fmt].title}, "
                          "which stores numbers as decimals and would round them; release it as CSV or Parquet.")
 
 

@@ -28,9 +28,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..dataset import Dataset
 from ..errors import InputError
+from ..exact_numbers import count_beyond_double
 from .hierarchy import (
     TOP,
     Hierarchy,
@@ -82,7 +84,7 @@ def infer_scale(name: str, values: Sequence[object], labels: Sequence[str]) -> S
     if not values or not all(_is_number(v) for v in values):
         return ScaleGuess("nominal", "its values are text")
     own = [str(lab) for v, lab in zip(values, labels, strict=True)
-           if str(lab).strip() and str(lab).strip() != value_text(float(v))]  # type: ignore[arg-type]
+           if str(lab).strip() and str(lab).strip() != value_text(v)]  # type: ignore[arg-type]
     if own:
         ordered = sum(1 for lab in own if _DIGIT.search(lab)
                       or any(w.startswith(ORDINAL_WORDS) for w in _WORD.findall(lab.lower())))
@@ -453,8 +455,9 @@ def default_hierarchy_of_counts(column: str, values: Sequence[object], labels: S
         raise InputError(f"Unknown scale '{scale}': nominal or ordinal.")
     counts = np.asarray(counts, dtype=np.int64)
     observed = int(counts.sum())
-    numeric = all(_is_number(v) for v in values)
-    texts = [value_text(float(v)) if _is_number(v) else str(v).strip() for v in values]  # type: ignore[arg-type]
+    # codes beyond 2^53 are identifiers, not amounts: grouped by frequency, as texts (bins compute in doubles)
+    numeric = all(_is_number(v) for v in values) and not count_beyond_double(pd.Series(list(values), dtype=object))
+    texts = [value_text(v) if _is_number(v) else str(v).strip() for v in values]  # type: ignore[arg-type]
     if len(values) < 4:
         return Hierarchy(tuple((t, TOP) for t in texts), column)
     scale = scale or infer_scale(column, values, labels).scale

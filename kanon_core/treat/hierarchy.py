@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..exact_numbers import MAX_EXACT_WHOLE, count_beyond_double
 
 TOP = "*"
 """The label of the last level: the value is not released."""
@@ -112,7 +113,10 @@ def format_number(x: float) -> str:
 def value_text(x: float) -> str:
     """Exact text of an original value (a hierarchy row): integers without a decimal point, other numbers
     in their shortest round-trip form, so that the row matches the value it was built from
-    (:func:`format_number` rounds to 10 digits, which is right for labels, wrong for originals)."""
+    (:func:`format_number` rounds to 10 digits, which is right for labels, wrong for originals). A whole
+    number given as an integer keeps its digits (through a float, 2**53 + 1 would become 2**53's row)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return str(int(x))
     x = float(x)
     if x.is_integer() and abs(x) < 2**63:
         return str(int(x))
@@ -490,6 +494,7 @@ def _numeric_distinct(values: Iterable[Any], name: str, counts: Sequence[int] | 
         raise InputError(f"Variable{_of(name)} has {bad} non-numeric value(s); numeric hierarchies need numbers.")
     if len(num) == 0:
         raise InputError(f"Variable{_of(name)} has no observed values.")
+    _refuse_beyond_double(num, name)
     arr = num.to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"Variable{_of(name)} has infinite values.")
@@ -502,6 +507,15 @@ def _numeric_distinct(values: Iterable[Any], name: str, counts: Sequence[int] | 
         if len(uniq) == 0:
             raise InputError(f"Variable{_of(name)} has no observed values.")
     return uniq, n, [value_text(u) for u in uniq]
+
+
+def _refuse_beyond_double(num: pd.Series, name: str) -> None:
+    """Interval, quantile and binning builders compute in doubles: whole numbers beyond 2^53 would share rows."""
+    beyond = count_beyond_double(num)
+    if beyond:
+        raise InputError(f"Variable{_of(name)} has {beyond} whole number(s) beyond 2^53, which interval and "
+                         "binning hierarchies cannot tell apart (they compute in floating point); use a "
+                         "masking or grouping hierarchy for such codes.")
 
 
 def _all_integral(x: np.ndarray) -> bool:
@@ -611,6 +625,7 @@ def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2)
     num = pd.to_numeric(s[s.notna()], errors="coerce")
     if num.isna().any():
         raise InputError(f"Variable{_of(name)} has non-numeric values; quantile bins need numbers.")
+    _refuse_beyond_double(num, name)
     data = np.sort(num.to_numpy(dtype=np.float64))
     if len(data) == 0:
         raise InputError(f"Variable{_of(name)} has no observed values.")
@@ -957,7 +972,7 @@ def _row_texts(values: Iterable[Any]) -> list[str]:
             rest.append(v)
     out = {s.strip() for s in strs}
     for v in [*plain.values(), *rest]:
-        if type(v) is int and abs(v) <= 2**53:
+        if type(v) is int and abs(v) <= MAX_EXACT_WHOLE:
             out.add(str(v))  # value_text(v): exact in a float
         elif value_key(v) is not None:
             out.add(_row_text(v))
