@@ -126,11 +126,16 @@ def test_a_ragged_row_is_named(tmp_path, capsys, content, row, levels, first):
 
 
 @pytest.mark.parametrize("content, level", [(b"a;;ab;*\nb;ab;ab;*\nc;c;c;*\n", 1),
-                                            (b";ab;*\nb;ab;*\nc;c;*\n", 0)])
+                                            (b";;ab;*\nb;ab;ab;*\nc;c;c;*\n", 1)])
 def test_an_empty_cell_inside_a_row_is_refused(tmp_path, capsys, content, level):
-    """An empty label would release the value as missing; an empty original is no value at all."""
+    """An empty label would release the value as missing."""
     msg = refused(tmp_path, capsys, {"g.csv": content})
     assert "Row 1" in msg and "empty" in msg and f"level {level}" in msg
+
+
+def test_an_empty_original_is_the_row_of_a_value_of_spaces():
+    """The first cell may be empty: the row of a text value made of spaces only, as the writer writes it."""
+    assert read_arx_hierarchy(b";ab;*\nb;ab;*\nc;c;*\n").rows == (("", "ab", TOP), ("b", "ab", TOP), ("c", "c", TOP))
 
 
 def test_rows_of_only_delimiters_are_blank_lines():

@@ -439,7 +439,9 @@ def test_a_search_that_skips_a_node_that_could_win_is_caught(case, data):
     start after the top is skipped, so nodes whose bound lies below the top's loss stay unclassified (every
     other node: Prec bounds grow up the lattice, and average class size's bounds below the top are only
     raised by the class tables computed below them, none), and the search raises instead of returning a
-    node it cannot vouch for."""
+    node it cannot vouch for. Where the nodes it did classify already prove the optimum (the bottom node
+    evaluated and optimal, every other bound above its loss), it may return that optimum: never another
+    node. :func:`test_a_skipped_node_that_could_win_raises` is a case that must raise."""
     import kanon_core.treat.lattice as lattice_module
 
     n = len(case.frame)
@@ -454,8 +456,29 @@ def test_a_search_that_skips_a_node_that_could_win_is_caught(case, data):
     real = lattice_module._band_ceiling
     lattice_module._band_ceiling = lambda key: -math.inf if key is not None else math.inf
     try:
+        broken = search_optimal(case.problem(), case.k, frac, metric)
+    except RuntimeError as err:
+        assert "could beat the optimum" in str(err)
+    else:
+        assert broken.level_tuple == res.level_tuple and close(broken.loss, res.loss)
+    finally:
+        lattice_module._band_ceiling = real
+
+
+def test_a_skipped_node_that_could_win_raises():
+    """A case where the broken band leaves a node unclassified whose bound is below the top's loss."""
+    import kanon_core.treat.lattice as lattice_module
+
+    frame = pd.DataFrame({"q0": ["v0", "v0", "v1", "v1", "v2", "v2"], "q1": ["v0", "v1", "v0", "v1", "v0", "v1"]},
+                         dtype=object)
+    rows = {"q0": (("v0", "a", "*"), ("v1", "a", "*"), ("v2", "b", "*")), "q1": (("v0", "*"), ("v1", "*"))}
+    case = Case(frame, rows, "category", 2)
+    assert search_optimal(case.problem(), 2, 0.0, "prec").level_tuple != (2, 1)
+    real = lattice_module._band_ceiling
+    lattice_module._band_ceiling = lambda key: -math.inf if key is not None else math.inf
+    try:
         with pytest.raises(RuntimeError, match="could beat the optimum"):
-            search_optimal(case.problem(), case.k, frac, metric)
+            search_optimal(case.problem(), 2, 0.0, "prec")
     finally:
         lattice_module._band_ceiling = real
 

@@ -465,7 +465,29 @@ def default_hierarchy_of_counts(column: str, values: Sequence[object], labels: S
     if scale == "ordinal" and numeric:  # weighted by the counts: a census variable is not expanded to records
         return greedy_binning_hierarchy(np.asarray(values, dtype=np.float64), caps, name=column, counts=counts)
     shown = [str(lab) if str(lab).strip() else t for lab, t in zip(labels, texts, strict=True)]
-    return frequency_grouping_hierarchy(texts, shown, counts.tolist(), caps, name=column)
+    if any(not label.strip() for label in shown):  # a group naming a blank member would read " / b"
+        blank = blank_name([*texts, *shown])
+        shown = [label if label.strip() else blank for label in shown]
+    texts, shown, merged = _one_row_per_text(texts, shown, counts)
+    return frequency_grouping_hierarchy(texts, shown, merged, caps, name=column)
+
+
+def _one_row_per_text(texts: list[str], shown: list[str], counts: np.ndarray) -> tuple[list[str], list[str], list[int]]:
+    """One row per distinct row text: values that differ only by surrounding spaces (``"a"`` and ``" a"``) have
+    one row text (rows are matched stripped), so they make one row, with the records of both and the first
+    one's label. They stay two categories at level 0 (:meth:`Hierarchy.tables`); above it they share the row's
+    label, as any row's values do."""
+    position: dict[str, int] = {}
+    keep: list[int] = []
+    for i, t in enumerate(texts):
+        if t not in position:
+            position[t] = len(keep)
+            keep.append(i)
+    if len(keep) == len(texts):
+        return texts, shown, counts.tolist()
+    merged = np.zeros(len(keep), dtype=np.int64)
+    np.add.at(merged, [position[t] for t in texts], counts)
+    return [texts[i] for i in keep], [shown[i] for i in keep], merged.tolist()
 
 
 def default_hierarchies(

@@ -243,6 +243,12 @@ class Hierarchy:
     def tables(self, values: Sequence[Any], labels: Sequence[str] | None = None) -> LevelTables:
         """Lookup tables from the codes of one QI (``values[c]`` behind code c) to generalized codes.
 
+        Level 0 is the variable as the data holds it, one group per distinct value, whatever rows the values
+        matched: a release at level 0 keeps the values, so two values the hierarchy reads as one row (``"a"``
+        and ``" a"``, rows being matched stripped; two codes sharing a value label) are still two categories
+        there, and a class count that merged them would claim protection the release does not have. From
+        level 1 on, values of one row share its label, as the release writes it.
+
         Raises :class:`InputError` when some value has no row (the message gives only the count), or when
         a number (or date) of the data has several rows.
         """
@@ -260,7 +266,12 @@ class Hierarchy:
                 "(or rebuild the hierarchy from the data)."
             )
         tabs, level_labels = [], []
+        level0 = _level0_table(rows, self.originals, values)
         for level in range(self.height):
+            if level == 0:
+                tabs.append(level0[0])
+                level_labels.append(level0[1])
+                continue
             grp, glabels = self.groups_at(level)
             used = grp[rows]
             # Renumber the groups actually present, in hierarchy order, so codes stay dense and ordered.
@@ -280,13 +291,16 @@ class Hierarchy:
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, name: str = "") -> Hierarchy:
-        """Rebuild from an (edited) table: one row per value, one column per level, in column order."""
+        """Rebuild from an (edited) table: one row per value, one column per level, in column order.
+
+        An empty first cell is the row of a value made of spaces only (as :func:`read_arx_hierarchy` reads it);
+        any other empty cell is refused."""
         if frame.shape[1] < 2:
             raise InputError("A hierarchy needs at least two columns (the value and its generalization).")
         rows = []
         for i, r in enumerate(frame.itertuples(index=False)):
             cells = ["" if (c is None or (isinstance(c, float) and math.isnan(c))) else str(c) for c in r]
-            if any(c.strip() == "" for c in cells):
+            if any(c.strip() == "" for c in cells[1:]):
                 raise InputError(f"Row {i + 1} of hierarchy{_of(name)} has an empty cell.")
             rows.append(tuple(c.strip() for c in cells))
         return cls(tuple(rows), name)
@@ -319,6 +333,20 @@ class Hierarchy:
 
     def with_name(self, name: str) -> Hierarchy:
         return Hierarchy(self.rows, name)
+
+
+def _level0_table(rows: np.ndarray, originals: Sequence[str], values: Sequence[Any]
+                  ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Level 0's lookup table and labels (see :meth:`Hierarchy.tables`): each value its own group, groups in
+    the order of their rows (values of one row in code order), labelled by the row's text where the row is
+    the value's alone, else by the value's own text."""
+    order = np.lexsort((np.arange(len(rows)), rows))
+    table = np.empty(len(rows), dtype=np.int32)
+    table[order] = np.arange(len(rows), dtype=np.int32)
+    shared = np.bincount(rows, minlength=len(originals)) > 1 if len(rows) else np.zeros(0, bool)
+    labels = tuple((values[i] if isinstance(values[i], str) else _row_text(values[i])) if shared[rows[i]]
+                   else originals[rows[i]] for i in order.tolist())
+    return table, labels
 
 
 @dataclass(frozen=True)
@@ -1041,7 +1069,9 @@ def read_arx_hierarchy(source: str | os.PathLike | bytes, name: str = "") -> Hie
       quote left open is refused;
     * blank lines and rows of only delimiters are skipped, trailing empty cells ignored (spreadsheets pad
       rows); an empty cell inside a row is refused (an empty label would release the value as missing); a
-      cell of only whitespace is empty, quoted or not;
+      cell of only whitespace is empty, quoted or not; the first cell, the original value, may be empty: it
+      is the row of a value made of spaces only (a text category, stripped as every original is), which
+      :meth:`Hierarchy.to_arx_csv` writes so;
     * the root: when no row ends with ``*`` and the last level has several labels, ``*`` is appended; when
       some rows end with ``*`` and others do not (a header line, a cut row), the file is refused.
 
@@ -1049,9 +1079,9 @@ def read_arx_hierarchy(source: str | os.PathLike | bytes, name: str = "") -> Hie
     """
     rows = _arx_rows(_arx_text(_arx_bytes(source), name), name)
     for i, r in enumerate(rows):
-        if "" in r:
-            raise InputError(f"Row {i + 1} of hierarchy file{_of(name)} has an empty cell (level {r.index('')}); "
-                             "give every level a label.")
+        if "" in r[1:]:
+            raise InputError(f"Row {i + 1} of hierarchy file{_of(name)} has an empty cell "
+                             f"(level {r.index('', 1)}); give every level a label.")
     return Hierarchy(tuple(_with_root(rows, name)), name)
 
 
