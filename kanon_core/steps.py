@@ -21,6 +21,17 @@ from .progress import Progress
 STEP_TYPES: dict[str, type[Step]] = {}
 S = TypeVar("S", bound="type[Step]")
 
+CELL_SUPPRESSION_KINDS = ("local_suppression", "risk_suppression")
+"""Step kinds that blank cells of the QIs and change nothing else: a step's output is its input with cells made
+missing, so the people of its input can be looked for in its output (the intruder's side) cell by cell."""
+
+
+def protected_k(step: Step | None, default: int) -> int:
+    """The k a cell-suppression step is checked at: its own (local suppression to k), else ``default`` (the
+    report's or the session's k: suppression to a risk threshold names none)."""
+    own = int(getattr(step, "k", 0) or 0)
+    return own if own > 1 else int(default)
+
 
 def register_step(cls: S) -> S:
     """Class decorator: make a step type known to recipes by its ``kind``."""

@@ -84,3 +84,106 @@ def test_the_value_of_fewer_than_k_suppressed_cells_is_not_shown():
     assert str(row["value"]) != "3" and row["suppressed"] == "< 3" and pd.isna(row["percent_of_variable"])
     overall = build.suppression_overall.set_index("variable").loc["region"]
     assert str(overall["most_suppressed"]) != "3" and overall["most_suppressed_n"] == "< 3"
+
+
+# -- a second review: labels holding "/", the original's small categories in a step's tables, value-labels and
+# hierarchy steps in the embedded recipe, the k a count is stated with, suppression to a risk threshold --------
+SLASHED = "Amer. Indian/Alaska Native"
+
+
+def _slashed_survey() -> Dataset:
+    ds = _survey()
+    meta = {"race": VariableMeta("Race", {1: "White", 2: "Black", 3: "Asian", 4: "More than one race", 5: SLASHED})}
+    frame = ds.frame.copy()
+    frame.loc[1, "race"] = 5  # two records of the category whose own label holds a "/"
+    return Dataset(frame, meta=meta, roles=ds.roles)
+
+
+def test_a_merged_label_does_not_name_a_rare_category_whose_own_label_holds_a_slash():
+    h = History.start(_slashed_survey())
+    h.apply(RecodeStep("race", merge=(4, 5), into=4))
+    assert h.current.dataset.value_label("race", 4) == f"More than one race / {SLASHED}"
+    h.apply(SuppressStep(qis=("sex", "race", "region", "kids"), k=3))
+    html = _report(h)
+    assert "Indian/Alaska" not in html.replace("\\u002f", "/")
+
+
+def test_a_step_table_withholds_a_category_small_in_the_original():
+    """A merge of 2 records into a category of 6, all of them then suppressed (each unique on the protected
+    variables' values with race): the step's own input and output hold the merged category (6 records, then
+    none), but its label names a category of 2 records in the original."""
+    rows = [(s, r, race) for s in (1, 2) for r in (1, 2, 3) for race in (3, 7) for _ in range(12)]
+    rows += [(1, 1, 1), (2, 2, 1), (1, 3, 6), (2, 1, 6), (1, 2, 6), (2, 3, 6)]
+    frame = pd.DataFrame(rows, columns=["sex", "region", "race"])
+    meta = {"race": VariableMeta("Race", {1: "Pacific Islander", 3: "Black", 6: "Other race", 7: "White"})}
+    h = History.start(Dataset(frame, meta=meta, roles=Roles(qis=("sex", "region", "race"))))
+    h.apply(RecodeStep("race", merge=(1, 6), into=6))
+    h.apply(SuppressStep(qis=("sex", "region", "race"), k=3, protected=("sex", "region")))
+    report = build_report(h, options=ReportOptions(k=3, minucs=False))
+    (step,) = report.suppression_steps
+    for table in (step.most_suppressed, step.completely_suppressed):
+        assert len(table) and not table.astype(str).apply(lambda c: c.str.contains("Pacific")).any().any()
+    assert "Pacific" not in render_html(report)
+
+
+def test_the_recipe_withholds_value_labels_and_hierarchy_groups_naming_a_rare_category():
+    from kanon_core.treat.hierarchy import grouping_hierarchy
+    from kanon_core.treat.recode import GeneralizeStep
+    from kanon_core.value_labels import SetValueLabels
+
+    rng = np.random.default_rng(4)
+    country = rng.choice(["Germany", "France", "Samoa"], 100).astype(object)
+    country[0] = "Tonga"  # one record
+    frame = pd.DataFrame({"country": country, "sex": rng.integers(1, 3, 100)})
+    ds = Dataset(frame, roles=Roles(qis=("country", "sex")))
+    h = History.start(ds)
+    h.apply(SetValueLabels(labels=(("country", (("Tonga", "Kingdom of Tonga"), ("Samoa", "Samoa"))),)))
+    hier = grouping_hierarchy(country, [{"Tonga": "Tonga / Samoa", "Samoa": "Tonga / Samoa"}], name="country")
+    h.apply(GeneralizeStep.build({"country": 1}, {"country": hier}))
+    html = _report(h)
+    recipe = html[html.index("Recipe"):]
+    assert "Kingdom of Tonga" not in recipe and '"Tonga"' not in recipe and "Tonga / Samoa" not in recipe
+
+
+def test_the_people_findable_are_counted_at_the_k_the_sentence_states():
+    """A step suppressing to k = 3, a report at k = 2: the count in the conclusions is the one at k = 2, as the
+    sentence says, recounted here from the intruder's side on the step's input and output."""
+    from kanon_core.report.build import conclusions, findable_after
+    from kanon_core.risk.intruder import findable_below_k, released_codes
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({q: rng.integers(0, 4, 150) for q in ("a", "b", "c")})
+    h = History.start(Dataset(frame, roles=Roles(qis=("a", "b", "c"))))
+    h.apply(SuppressStep(qis=("a", "b", "c"), k=3, model="release", method="greedy"))
+    parent, child = h.versions[0].dataset, h.current.dataset
+    codes = parent.qi_matrix(("a", "b", "c")).codes
+    mask = np.column_stack([child.missing_mask(q) & ~parent.missing_mask(q) for q in ("a", "b", "c")])
+    want = {k: findable_below_k(codes, released_codes(codes, mask), k, parent.missing) for k in (2, 3)}
+    assert want[2] != want[3] and want[2] > 0  # the case tells the two k apart
+    report = build_report(h, options=ReportOptions(k=2, minucs=False))
+    assert findable_after(report)[0] == want[2]
+    assert f"{want[2]:,} people are findable among fewer than 2 released records" in " ".join(conclusions(report))
+    (step,) = report.suppression_steps
+    assert f"fewer than 3 released records: {want[3]:,}" in step.protection
+
+
+def test_suppression_to_a_risk_threshold_is_checked_from_the_persons_side():
+    """A risk-targeted suppression step blanks cells as local suppression does: the report's suppression
+    section lists it and the claim of k-anonymity rests on the people it leaves findable."""
+    from kanon_core.risk.intruder import findable_below_k, released_codes
+    from kanon_core.treat.suppress_risk import RiskSuppressStep
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({q: rng.integers(0, 4, 150) for q in ("a", "b", "c")})
+    h = History.start(Dataset(frame, roles=Roles(qis=("a", "b", "c"))))
+    h.apply(RiskSuppressStep(max_risk=0.2))
+    parent, child = h.versions[0].dataset, h.current.dataset
+    codes = parent.qi_matrix(("a", "b", "c")).codes
+    mask = np.column_stack([child.missing_mask(q) & ~parent.missing_mask(q) for q in ("a", "b", "c")])
+    findable = findable_below_k(codes, released_codes(codes, mask), 3, parent.missing)
+    report = build_report(h, options=ReportOptions(k=3, minucs=False))
+    assert len(report.suppression_steps) == 1 and report.suppression_steps[0].findable == findable
+    html = render_html(report)
+    assert "No local suppression step was applied" not in html
+    if findable:
+        assert "the release is 3-anonymous" not in html

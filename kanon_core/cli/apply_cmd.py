@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     written = [p for p, _ in files]
     risk = version_risk(original, treated, k)
     rel = release(treated, original)
-    restorable = restorable_by_step(history)  # suppressed cells the release's other variables give back
+    restorable = restorable_by_step(history, k=k)  # suppressed cells the release's other variables give back
     summary = {
         "input": data_path.name, "same_input": recipe.input_fingerprint in (None, original.fingerprint),
         "steps": len(recipe.steps), "steps_verified": replay.verified_steps, "records": treated.n_records, "variables_released": len(rel.frame.columns),

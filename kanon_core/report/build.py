@@ -35,6 +35,7 @@ from ..errors import InputError, KanonError
 from ..history import History, Version
 from ..risk.summary import RiskSummary, risk_summary
 from ..risk.timeline import version_risk
+from ..steps import CELL_SUPPRESSION_KINDS, protected_k
 from ..utility.suppressed import suppressed_mask
 from .mask import (
     WITHHELD,
@@ -59,7 +60,7 @@ ROLE_WHY = {
     "outcome": "Analysis variable, not assumed known to an intruder; released unchanged.",
     "other": "Not assumed known to an intruder; released unchanged.",
 }
-SUPPRESSION_KINDS = ("local_suppression",)
+
 CONFIDENTIALITY_NOTE = (
     "This report contains no record-level data: no record of the file appears in it, and no category that "
     "fewer than k records have (in the original or in the release) is named. It shows aggregates over "
@@ -111,8 +112,8 @@ class SuppressionStepTables:
     completely_suppressed: pd.DataFrame
     protection: str = ""
     findable: int | None = None
-    """People of the step's input with fewer than k consistent records in its output (intruder's view), when
-    counted."""
+    """People of the step's input with fewer than k (the report's) consistent records in its output (intruder's
+    view), when counted."""
     restorable: int = 0
     """Suppressed cells another released variable restores (:func:`kanon_core.risk.restore.restorable_cells`)."""
     restoration: str = ""
@@ -543,11 +544,13 @@ def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col
     return out
 
 
-def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str
+def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str, k_report: int
                 ) -> tuple[str, int | None]:
     """The step's protection model (when the step names one) and, from the intruder's side
     (:func:`kanon_core.risk.intruder.findable_below_k`), the people of the step's input with fewer than k
-    consistent records in its output: the sentence, and that number (None when not counted)."""
+    consistent records in its output: the sentence, and that number at the report's k (None when not
+    counted), which the report's conclusions state with that k. The sentence gives the step's own k too when
+    it names another (a step suppressing to k = 2 in a report at k = 3)."""
     from ..risk.intruder import findable_below_k, released_codes
 
     parts = []
@@ -560,18 +563,19 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
         except (ImportError, KanonError):
             promise = ""
         parts.append(f"protection model: {model}" + (f" — {promise.rstrip('.')}" if promise else ""))
-    k = int(getattr(step, "k", 0) or 0)
     n = None
-    if k > 1:
+    if k_report > 1:
         codes = parent.qi_matrix(qis).codes
         released = released_codes(codes, mask)  # suppressed cells are declared, told from missing ones
-        n = findable_below_k(codes, released, k, missing)  # type: ignore[arg-type]
-        parts.append(f"people findable among fewer than {k} released records: {n:,}")
+        for k in dict.fromkeys([protected_k(step, k_report), k_report]):
+            found = findable_below_k(codes, released, k, missing)  # type: ignore[arg-type]
+            parts.append(f"people findable among fewer than {k} released records: {found:,}")
+            n = found if k == k_report else n
     return "; ".join(parts), n
 
 
 def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k: int,
-                      log: MaskLog) -> SuppressionStepTables | None:
+                      log: MaskLog, original: Dataset) -> SuppressionStepTables | None:
     from ..treat.suppress import resolve_costs
 
     qis = tuple(q for q in (getattr(step, "qis", ()) or parent.roles.qis)
@@ -590,19 +594,20 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
         "cost_per_cell": [float(c) if np.isfinite(c) else None for c in costs],
         "protected": prot.tolist(),
     })
-    small = small_categories(parent, child, qis, k)
+    small = small_categories(parent, child, qis, k).union(
+        small_categories(original, child, [q for q in qis if q in original.frame.columns], k))
     most = _mask_most_suppressed(cells.most_suppressed(parent), small, "value", "suppressed", log,
                                  f"suppression step {number}: value suppressed most")
     gone = cells.completely_suppressed(parent)
     flags = [small.label_is_small(v, x) for v, x in zip(gone["variable"], gone["value"], strict=True)]
     masked = mask_categories(gone, k, flags, ("value",), ("records",), ("records",))
     log.add(f"suppression step {number}: categories that disappeared", masked.masked)
-    protection, findable = _protection(step, parent, qis, cells.mask, child.missing)
+    protection, findable = _protection(step, parent, qis, cells.mask, child.missing, k)
     restoration = None
     if findable is not None:  # k > 1: what the other released variables give back, from the intruder's side
         from ..risk.restore import restorable_cells
 
-        restoration = restorable_cells(parent, child, qis, int(getattr(step, "k", 0) or 0), findable)
+        restoration = restorable_cells(parent, child, qis, k, findable)
     return SuppressionStepTables(number=number, description=step.describe(), n_suppressed=cells.total,
                                  records_touched=cells.records_touched, per_variable=per_variable,
                                  most_suppressed=most, completely_suppressed=masked.table,
@@ -866,8 +871,9 @@ def _mask_recipe(recipe_json: str, versions: Sequence[Dataset], k: int, log: Mas
         if isinstance(x, dict):
             if isinstance(x.get("column"), str):
                 named.add(x["column"])
-            if isinstance(x.get("values"), list):  # a declaration of missing values: [[variable, [codes]], ...]
-                named.update(p[0] for p in x["values"] if isinstance(p, list) and p and isinstance(p[0], str))
+            for key in ("values", "labels"):  # declared missing codes, value labels: [[variable, [...]], ...]
+                if isinstance(x.get(key), list):
+                    named.update(p[0] for p in x[key] if isinstance(p, list) and p and isinstance(p[0], str))
             if isinstance(x.get("hierarchies"), dict):
                 named.update(str(v) for v in x["hierarchies"])
             for val in x.values():
@@ -952,8 +958,8 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     risk_table, violations = _risk_tables(before, after, k)
     sup_steps = []
     for i, v in enumerate(lineage[1:], start=1):
-        if v.step is not None and v.step.kind in SUPPRESSION_KINDS and v.parent is not None:
-            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step, k, log)
+        if v.step is not None and v.step.kind in CELL_SUPPRESSION_KINDS and v.parent is not None:
+            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step, k, log, original)
             if t is not None:
                 sup_steps.append(t)
     overall = _mask_most_suppressed(suppressed_cells(original, treated, list(qis)),

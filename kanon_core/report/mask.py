@@ -15,6 +15,7 @@ The same categories are withheld from free structures (the recipe embedded in th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,40 @@ def category_counts(ds: Dataset, variable: str) -> dict[str, int]:
     return out
 
 
+def _parts(text: str) -> list[str]:
+    return [part.strip() for part in text.split("/")]
+
+
+@functools.lru_cache(maxsize=64)
+def _slashed(small: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The small texts that hold a "/" themselves, as their parts (few: most labels hold none)."""
+    return tuple(tuple(_parts(t)) for t in small if "/" in t)
+
+
+def names_small_category(label: Any, small: frozenset[str]) -> bool:
+    """Whether ``label`` is, or names, one of the ``small`` texts of its variable.
+
+    Names: merges and groups join their members' labels with " / " (a text merge its values with "/";
+    hierarchy groups read "a / b / … (4 categories)"), so "Hispanic / <the one record's category>" counts
+    12 records and still tells that the rare category is in the file. A small category's own label may hold
+    a "/" ("Amer. Indian/Alaska Native"), so it is looked for as a run of the label's "/"-separated parts,
+    not as one part. A large category whose label happens to contain a small one's as such a run is withheld
+    too: the rule errs on the side of saying less."""
+    text = str(label)
+    if text in small or value_key(label) in small:
+        return True
+    if "/" not in text:
+        return False
+    parts = _parts(text)
+    if any(part in small for part in parts):
+        return True
+    for run in _slashed(small):
+        width = len(run)
+        if any(tuple(parts[i:i + width]) == run for i in range(len(parts) - width + 1)):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class SmallCategories:
     """Per variable, the texts (labels and value keys) of categories with 1 to k - 1 records in the
@@ -84,21 +119,24 @@ class SmallCategories:
 
     def label_is_small(self, variable: str, label: Any) -> bool:
         """Whether a category shown by ``label`` (or value) of ``variable`` must not be named: a small category,
-        or a merged one whose label names one (a merge joins its parts' labels with " / ", and a text merge its
-        values with "/": "Hispanic / <the one record's category>" counts 12 records and still tells that the
-        rare category is in the file)."""
+        or one whose label names one (:func:`names_small_category`)."""
         if variable in self.withhold_all:
             return True
-        text = str(label)
-        small = self.texts.get(variable, frozenset())
-        if text in small or value_key(label) in small:
-            return True
-        return "/" in text and any(part.strip() in small for part in text.split("/"))
+        return names_small_category(label, self.texts.get(variable, frozenset()))
 
     def sizes(self, variable: str, label: Any) -> tuple[int, int]:
         """Records of the category in the original and in the release (0 when absent)."""
         o, r = self.counts.get(variable, ({}, {}))
         return int(o.get(str(label), 0)), int(r.get(str(label), 0))
+
+    def union(self, other: SmallCategories) -> SmallCategories:
+        """Small in either (the same k): a step's tables must withhold what is small in the step's input or
+        output and also what was small in the original file (a merge of a category of 2 records into one of
+        6 still names it). Sizes are this one's."""
+        texts = {v: self.texts.get(v, frozenset()) | other.texts.get(v, frozenset())
+                 for v in dict.fromkeys([*self.texts, *other.texts])}
+        return SmallCategories(k=self.k, texts=texts, withhold_all=self.withhold_all | other.withhold_all,
+                               counts=self.counts)
 
     @property
     def all_texts(self) -> frozenset[str]:
@@ -249,7 +287,7 @@ def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collec
     dictionary values (k, levels) are parameters, not categories, and stay — except under the keys in
     ``value_fields`` (a merge target, a top-coding bound), which hold values of the variable.
     """
-    per_key = per_key or {}
+    per_key = {key: frozenset(v) for key, v in (per_key or {}).items()}
 
     def walk(x: Any, scope: Collection[str], in_list: bool) -> tuple[Any, int]:
         if isinstance(x, dict):
@@ -274,7 +312,9 @@ def redact_values(obj: Any, texts: Collection[str], per_key: Mapping[str, Collec
                 out_list.append(y)
                 n += m
             return out_list, n
-        if (isinstance(x, str) or (in_list and isinstance(x, (int, float)) and not isinstance(x, bool))):
+        if isinstance(x, str) and names_small_category(x, scope):  # a value, or a label naming one
+            return WITHHELD, 1
+        if in_list and isinstance(x, (int, float)) and not isinstance(x, bool):
             if str(x) in scope or value_key(x) in scope:
                 return WITHHELD, 1
         return x, 0

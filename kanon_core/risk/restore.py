@@ -109,19 +109,24 @@ def restorable_cells(parent: Dataset, child: Dataset, qis: Sequence[str], k: int
                        by_variable=by_variable, via=via, findable_before=before, findable_after=after)
 
 
-def restorable_by_step(history: History, vid: int | None = None) -> list[tuple[int, Restoration]]:
-    """:func:`restorable_cells` for every local suppression step in version ``vid``'s lineage (default current),
-    each on the step's own input and output, numbered as the lineage numbers them (the original is 0); only
-    the steps with a restorable cell."""
+def restorable_by_step(history: History, vid: int | None = None, k: int = 0) -> list[tuple[int, Restoration]]:
+    """:func:`restorable_cells` for every cell-suppression step in version ``vid``'s lineage (default current),
+    each on the step's own input and output at the step's k (``k`` for a step that names none, as suppression
+    to a risk threshold; such steps are skipped when it is below 2), numbered as the lineage numbers them (the
+    original is 0); only the steps with a restorable cell."""
+    from ..steps import CELL_SUPPRESSION_KINDS, protected_k
+
     out = []
     lineage = history.lineage(vid)
     for i, v in enumerate(lineage[1:], start=1):
         step = v.step
-        k = int(getattr(step, "k", 0) or 0)
-        if step is None or step.kind != "local_suppression" or v.parent is None or k < 2:
+        if step is None or step.kind not in CELL_SUPPRESSION_KINDS or v.parent is None:
+            continue
+        k_step = protected_k(step, k)
+        if k_step < 2:
             continue
         parent = history.versions[v.parent].dataset
-        found = restorable_cells(parent, v.dataset, tuple(getattr(step, "qis", ()) or parent.roles.qis), k)
+        found = restorable_cells(parent, v.dataset, tuple(getattr(step, "qis", ()) or parent.roles.qis), k_step)
         if found.n_restorable:
             out.append((i, found))
     return out
