@@ -207,11 +207,13 @@ class ClassTable:
     # -- builders ---------------------------------------------------------------------------------------------
     @classmethod
     def from_codes(cls, codes: np.ndarray, qis: Sequence[str] | None = None, weights: np.ndarray | None = None,
-                   sensitive: Mapping[str, tuple[np.ndarray, Sequence[Any]]] | None = None,
+                   sensitive: Mapping[str, tuple[Any, ...]] | None = None,
                    values: Sequence[Sequence[Any]] = (), labels: Sequence[Sequence[str]] = ()) -> ClassTable:
         """Aggregate records held in memory: ``codes`` (n, q) int with -1 missing, one row a record.
 
-        ``sensitive`` maps a name to (per-record value codes with -1 missing, the values behind them).
+        ``sensitive`` maps a name to (per-record value codes with -1 missing, the values behind them), and
+        optionally the variable's value labels: numbers with labels are coded categories, whose order is not
+        an order of amounts (:func:`_ordered_numbers`).
         """
         codes = np.ascontiguousarray(codes, dtype=np.int32)
         if codes.ndim != 2:
@@ -227,12 +229,12 @@ class ClassTable:
         w = None if weights is None else np.bincount(gid, weights=np.asarray(weights, np.float64),
                                                       minlength=len(mult))
         sens = {}
-        for name, (scodes, svalues) in (sensitive or {}).items():
-            scodes = np.asarray(scodes, dtype=np.int32)
+        for name, spec in (sensitive or {}).items():
+            scodes, svalues = np.asarray(spec[0], dtype=np.int32), tuple(spec[1])
             if len(scodes) != n:
                 raise InputError(f"Sensitive variable '{name}' does not have one value per record.")
-            sens[name] = _sparse_counts(name, tuple(svalues), gid, scodes, np.ones(n, np.int64),
-                                        _numeric(tuple(svalues)))
+            sens[name] = _sparse_counts(name, svalues, gid, scodes, np.ones(n, np.int64),
+                                        _ordered_numbers(svalues, spec[2] if len(spec) > 2 else None))
         return cls(names, codes[first], mult, w, tuple(map(tuple, values)), tuple(map(tuple, labels)),
                    sens, gid)
 
@@ -246,7 +248,7 @@ class ClassTable:
             if s not in ds.frame.columns:
                 raise InputError(f"Sensitive variable '{s}' is not a variable of the data.")
             scodes, svalues, _ = ds._encoded(s)
-            sens[s] = (scodes, svalues)
+            sens[s] = (scodes, svalues, ds.meta_of(s).value_labels)
         return cls.from_codes(qm.codes, qm.names, ds.weights() if weighted else None, sens,
                               qm.values, qm.labels)
 
@@ -279,6 +281,14 @@ class ClassTable:
         if int(gid.max(initial=-1)) + 1 == raw.n_classes:
             return raw
         return raw._merge(gid, raw.codes)
+
+
+def _ordered_numbers(values: tuple[Any, ...], value_labels: Mapping[Any, str] | None) -> np.ndarray | None:
+    """The values as amounts (:attr:`SensitiveCounts.numeric`, which makes t-closeness's ``auto`` distance the
+    ordered one), or None: for texts, and for numbers with value labels, which are codes of categories (an
+    occupation coded 1 to 9): the ordered distance never exceeds the equal one, so reading codes as amounts
+    would call a class that discloses everyone's occupation close."""
+    return None if value_labels else _numeric(values)
 
 
 def _numeric(values: tuple[Any, ...]) -> np.ndarray | None:

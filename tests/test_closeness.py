@@ -84,3 +84,32 @@ def test_ordered_equals_cumulative_definition_on_larger_tables(missing):
         p = np.array([sum(svals[j] == d for j in members) for d in domain], dtype=float)
         want = 0.0 if p.sum() == 0 else np.abs(np.cumsum(p / p.sum() - q)).sum() / (len(domain) - 1)
         assert got[i] == pytest.approx(want, abs=1e-12)
+
+
+def test_auto_reads_labelled_codes_as_categories():
+    """Occupation codes 1 to 9 with value labels are categories: ``auto`` takes the equal distance (a region
+    whose two people share one occupation is 0.8 from a file of six occupations), not the ordered one
+    (0.36), which would pass t = 0.5. The same codes without labels are read as amounts, and a criterion
+    on the Dataset reads the labels as the class table does, in memory and in the lattice."""
+    import pandas as pd
+
+    from kanon_core.criteria import parse_criterion
+    from kanon_core.criteria.apply import failing_record_mask
+    from kanon_core.dataset import Dataset, Roles, VariableMeta
+
+    occ = [1, 2, 3, 4, 5, 5, 5, 5, 9, 9]
+    region = ["A"] * 8 + ["B"] * 2
+    labels = {1: "Clerk", 2: "Farmer", 3: "Nurse", 4: "Teacher", 5: "Driver", 9: "Sex worker"}
+    frame = pd.DataFrame({"region": region, "occ": occ})
+    labelled = Dataset(frame, meta={"occ": VariableMeta("Occupation", labels)}, roles=Roles(qis=("region",)))
+    plain = Dataset(frame, roles=Roles(qis=("region",)))
+    by_hand = {"equal": 0.8, "ordered": 0.36}  # class B: all 9; the file: 1,2,3,4 10 % each, 5 40 %, 9 20 %
+    table = ClassTable.from_dataset(labelled, sensitive=("occ",))
+    b = table.codes[:, 0].tolist().index(1)
+    assert t_closeness_classes(table, "occ", "category")[b] == pytest.approx(by_hand["equal"])
+    assert t_closeness_classes(table, "occ", "category", "ordered")[b] == pytest.approx(by_hand["ordered"])
+    unlabelled = ClassTable.from_dataset(plain, sensitive=("occ",))
+    assert t_closeness_classes(unlabelled, "occ", "category")[b] == pytest.approx(by_hand["ordered"])
+    crit = parse_criterion("t=0.5:occ")
+    assert failing_record_mask(labelled, ("region",), [crit])[-2:].all()
+    assert not failing_record_mask(plain, ("region",), [crit]).any()

@@ -32,15 +32,21 @@ def test_sdcmicro_test_case():
 def test_hand_cases_with_missing_sensitive_values():
     # one class of 6: values a, a, a, b, missing, missing
     table = _table([[0]] * 6, ["a", "a", "a", "b", None, None])
-    assert l_diversity_classes(table, "s", "category")[0] == 3  # a, b and "missing" as one more value
-    h = -(0.5 * math.log(0.5) + 2 * (1 / 6) * math.log(1 / 6) + (1 / 3) * math.log(1 / 3)) + (1 / 6) * math.log(1 / 6)
+    assert l_diversity_classes(table, "s", "category")[0] == 2  # a and b; missing values are no value of S
+    h = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))  # observed values only: a 3, b 1
     assert l_diversity_classes(table, "s", "category", "entropy")[0] == pytest.approx(math.exp(h))
     # recursive looks at observed values only: r = (3, 1); l = 2 needs 3 < c * 1
     assert l_diversity_classes(table, "s", "category", "recursive", c=2)[0] == 1
     assert l_diversity_classes(table, "s", "category", "recursive", c=4)[0] == 2
-    # only missing values: distinct 0, entropy 1 (exp 0), recursive 0
+    # only missing values: no value shown, l = 0 by every reading (sdcMicro: entropy exp(0) = 1)
     empty = _table([[0]] * 2, [None, None])
-    assert [l_diversity_classes(empty, "s", "category", k)[0] for k in ("distinct", "entropy", "recursive")] == [0, 1, 0]
+    assert [l_diversity_classes(empty, "s", "category", k)[0] for k in ("distinct", "entropy", "recursive")] == [0, 0, 0]
+
+
+def test_a_refusal_does_not_make_a_class_diverse():
+    """HIV, HIV, HIV and one missing value: every shown value discloses HIV; sdcMicro would read 2 (and 1.75)."""
+    table = _table([[0]] * 4, ["HIV", "HIV", "HIV", None])
+    assert [l_diversity_classes(table, "s", "category", k)[0] for k in ("distinct", "entropy", "recursive")] == [1, 1, 1]
 
 
 def test_recursive_by_hand():

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kanon_core.classtable import ClassTable
 from kanon_core.errors import InputError
@@ -146,9 +148,50 @@ def test_bad_method_and_shapes():
         individual_risk(np.array([1.0, 2.0]), np.array([2.0]))
 
 
-def test_exact_overflows_for_large_classes_as_sdcmicro():
-    # pk^(1 - fk) overflows for fk in the hundreds: sdcMicro's series gives NaN there, and so does kanon
-    r = individual_risk(np.array([500.0, 3.0]), np.array([100000.0, 30.0]), "exact")
-    assert np.isnan(r[0]) and np.isfinite(r[1])
-    g = global_risk(r)
-    assert g.n_undefined == 1 and g.expected_reidentifications == pytest.approx(r[1])
+def _positive_series(f: float, p: float) -> float:
+    """E[1/F] by its definition, term by term: the sum over F >= f of 1/F times the negative binomial
+    probability C(F - 1, f - 1) p^f (1 - p)^(F - f) (terms from the previous one by their ratio, all positive:
+    nothing cancels), until the tail bound is below 1e-17 of the sum."""
+    total, term, big = 0.0, p ** f, f
+    while True:
+        total += term / big
+        term *= (1 - p) * big / (big - f + 1)
+        big += 1
+        if term / big / p < 1e-17 * total:  # the rest is at most term / big * (1 + q + q^2 + ...)
+            return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.floats(0.02, 1.0, exclude_max=True))
+def test_the_exact_risk_is_the_expectation_it_estimates(f, p):
+    """Benedetti & Franconi's exact risk is E[1/F] for F - f negative binomial: compared with that sum of
+    positive terms in exact arithmetic (sdcMicro's alternating series gives -17.6 for f = 12, p = 0.95)."""
+    got = individual_risk(np.array([float(f)]), np.array([f / p]), "exact")[0]
+    assert got == pytest.approx(_positive_series(f, p), rel=1e-10)
+    assert 0 < got <= 1 / f
+
+
+def test_the_exact_risk_is_stable_where_sdcmicros_series_breaks_down():
+    fk = np.array([12.0, 20.0, 40.0, 500.0, 3.0])
+    Fk = np.array([12 / 0.95, 20 / 0.8, 40 / 0.95, 100000.0, 30.0])
+    got = individual_risk(fk, Fk, "exact")
+    np.testing.assert_allclose(got[:3], [0.0794733508, 0.0403880658, 0.0237790326], rtol=1e-8)  # reviewer's sums
+    assert np.isfinite(got).all() and (got > 0).all() and (got <= 1 / fk).all()
+    g = global_risk(got)
+    assert g.n_undefined == 0
+
+
+def test_near_a_census_the_small_classes_keep_their_digits():
+    """fk = 2 with weights summing to 2 up to rounding: sdcMicro's formula cancels to 1.5; the risk is 1/2."""
+    fk = np.array([2.0, 2.0, 1.0])
+    Fk = np.array([2.000000002, 2.00000000000002, 1.000000001])
+    for method in ("approx", "exact"):
+        np.testing.assert_allclose(individual_risk(fk, Fk, method), [0.5, 0.5, 1.0], rtol=1e-6)
+
+
+def test_a_fractional_class_size_whose_series_breaks_down_is_undefined():
+    """alpha < 1 gives fractional fk, for which sdcMicro's series is the definition kept; where it leaves
+    [0, 1] the risk is undefined (counted so), never a negative risk that passes every threshold."""
+    r = individual_risk(np.array([40.5, 12.5, 3.5]), np.array([40.5 / 0.95, 12.5 / 0.95, 7.0]), "exact")
+    assert all(np.isnan(x) or 0 <= x <= 1 for x in r)
+    assert np.isnan(r[0]) and global_risk(r).n_undefined >= 1

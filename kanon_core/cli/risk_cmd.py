@@ -78,7 +78,7 @@ def _add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recursive-c", type=positive_finite, default=2.0,
                    help="the constant c of recursive (c,l)-diversity (default 2, as sdcMicro)")
     p.add_argument("--t-distance", choices=("auto", "equal", "ordered"), default="auto",
-                   help="t-closeness ground distance: equal for categories, ordered for numbers (auto)")
+                   help="t-closeness ground distance: equal for categories (texts, labelled codes), ordered for amounts (auto)")
 
 
 def _measures(args: argparse.Namespace, ds, summary):

@@ -1,6 +1,6 @@
 """t-closeness (Li et al. 2007) of a sensitive variable as a criterion: no class is farther than t from the file.
 
-Written ``t=0.2:income`` (the distance chosen from the variable: ordered for numbers, equal otherwise) or
+Written ``t=0.2:income`` (the distance chosen from the variable: ordered for numbers without value labels, equal otherwise) or
 ``t=0.2:income:equal`` / ``t=0.2:income:ordered``. A class fails when the Earth Mover's Distance between
 its distribution of the variable and the file's, as :func:`kanon_core.risk.closeness.t_closeness_classes`
 computes it (ARX's definitions; missing sensitive values left out), exceeds t.

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..classtable import ClassTable, _numeric, _sparse_counts
+from ..classtable import ClassTable, _ordered_numbers, _sparse_counts
 from ..dataset import VariableMeta, check_weight_total, encode_column
 from ..errors import InputError
 from ..io import (
@@ -304,10 +304,12 @@ def with_sensitive(engine: Engine, source: Source, table: ClassTable, sensitive:
     for s in sensitive:
         settings.say(f"{engine.name}: counting the values of {s} per class")
         sagg = engine.aggregate(source, [*qis, s], None, settings)
-        scodes_all, svalues, _, _, _ = encode_keys(source, sagg, [*qis, s], None, missing_codes)
+        scodes_all, svalues, _, meta, _ = encode_keys(source, sagg, [*qis, s], None, missing_codes)
         class_index = _class_index(table.codes, scodes_all[:, : len(qis)])
+        labels = meta[s].value_labels if s in meta else None
         sens[s] = _sparse_counts(s, tuple(svalues[-1]), class_index, scodes_all[:, -1],
-                                 sagg.column("n").to_numpy().astype(np.int64), _numeric(tuple(svalues[-1])))
+                                 sagg.column("n").to_numpy().astype(np.int64),
+                                 _ordered_numbers(tuple(svalues[-1]), labels))
     return replace(table, sensitive=sens)
 
 

@@ -13,7 +13,9 @@ Q). A class is t-close when the distance is at most t. Two ground distances, as 
   |i − j| / (m − 1) with m the number of distinct values of S in the file, so
   EMD = Σ_i |Σ_{j ≤ i} (p_j − q_j)| / (m − 1). Only the rank of a value matters, not its size (Li et al.).
 
-``distance="auto"`` takes ``ordered`` when every value of S is a number, else ``equal``.
+``distance="auto"`` takes ``ordered`` when every value of S is a number without value labels (an amount),
+else ``equal``: numbers with value labels are codes of categories (an occupation coded 1 to 9), and since the
+ordered distance never exceeds the equal one, reading them as amounts would pass classes that disclose.
 
 **Missing sensitive values** are left out of both distributions: a missing value says nothing about
 anyone's S, so P and Q are the distributions of the observed values. A class whose values of S are all
@@ -98,7 +100,8 @@ T_CLOSENESS_DISTANCES: dict[str, Callable[[sp.csr_matrix, np.ndarray], np.ndarra
 
 
 def resolve_distance(table: ClassTable, sensitive: str, distance: str) -> str:
-    """``auto`` becomes ``ordered`` for numeric S and ``equal`` otherwise; other names are checked."""
+    """``auto`` becomes ``ordered`` for S of amounts (numbers without value labels) and ``equal`` otherwise;
+    other names are checked."""
     if distance == "auto":
         return "ordered" if sensitive_of(table, sensitive).numeric is not None else "equal"
     if distance not in T_CLOSENESS_DISTANCES:

@@ -4,7 +4,8 @@ k-anonymity hides *who* a record is; l-diversity (Machanavajjhala, Kifer, Gehrke
 2007) asks whether the records an intruder narrows someone down to still differ on the sensitive
 variable S. If every record of a class has the same diagnosis, finding the class reveals the diagnosis.
 
-Three readings, as sdcMicro's ``ldiversity`` computes them (its C++ ``compute_group_ldiversity``):
+Three readings, as sdcMicro's ``ldiversity`` computes them (its C++ ``compute_group_ldiversity``) on
+observed values:
 
 * **distinct l**: the number of distinct values of S in the class;
 * **entropy l**: exp(H), H the entropy (natural log) of S's distribution in the class: the number of
@@ -15,12 +16,14 @@ Three readings, as sdcMicro's ``ldiversity`` computes them (its C++ ``compute_gr
   reports (its ``l_recurs_c`` defaults to 2). sdcMicro reads c <= 0 as 1; kanon refuses a c that is not a
   finite number above 0, as its l-diversity criterion does.
 
-**Missing sensitive values.** As in sdcMicro (a declared missing code), the missing values of a class
-count together as *one* further value for distinct and entropy l — but only when the class also has an
-observed value — and their share enters the entropy. Recursive (c,l) looks at observed values only. A
-class whose sensitive values are all missing has distinct l = 0, entropy l = 1 (sdcMicro's exp(0)) and
-recursive l = 0 (sdcMicro leaves this case undefined). An empty cell and a declared missing code of S are
-missing; nothing else is.
+**Missing sensitive values** are left out of all three, as the published definitions (over the values of
+S) and t-closeness (:mod:`kanon_core.risk.closeness`) leave them out: a class whose observed values are HIV,
+HIV, HIV and one missing value tells the intruder HIV for every record whose value is shown, so it is
+1-diverse. sdcMicro's ``ldiversity`` counts a class's missing values as one further value for distinct and
+entropy l (2 here, and 1.75 by entropy), which would let a single refusal make a class pass l = 2; kanon
+does not follow it there (on files without missing sensitive values the two agree). A class whose sensitive
+values are all missing shows no value: l = 0 by all three readings (it fails every l >= 1). An empty cell
+and a declared missing code of S are missing; nothing else is.
 
 **Classes under the two missing-value semantics of the quasi-identifiers.** Under ``category`` a class is
 its records (sdcMicro groups identical keys, missing equal to missing). Under ``wildcard`` a record's
@@ -189,26 +192,20 @@ def _rows(mat: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _distinct(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
-    obs = counts[:, :-1]
-    n_obs = np.diff(sp.csr_matrix(obs).indptr).astype(np.float64)
-    missing_n = np.asarray(counts[:, -1].todense()).reshape(-1)
-    return n_obs + ((missing_n > 0) & (n_obs > 0))
+    obs = sp.csr_matrix(counts[:, :-1])
+    obs.eliminate_zeros()
+    return np.diff(obs.indptr).astype(np.float64)
 
 
 def _entropy(counts: sp.csr_matrix, c: float | None) -> np.ndarray:
     n = counts.shape[0]
-    total = np.asarray(counts.sum(axis=1)).reshape(-1)
     obs = sp.csr_matrix(counts[:, :-1])
     rows, vals = _rows(obs)
-    has_obs = np.bincount(rows, minlength=n) > 0
-    missing_n = np.asarray(counts[:, -1].todense()).reshape(-1)
+    total = np.bincount(rows, weights=vals, minlength=n)
     h = np.zeros(n)
     p = vals / total[rows]
     np.add.at(h, rows, -p * np.log(p))
-    use_miss = has_obs & (missing_n > 0)
-    pm = missing_n[use_miss] / total[use_miss]
-    h[use_miss] -= pm * np.log(pm)
-    return np.exp(h)
+    return np.where(total > 0, np.exp(h), 0.0)  # no value shown: no diversity shown (as distinct and recursive)
 
 
 def check_recursive_c(c: float | None) -> float:

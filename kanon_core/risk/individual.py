@@ -14,9 +14,18 @@ function ``measure_risk`` calls it on ``freqCalc``'s fk and Fk), branch by branc
 * ``fk == 1``: risk = pk / (1 - pk) * log(1 / pk);
 * ``fk == 2``: risk = pk / (1 - pk) - (pk / (1 - pk))^2 * log(1 / pk);
 * ``fk > 2``, method ``approx`` (the default): risk = pk / (fk - (1 - pk));
-* ``fk > 2``, method ``exact``: Benedetti & Franconi's alternating series, as sdcMicro writes it
-  (``(pk / (1 - pk))^fk * (A * (1 + BB) + (-1)^fk * log(pk))`` with ``A = (pk^(1 - fk) - 1) / (fk - 1)``
-  and ``BB`` the alternating sum of the running products of sdcMicro's ``B`` terms);
+* ``fk > 2``, method ``exact``: the expectation itself. sdcMicro evaluates it by Benedetti & Franconi's
+  alternating series (``(pk / (1 - pk))^fk * (A * (1 + BB) + (-1)^fk * log(pk))``), whose terms cancel: from
+  fk = 12 at sampling fractions near 1 it gives negative risks (fk = 12, pk = 0.95: -17.6 for 0.0795) or
+  astronomically large ones, and NaN for large classes. kanon computes the same expectation in closed form,
+  E[1/F] = pk / fk * 2F1(1, 1; fk + 1; 1 - pk) (the negative binomial's sum
+  pk/fk * sum_j (1 - pk)^j / C(fk + j, j) of positive terms), evaluated as an integral of a smooth
+  positive function (:func:`expected_inverse`), which is stable for every fk and pk and equals sdcMicro's
+  series wherever that series is accurate. The fk = 1 and fk = 2 formulas above are this expectation at
+  fk = 1 and 2; near a census (pk within 1e-3 of 1) they are computed by the integral too (sdcMicro's fk = 2
+  formula cancels when Fk is within 1e-8 of fk: 1.5 for 0.5). A fractional fk (sdcMicro's
+  ``alpha`` below 1) above 2 keeps sdcMicro's series, whose value there is sdcMicro's definition; a value of
+  it outside [0, 1] is undefined (NaN, counted as such), never a risk;
 * any other fk (between 1 and 2, which only happens with sdcMicro's ``alpha`` below 1): risk 0. This is
   what sdcMicro computes (none of its branches applies); kanon keeps it so that both agree, and the
   Risk page says so.
@@ -42,8 +51,38 @@ DEFAULT_MAX_RISK = 0.01
 """The default threshold of an acceptable individual risk (1 %), as a statistical office might set it."""
 
 
+LAGUERRE_NODES = 40
+"""Gauss-Laguerre nodes of :func:`expected_inverse`: 40 give it to about 1e-14 (relative) against the positive
+series summed term by term, for fk 3 to 400 and pk 1e-4 to 1 (the tests check it on random cases)."""
+
+
+def expected_inverse(fk: np.ndarray, pk: np.ndarray) -> np.ndarray:
+    """E[1/F] for F - fk negative binomial (fk successes, success probability pk), element-wise (module
+    docstring), for fk >= 3, or any fk with pk near 1.
+
+    The sum pk/fk * sum_j (1 - pk)^j / C(fk + j, j) equals pk * integral_0^1 s^(fk-1) / (pk + (1-pk) s) ds
+    (expand 1 / (pk + (1-pk) s) around s = 1); with s = exp(-u / fk) it becomes
+    pk / fk * integral_0^inf exp(-u) g(u) du, g(u) = 1 / (pk + (1 - pk) exp(-u / fk)), a Gauss-Laguerre
+    integral of a smooth function rising from 1 to 1/pk. Its rise lies at u = fk log((1 - pk) / pk), where
+    exp(-u) / pk = pk^(fk-1) / (1-pk)^fk: negligible for fk >= 3 whatever pk, and where pk is near 1, g hardly
+    rises at all. Every term is positive: nothing cancels."""
+    from numpy.polynomial.laguerre import laggauss
+
+    u, w = laggauss(LAGUERRE_NODES)
+    fk = np.asarray(fk, dtype=np.float64)
+    pk = np.asarray(pk, dtype=np.float64)
+    g = 1.0 / (pk[..., None] + (1.0 - pk[..., None]) * np.exp(-u / fk[..., None]))
+    return pk / fk * (g @ w)
+
+
+NEAR_CENSUS = 1e-3
+"""Below this 1 - pk, the fk = 1 and 2 formulas lose digits to cancellation (fk = 2, Fk within 1e-8 of fk:
+1.5 for 0.5); :func:`expected_inverse` takes over there, where its integrand is nearly constant."""
+
+
 def _risk_small(fk: np.ndarray, pk: np.ndarray) -> np.ndarray:
-    """The fk = 1 and fk = 2 branches, shared by both methods (sdcMicro writes them once for each)."""
+    """The fk = 1 and fk = 2 branches, shared by both methods (sdcMicro writes them once for each); near a
+    census (1 - pk below :data:`NEAR_CENSUS`) the same expectation by :func:`expected_inverse`."""
     out = np.zeros_like(pk)
     one = fk == 1
     two = fk == 2
@@ -52,6 +91,9 @@ def _risk_small(fk: np.ndarray, pk: np.ndarray) -> np.ndarray:
         log_inv = np.log(1.0 / pk)
         out[one] = (ratio * log_inv)[one]
         out[two] = (ratio - ratio**2 * log_inv)[two]
+    near = (one | two) & (1.0 - pk < NEAR_CENSUS) & (pk < 1.0)
+    if near.any():
+        out[near] = expected_inverse(fk[near], pk[near])
     return out
 
 
@@ -94,11 +136,15 @@ def _r_range(to: float) -> np.ndarray:
 
 def _exact(fk: np.ndarray, pk: np.ndarray) -> np.ndarray:
     out = _risk_small(fk, pk)
-    big = np.flatnonzero(fk > 2)
+    whole = (fk > 2) & (fk == np.round(fk))
+    if whole.any():
+        out[whole] = expected_inverse(fk[whole], pk[whole])
+    big = np.flatnonzero((fk > 2) & ~whole)  # a fractional fk (alpha < 1): sdcMicro's series
     if len(big):
         # classes share (fk, pk) often: evaluate each distinct pair once
         pairs, inverse = np.unique(np.column_stack([fk[big], pk[big]]), axis=0, return_inverse=True)
         vals = np.array([_exact_one(f, p) for f, p in pairs])
+        vals[~((vals >= 0.0) & (vals <= 1.0))] = np.nan  # the series' cancellation: no risk, undefined
         out[big] = vals[inverse.reshape(-1)]
     return out
 
@@ -166,10 +212,10 @@ class GlobalRisk:
         """Why some risks are missing, for the page and the CLI (empty when all are defined)."""
         if not self.n_undefined:
             return ""
-        return (f"{self.n_undefined:,} records have no defined individual risk: sdcMicro's exact method overflows "
-                "for large classes (its alternating series), so they are left out of the expected "
-                "re-identifications as sdcMicro leaves them out. Use the approximation (the default) for a "
-                "figure for every record.")
+        return (f"{self.n_undefined:,} records have no defined individual risk: the exact method's alternating "
+                "series (sdcMicro's, used for the fractional class sizes alpha below 1 gives) breaks down for large "
+                "classes, so they are left out of the expected re-identifications as sdcMicro leaves them out. Use "
+                "the approximation (the default) or alpha = 1 for a figure for every record.")
 
 
 def check_max_risk(threshold: float) -> float:

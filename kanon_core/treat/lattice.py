@@ -160,7 +160,7 @@ class LatticeProblem:
     hierarchies: tuple[Hierarchy, ...] = ()
     alpha: float = 1.0
     weights: np.ndarray | None = None
-    sensitive: Mapping[str, tuple[np.ndarray, tuple[Any, ...]]] = field(default_factory=dict)
+    sensitive: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # codes, values[, value labels]
     weighted: bool = False  # the file's sampling weights were asked for (None in ``weights``: it has none)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -291,7 +291,7 @@ def build_problem(ds: Dataset, hierarchies: Mapping[str, Hierarchy], qis: Sequen
         if name in qis:
             raise InputError(f"'{name}' is a quasi-identifier; a sensitive variable must not be one.")
         scodes, svalues, _ = ds._encoded(name)
-        sens[name] = (scodes, tuple(svalues))
+        sens[name] = (scodes, tuple(svalues), ds.meta_of(name).value_labels)
     return LatticeProblem(
         qis=qis,
         codes=qm.codes,

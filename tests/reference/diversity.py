@@ -36,14 +36,12 @@ def brute_l_diversity(codes: np.ndarray, svals: list, missing: str, kind: str, c
     out = []
     for members in matching_records(codes, missing):
         values = [svals[j] for j in members]
-        observed = Counter(v for v in values if v is not None)
-        n_miss = sum(v is None for v in values)
+        observed = Counter(v for v in values if v is not None)  # missing values are no value of S
         if kind == "distinct":
-            out.append(len(observed) + (1 if observed and n_miss else 0))
+            out.append(len(observed))
         elif kind == "entropy":
-            parts = list(observed.values()) + ([n_miss] if observed and n_miss else [])
-            total = len(values)
-            out.append(math.exp(-sum(x / total * math.log(x / total) for x in parts)))
+            total = sum(observed.values())
+            out.append(math.exp(-sum(x / total * math.log(x / total) for x in observed.values())) if total else 0)
         else:
             r = sorted(observed.values(), reverse=True)
             if not r:
