@@ -500,7 +500,7 @@ RELEASE = "big_file_release"  # workflow key: the release asked for (the search 
 """The search parameters the officer last asked for (table parameters, k, suppression limit, missing)."""
 
 AUTOMATIC_ONLY = ("A large file is generalized with the automatic hierarchies (numbers binned by Angiuli & Waldo's "
-                  "minimum-width binning, categories grouped by rarity); the hierarchy editor works on the data set "
+                  "greedy capacity binning, categories grouped by rarity); the hierarchy editor works on the data set "
                   "in memory.")
 
 

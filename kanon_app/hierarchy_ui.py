@@ -6,6 +6,7 @@ input into its arguments (lists of numbers typed as text, a grouping table) and 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -39,12 +40,18 @@ start unasked (masking 100,000 values takes about 0.4 s, and the builder is draw
 
 
 def parse_numbers(text: str, what: str = "numbers") -> list[float]:
-    """``"5, 10; 20"`` → [5, 10, 20]; a ``%`` suffix is kept as a fraction marker by :func:`parse_capacities`."""
+    """``"5, 10; 20"`` → [5, 10, 20]; a ``%`` suffix is kept as a fraction marker by :func:`parse_capacities`.
+
+    ``float`` reads "nan" and "inf": they are refused here, as the builders refuse them (a NaN number of bins
+    or capacity made ``int``/``round`` raise a ValueError the page does not show as a message)."""
     parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
     try:
-        return [float(p) for p in parts]
+        numbers = [float(p) for p in parts]
     except ValueError:
         raise InputError(f"Type the {what} as numbers separated by commas (e.g. 5, 10, 20).") from None
+    if not all(map(math.isfinite, numbers)):
+        raise InputError(f"The {what} must be finite (not NaN or infinity).")
+    return numbers
 
 
 def parse_capacities(text: str, n_records: int) -> list[float]:
@@ -55,6 +62,8 @@ def parse_capacities(text: str, n_records: int) -> list[float]:
             out.append(float(p[:-1]) / 100 * n_records if p.endswith("%") else float(p))
         except ValueError:
             raise InputError("Type capacities as record counts or percentages (e.g. 1%, 5%, 20%).") from None
+    if not all(map(math.isfinite, out)):
+        raise InputError("The bin capacities must be finite (not NaN or infinity).")
     if not out:
         raise InputError("Give at least one capacity.")
     return [max(1.0, round(c)) for c in out]

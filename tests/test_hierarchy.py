@@ -269,7 +269,7 @@ def test_builders_reject_unusable_values():
         greedy_binning_hierarchy([1, 2], (0,))
 
 
-# -- Angiuli & Waldo: greedy minimum-width binning -----------------------------------------------------------------------
+# -- Angiuli & Waldo: greedy capacity binning ---------------------------------------------------------------------------
 TABLE_II = {1950: 10, 1951: 4, 1952: 4, 1990: 6, 1991: 11}
 
 

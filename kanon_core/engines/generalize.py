@@ -110,12 +110,14 @@ def release_recodes(table, qis: list[str], found: OptimalAtScale) -> dict[str, d
 
 
 def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing):
-    """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k)."""
+    """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k).
+
+    Each value's label is read from the level tables the search used (``tabs[j]``, made by :func:`level_tables`
+    from the class table's values and their value labels), not matched against the hierarchy a second time:
+    a rematch of the bare values, without their labels, refused a coded variable whose hierarchy is written
+    with the labels (1 labelled "Male" against the row "Male"), after a search that had accepted it."""
     import numpy as np
     import pandas as pd
-
-    from ..dataset import Dataset
-    from ..treat.recode import generalized_column
 
     if isinstance(levels, dict):
         levels = [int(levels[q]) for q in qis]
@@ -124,8 +126,8 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing):
     for j, q in enumerate(qis):
         vals = list(table.values[j])
         if levels[j] > 0 and vals:
-            small = Dataset(frame=pd.DataFrame({q: pd.Series(vals, dtype=object).infer_objects()}))
-            new = generalized_column(small, q, hierarchies[j], levels[j]).tolist()
+            labels = tabs[j].labels[levels[j]]
+            new = [labels[g] for g in np.asarray(tabs[j].table[levels[j]]).tolist()]
             recodes[q] = dict(zip(vals, new, strict=True))
             looked = np.array([*new, None], dtype=object)
         else:

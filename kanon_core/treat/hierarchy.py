@@ -27,7 +27,7 @@ import math
 import operator
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
@@ -550,25 +550,111 @@ def _all_integral(x: np.ndarray) -> bool:
     return bool(np.all(x == np.round(x)))
 
 
-def _interval_label(lo: float, hi: float, integral: bool) -> str:
-    """Label of [lo, hi): ``"20-24"`` for integer data (ARX's style), ``"[20, 25)"`` otherwise."""
-    if math.isinf(lo) and math.isinf(hi):
+def _finite_parameters(numbers: Iterable[Any], what: str) -> list[float]:
+    """The builder parameters ``numbers`` as floats; NaN or an infinity is refused, naming the parameter.
+
+    Why: every comparison with NaN is False, so a NaN width, cut or capacity passed the range checks and
+    gave labels such as ``[20, nan)``, a silent ``*``, or a ValueError outside the one-line messages; an
+    infinite width or bound makes no interval."""
+    out = [float(x) for x in numbers]
+    if not all(map(math.isfinite, out)):
+        raise InputError(f"The {what} must be finite (not NaN or infinity).")
+    return out
+
+
+_LABEL_DIGITS = range(10, 17)
+"""Significant digits a label's bounds are tried with, fewest first; past them the bounds are written exactly."""
+
+_EXACT = decimal.Context(prec=1000, Emax=999_999, Emin=-999_999)
+"""Decimal arithmetic on doubles without rounding: a double has at most 17 significant digits between
+1e-324 and 1e308, so sums, differences, products and integer quotients of two of them fit in 1000 digits."""
+
+
+def _dec(x: float) -> decimal.Decimal:
+    """A number as the decimal its shortest text reads (0.1 is 0.1): the value the officer sees in a row."""
+    return decimal.Decimal(repr(float(x)))
+
+
+def _bound_text(d: decimal.Decimal, digits: int | None) -> str:
+    """A bound written with ``digits`` significant digits (None: exactly); whole numbers always exactly."""
+    if d == d.to_integral_value() and abs(d) < 2**63:
+        return str(int(d))
+    if digits is None:
+        shortest = repr(float(d))
+        return shortest if decimal.Decimal(shortest) == d else format(d.normalize(_EXACT), "g")
+    return f"{float(d):.{digits}g}"
+
+
+Bin = tuple["decimal.Decimal | None", "decimal.Decimal | None", "decimal.Decimal", "decimal.Decimal"]
+"""A bin of a level: its bounds [lo, hi) (None: open on that side) and the lowest and highest value it holds."""
+
+
+def _bin_label_texts(bins: Sequence[Bin], integral: bool) -> list[str]:
+    """The label of each bin of one level (``"20-24"``, ``"<30"``, ``">=40"``, ``"[0.1, 0.2)"``): its bounds
+    written with the fewest significant digits, 10 to 16, else exactly, with which the labels state the
+    bins' true ranges: distinct bounds read distinct, and every value of the data lies inside its label's
+    range as printed (on the same side of every printed bound as of the real one).
+
+    Why not always 10 digits (``format_number``): amounts near 1.2e8 in cents cut at .11, .12 and .13 gave
+    three bins one label ``[123456789.1, 123456789.1)`` (merged silently, and a coarser level then "not a
+    coarsening"), and 123456789.01 was labelled ``<123456789``. Why not always exact: a cut computed in doubles
+    (``0.1 * 3`` is 0.30000000000000004) reads ``0.3`` in 10 digits, the label people expect, wherever that is
+    true of the data."""
+    finite = sorted({b for lo, hi, _, _ in bins for b in (lo, hi) if b is not None})
+    text: dict[decimal.Decimal, str] = {}
+    for digits in (*_LABEL_DIGITS, None):
+        text = {b: _bound_text(b, digits) for b in finite}
+        if digits is None or _labels_state_ranges(bins, text):
+            break
+    return [_interval_label(lo, hi, text, integral) for lo, hi, _, _ in bins]
+
+
+def _labels_state_ranges(bins: Sequence[Bin], text: Mapping[decimal.Decimal, str]) -> bool:
+    """True when the printed bounds are distinct and every bin's values lie in its printed range: the
+    printed bounds are monotone in the real ones, so checking each bin's lowest and highest value suffices."""
+    if len(set(text.values())) < len(text):
+        return False
+    read = {b: decimal.Decimal(t) for b, t in text.items()}
+    return all((lo is None or read[lo] <= low) and (hi is None or high < read[hi]) for lo, hi, low, high in bins)
+
+
+def _interval_label(lo: decimal.Decimal | None, hi: decimal.Decimal | None, text: Mapping[decimal.Decimal, str],
+                    integral: bool) -> str:
+    """Label of [lo, hi) (None: open): ``"20-24"`` for integer data (ARX's style), ``"[20, 25)"`` otherwise."""
+    if lo is None and hi is None:
         return TOP
-    if math.isinf(lo):
-        return f"<{format_number(hi)}"
-    if math.isinf(hi):
-        return f">={format_number(lo)}"
-    if integral and float(lo).is_integer() and float(hi).is_integer():
-        last = hi - 1
-        return format_number(lo) if last <= lo else f"{format_number(lo)}-{format_number(last)}"
-    return f"[{format_number(lo)}, {format_number(hi)})"
+    if lo is None:
+        return f"<{text[hi]}"
+    if hi is None:
+        return f">={text[lo]}"
+    if integral and lo == lo.to_integral_value() and hi == hi.to_integral_value():
+        last = _EXACT.subtract(hi, 1)
+        return text[lo] if last <= lo else f"{text[lo]}-{_bound_text(last, None)}"
+    return f"[{text[lo]}, {text[hi]})"
+
+
+def _labels_of_bins(uniq: np.ndarray, keys: Sequence[Any], bounds: Callable[[Any], tuple[Any, Any]],
+                    integral: bool) -> list[str]:
+    """The label of each sorted distinct value given its bin's key ``keys[i]`` (bins contiguous in the values'
+    order) and the bounds [lo, hi) of a bin's key (Decimals, None where open), made once per bin."""
+    starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]]
+    ends = [*(i - 1 for i in starts[1:]), len(keys) - 1]
+    bins: list[Bin] = [(*bounds(keys[i]), _dec(uniq[i]), _dec(uniq[j])) for i, j in zip(starts, ends, strict=True)]
+    labels = _bin_label_texts(bins, integral)
+    return list(chain.from_iterable(repeat(lab, j - i + 1) for lab, i, j in zip(labels, starts, ends, strict=True)))
 
 
 def _labels_from_cuts(uniq: np.ndarray, cuts: Sequence[float], integral: bool) -> list[str]:
-    """Bin every value into (-inf, c1), [c1, c2), ..., [cm, inf) and label the bins."""
-    edges = np.concatenate([[-np.inf], np.unique(np.asarray(cuts, dtype=np.float64)), [np.inf]])
-    pos = np.searchsorted(edges, uniq, side="right") - 1
-    return [_interval_label(edges[p], edges[p + 1], integral) for p in pos]
+    """Bin every sorted distinct value into (-inf, c1), [c1, c2), ..., [cm, inf) and label the bins.
+
+    Placed by comparing doubles, which is the same as comparing the values and cuts as their shortest texts
+    (distinct doubles have distinct shortest texts, in the same order)."""
+    edges = np.unique(np.asarray(cuts, dtype=np.float64))
+    pos = np.searchsorted(edges, uniq, side="right")  # bin p is [edges[p - 1], edges[p])
+    edge = [_dec(e) for e in edges.tolist()]
+    m = len(edge)
+    return _labels_of_bins(uniq, pos.tolist(), lambda p: (edge[p - 1] if p > 0 else None, edge[p] if p < m else None),
+                           integral)
 
 
 # -- builders: intervals --------------------------------------------------------------------------------------
@@ -577,10 +663,11 @@ def cut_hierarchy(values: Iterable[Any], levels: Sequence[Sequence[float]], name
 
     A cut point c starts the interval ``[c, next cut)``; values below the first cut form ``<c1``.
     """
+    levels = [_finite_parameters(cuts, "cut points") for cuts in levels]
     uniq, _, texts = _numeric_distinct(values, name)
     integral = _all_integral(uniq)
     for i in range(1, len(levels)):
-        if not set(map(float, levels[i])) <= set(map(float, levels[i - 1])):
+        if not set(levels[i]) <= set(levels[i - 1]):
             raise InputError(
                 f"Cut points of level {i + 1} must be a subset of those of level {i}, so that each level "
                 "coarsens the one before."
@@ -601,43 +688,76 @@ def interval_hierarchy(
     Intervals start at ``origin`` (default: the lowest value rounded down to the first width). With
     ``bottom``/``top`` the tails are coded into ``<bottom`` and ``>=top`` at every level (Near & Abuah's
     clipping of outliers, which lets narrow intervals reach k where the tails alone would not).
+
+    Bounds and values are compared as the decimals their texts read (:func:`_dec`: the width 0.1 is 0.1, the
+    value 0.3 is 0.3), exactly, so every value lies in the interval its label prints: in doubles 0.3 / 0.1 is
+    2.9999999999999996, and the tolerance that once corrected it also put 0.9999999999995 in ``[1, 2)``.
     """
-    uniq, _, _ = _numeric_distinct(values, name)
     if not widths:
         raise InputError("Give at least one interval width.")
-    ws = [float(w) for w in widths]
+    ws = _finite_parameters(widths, "interval widths")
+    origin, bottom, top = (None if x is None else _finite_parameters([x], what)[0]
+                           for x, what in ((origin, "interval origin"), (bottom, "bottom code"), (top, "top code")))
+    uniq, _, _ = _numeric_distinct(values, name)
     if any(w <= 0 for w in ws):
         raise InputError("Interval widths must be positive.")
-    for a, b in zip(ws, ws[1:], strict=False):
-        ratio = b / a
-        if ratio < 1 or abs(ratio - round(ratio)) > 1e-9:
+    with decimal.localcontext(_EXACT):
+        wd = [_dec(w) for w in ws]
+        if any(b < a or b % a != 0 for a, b in zip(wd, wd[1:], strict=False)):
             raise InputError("Each interval width must be a whole multiple of the previous one (e.g. 5, 10, 20).")
-    if bottom is not None and top is not None and bottom >= top:
-        raise InputError("The bottom code must be below the top code.")
-    if origin is not None:
-        o = float(origin)
-    elif bottom is not None:
-        o = float(bottom)
-    else:
-        o = math.floor(float(uniq[0]) / ws[0]) * ws[0]
-    integral = _all_integral(uniq) and _all_integral(np.array([o, *ws]))
-    texts = [value_text(u) for u in uniq]
-    levels = []
-    for w in ws:
-        lab = []
-        for u in uniq:
-            if top is not None and u >= top:
-                lab.append(f">={format_number(top)}")
-            elif bottom is not None and u < bottom:
-                lab.append(f"<{format_number(bottom)}")
-            else:
-                b = math.floor((u - o) / w + 1e-12)
-                lo, hi = o + b * w, o + (b + 1) * w
-                lo = lo if bottom is None else max(lo, float(bottom))
-                hi = hi if top is None else min(hi, float(top))
-                lab.append(_interval_label(lo, hi, integral))
-        levels.append(lab)
+        if bottom is not None and top is not None and bottom >= top:
+            raise InputError("The bottom code must be below the top code.")
+        low = None if bottom is None else _dec(bottom)
+        high = None if top is None else _dec(top)
+        if origin is not None:
+            o = _dec(origin)
+        elif low is not None:
+            o = low
+        else:
+            o = _floor_div(_dec(uniq[0]), wd[0]) * wd[0]
+        integral = _all_integral(uniq) and all(x == x.to_integral_value() for x in (o, *wd))
+        texts = [value_text(u) for u in uniq]
+        levels = []
+        for w in wd:
+            keys = _interval_numbers(uniq, o, w)
+            if top is not None:  # (doubles compare as their shortest texts do)
+                keys[np.searchsorted(uniq, top, side="left"):] = ["top"] * int((uniq >= top).sum())
+            if bottom is not None:
+                keys[:np.searchsorted(uniq, bottom, side="left")] = ["bottom"] * int((uniq < bottom).sum())
+
+            def bounds(key: Any, w: decimal.Decimal = w) -> tuple[Any, Any]:
+                if key == "top":
+                    return high, None
+                if key == "bottom":
+                    return None, low
+                lo, hi = o + key * w, o + (key + 1) * w
+                return (lo if low is None else max(lo, low)), (hi if high is None else min(hi, high))
+
+            levels.append(_labels_of_bins(uniq, keys, bounds, integral))
     return _complete(texts, levels, name)
+
+
+def _interval_numbers(uniq: np.ndarray, o: decimal.Decimal, w: decimal.Decimal) -> list[Any]:
+    """floor((u - o) / w) of each value, exactly in the decimals of the texts (:func:`_dec`): in doubles where
+    the quotient is far enough from a whole number for no rounding of doubles to cross it, in decimal
+    arithmetic (in the caller's exact context) for the others."""
+    of, wf = float(o), float(w)
+    with np.errstate(all="ignore"):
+        q = (uniq - of) / wf
+        b = np.floor(q)
+        frac = q - b
+        margin = 1e-12 * (np.maximum(np.abs(uniq), abs(of)) / wf + np.abs(q) + 1.0)
+        sure = np.isfinite(q) & (frac > margin) & (1.0 - frac > margin) & (np.abs(b) < 2.0**52)
+    keys: list[Any] = np.where(sure, b, 0).astype(np.int64).tolist()
+    for i in np.flatnonzero(~sure).tolist():
+        keys[i] = int(_floor_div(_dec(uniq[i]) - o, w))
+    return keys
+
+
+def _floor_div(a: decimal.Decimal, b: decimal.Decimal) -> decimal.Decimal:
+    """The whole number floor(a / b), exact (Decimal's ``//`` truncates towards zero)."""
+    q, r = divmod(a, b)
+    return q - 1 if r and (r < 0) != (b < 0) else q
 
 
 def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2), name: str = "") -> Hierarchy:
@@ -657,7 +777,7 @@ def quantile_hierarchy(values: Iterable[Any], n_bins: Sequence[int] = (10, 5, 2)
     data = np.sort(num.to_numpy(dtype=np.float64))
     if len(data) == 0:
         raise InputError(f"Variable{_of(name)} has no observed values.")
-    bins = sorted({int(b) for b in n_bins if int(b) >= 2}, reverse=True)
+    bins = sorted({int(b) for b in _finite_parameters(n_bins, "numbers of bins") if int(b) >= 2}, reverse=True)
     if not bins:
         raise InputError("Quantile bins: give numbers of bins of at least 2.")
     levels: list[list[float]] = []
@@ -681,7 +801,8 @@ def _next_above(sorted_data: np.ndarray, q: float) -> float:
 
 # -- builder: greedy capacity binning (Angiuli & Waldo) --------------------------------------------------------------
 def greedy_bins(uniq: np.ndarray, counts: np.ndarray, capacity: float, start: np.ndarray | None = None) -> np.ndarray:
-    """Bin index per distinct value after Angiuli & Waldo's greedy merging (section IV.B).
+    """Bin index per distinct value after Angiuli & Waldo's greedy merging (section IV.B); a heuristic, not
+    guaranteed minimum-width (see :func:`greedy_binning_hierarchy`).
 
     Start from ``start`` (bin per value by default). While some bin holds fewer than ``capacity``
     records, perform the cheapest merge of such a bin with its left or right neighbour. The cost is the
@@ -741,7 +862,14 @@ def greedy_binning_hierarchy(
     values: Iterable[Any], capacities: Sequence[float] = (5,), name: str = "",
     counts: Sequence[int] | np.ndarray | None = None,
 ) -> Hierarchy:
-    """Angiuli & Waldo's minimum-width binning with bin capacity c, one level per capacity (increasing).
+    """Angiuli & Waldo's greedy binning with bin capacity c, one level per capacity (increasing).
+
+    The binning is the paper's greedy merge (:func:`greedy_bins`: a bin holding fewer than c records is merged
+    with its left or right neighbour, the merge that least changes the bins' means first, until every bin holds
+    at least c records); not guaranteed minimum-width: the paper proposes it to narrow the bins of a left-to-
+    right scan, but a greedy merge can end wider than the narrowest binning meeting the capacity (ages 19, 21,
+    22 and 39 with 5, 5, 2 and 5 records and c = 6 end as one bin ``*``, where {19, 21} and {22, 39} hold 10 and
+    7).
 
     Each level merges the bins of the one below, so the levels nest. A bin is labelled by the interval it
     covers up to the next bin's start (:func:`_bin_labels`: ``<30``, ``30-39``, ``>=40``), never by the lowest
@@ -750,8 +878,8 @@ def greedy_binning_hierarchy(
     exist to avoid. ``values`` are the records' values, or distinct values standing for ``counts`` records
     each (the same hierarchy, without the records).
     """
+    caps = sorted(_finite_parameters(capacities, "bin capacities"))
     uniq, counts, texts = _numeric_distinct(values, name, counts)
-    caps = sorted(float(c) for c in capacities)
     if not caps or caps[0] < 1:
         raise InputError("Bin capacities must be at least 1.")
     integral = _all_integral(uniq)
@@ -780,7 +908,18 @@ def _bin_labels(uniq: np.ndarray, bins: np.ndarray, integral: bool) -> list[str]
 def round_cut(below: float, above: float) -> float:
     """The roundest number c with ``below < c <= above``: a multiple of the largest power of ten that has one
     there (0 before all), the multiple nearest the middle of the gap (the lower on a tie), so the cut tells
-    little of either neighbour. Computed in decimal, so that 2.7 stays 2.7."""
+    little of either neighbour. Computed in decimal, so that 2.7 stays 2.7.
+
+    The decimal is then read as a double, which rounds it to the nearest: between two neighbouring doubles
+    (1.0 and 1.0000000000000002) that is ``below`` itself, and a cut at ``below`` would move it to the bin
+    above (a bin of a capacity binning then holding fewer records than the capacity). ``above`` is then the
+    cut: the only double of the gap."""
+    cut = _round_decimal_cut(below, above)
+    return cut if float(below) < cut <= float(above) else float(above) + 0.0
+
+
+def _round_decimal_cut(below: float, above: float) -> float:
+    """:func:`round_cut`'s decimal, read as the nearest double (which may be ``below``)."""
     a, b = decimal.Decimal(repr(float(below))), decimal.Decimal(repr(float(above)))
     middle = (a + b) / 2
     exponent = max(abs(a), abs(b)).adjusted() + 1
@@ -805,18 +944,30 @@ def top_bottom_hierarchy(
     """
     if bottom is None and top is None:
         raise InputError("Give a bottom code, a top code or both.")
+    bottom, top = (None if x is None else _finite_parameters([x], what)[0]
+                   for x, what in ((bottom, "bottom code"), (top, "top code")))
     if bottom is not None and top is not None and bottom >= top:
         raise InputError("The bottom code must be below the top code.")
     uniq, _, texts = _numeric_distinct(values, name)
+    top_text = None if top is None else _code_text(top)
+    bottom_text = None if bottom is None else _code_text(bottom)
     lab = []
     for u, t in zip(uniq, texts, strict=True):
         if top is not None and u >= top:
-            lab.append(format_number(top) if clip else f">={format_number(top)}")
+            lab.append(top_text if clip else f">={top_text}")
         elif bottom is not None and u <= bottom:
-            lab.append(format_number(bottom) if clip else f"<={format_number(bottom)}")
+            lab.append(bottom_text if clip else f"<={bottom_text}")
         else:
             lab.append(t)
     return _complete(texts, [lab], name)
+
+
+def _code_text(x: float) -> str:
+    """A top or bottom code as a label: :func:`format_number` where its 10 digits read back as the code, else
+    the code's shortest text (the top code 123456789.01 is not ``>=123456789``; clipped, it is the value
+    released)."""
+    text = format_number(x)
+    return text if decimal.Decimal(text) == _dec(x) else _bound_text(_dec(x), None)
 
 
 # -- builder: categories -----------------------------------------------------------------------------------------
@@ -1014,7 +1165,12 @@ DATE_LEVELS = ("month", "quarter", "year", "decade")
 def date_hierarchy(
     values: Iterable[Any], levels: Sequence[str] = ("month", "quarter", "year"), name: str = ""
 ) -> Hierarchy:
-    """Dates to month (``2020-03``), quarter (``2020-Q1``), year (``2020``) and decade (``2020s``)."""
+    """Dates to month (``2020-03``), quarter (``2020-Q1``), year (``2020``) and decade (``2020s``).
+
+    Values are dates (timestamps, ``datetime.date``) or texts, read by :func:`_parse_date_texts` in one
+    reading whatever their order. Numbers are refused: pandas reads 20190115 as nanoseconds after 1970, which
+    put every date in January 1970 and made every level ``*``, silently.
+    """
     unknown = [lv for lv in levels if lv not in DATE_LEVELS]
     if unknown:
         raise InputError(f"Date levels must be among {', '.join(DATE_LEVELS)}.")
@@ -1026,11 +1182,22 @@ def date_hierarchy(
             seen[key] = v
     if not seen:
         raise InputError(f"Variable{_of(name)} has no observed values.")
+    if any(isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_)) for v in seen.values()):
+        raise InputError(f"Variable{_of(name)} holds numbers, which a date hierarchy does not read as dates (pandas "
+                         "would take them for nanoseconds after 1970); store the dates as text YYYY-MM-DD or as "
+                         "dates.")
     texts = list(seen)
-    parsed = pd.to_datetime(pd.Series([seen[t] for t in texts], dtype=object), errors="coerce")
-    bad = int(parsed.isna().sum())
-    if bad:
-        raise InputError(f"{bad} value(s) of variable{_of(name)} are not dates.")
+    stamps = pd.Series(pd.NaT, index=range(len(texts)), dtype="object")
+    is_text = [not isinstance(seen[t], (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)) for t in texts]
+    for i, t in enumerate(texts):
+        if not is_text[i]:
+            stamps[i] = pd.Timestamp(seen[t])
+    written = [i for i, text in enumerate(is_text) if text]
+    if written:
+        read = _parse_date_texts([str(seen[texts[i]]).strip() for i in written], name)
+        for i, stamp in zip(written, read, strict=True):
+            stamps[i] = stamp
+    parsed = _to_datetime(stamps, name)
     idx = np.argsort(parsed.to_numpy(), kind="stable")
     texts = [texts[i] for i in idx]
     parsed = parsed.iloc[idx].reset_index(drop=True)
@@ -1042,6 +1209,68 @@ def date_hierarchy(
     }
     cols = [[fmt[lv](d) for d in parsed] for lv in order]
     return _complete(texts, cols, name)
+
+
+_DAY_FIRST = ("%d/%m/%Y", "%d-%m-%Y", "%d.%m.%Y", "%d/%m/%y", "%d-%m-%y", "%d.%m.%y")
+_MONTH_FIRST = ("%m/%d/%Y", "%m-%d-%Y", "%m.%d.%Y", "%m/%d/%y", "%m-%d-%y", "%m.%d.%y")
+"""The numeric day-month orders a date text may be written in; a reading is strict (13/01/2020 is no
+month-first date)."""
+
+
+def _parse_date_texts(texts: Sequence[str], name: str) -> list[pd.Timestamp]:
+    """The dates of distinct texts, one reading for all, whatever their order: ISO 8601 when every text is
+    one; else day-first or month-first (``_DAY_FIRST``, ``_MONTH_FIRST``, strict), the one that reads every
+    text, and if both do and disagree the texts are refused as ambiguous; else each text by pandas' own
+    parser, refused where reading it day-first or month-first would give another date.
+
+    Why: pandas takes the format of the first text for all, so a file of day-first dates was read whole when
+    it began with 13/01/2020, refused when it began with 02/05/2020, and read month-first, silently, when no
+    day exceeded 12."""
+    s = pd.Series(list(texts), dtype=object)
+    iso = _to_datetime(s, name, format="ISO8601", errors="coerce")
+    if not iso.isna().any():
+        return list(iso)
+    readings = [_strict_reading(s, formats) for formats in (_DAY_FIRST, _MONTH_FIRST)]
+    whole = [r for r in readings if not r.isna().any()]
+    if len(whole) == 2 and not whole[0].equals(whole[1]):
+        raise _ambiguous_dates(name)
+    if whole:
+        return list(whole[0])
+    loose = [_to_datetime(s, name, format="mixed", dayfirst=first, errors="coerce") for first in (True, False)]
+    bad = int((loose[0].isna() | loose[1].isna()).sum())
+    if bad:
+        raise InputError(f"{bad} value(s) of variable{_of(name)} are not dates.")
+    if not loose[0].equals(loose[1]):
+        raise _ambiguous_dates(name)
+    return list(loose[0])
+
+
+def _to_datetime(s: pd.Series, name: str, **how: Any) -> pd.Series:
+    """``pandas.to_datetime``, which takes dates of one time zone only (or of none): others are refused in one
+    line (pandas raises a ValueError even where it is told to coerce)."""
+    try:
+        return pd.to_datetime(s, **how)
+    except (ValueError, TypeError):
+        raise InputError(f"The dates of variable{_of(name)} are in several time zones (or some have one and others "
+                         "none); give them in one.") from None
+
+
+def _strict_reading(s: pd.Series, formats: Sequence[str]) -> pd.Series:
+    """Each text read with the first of ``formats`` that reads it exactly (NaT where none does)."""
+    out = pd.Series(pd.NaT, index=s.index, dtype=object)
+    for f in formats:
+        todo = out.isna()
+        if not todo.any():
+            break
+        read = pd.to_datetime(s[todo], format=f, errors="coerce")
+        read = read[read.notna()]
+        out[read.index] = list(read)
+    return out
+
+
+def _ambiguous_dates(name: str) -> InputError:
+    return InputError(f"The dates of variable{_of(name)} read both day-first and month-first, as different dates; "
+                      "write them as YYYY-MM-DD.")
 
 
 # -- ARX files -------------------------------------------------------------------------------------------------
