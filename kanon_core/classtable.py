@@ -183,6 +183,18 @@ class ClassTable:
         codes = np.where(members[:, None], MISSING_CODE, 0) * np.ones((1, len(self.qis)), dtype=np.int32)
         return self._merge(gid, codes.astype(np.int32), values=(), labels=())
 
+    def blank(self, members: np.ndarray) -> ClassTable:
+        """The table as a release shows it once the classes flagged in ``members`` are blanked on every QI: they
+        become one class, blank everywhere (with any class that was blank already), and the other classes stay
+        as they are (the release itself, where :meth:`pool` pools the others too)."""
+        members = np.asarray(members, dtype=bool)
+        if len(members) != self.n_classes or not members.any():
+            raise ValueError("one flag per class is needed, and at least one class to blank")
+        codes = self.codes.copy()
+        codes[members] = MISSING_CODE
+        gid, _ = group_ids(codes)
+        return self._merge(gid.astype(np.int64), codes)
+
     def _qi_index(self, qi: str) -> int:
         try:
             return self.qis.index(qi)

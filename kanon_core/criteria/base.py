@@ -71,6 +71,11 @@ class Criterion(Protocol):
     def failing_classes(self, ev: Evaluation) -> np.ndarray:
         """Boolean per class: the classes whose records fail the criterion."""
 
+    # Optional: ``holds_when_records_join`` (bool, False when absent): a class that passes still passes with
+    # any records added to it (k-anonymity, distinct l-diversity). Under wildcard semantics a record blanked by
+    # suppression joins every class of the release, so a search judges criteria without it on the release
+    # itself (:func:`kanon_core.treat.lattice.release_passes`).
+
 
 def failing_records(criteria: list[Criterion], ev: Evaluation) -> tuple[np.ndarray, int]:
     """Classes failing any criterion (AND of the criteria) and the number of records in them."""

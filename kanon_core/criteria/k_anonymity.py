@@ -56,6 +56,11 @@ class KAnonymity:
     def monotonic_at(self, suppression_limit: int, missing: MissingSemantics = "category") -> bool:
         return True
 
+    @property
+    def holds_when_records_join(self) -> bool:
+        """More records in a class (blanked ones joining it under wildcard semantics) only raise its count."""
+        return True
+
     def failing_classes(self, ev: Evaluation) -> np.ndarray:
         sizes = ev.sizes
         if self.alpha == 1.0:

@@ -83,6 +83,11 @@ class LDiversity:
             return True
         return suppression_limit == 0 and missing == "category"
 
+    @property
+    def holds_when_records_join(self) -> bool:
+        """Added records never remove a distinct value; they can lower a class's entropy or its recursive l."""
+        return self.kind == "distinct"
+
     def failing_classes(self, ev: Evaluation) -> np.ndarray:
         from ..risk.diversity import l_diversity_classes
 

@@ -104,7 +104,7 @@ import pandas as pd
 
 from ..classtable import ClassTable
 from ..criteria.apply import blanked_group_fails
-from ..criteria.base import Criterion, Evaluation
+from ..criteria.base import Criterion, Evaluation, failing_records
 from ..criteria.k_anonymity import KAnonymity
 from ..dataset import Dataset, MissingSemantics, check_semantics
 from ..errors import InfeasibleError, InputError
@@ -898,7 +898,7 @@ class NodeSummary:
 
 
 def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int, criteria: Sequence[Criterion],
-             bound: float | None = None) -> NodeSummary:
+             bound: float | None = None, semantics: MissingSemantics = "category") -> NodeSummary:
     """``bound``: the node's :func:`~kanon_core.treat.metrics.lower_bound` when the caller has it already (the
     search computes the level-only bounds of every node at once with ``level_bounds``, the function
     ``lower_bound`` calls for one node). The node is ``anonymous`` (a release kanon may offer) when its
@@ -906,18 +906,40 @@ def _summary(ctx: MetricContext, metric: MetricName, ev: NodeEval, limit: int, c
     (:func:`acceptable`)."""
     st = ev.stats()
     n_small = n_suppressed(ctx, st)
-    return NodeSummary(ev.levels, n_small, acceptable(ev, n_small, limit, criteria), metric_loss(metric, ctx, st),
+    return NodeSummary(ev.levels, n_small, acceptable(ev, n_small, limit, criteria, semantics),
+                       metric_loss(metric, ctx, st),
                        lower_bound(metric, ctx, st) if bound is None else bound, st.n_patterns)
 
 
-def acceptable(ev: NodeEval, n_small: int, limit: int, criteria: Sequence[Criterion]) -> bool:
+def acceptable(ev: NodeEval, n_small: int, limit: int, criteria: Sequence[Criterion],
+               semantics: MissingSemantics = "category") -> bool:
     """Whether node ``ev``'s release protects every person: its failing records (``n_small``, the classes
     ``ev.small``) are at most ``limit`` and, when there are any, the blanked group they form passes every
     criterion as one class (:func:`~kanon_core.criteria.apply.blanked_group_fails`: fewer than k blanked
-    records would leave their people findable among them)."""
+    records would leave their people findable among them), and, under wildcard semantics, the release
+    itself passes (:func:`release_passes`)."""
     if n_small > limit:
         return False
-    return n_small == 0 or not blanked_group_fails(ev.table, ev.small, criteria)
+    if n_small == 0:
+        return True
+    return not blanked_group_fails(ev.table, ev.small, criteria) and release_passes(ev, criteria, semantics)
+
+
+def release_passes(ev: NodeEval, criteria: Sequence[Criterion], semantics: MissingSemantics) -> bool:
+    """Under wildcard semantics, whether the node's release, its failing classes blanked, meets every criterion.
+
+    Why: a blanked record matches every record, so in the release each kept record's class is its class at the
+    node plus every blanked record. Records added to a class cannot make it fail k-anonymity or distinct
+    l-diversity (:attr:`Criterion.holds_when_records_join`), but they can lower its entropy, break recursive
+    (c,l)-diversity or move its distribution away from the file's: a class {a, b} with a blanked record a reads
+    {a, a, b} in the release. Such criteria are judged on the release's own class table. Under category
+    semantics blanked records form a class of their own and change no other class."""
+    if semantics != "wildcard" or all(getattr(c, "holds_when_records_join", False) for c in criteria):
+        return True
+    release = ev.table.blank(ev.small)
+    sizes = release.class_sizes("wildcard", 1.0, wildcard_split=True)
+    fail, _ = failing_records(list(criteria), Evaluation(release, "wildcard", sizes))
+    return not bool(fail.any())
 
 
 @dataclass(frozen=True)
@@ -1038,7 +1060,7 @@ def _frame(problem: LatticeProblem, summaries: Sequence[NodeSummary], n_records:
 def _criteria_report(criteria: Sequence[Criterion], ev: NodeEval, limit: int, semantics: MissingSemantics
                      ) -> tuple[dict, ...]:
     n_small = int(ev.table.count[ev.small].sum()) if ev.small is not None else None
-    holds = n_small is not None and acceptable(ev, n_small, limit, criteria)
+    holds = n_small is not None and acceptable(ev, n_small, limit, criteria, semantics)
     return tuple({"criterion": c.name, "spec": c.spec, "monotonic": bool(c.monotonic_at(limit, semantics)),
                   "records_failing": ev.per_criterion.get(c.spec), "holds": holds}
                  for c in criteria)
@@ -1260,7 +1282,8 @@ def search_optimal(
         if e.cut:
             cut_short(i, e)
             return None
-        s = _summary(ctx, metric_name, e, limit, crit, float(base_bound[i]) if metric_name in LEVEL_BOUNDED else None)
+        s = _summary(ctx, metric_name, e, limit, crit, float(base_bound[i]) if metric_name in LEVEL_BOUNDED else None,
+                     ev.semantics)
         known[i] = s
         if s.anonymous:
             passing_loss[i] = s.loss
@@ -1860,7 +1883,7 @@ def evaluate_node(
     crit = resolve_criteria(problem, k, criteria)
     limit = suppression_limit(problem.n_records, max_suppression)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
-    return _summary(problem.metric_context(), metric_name, ev.evaluate(lv), limit, crit)
+    return _summary(problem.metric_context(), metric_name, ev.evaluate(lv), limit, crit, semantics=ev.semantics)
 
 
 def exhaustive_search(
@@ -1874,7 +1897,8 @@ def exhaustive_search(
     limit = suppression_limit(problem.n_records, max_suppression)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
-    rows = [_summary(ctx, metric_name, ev.evaluate(lat.nodes[i]), limit, crit) for i in range(lat.n)]
+    rows = [_summary(ctx, metric_name, ev.evaluate(lat.nodes[i]), limit, crit, semantics=ev.semantics)
+            for i in range(lat.n)]
     return _frame(problem, rows, problem.n_records)
 
 
@@ -1909,7 +1933,7 @@ def datafly(
     max_steps = int((heights - 1).sum())
     while True:
         e = ev.evaluate(levels)
-        s = _summary(ctx, metric_name, e, limit, crit)
+        s = _summary(ctx, metric_name, e, limit, crit, semantics=ev.semantics)
         n_small = s.n_small
         summaries.append(s)
         report(progress, sum(levels) / max(1, max_steps), "Datafly: generalizing")

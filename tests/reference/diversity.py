@@ -2,8 +2,8 @@
 
 For every record the records it matches are found by comparing it with every record (wildcard: equal or
 missing on every QI; category: identical codes), their sensitive values are collected in a list, and the
-measures are computed from the definitions (Machanavajjhala et al. 2007 for l-diversity with sdcMicro's
-rule for missing sensitive values; Li et al. 2007 for the Earth Mover's Distance, solved here as a
+measures are computed from the definitions (Machanavajjhala et al. 2007 for l-diversity, over the observed
+values of S; Li et al. 2007 for the Earth Mover's Distance, solved here as a
 transportation problem by linear programming, not by the closed forms the fast code uses). Nothing is
 shared with :mod:`kanon_core.risk.diversity` or :mod:`kanon_core.risk.closeness`.
 """
