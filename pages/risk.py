@@ -121,7 +121,7 @@ max_risk = float(state.shared_number_input(
 state.widget_value("w_risk_method", "approx", options=["approx", "exact"])
 state.widget_value("w_household", None, options=[None, *others])
 method = b[1].selectbox("Risk method", ["approx", "exact"], key="w_risk_method",
-                        help="sdcMicro's indivRisk: the approximation (default) or the exact series.")
+                        help="Benedetti & Franconi's risk: sdcMicro's approximation (default) or the exact expectation.")
 household = b[2].selectbox("Household identifier", [None] + others, key="w_household",
                            format_func=lambda v: "(none)" if v is None else v,
                            help=READINGS["household_risk"])
