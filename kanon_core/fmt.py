@@ -33,7 +33,7 @@ HEADERS: dict[str, str] = {
     # suppression
     "n_suppressed": "values suppressed", "suppressed": "values suppressed", "percent": "% of records",
     "pct_records": "% of records", "most_suppressed": "value suppressed most", "most_suppressed_n": "its count",
-    "most_suppressed_share": "its share", "cost_per_cell": "cost per value", "records_touched": "records touched",
+    "most_suppressed_percent": "its share (%)", "cost_per_cell": "cost per value", "records_touched": "records touched",
     "suppressed_cells": "suppressed values",
     # comparison of percentages
     "n_original": "records before", "n_treated": "records after", "pct_original": "% before",

@@ -116,7 +116,7 @@ def test_suppressed_cells_by_hand():
     t = suppressed_cells(original, treated).set_index("variable")
     assert t.loc["a", "n_suppressed"] == 3 and t.loc["a", "n_missing_original"] == 1 and t.loc["a", "n_missing_treated"] == 4
     assert t.loc["a", "most_suppressed"] == "1" and t.loc["a", "most_suppressed_n"] == 2
-    assert t.loc["a", "most_suppressed_share"] == pytest.approx(2 / 3)
+    assert t.loc["a", "most_suppressed_percent"] == pytest.approx(100 * 2 / 3)
     assert t.loc["a", "pct_records"] == pytest.approx(50.0)
     assert t.loc["b", "n_suppressed"] == 0 and pd.isna(t.loc["b", "most_suppressed"])
 

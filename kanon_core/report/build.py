@@ -179,10 +179,31 @@ class Report:
     risk_beyond: tuple[Any, Any] | None = None
     """Risk measures beyond k (:func:`kanon_core.risk.summary.risk_measures`) before and after."""
     risk_beyond_note: str = ""
+    released_suppressed: int | None = None
+    """Suppressed cells of the whole release, every released variable (QI or not), as ``kanon apply`` and the
+    exported files count them (:func:`kanon_core.export.release`); None when not counted."""
 
     @property
     def n_suppressed(self) -> int:
+        """Suppressed cells of the release's quasi-identifiers (the overall suppression table's total)."""
         return int(self.suppression_overall["n_suppressed"].sum()) if len(self.suppression_overall) else 0
+
+    @property
+    def n_suppressed_released(self) -> int:
+        """Suppressed cells of every released variable (``kanon apply``'s "suppressed cells"); the QIs' total when
+        not counted."""
+        return self.n_suppressed if self.released_suppressed is None else int(self.released_suppressed)
+
+
+def suppressed_in_words(report: Report) -> str:
+    """The release's total of suppressed cells in words, as ``kanon apply`` counts it, with the share on the
+    quasi-identifiers when other released variables carry some too (e.g. a variable suppressed as a QI and
+    given another role by a later step)."""
+    total, on_qis = report.n_suppressed_released, report.n_suppressed
+    if total == on_qis:
+        return f"{total:,} quasi-identifier values were suppressed (set to missing)"
+    return (f"{total:,} values of released variables were suppressed (set to missing): {on_qis:,} on the "
+            "release's quasi-identifiers (the suppression tables), the rest on its other variables")
 
 
 @dataclass(frozen=True)
@@ -357,7 +378,7 @@ def conclusions(report: Report) -> list[str]:
     steps = report.steps.iloc[1:] if len(report.steps) else report.steps
     if len(steps):
         out.append(f"What was changed ({len(steps)} step(s)): {_changes_in_words(steps['description'])}. "
-                   f"In total {report.n_suppressed:,} quasi-identifier values were suppressed.")
+                   f"In total {suppressed_in_words(report)}.")
     else:
         out.append("Nothing was changed: the release is the data as loaded.")
     models = _changed_conclusions(report.utility)
@@ -416,16 +437,23 @@ def _risk_tables(before: RiskSummary, after: RiskSummary, k: int) -> tuple[pd.Da
     return table, viol
 
 
-def _per_qi(original: Dataset, treated: Dataset, before: RiskSummary, after: RiskSummary) -> pd.DataFrame:
+def _per_qi(original: Dataset, treated: Dataset, before: RiskSummary, after: RiskSummary,
+            k: int) -> pd.DataFrame:
+    """Per QI: categories, smallest category and missing values before and after. A smallest category of 1 to
+    k - 1 records reads "< k", as that count does everywhere else (the threshold rule)."""
     b = before.per_qi.set_index("variable")
     a = after.per_qi.set_index("variable")
+
+    def smallest(n: Any) -> int | str:
+        return below(k) if is_small(int(n), k) else int(n)
+
     rows = []
     for v in a.index:
         rows.append({
             "variable": v, "label": _variable_label(v, original, treated),
             "categories_before": int(b.loc[v, "distinct"]), "categories_after": int(a.loc[v, "distinct"]),
-            "smallest_category_before": int(b.loc[v, "smallest_category"]),
-            "smallest_category_after": int(a.loc[v, "smallest_category"]),
+            "smallest_category_before": smallest(b.loc[v, "smallest_category"]),
+            "smallest_category_after": smallest(a.loc[v, "smallest_category"]),
             "missing_before": int(b.loc[v, "missing"]), "missing_after": int(a.loc[v, "missing"]),
         })
     return pd.DataFrame(rows)
@@ -525,23 +553,36 @@ def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col
     fewer than k of the suppressed cells held it. Why the second: the row crosses a value with the cells that
     hid it, so "region 3, 1 cell (100 %)" gives back the one value suppressed, and "2 of 3 were region 2"
     most of them; fewer than k such cells are shown as a count below k is everywhere ("< k"), and so is their
-    share."""
+    share.
+
+    The text in place of the value says why it is not named: a small category reads "a category with fewer
+    than k records", a category hidden only because fewer than k of its cells were suppressed (it may be
+    large) "a category (fewer than k of its values suppressed)"."""
     out = table.copy()
     if not len(out):
         return out
-    hide = [v is not None and (small.label_is_small(var, v) or is_small(n, small.k))
-            for var, v, n in zip(out["variable"], out[value_col], out[count_col], strict=True)]
+    small_label = [v is not None and small.label_is_small(var, v)
+                   for var, v in zip(out["variable"], out[value_col], strict=True)]
+    hide = [v is not None and (s or is_small(n, small.k))
+            for v, s, n in zip(out[value_col], small_label, out[count_col], strict=True)]
     if any(hide):
-        out[value_col] = [pooled_label(small.k).replace("other categories", "a category") if h else v
-                          for h, v in zip(hide, out[value_col], strict=True)]
+        out[value_col] = [(pooled_label(small.k).replace("other categories", "a category") if s
+                           else few_suppressed_label(small.k)) if h else v
+                          for h, s, v in zip(hide, small_label, out[value_col], strict=True)]
         out[count_col] = [below(small.k) if h and is_small(n, small.k) else n
                           for h, n in zip(hide, out[count_col], strict=True)]
-        share = next((c for c in ("percent_of_variable", "most_suppressed_share") if c in out.columns), None)
+        share = next((c for c in ("percent_of_variable", "most_suppressed_percent") if c in out.columns), None)
         if share is not None:
             out[share] = [None if h and is_small(n, small.k) else p
                           for h, n, p in zip(hide, table[count_col], out[share], strict=True)]
         log.add(name, {str(var): 1 for var, h in zip(out["variable"], hide, strict=True) if h})
     return out
+
+
+def few_suppressed_label(k: int) -> str:
+    """What "value suppressed most" reads when fewer than k of that category's cells were suppressed (the category
+    itself may be large): the value is not named, nor is the category said to be small."""
+    return f"a category (fewer than {k} of its values suppressed)"
 
 
 def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarray, missing: str, k_report: int
@@ -922,6 +963,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     sections are gathered: its compiled kernels release the interpreter, so on a machine of two cores the
     search and the report's Python work overlap instead of adding up.
     """
+    from ..export import release
     from ..recipe import Recipe
     from ..utility.baseline import original_with_roles
     from ..utility.bias import suppressed_cells
@@ -976,9 +1018,10 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     # everything that does not need the MINUCs is gathered before waiting for them (a search under way ends
     # last), so that little is left to do once it has ended
     roles = _roles_table(raw_original, treated)
-    per_qi = _per_qi(original, treated, before, after)
+    per_qi = _per_qi(original, treated, before, after, k)
     steps = _steps_table(history, lineage, k, version_risks, log)
     identifiers = identifier_like(raw_original, treated)
+    released_suppressed = release(treated, raw_original).n_suppressed  # kanon apply's count, the same function
     minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
                                  else _minuc_section(original, treated, qis, options,
                                                      None if callable(minucs) else minucs))
@@ -1012,4 +1055,5 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         identifiers=identifiers,
         risk_beyond=beyond,
         risk_beyond_note=beyond_note,
+        released_suppressed=released_suppressed,
     )

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .. import fmt
-from .build import CONFIDENTIALITY_NOTE, Report, conclusions, findable_after, restored_after
+from .build import (
+    CONFIDENTIALITY_NOTE,
+    Report,
+    conclusions,
+    findable_after,
+    restored_after,
+    suppressed_in_words,
+)
 from .category_rows import REPORT_CATEGORY_ROWS, category_rows, listed_note
 
 CSS = """
@@ -160,8 +167,7 @@ def _summary_detail(r: Report) -> list[str]:
         *([f"But suppressed cells of step {restored[1]} can be restored from other variables of the release, and "
            f"with them restored {restored[0]:,} people are findable among fewer than {r.k} released records: the "
            "release does NOT protect them (see that step)."] if (restored := restored_after(r)) else []),
-        f"{len(r.steps) - 1} step(s) were applied; {r.n_suppressed:,} quasi-identifier values were suppressed "
-        "(set to missing) in total.",
+        f"{len(r.steps) - 1} step(s) were applied; in total {suppressed_in_words(r)}.",
     ]
     if a.n_wildcard_dependent:
         from ..risk.summary import wildcard_dependent_statement
@@ -212,7 +218,7 @@ def _suppression(r: Report) -> list[str]:
                 "steps (original versus release):"),
              table(r.suppression_overall, "suppression-overall",
                    {"pct_records": "% of records", "most_suppressed": "value suppressed most",
-                    "most_suppressed_n": "its count", "most_suppressed_share": "its share"})]
+                    "most_suppressed_n": "its count", "most_suppressed_percent": "its share (%)"})]
     for s in r.suppression_steps:
         parts.append(f"<h3>Step {s.number}: {html.escape(s.description)}</h3>")
         parts.append(_p(f"{s.n_suppressed:,} values suppressed in {s.records_touched:,} records."))
@@ -248,6 +254,37 @@ def _minucs(r: Report) -> list[str]:
             table(m.by_size, "minucs-by-size"),
             _p("Per variable: MINUCs containing it and records concerned.", "small"),
             table(m.contributions, "minucs-by-variable")]
+
+
+INFO_LOSS_MISSING = "missing after (declared codes included)"
+"""Header of the information-loss table's ``suppressed`` column (:func:`_info_loss_notes`)."""
+
+
+def _info_loss_notes(r: Report) -> list[str]:
+    """What the information-loss table's count is, and where it differs from the suppression section's.
+
+    The two tables measure different things by design: information loss
+    (:func:`kanon_core.utility.info_loss.information_loss`) charges every cell observed in the original and
+    missing in the release, a code a step declared missing (-9, "refused") included, while "values suppressed"
+    (:mod:`kanon_core.utility.suppressed`) leaves declared missing codes out (declaring them takes no
+    information). The report keeps both and says so: the column reads :data:`INFO_LOSS_MISSING`, a note
+    states the rule, and the variables whose two counts differ are named with both counts (names and counts
+    only)."""
+    loss = r.utility.info_loss if r.utility is not None else None
+    if loss is None:
+        return []
+    notes = [f"'{INFO_LOSS_MISSING}' counts every cell observed in the original and missing in the release, "
+             "codes a step declared missing included (charged as suppressed: loss metric 1, fully generalized); "
+             "'values suppressed' in the suppression section leaves declared missing codes out."]
+    sup = (r.suppression_overall.set_index("variable")["n_suppressed"] if len(r.suppression_overall)
+           else pd.Series(dtype=int))
+    differ = [(str(v), int(m), int(sup[v])) for v, m in zip(loss.table["variable"], loss.table["suppressed"],
+                                                              strict=True)
+              if v in sup.index and int(sup[v]) != int(m)]
+    if differ:
+        notes.append("Missing after without being suppressed (codes declared missing by a step): "
+                     + "; ".join(f"{v}: {m:,} missing after, {n:,} suppressed" for v, m, n in differ) + ".")
+    return notes
 
 
 def _utility(r: Report) -> list[str]:
@@ -302,8 +339,9 @@ def _utility(r: Report) -> list[str]:
                         "(suppressed = 1). Discernibility: the sum over records of their class size.", "small"))
         parts.append(table(u.info_loss.summary(), "info-loss-summary"))
         parts.append(table(u.info_loss.table, "info-loss-variables",
-                           {"loss_metric": "loss metric", "prec": "Prec"},
+                           {"loss_metric": "loss metric", "prec": "Prec", "suppressed": INFO_LOSS_MISSING},
                            why={"prec": "recoded without a hierarchy"}))
+        parts += [_p(n, "small") for n in _info_loss_notes(r)]
     for j, mc in enumerate(u.models):
         formula = next(iter(mc.results.values())).formula
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")

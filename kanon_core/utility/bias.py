@@ -181,8 +181,9 @@ def bias_of_correlations(
 def suppressed_cells(original: Dataset, treated: Dataset, variables: Sequence[str] | None = None) -> pd.DataFrame:
     """Cells present in the original and missing after treatment, per variable (Wilson et al., RTI tables 2, 3).
 
-    ``most_suppressed`` is the label of the value suppressed most often and ``most_suppressed_share``
-    its share of that variable's suppressed cells.
+    ``most_suppressed`` is the label of the value suppressed most often and ``most_suppressed_percent``
+    its share of that variable's suppressed cells, in percent (the unit of the table's other shares and of a
+    suppression step's "percent of variable").
     """
     from .suppressed import suppressed_mask
 
@@ -204,11 +205,11 @@ def suppressed_cells(original: Dataset, treated: Dataset, variables: Sequence[st
             "variable": v, "label": treated.meta_of(v).label or original.meta_of(v).label or v, "n_suppressed": k,
             "pct_records": 100 * k / n, "n_missing_original": int(mo.sum()), "n_missing_treated": int(mt.sum()),
             "most_suppressed": top_label, "most_suppressed_n": top_n,
-            "most_suppressed_share": top_n / k if k else float("nan"),
+            "most_suppressed_percent": 100 * top_n / k if k else float("nan"),
         })
     return pd.DataFrame(rows, columns=["variable", "label", "n_suppressed", "pct_records", "n_missing_original",
                                        "n_missing_treated", "most_suppressed", "most_suppressed_n",
-                                       "most_suppressed_share"])
+                                       "most_suppressed_percent"])
 
 
 def _codes(values: pd.Series) -> np.ndarray:
