@@ -263,6 +263,19 @@ def _check_exact_as_double(column: str, s: pd.Series, fmt: str) -> None:
                          "which stores numbers as decimals and would round them; release it as CSV or Parquet.")
 
 
+def _check_spss_text(column: str, text: np.ndarray, observed: np.ndarray) -> None:
+    """Refuse a text variable with cells ending in a space for SPSS, whose strings are padded with spaces and
+    read back without them: "a " would read as "a" (joining another group) and " " as empty (missing), so the
+    release would not be the version whose risk was measured. A format limit, not a fault: the message names
+    the variable and counts the cells, never a value, and says which formats keep them."""
+    ends = np.fromiter((v.endswith(" ") for v in text[observed]), dtype=bool, count=int(observed.sum()))
+    n = int(ends.sum())
+    if n:
+        raise InputError(f"Variable {column} has {n:,} text cell(s) ending in a space or holding only spaces, which "
+                         "SPSS cannot keep (it pads text with spaces and drops them when read back); release it "
+                         "as CSV, Parquet or Stata, which keep them exactly, or trim the spaces first.")
+
+
 def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
     """Columns, labels and missing declarations pyreadstat needs, with suppressed cells marked."""
     code = int(options.suppressed_code)
@@ -328,6 +341,8 @@ def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.Data
                 raise InputError(f"Variable {c} is text with a declared missing code in its cells, which Stata cannot "
                                  "declare (its missing values are numbers); release it as SPSS, CSV or Parquet.")
             if fmt == "sav":
+                observed = s.notna().to_numpy() if sup is None else s.notna().to_numpy() & ~sup
+                _check_spss_text(c, text, observed)
                 # SPSS strings have no system-missing value: declare the empty string user-missing too
                 declared_t = [_text(x) for x in m.missing_codes]
                 if s.isna().any() and "" not in declared_t:

@@ -180,7 +180,7 @@ def test_uint64_beyond_int64_is_refused_by_the_engines(tmp_path, engine, make):
 @pytest.mark.parametrize("engine", ["pandas", *EMBEDDED])
 def test_uint64_beyond_int64_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, engine):
     src = wide_with_a_gap(tmp_path)
-    code = main(["risk", str(src), "--qi", "u", "--k", "1", "--engine", engine])
+    code = main(["risk", str(src), "--qi", "u", "--k", "2", "--engine", engine])
     err = [line for line in without_progress(capsys.readouterr().err) if line.strip()]
     assert code == 2 and len(err) == 1 and "'u'" in err[0] and "unexpected" not in err[0]
     assert_quotes_no_value(err[0])

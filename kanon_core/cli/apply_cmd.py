@@ -86,9 +86,13 @@ def run(args: argparse.Namespace) -> int:
                    *([NamedPath("--json", Path(args.json_out))] if args.json_out is not None else [])],
                   [NamedPath("the recipe", Path(args.recipe)), *data_inputs(data_path)])
     ds = load_dataset(data_path)
+    # the weight the recipe's roles name, validated as every command validates --weight, before any work (a bad
+    # weight otherwise left the report's weighted sections empty and the release written)
+    recipe.start(ds).weights()
     replay = recipe.replay_checked(ds, strict=args.strict)
     history = replay.history
     original, treated = history.original.dataset, history.current.dataset
+    treated.weights()  # the release's weight, if a step named another one
     files = release_files(treated, args.output, original, options, sidecar=not args.no_labels)
     k = int(args.k if args.k is not None else recipe.extra.get("k", 3))
     for w in replay.warnings:

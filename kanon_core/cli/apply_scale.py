@@ -647,6 +647,16 @@ def read_classes(engine: Engine, source: Source, columns: list[str], settings: E
                      None if weight is None else agg.column("w").to_numpy().astype(np.float64))
 
 
+def check_role_weight(engine: Engine, source: Source, name: str | None, checked: str | None,
+                      settings: EngineSettings) -> None:
+    """The weight the roles name checked as in memory and by every command's ``--weight``, unless it is the one
+    the steps aggregate (``checked``, refused by :func:`read_classes` already): one more pass over the file."""
+    from ..engines.table import check_file_weights
+
+    if name is not None and name != checked:
+        check_file_weights(engine, source, name, None, settings)  # (codes the labels declare: missing weights)
+
+
 def start_state(recipe: Recipe, engine: Engine, source: Source, settings: EngineSettings) -> tuple[ScaleState, ClassRows]:
     """Version 0 of the replay: the variables with the recipe's initial roles, the class rows, the labels."""
     from ..engines.api import labelled_columns
@@ -669,6 +679,7 @@ def start_state(recipe: Recipe, engine: Engine, source: Source, settings: Engine
            for c in source.columns}
     skeleton = Dataset(frame=pd.DataFrame(one), meta=meta, name=source.path.stem)
     variables = recipe.start(skeleton)
+    check_role_weight(engine, source, variables.roles.weight, weight, settings)
     classes = None
     if value:
         frame = pd.DataFrame({c: _series(rows.typed[c], rows.idx[c]) for c in value})
@@ -999,6 +1010,9 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
                                   "start from Parquet, to keep the types.")
         settings.say(f"replaying {len(recipe.steps)} step(s) on {len(state.count):,} class rows")
         replay_at_scale(recipe, state, args.strict)
+        final = state.variables.roles.weight  # a step may name another weight: checked before writing too
+        if final != recipe.roles.weight:
+            check_role_weight(engine, source, final, plan_columns(recipe, source.columns)[2], settings)
         plan = release_plan(state, rows, source)
         expected = replay_k(state, k)
         qis = tuple(state.variables.roles.qis)

@@ -47,6 +47,30 @@ def positive_finite(text: str) -> float:
     return value
 
 
+def check_k(k: int | None, option: str = "--k", hint: str = "") -> None:
+    """The one rule for k wherever a command protects to it or counts the records below it (``suppress``,
+    ``minucs``, ``generalize``, ``risk``, ``recode``'s risk preview): a whole number of at least 2. Every
+    record is in a group of at least 1, so k = 1 protects nobody, and "0 records below k=1" would read as a
+    safe file. ``hint`` ends the message (e.g. " (or give --max-risk)"). Checked before any work."""
+    if k is not None and k >= 2:
+        return
+    if k is None:
+        raise InputError(f"{option} must be at least 2{hint}.")
+    if k == 1:
+        raise InputError(f"{option} must be at least 2{hint}: k = 1 protects nobody (every record is in a group "
+                         "of at least 1).")
+    raise InputError(f"{option} must be at least 1, and at least 2 to protect anyone{hint}.")
+
+
+def check_k_within(k: int, n_records: int) -> None:
+    """Refuse a k larger than the file's records where the command's result would be meaningless (every
+    record below k before and after a treatment): no record can be in a group of k. Not applied to ``kanon
+    risk``, whose measurement at such a k is well defined (every record is below it) and pinned as the
+    engines' common result."""
+    if k > n_records:
+        raise InputError(f"The file has {n_records:,} records, so no record can be in a group of k={k:,}.")
+
+
 def open_fraction(text: str) -> float:
     """An argparse type: a number strictly between 0 and 1 (a sampling fraction), refused even where the
     option is not used, so a mistyped value is never silently ignored."""

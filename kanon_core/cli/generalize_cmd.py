@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs, release_outputs
-from .common import add_input_options, load_from_args, split_list, write_json
+from .common import add_input_options, check_k, load_from_args, split_list, write_json
 from .recode_cmd import check_table_format, named_outputs, release_of
 from .scale import add_engine_options, generalize_at_scale
 
@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from ..treat.hierarchy import load_hierarchies
     from ..treat.lattice import build_problem, suppression_limit
 
-    if args.k is not None and args.k < 1:
-        raise InputError("--k must be at least 1.")
+    if args.k is not None:
+        check_k(args.k)
     if args.weight is not None and args.weight in split_list(args.qi):  # the engines would read it as both
         raise InputError("The weight cannot also be a quasi-identifier.")
     criteria = parse_criteria(args.criterion)

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..outputs import OutputBatch, check_outputs, data_inputs
 from ..risk.classes import check_alpha
 from ..risk.minucs_by_subsets import METHODS
-from .common import add_input_options, load_from_args, open_fraction, split_list, write_json
+from .common import add_input_options, check_k, load_from_args, open_fraction, split_list, write_json
 from .minucs_scale import minucs_at_scale
 from .scale import add_engine_options
 
@@ -44,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..risk.qid import minimal_qids_from_minucs
     from ..risk.suda import suda_scores
 
-    if args.k < 2:
-        raise InputError("--k must be at least 2.")
+    check_k(args.k)
     if args.weight is not None and args.weight in split_list(args.qi):  # the engines read it as both
         raise InputError("The weight cannot also be a quasi-identifier.")
     if check_alpha(args.alpha) != 1.0:

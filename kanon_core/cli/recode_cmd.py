@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-from .common import _number_or_text, add_input_options, load_from_args, split_list, write_json
+from .common import (
+    _number_or_text,
+    add_input_options,
+    check_k,
+    check_k_within,
+    load_from_args,
+    split_list,
+    write_json,
+)
+from .notices import notice
 
 if TYPE_CHECKING:
     from ..dataset import Dataset
@@ -26,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-value", help="replacement for top-coded values")
     p.add_argument("--bottom", type=float, help="values <= BOTTOM become BOTTOM (or --bottom-value)")
     p.add_argument("--bottom-value", help="replacement for bottom-coded values")
-    p.add_argument("--k", type=int, default=3, help="k for the risk effect, at least 1 (default 3)")
+    p.add_argument("--k", type=int, default=3, help="k for the risk effect, at least 2 (default 3)")
     p.add_argument("--json", dest="json_out", default="-", help="write counts and risk effect as JSON (default stdout)")
     p.add_argument("-o", "--output", help="write the recoded data to this file (.csv, .parquet, .dta, .sav), as every "
                         "release is written: labels and declared missing codes kept, read back before it is written")
@@ -35,15 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..recipe import check_step
     from ..treat.recode import RecodeStep, preview_step
 
     def opt(text: str | None):
         return None if text is None else _number_or_text(text)
 
-    from ..errors import InputError
-
-    if args.k < 1:
-        raise InputError("--k must be at least 1.")
+    check_k(args.k)
     step = RecodeStep(  # checks the options before any work; --merge and --into are typed once the data is read
         column=args.column,
         merge=split_list(args.merge),
@@ -57,10 +64,14 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([*release_outputs(args.output), *named_outputs({"--json": args.json_out, "--step": args.step})],
                   data_inputs(args.file))
     ds = load_from_args(args)
+    check_k_within(args.k, ds.n_records)  # else the preview says every record is below k, before and after
     # --column as the file writes it (matched when the file was read; see common.match_names)
     step = typed_step(dataclasses.replace(step, column=args.column), ds)
     qis = ds.roles.qis or (args.column,)
     preview = preview_step(ds, step, args.k, qis)
+    _, cautions = check_step(step, ds)  # the note kanon apply prints: categories to merge that do not occur
+    for caution in cautions:
+        notice(f"kanon recode: note: {caution}")
     files = release_of(preview.dataset, args.output, ds)
     with OutputBatch() as batch:
         if args.step:

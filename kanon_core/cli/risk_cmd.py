@@ -8,14 +8,14 @@ import time
 import pandas as pd
 
 from ..outputs import OutputBatch, check_outputs, data_inputs
-from .common import add_input_options, load_from_args, positive_finite, split_list, write_json
+from .common import add_input_options, check_k, load_from_args, positive_finite, split_list, write_json
 from .scale import add_engine_options, risk_at_scale
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("risk", help="equivalence-class sizes (fk, Fk) and k-anonymity violations")
     add_input_options(p)
-    p.add_argument("--k", type=int, default=3, help="k-anonymity threshold (default 3)")
+    p.add_argument("--k", type=int, default=3, help="k-anonymity threshold, at least 2 (default 3)")
     p.add_argument("--alpha", type=float, default=1.0,
                    help="weight (0..1) of a match with a record that has missing QIs and another key, as in "
                         "sdcMicro's freqCalc (default 1)")
@@ -33,8 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from ..risk.classes import check_alpha
     from ..risk.summary import risk_summary
 
-    if args.k < 1:
-        raise InputError("--k must be at least 1.")
+    # k = 1 counts nobody as at risk; a k beyond the file's records is accepted: the measurement is well
+    # defined there (every record is below it) and the engines agree on it (tests/test_engines_edges.py)
+    check_k(args.k)
     if args.weight is not None and args.weight in split_list(args.qi):  # the engines read it as both
         raise InputError("The weight cannot also be a quasi-identifier.")
     alpha = check_alpha(args.alpha)

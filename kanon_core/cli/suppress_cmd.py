@@ -9,7 +9,15 @@ from pathlib import Path
 from ..errors import InputError
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
 from ..treat.protection import DEFAULT_MODEL, MODEL_NAMES
-from .common import add_input_options, load_from_args, named_parts, split_list, stderr_progress, write_json
+from .common import (
+    add_input_options,
+    check_k,
+    load_from_args,
+    named_parts,
+    split_list,
+    stderr_progress,
+    write_json,
+)
 from .scale import add_engine_options, match_names_at_scale
 
 
@@ -120,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
         return done
     if args.max_risk is not None:
         return _run_max_risk(args)
-    if args.k is None or args.k < 2:
-        raise InputError("--k must be at least 2 (or give --max-risk).")
+    check_k(args.k, hint=" (or give --max-risk)")
     model = get_model(args.model)
     method = args.method or model.methods[0]
     model.check_method(method)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .common import check_k
 
 REFUSED = {
     "by": "--by (groups)",
@@ -61,8 +62,7 @@ def check_scale_options(args: argparse.Namespace) -> None:
     if args.alpha != 1.0:
         raise InputError("--alpha is not available at scale; use --engine pandas.")
     check_release_options(args)
-    if args.k is None or args.k < 2:
-        raise InputError("--k must be at least 2.")
+    check_k(args.k)
     if args.node_limit is not None and args.node_limit < 1:
         raise InputError("--node-limit must be at least 1.")
 
@@ -88,7 +88,7 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     check_scale_options(args)
     found, payload = _solve_and_write(args, engine, lambda qis, costs, protected, settings: solve_at_scale(
         engine, args.file, qis, args.k, args.missing, costs, protected, args.node_limit, _missing_codes(args),
-        settings, _progress(settings)), summary)
+        settings, _progress(settings), weight=args.weight), summary)  # (the weight checked as in memory)
     res = found.result
     gap = "" if res.optimal else f" (gap {100 * payload['gap']:.2f} %)"
     print(f"kanon suppress: strict model ({engine.name}), {res.n_suppressed:,} cells suppressed in "

@@ -89,9 +89,13 @@ class RiskSuppressedAtScale:
 def solve_at_scale(engine: Any, path: str | Path, qis: Sequence[str], k: int, missing: str,
                    costs: np.ndarray | None = None, protected: np.ndarray | None = None,
                    node_limit: int | None = None, missing_codes: Mapping[str, Sequence[str]] | None = None,
-                   settings: EngineSettings | None = None, progress: Progress | None = None) -> SuppressedAtScale:
+                   settings: EngineSettings | None = None, progress: Progress | None = None, *,
+                   weight: str | None = None) -> SuppressedAtScale:
     """Aggregate ``path`` on ``qis`` with ``engine`` and solve the strict model at ``k`` on its class table
-    (importances ``costs``, default 1 each; ``protected`` QIs never suppressed)."""
+    (importances ``costs``, default 1 each; ``protected`` QIs never suppressed).
+
+    A ``weight`` is aggregated only to be checked as in memory (the strict model counts records, not
+    weights): the command refuses the same weights whichever engine reads the file."""
     from ..treat.strict.classes import suppress_classes
     from ..treat.suppress import NODE_LIMIT
     from .source import open_source
@@ -102,7 +106,7 @@ def solve_at_scale(engine: Any, path: str | Path, qis: Sequence[str], k: int, mi
     costs = np.ones(len(qis)) if costs is None else np.asarray(costs, dtype=np.float64)
     protected = np.zeros(len(qis), dtype=bool) if protected is None else np.asarray(protected, dtype=bool)
     t0 = time.perf_counter()
-    table, keys, class_of_row, _ = aggregate_table(engine, open_source(path), qis, None, missing_codes, settings)
+    table, keys, class_of_row, _ = aggregate_table(engine, open_source(path), qis, weight, missing_codes, settings)
     table, class_of_row = canonical_order(table, class_of_row)
     t1 = time.perf_counter()
     settings.say(f"strict suppression on {table.n_classes:,} classes ({table.n_records:,} records, {missing})")

@@ -228,6 +228,19 @@ def check_aggregate_weights(engine: Engine, source: Source, agg: pa.Table, weigh
     check_weights(agg, weight)
 
 
+def check_file_weights(engine: Engine, source: Source, weight: str,
+                       missing_codes: Mapping[str, Sequence[str]] | None = None,
+                       settings: EngineSettings | None = None) -> None:
+    """The weights of the whole file checked as in memory (:meth:`kanon_core.dataset.Dataset.weights`), for a
+    command that names a weight but aggregates without it: one pass with no keys, then
+    :func:`check_aggregate_weights` (the same messages, with the declared missing codes)."""
+    settings = settings or EngineSettings()
+    if weight not in source.columns:
+        raise InputError(f"'{weight}' is not a variable of the data.")
+    agg = engine.aggregate(source, [], weight, settings)
+    check_aggregate_weights(engine, source, agg, weight, missing_codes, settings)
+
+
 def _declares_missing(source: Source, weight: str, missing_codes: Mapping[str, Sequence[str]] | None) -> bool:
     """Whether missing codes are declared for the weight: on the command line, in the labels sidecar or in the
     labels a Parquet file embeds (all three count in memory; the sidecar's and the file's were ignored)."""
