@@ -14,11 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kanon_core.dataset import Dataset, Roles
-from kanon_core.errors import InfeasibleError
 from kanon_core.treat.default_hierarchy import default_hierarchy
 from kanon_core.treat.hierarchy import Hierarchy, read_arx_hierarchy
 from kanon_core.treat.lattice import build_problem, search_optimal
-from tests.test_lattice import METRICS, Case, cases, consistent_records
+from tests.test_lattice import Case, cases, consistent_records, searched_release
 
 PADDINGS = ["", " ", "  ", "\t"]
 
@@ -38,14 +37,10 @@ def test_nobody_is_findable_among_fewer_than_k_when_values_carry_spaces(case, da
     frame = case.frame.fillna("v0")
     padded = frame.map(lambda v: data.draw(st.sampled_from(PADDINGS)) + v + data.draw(st.sampled_from(PADDINGS)))
     case = Case(padded, case.rows, case.missing, case.k)
-    n = len(padded)
-    limit = data.draw(st.integers(0, n))
-    try:
-        res = search_optimal(case.problem(), case.k, limit / n, data.draw(st.sampled_from(METRICS)))
-    except InfeasibleError:
+    found = searched_release(case, data)
+    if found is None:
         return
-    released = res.step().apply(case.dataset()).frame[list(case.qis)]
-    release = [tuple(None if pd.isna(v) else v for v in rec) for rec in released.itertuples(index=False)]
+    res, release = found
     maps = [{r[0]: r for r in case.rows[q]} for q in case.qis]
     people = [tuple(v if lv == 0 else m[v.strip()][lv] for m, v, lv in zip(maps, rec, res.level_tuple, strict=True))
               for rec in padded[list(case.qis)].itertuples(index=False)]

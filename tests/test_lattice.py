@@ -159,6 +159,19 @@ def consistent_records(person: tuple, release: list[tuple]) -> int:
     return sum(all(r is None or r == p for p, r in zip(person, rec)) for rec in release)
 
 
+def searched_release(case: Case, data) -> tuple | None:
+    """The optimal search on ``case`` at a drawn limit and metric, and its release as its recipe step writes it
+    (records as tuples, None where blank); None when no node is feasible."""
+    n = len(case.frame)
+    limit = data.draw(st.integers(0, n))
+    try:
+        res = search_optimal(case.problem(), case.k, limit / n, data.draw(st.sampled_from(METRICS)))
+    except InfeasibleError:
+        return None
+    released = res.step().apply(case.dataset()).frame[list(case.qis)]
+    return res, [tuple(None if pd.isna(v) else v for v in rec) for rec in released.itertuples(index=False)]
+
+
 @given(cases(), st.data())
 def test_nobody_is_findable_among_fewer_than_k_records_of_the_chosen_release(case, data):
     """The search's release, as its recipe step writes it (generalized, the failing records blanked), leaves
@@ -167,14 +180,10 @@ def test_nobody_is_findable_among_fewer_than_k_records_of_the_chosen_release(cas
     be its person's only candidate, with every other variable shown)."""
     frame = case.frame.fillna("v0")  # every value known: intruder and release agree on what a value is
     case = Case(frame, case.rows, case.missing, case.k)
-    n = len(frame)
-    limit = data.draw(st.integers(0, n))
-    try:
-        res = search_optimal(case.problem(), case.k, limit / n, data.draw(st.sampled_from(METRICS)))
-    except InfeasibleError:
+    found = searched_release(case, data)
+    if found is None:
         return
-    released = res.step().apply(case.dataset()).frame[list(case.qis)]
-    release = [tuple(None if pd.isna(v) else v for v in rec) for rec in released.itertuples(index=False)]
+    res, release = found
     people = generalize(case, res.level_tuple)
     assert min(consistent_records(p, release) for p in people) >= case.k
     assert sum(all(v is None for v in rec) for rec in release) == res.n_suppressed_records

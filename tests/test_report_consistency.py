@@ -7,57 +7,22 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
 
-from kanon_core.dataset import Dataset, Roles, VariableMeta
+from kanon_core.dataset import Dataset, Roles
 from kanon_core.history import History
 from kanon_core.report import ReportOptions, build_report, render_html
 from kanon_core.report.build import _mask_most_suppressed, conclusions
 from kanon_core.report.mask import small_categories
 from kanon_core.steps import DeclareMissingCodes, SetRoles
-from kanon_core.treat.recode import RecodeStep
 from kanon_core.treat.suppress import SuppressStep
 from kanon_core.utility.bias import suppressed_cells
+from tests.test_report import Page
+from tests.test_report_withholds import merged_rare_race
 
 OPTIONS = ReportOptions(k=3, minucs=False)
-
-
-class _Tables(HTMLParser):
-    """The report's tables by id, as rows of cell texts (the header row first)."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.tables: dict[str, list[list[str]]] = {}
-        self._table: str | None = None
-        self._cell: list[str] | None = None
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self._table = dict(attrs).get("id")
-            self.tables[self._table] = []
-        elif tag == "tr" and self._table:
-            self.tables[self._table].append([])
-        elif tag in ("td", "th") and self._table:
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[self._table][-1].append("".join(self._cell))
-            self._cell = None
-        elif tag == "table":
-            self._table = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-
-    def frame(self, table_id: str) -> pd.DataFrame:
-        rows = self.tables[table_id]
-        return pd.DataFrame(rows[1:], columns=rows[0])
 
 
 def _case9(tmp_path):
@@ -143,7 +108,7 @@ def test_the_share_of_the_value_suppressed_most_is_in_percent_as_in_the_step_tab
     h = History.start(Dataset(frame, roles=Roles(qis=("a", "b", "c"))))
     h.apply(SuppressStep(qis=("a", "b", "c"), k=3))
     report = build_report(h, options=OPTIONS)
-    tables = _Tables(render_html(report))
+    tables = Page(render_html(report))
     overall = tables.frame("suppression-overall").set_index("variable")
     assert "its share (%)" in overall.columns and "its share" not in overall.columns
     (step,) = report.suppression_steps
@@ -174,7 +139,7 @@ def test_the_information_loss_count_says_it_includes_declared_missing_codes():
     h.apply(SuppressStep(qis=("gone", "sex", "age"), k=3))
     report = build_report(h, options=OPTIONS)
     html = render_html(report)
-    tables = _Tables(html)
+    tables = Page(html)
     loss = tables.frame("info-loss-variables").set_index("variable")
     header = "missing after (declared codes included)"
     assert header in loss.columns and "values suppressed" not in loss.columns
@@ -187,19 +152,13 @@ def test_the_information_loss_count_says_it_includes_declared_missing_codes():
 def test_the_smallest_category_of_a_qi_below_k_reads_below_k():
     """The per-QI table printed "smallest category before: 2", the count the threshold rule shows as "< 3"
     everywhere else."""
-    rows = [(s, r, race) for s in (1, 2) for r in (1, 2, 3) for race in (3, 7) for _ in range(12)]
-    rows += [(1, 1, 1), (2, 2, 1), (1, 3, 6), (2, 1, 6), (1, 2, 6), (2, 3, 6)]
-    frame = pd.DataFrame(rows, columns=["sex", "region", "race"])
-    meta = {"race": VariableMeta("Race", {1: "Pacific Islander", 3: "Black", 6: "Other race", 7: "White"})}
-    h = History.start(Dataset(frame, meta=meta, roles=Roles(qis=("sex", "region", "race"))))
-    h.apply(RecodeStep("race", merge=(1, 6), into=6))
-    h.apply(SuppressStep(qis=("sex", "region", "race"), k=3, protected=("sex", "region")))
-    report = build_report(h, options=OPTIONS)
+    history = merged_rare_race()
+    report = build_report(history, options=OPTIONS)
     race = report.per_qi.set_index("variable").loc["race"]
     assert race["smallest_category_before"] == "< 3"
     assert race["smallest_category_after"] not in (1, 2)
-    assert report.per_qi.set_index("variable").loc["sex", "smallest_category_before"] == frame["sex"].value_counts().min()
-    row = _Tables(render_html(report)).frame("per-qi").set_index("variable").loc["race"]
+    assert report.per_qi.set_index("variable").loc["sex", "smallest_category_before"] == history.original.dataset.frame["sex"].value_counts().min()
+    row = Page(render_html(report)).frame("per-qi").set_index("variable").loc["race"]
     assert row["smallest category before"] == "< 3"
     assert not any(re.fullmatch(r"[12]", str(x)) for x in (row["smallest category before"],
                                                             row["smallest category after"]))

@@ -108,10 +108,9 @@ def test_a_merged_label_does_not_name_a_rare_category_whose_own_label_holds_a_sl
     assert "Indian/Alaska" not in html.replace("\\u002f", "/")
 
 
-def test_a_step_table_withholds_a_category_small_in_the_original():
-    """A merge of 2 records into a category of 6, all of them then suppressed (each unique on the protected
-    variables' values with race): the step's own input and output hold the merged category (6 records, then
-    none), but its label names a category of 2 records in the original."""
+def merged_rare_race() -> History:
+    """Pacific Islander (2 records) merged into Other race (6 in all), then suppression to k = 3 with sex and
+    region protected: race is blanked for the merged category's records, each unique on the three."""
     rows = [(s, r, race) for s in (1, 2) for r in (1, 2, 3) for race in (3, 7) for _ in range(12)]
     rows += [(1, 1, 1), (2, 2, 1), (1, 3, 6), (2, 1, 6), (1, 2, 6), (2, 3, 6)]
     frame = pd.DataFrame(rows, columns=["sex", "region", "race"])
@@ -119,7 +118,14 @@ def test_a_step_table_withholds_a_category_small_in_the_original():
     h = History.start(Dataset(frame, meta=meta, roles=Roles(qis=("sex", "region", "race"))))
     h.apply(RecodeStep("race", merge=(1, 6), into=6))
     h.apply(SuppressStep(qis=("sex", "region", "race"), k=3, protected=("sex", "region")))
-    report = build_report(h, options=ReportOptions(k=3, minucs=False))
+    return h
+
+
+def test_a_step_table_withholds_a_category_small_in_the_original():
+    """A merge of 2 records into a category of 6, all of them then suppressed (each unique on the protected
+    variables' values with race): the step's own input and output hold the merged category (6 records, then
+    none), but its label names a category of 2 records in the original."""
+    report = build_report(merged_rare_race(), options=ReportOptions(k=3, minucs=False))
     (step,) = report.suppression_steps
     for table in (step.most_suppressed, step.completely_suppressed):
         assert len(table) and not table.astype(str).apply(lambda c: c.str.contains("Pacific")).any().any()
