@@ -193,6 +193,7 @@ def _tab_reg() -> None:
 
 def _tab_loss() -> None:
     loss_qis = [q for q in before.roles.qis if q in after.frame.columns]
+    hs = None  # the hierarchies the loss measures read, also the entropy's (a label stands for its group)
     if loss_qis:
         try:
             # the session's hierarchies enter the keys by content: one saved on Recode refreshes this tab
@@ -210,7 +211,8 @@ def _tab_loss() -> None:
             st.markdown("**Information loss on the quasi-identifiers** — Prec (Sweeney 2002; over the cells "
                         "observed in the original, with the hierarchy each generalization step used, else the "
                         "Recode page's), the loss metric LM (Iyengar; share of a variable's values a released "
-                        "value stands for, suppressed = 1) and discernibility (sum of class sizes).")
+                        "value stands for, suppressed = 1) and discernibility (sum of squared class sizes, each "
+                        "suppressed record charged the number of records, as on the Recode page).")
             c1, c2 = st.columns([2, 3])
             c1.dataframe(readable_table(loss.summary(), digits=4, why={
                 "treated": "a variable was recoded without a hierarchy", "original": "no hierarchy"}),
@@ -220,7 +222,9 @@ def _tab_loss() -> None:
     if variables:
         try:
             cells = _memo("suppressed_cells", tuple(variables), lambda: suppressed_cells(before, after, variables))
-            ent = _memo("entropy", tuple(variables), lambda: entropy_table(before, after, variables))
+            ent = _memo("entropy", (tuple(variables), hierarchies_fingerprint(hs or {})),
+                        lambda: entropy_table(before, after, variables, hierarchies=hs,
+                                              levels=version_levels(hist, after_id)))
         except KanonError as exc:
             st.error(str(exc))
         else:

@@ -169,3 +169,10 @@ def test_prec_of_a_generalization_step_equals_the_lattice_s_when_labels_repeat(r
     # a release read without its step (no level known) is charged by its text, as before
     unknown = information_loss(ds, hist.current.dataset, ["age"], version_hierarchies(hist))
     assert unknown.prec > lattice
+
+
+def test_summary_labels_say_what_the_numbers_are():
+    orig = _original()
+    measures = information_loss(orig, _treated(orig), ["age", "sex"], {"age": AGE}).summary()["measure"].tolist()
+    assert "Discernibility (sum of squared class sizes)" in measures
+    assert "Records per class" in measures and not any("LeFevre" in m for m in measures)

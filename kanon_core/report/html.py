@@ -336,7 +336,8 @@ def _utility(r: Report) -> list[str]:
         parts.append(_p("Prec (Sweeney): 1 minus the average share of its hierarchy a value was generalized by "
                         "(suppressed = fully; undefined for variables recoded without a hierarchy). Loss metric "
                         "(Iyengar): the average share of a variable's values a released value stands for "
-                        "(suppressed = 1). Discernibility: the sum over records of their class size.", "small"))
+                        "(suppressed = 1). Discernibility: the sum over records of their class size, a suppressed record "
+                        "charged the number of records (Bayardo & Agrawal).", "small"))
         parts.append(table(u.info_loss.summary(), "info-loss-summary"))
         parts.append(table(u.info_loss.table, "info-loss-variables",
                            {"loss_metric": "loss metric", "prec": "Prec", "suppressed": INFO_LOSS_MISSING},

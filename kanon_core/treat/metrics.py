@@ -12,8 +12,8 @@ convention for Prec; ARX's for the others). Four metrics, as in ARX:
 * ``dm`` — discernibility (Bayardo & Agrawal 2005): each kept record is charged the size of its class,
   each suppressed record the size of the data set. Under wildcard semantics "its class" is fk, the
   number of records it matches.
-* ``aecs`` — average equivalence class size (LeFevre et al. 2006): records / classes, the suppressed
-  records forming one class.
+* ``aecs`` — average equivalence class size: records / classes, the suppressed records forming one class
+  (LeFevre et al. 2006's C_avg without its division by k, which does not change the ranking at a fixed k).
 * ``entropy`` — non-uniform entropy (Gionis & Tassa 2009): sum over cells of
   ``log2(count of the generalized value / count of the original value)`` in that variable, the bits an
   attacker lacks to recover the original value; a suppressed cell is generalized to the root.
@@ -175,13 +175,31 @@ def loss(metric: MetricName, ctx: MetricContext, stats: NodeStats) -> float:
         return float(precision_loss(full_domain_generalized(stats.levels, ctx.max_levels, ctx.observed, sup_obs),
                                     ctx.observed))
     if metric == "dm":
-        kept = ~stats.small
-        return float((stats.count[kept] * stats.sizes[kept]).sum()) + float(sup) * n
+        return discernibility(stats.count, stats.sizes, stats.small, n)
     if metric == "aecs":
-        return n / max(1, stats.n_patterns_kept + (1 if sup else 0))
+        return average_class_size(n, stats.n_patterns_kept, sup > 0)
     # entropy: the bound plus, for suppressed cells, the extra bits of going to the root
     base = float(level_bounds("entropy", ctx, np.asarray([stats.levels]))[0])
     return base + (suppression_bits(ctx, stats) if sup else 0.0)
+
+
+def discernibility(count: np.ndarray, sizes: np.ndarray, suppressed: np.ndarray, n_records: int) -> float:
+    """Discernibility (Bayardo & Agrawal 2005), the one definition in kanon: each kept record is charged the
+    size of its class (``sizes``, fk: under wildcard semantics the records it matches before suppression),
+    each suppressed record the number of records ``n_records``. ``count`` records share each entry (a class
+    table's classes, or 1 per record); ``suppressed`` marks the suppressed entries.
+    :mod:`kanon_core.utility.info_loss` (the Compare page and the report) calls it too."""
+    count = np.asarray(count, dtype=np.float64)
+    sup = np.asarray(suppressed, dtype=np.bool_)
+    kept = ~sup
+    return float((count[kept] * np.asarray(sizes, dtype=np.float64)[kept]).sum()) + float(count[sup].sum()) * n_records
+
+
+def average_class_size(n_records: int, n_kept_classes: int, any_suppressed: bool) -> float:
+    """Records per class, the suppressed records forming one class: ``n / (kept classes + 1 if any suppressed)``,
+    the one definition in kanon (the lattice's ``aecs`` and :mod:`kanon_core.utility.info_loss`). This is
+    LeFevre et al.'s C_avg without their division by k, so it compares releases at the same k only."""
+    return n_records / max(1, n_kept_classes + (1 if any_suppressed else 0))
 
 
 def suppression_bits(ctx: MetricContext, stats: NodeStats) -> float:

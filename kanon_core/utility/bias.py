@@ -16,8 +16,10 @@
 
   over records i with an original value x_i, where y_i is the treated value and B(y) the set of
   original values it stands for (all values when suppressed). It is 0 when nothing changed and grows
-  with what a user can no longer tell apart. B(y) is read off the data: the original values of the
-  records whose treated value is y.
+  with what a user can no longer tell apart. With the variable's hierarchy, B(y) of a generalized label
+  is its hierarchy group and its size is counted over all records, suppressed ones included, as the
+  Recode page's lattice counts it (a value whose every record was suppressed still belongs to its group);
+  without one, B(y) is read off the data: the original values of the records whose treated value is y.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pandas as pd
 
 from ..dataset import Dataset
 from ..errors import InputError
+from ..treat.hierarchy import Hierarchy
 
 Placeholder = Literal["auto", "bin_mean", "value"]
 
@@ -78,8 +81,11 @@ def treated_numeric(
     """The treated variable as numbers (NaN for missing).
 
     ``placeholder``: ``"value"`` converts values as they are; ``"bin_mean"`` replaces every treated
-    value by the (weighted) mean of the original values of its records; ``"auto"`` converts numbers
-    and uses bin means only when some treated value is not a number. An explicit ``mapping`` wins.
+    value by the (weighted) mean of the original values of its records; ``"auto"`` (the default, the
+    Compare page's) takes numbers as they are (a top code of 90 is what an analyst of the release computes
+    with, so its bias shows) and uses bin means where the treated values are texts: a generalized value is a
+    label for its bin, even when it reads as a number (an age band labelled "20"), unless every text left
+    equals its original value (the variable written as text, not recoded). An explicit ``mapping`` wins.
     """
     if placeholder not in ("auto", "bin_mean", "value"):
         raise InputError("The placeholder must be 'auto', 'bin_mean' or 'value'.")
@@ -94,11 +100,16 @@ def treated_numeric(
         return NumericVersion(num, "mapping")
     direct = pd.to_numeric(col.where(~miss), errors="coerce").to_numpy(dtype=np.float64)
     convertible = not (np.isnan(direct) & ~miss).any()
-    if placeholder == "value" or (placeholder == "auto" and convertible):
+    if placeholder == "value":
         if not convertible:
             raise InputError(f"Variable '{v}' has treated values that are not numbers; use bin means or a mapping.")
         return NumericVersion(direct, "value")
     orig = original_numeric(original, v)
+    if placeholder == "auto" and convertible:
+        labels = any(isinstance(x, str) for x in col[~miss].tolist())
+        kept = ~miss & ~np.isnan(orig)
+        if not labels or (np.array_equal(direct[kept], orig[kept]) and not (~miss & np.isnan(orig)).any()):
+            return NumericVersion(direct, "value")  # numbers, or texts that are the original values
     w = _weights(original, weighted)
     keys = col.where(~miss)
     known = ~miss & ~np.isnan(orig)
@@ -115,6 +126,15 @@ def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     return float(np.sum(w[ok] * x[ok]) / np.sum(w[ok])) if ok.any() else float("nan")
 
 
+def _no_variance(x: np.ndarray, w: np.ndarray, css: float) -> bool:
+    """Whether ``x`` (observed, weights ``w``, weighted sum of squared deviations ``css``) has no variance: all
+    values equal, or a variance within rounding of the values' scale (a weighted mean of a constant column is
+    off by an ulp, which leaves ~1e-30 of spurious variance and a correlation of any value, even 1)."""
+    if np.ptp(x) == 0:
+        return True
+    return not css > 1e-20 * float(np.sum(w * x * x))
+
+
 def weighted_correlation(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     """Weighted Pearson correlation over records where both are present."""
     ok = ~np.isnan(x) & ~np.isnan(y)
@@ -124,7 +144,7 @@ def weighted_correlation(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     mx, my = np.average(x, weights=w), np.average(y, weights=w)
     cxy = np.sum(w * (x - mx) * (y - my))
     cxx, cyy = np.sum(w * (x - mx) ** 2), np.sum(w * (y - my) ** 2)
-    if cxx <= 0 or cyy <= 0:
+    if _no_variance(x, w, cxx) or _no_variance(y, w, cyy):
         return float("nan")
     return float(cxy / np.sqrt(cxx * cyy))
 
@@ -228,8 +248,56 @@ def shannon_entropy(values: pd.Series, missing: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
-def non_uniform_entropy(original: pd.Series, treated: pd.Series, miss_o: np.ndarray, miss_t: np.ndarray) -> float:
-    """Gionis & Tassa's non-uniform entropy loss (bits) of one variable; see the module docstring."""
+def _hierarchy_bins(original: pd.Series, treated: pd.Series, have: np.ndarray, kept: np.ndarray,
+                    hierarchy: Hierarchy, level: int | None) -> np.ndarray:
+    """Per record, the records (all observed ones, suppressed or not) whose original value its released value
+    stands for by ``hierarchy``: the released value is the label of the original value's row at ``level`` (the
+    level a generalization step applied) or else at the lowest level with that label, and it stands for every
+    original value of that label's group, as the lattice search counts it
+    (:meth:`kanon_core.treat.metrics.MetricContext.build`). NaN where the hierarchy does not say (no row, or a
+    released value that is no label of the row: a later recode)."""
+    from ..io import cell_text
+    from ..treat.recode import is_text_column
+    from .info_loss import _key
+
+    out = np.full(len(original), np.nan)
+    o_codes, o_values = pd.factorize(pd.Series(original.to_numpy(dtype=object)), use_na_sentinel=True)
+    o_codes = np.asarray(o_codes, dtype=np.int64)
+    rows = hierarchy.match(list(o_values), [cell_text(v) for v in o_values])
+    cnt = np.bincount(o_codes[have], minlength=len(o_values)).astype(float)
+    t_text = is_text_column(treated)
+    labels = [[_key(x, t_text) for x in r] for r in hierarchy.rows]
+    group: list[dict[str | None, float]] = [{} for _ in range(hierarchy.height)]
+    for c, r in enumerate(rows.tolist()):
+        if r >= 0:
+            for lv, lab in enumerate(labels[r]):
+                group[lv][lab] = group[lv].get(lab, 0.0) + cnt[c]
+    t_codes, t_values = pd.factorize(pd.Series(treated.to_numpy(dtype=object)), use_na_sentinel=True)
+    t_keys = [_key(v, t_text) for v in t_values]
+    pairs: dict[tuple[int, int], float] = {}
+    for i in np.flatnonzero(have & kept).tolist():
+        c, t = int(o_codes[i]), int(t_codes[i])
+        if (c, t) not in pairs:
+            r, y = int(rows[c]), t_keys[t] if t >= 0 else None
+            lv = None
+            if r >= 0 and y is not None:
+                if level is not None and 0 < level < len(labels[r]) and labels[r][level] == y:
+                    lv = level
+                else:
+                    lv = next((j for j in range(1, len(labels[r])) if labels[r][j] == y), None)
+            pairs[(c, t)] = group[lv][y] if lv is not None else np.nan
+        out[i] = pairs[(c, t)]
+    return out
+
+
+def non_uniform_entropy(original: pd.Series, treated: pd.Series, miss_o: np.ndarray, miss_t: np.ndarray,
+                        hierarchy: Hierarchy | None = None, level: int | None = None) -> float:
+    """Gionis & Tassa's non-uniform entropy loss (bits) of one variable; see the module docstring.
+
+    With the variable's ``hierarchy`` (and the ``level`` its generalization step applied), a released label
+    stands for its whole hierarchy group, counted over all records (:func:`_hierarchy_bins`), as on the Recode
+    page; values the hierarchy does not explain, and every value without a hierarchy, stand for the original
+    values released with them."""
     o = pd.Series(_codes(original))
     t = pd.Series(_codes(treated))
     have = ~miss_o
@@ -237,25 +305,36 @@ def non_uniform_entropy(original: pd.Series, treated: pd.Series, miss_o: np.ndar
         return 0.0
     count_o = o[have].value_counts()
     n_have = int(have.sum())
-    # B(y): original values of the records whose treated value is y
+    # B(y) from the data: original values of the records whose treated value is y
     both = have & ~miss_t
     members = pd.DataFrame({"t": t[both].to_numpy(), "o": o[both].to_numpy()}).drop_duplicates()
     members["n"] = members["o"].map(count_o).astype(float)
     bin_size = members.groupby("t")["n"].sum()
     num = o[have].map(count_o).to_numpy(dtype=float)
-    den = np.where(miss_t[have], float(n_have), t[have].map(bin_size).to_numpy(dtype=float))
+    den = t[have].map(bin_size).to_numpy(dtype=float)
+    if hierarchy is not None:
+        by_h = _hierarchy_bins(original.reset_index(drop=True), treated.reset_index(drop=True), have,
+                               ~np.asarray(miss_t), hierarchy, level)[have]
+        den = np.where(np.isnan(by_h), den, by_h)
+    den = np.where(miss_t[have], float(n_have), den)
     return float(-np.log2(num / den).sum()) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def entropy_table(original: Dataset, treated: Dataset, variables: Sequence[str] | None = None) -> pd.DataFrame:
-    """Shannon entropy before/after and non-uniform entropy loss for each variable (default: QIs)."""
+def entropy_table(original: Dataset, treated: Dataset, variables: Sequence[str] | None = None,
+                  hierarchies: Mapping[str, Hierarchy] | None = None,
+                  levels: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """Shannon entropy before/after and non-uniform entropy loss for each variable (default: QIs).
+
+    ``hierarchies`` (:func:`kanon_core.utility.info_loss.version_hierarchies`) and ``levels``
+    (:func:`~kanon_core.utility.info_loss.version_levels`) let a generalized label stand for its hierarchy
+    group over all records, the Recode page's reading (see :func:`non_uniform_entropy`)."""
     _same_records(original, treated)
     variables = list(variables) if variables is not None else list(original.roles.qis)
     rows = []
     for v in variables:
         mo, mt = original.missing_mask(v), treated.missing_mask(v)
         col_o, col_t = original.frame[v].reset_index(drop=True), treated.frame[v].reset_index(drop=True)
-        loss = non_uniform_entropy(col_o, col_t, mo, mt)
+        loss = non_uniform_entropy(col_o, col_t, mo, mt, (hierarchies or {}).get(v), (levels or {}).get(v))
         n_have = int((~mo).sum())
         rows.append({
             "variable": v, "entropy_original": shannon_entropy(col_o, mo), "entropy_treated": shannon_entropy(col_t, mt),

@@ -11,9 +11,15 @@ Three views of how much detail a treatment took, per quasi-identifier and overal
   values costs ``(M - 1) / (|A| - 1)``; a suppressed cell costs 1. M is read from the data (the distinct
   original values among the records released with that value), so LM needs no hierarchy and covers any
   recoding, global or local.
-* **Discernibility** (Bayardo & Agrawal): ``sum over records of the size of its class`` (= sum of squared
-  class sizes for a partition), before and after; under wildcard semantics each record's class is the
-  records matching it, as everywhere in kanon. The average class size is ``n / number of patterns``.
+* **Discernibility** (Bayardo & Agrawal): each kept record is charged the size of its class (the sum of
+  squared class sizes for a partition), each suppressed record the number of records n; under wildcard
+  semantics a record's class is the records matching it, as everywhere in kanon. It is the lattice search's
+  definition (:func:`kanon_core.treat.metrics.discernibility`, called here), so the Recode page and the
+  Compare page give one number for one release: a record is suppressed when all its QIs are missing after
+  and some was observed before, and under wildcard semantics a kept record's class is the records it matched
+  at the release's node before suppression (a suppressed record counted with its original value's label at
+  the level the generalization step applied). **Records per class** is ``n / classes``, the suppressed
+  records forming one class (:func:`kanon_core.treat.metrics.average_class_size`, the lattice's ``aecs``).
 
 Cells missing in the original carry no information and are left out of Prec and LM. Prec is computed by
 :func:`kanon_core.treat.metrics.precision_loss`, the function the Recode page's lattice search uses, each
@@ -53,9 +59,9 @@ class InformationLoss:
         return pd.DataFrame([
             {"measure": "Prec (1 = nothing generalized)", "original": 1.0, "treated": self.prec},
             {"measure": "Loss metric LM (0 = nothing lost)", "original": 0.0, "treated": self.loss_metric},
-            {"measure": "Discernibility (sum of class sizes)", "original": self.discernibility_original,
+            {"measure": "Discernibility (sum of squared class sizes)", "original": self.discernibility_original,
              "treated": self.discernibility_treated},
-            {"measure": "Average class size", "original": self.avg_class_original,
+            {"measure": "Records per class", "original": self.avg_class_original,
              "treated": self.avg_class_treated},
         ])
 
@@ -150,6 +156,74 @@ def _cell_costs(p: _Pairs, h: Hierarchy | None, applied: int | None = None) -> t
     return lm_total / n_obs, gen_total / n_obs, n_obs, n_sup
 
 
+def suppressed_records(original: Dataset, treated: Dataset, qis: Sequence[str]) -> np.ndarray:
+    """The records a treatment suppressed on ``qis``: every QI missing in ``treated`` and some QI cell suppressed
+    (observed before, missing after: :func:`kanon_core.utility.suppressed.suppressed_mask`). A record keeping
+    an observed QI value is kept, with wildcards for its blanked cells (local suppression)."""
+    from .suppressed import suppressed_mask
+
+    codes = treated.qi_matrix(list(qis)).codes
+    return (codes < 0).all(axis=1) & suppressed_mask(original, treated, list(qis)).mask.any(axis=1)
+
+
+def _node_codes(original: Dataset, treated: Dataset, qis: Sequence[str], hierarchies: Mapping[str, Hierarchy],
+                levels: Mapping[str, int], sup: np.ndarray) -> np.ndarray:
+    """The release's QI codes with each suppressed record given back the values it had before suppression:
+    its original value's label at the level a generalization step applied (:func:`version_levels`, with the
+    step's hierarchy), its original value where no level is known (not generalized). Kept records keep their
+    released values; codes compare as :func:`_key` keys in the released column's type."""
+    tq = treated.qi_matrix(list(qis))
+    out = tq.codes.astype(np.int64).copy()
+    rows_sup = np.flatnonzero(sup)
+    for j, q in enumerate(qis):
+        t_text = is_text_column(treated.frame[q])
+        index = {_key(v, t_text): c for c, v in enumerate(tq.values[j])}
+        qo = original.qi_matrix([q])
+        co = qo.codes[rows_sup, 0].astype(np.int64)
+        h, lv = hierarchies.get(q), int(levels.get(q, 0))
+        match = h.match(qo.values[0], qo.labels[0]) if h is not None and lv > 0 else None
+        keys: list[str | None] = []
+        for c in range(len(qo.values[0])):
+            r = int(match[c]) if match is not None else -1
+            value = h.rows[r][min(lv, len(h.rows[r]) - 1)] if match is not None and r >= 0 else qo.values[0][c]
+            keys.append(_key(value, t_text))
+        for i, c in zip(rows_sup.tolist(), co.tolist(), strict=True):
+            if c < 0:
+                out[i, j] = -1
+                continue
+            out[i, j] = index.setdefault(keys[c], len(index))
+    return out
+
+
+def _release_discernibility(original: Dataset, treated: Dataset, qis: Sequence[str],
+                            hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int],
+                            fk_given: np.ndarray | None) -> tuple[float, float]:
+    """The release's discernibility and records per class by the lattice search's definitions
+    (:func:`kanon_core.treat.metrics.discernibility`, :func:`~kanon_core.treat.metrics.average_class_size`):
+    a kept record is charged its class size at the release's node (under wildcard semantics the records it
+    matched before suppression, :func:`_node_codes`), a suppressed record (:func:`suppressed_records`) the
+    number of records; the suppressed records form one class."""
+    from ..risk.classes import class_sizes
+    from ..risk.keys import group_ids
+    from ..treat.metrics import average_class_size, discernibility
+
+    n = treated.n_records
+    sup = suppressed_records(original, treated, qis)
+    codes = treated.qi_matrix(list(qis)).codes
+    if not sup.any() or treated.missing == "category":
+        # category semantics: a kept record's class is its equal records, none of them suppressed
+        fk = fk_given if fk_given is not None and not sup.any() else None
+        if fk is None:
+            fk = np.zeros(n, dtype=np.int64)
+            fk[~sup] = class_sizes(codes[~sup], treated.missing)
+    else:
+        fk = class_sizes(_node_codes(original, treated, qis, hierarchies, levels, sup), treated.missing)
+    if len(fk) != n:
+        raise ValueError("The class sizes given are not of these records.")
+    kept_classes = len(group_ids(codes[~sup])[1]) if (~sup).any() else 0
+    return discernibility(np.ones(n), fk, sup, n), average_class_size(n, kept_classes, bool(sup.any()))
+
+
 def information_loss(
     original: Dataset,
     treated: Dataset,
@@ -176,7 +250,7 @@ def information_loss(
     absent = [q for q in qis if q not in treated.frame.columns or q not in original.frame.columns]
     if absent:
         raise InputError(f"Not in both versions (dropped?): {', '.join(absent)}.")
-    from ..treat.metrics import precision_loss
+    from ..treat.metrics import average_class_size, discernibility, precision_loss
 
     rows = []
     lm_cells, n_cells = 0.0, 0
@@ -191,19 +265,20 @@ def information_loss(
         if n_obs:
             lm_cells += lm * n_obs
             n_cells += n_obs
-    stats = []
-    for i, ds in enumerate((original, treated)):
-        codes = ds.qi_matrix(qis).codes
-        fk = class_sizes(codes, ds.missing) if counted is None else np.asarray(counted[i])
-        if len(fk) != ds.n_records:
-            raise ValueError("The class sizes given are not of these records.")
-        stats.append((int(fk.sum()), ds.n_records / max(1, len(group_ids(codes)[1]))))
+    fk_o = class_sizes(original.qi_matrix(qis).codes, original.missing) if counted is None else np.asarray(counted[0])
+    if len(fk_o) != original.n_records:
+        raise ValueError("The class sizes given are not of these records.")
+    n = original.n_records
+    dm_o = discernibility(np.ones(n), fk_o, np.zeros(n, dtype=bool), n)
+    avg_o = average_class_size(n, len(group_ids(original.qi_matrix(qis).codes)[1]), False)
+    dm_t, avg_t = _release_discernibility(original, treated, qis, hierarchies or {}, levels or {},
+                                          None if counted is None else np.asarray(counted[1]))
     return InformationLoss(
         table=pd.DataFrame(rows, columns=["variable", "cells", "suppressed", "loss_metric", "prec"]),
         prec=1.0 - float(precision_loss(np.array(gen_sums), np.array(observed, dtype=np.float64))),
         loss_metric=lm_cells / n_cells if n_cells else float("nan"),
-        discernibility_original=stats[0][0], discernibility_treated=stats[1][0],
-        avg_class_original=stats[0][1], avg_class_treated=stats[1][1],
+        discernibility_original=int(dm_o), discernibility_treated=int(dm_t),
+        avg_class_original=avg_o, avg_class_treated=avg_t,
     )
 
 

@@ -125,7 +125,7 @@ def test_information_loss_equals_core(page):
     table = frame_with(page, "loss metric (LM)")
     assert shown_numbers(table["loss metric (LM)"]) == rounded(ref.table["loss_metric"], 4)
     summary = frame_with(page, "measure").set_index("measure")
-    assert num(summary.loc["Discernibility (sum of class sizes)", "treated"]) == ref.discernibility_treated
+    assert num(summary.loc["Discernibility (sum of squared class sizes)", "treated"]) == ref.discernibility_treated
 
 
 def test_before_defaults_to_the_original_with_the_current_roles():
