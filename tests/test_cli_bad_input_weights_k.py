@@ -1,12 +1,12 @@
-"""Bad input on the command line refused alike by every command and engine (review of the CLI, findings 1, 3,
-4, 5 and 7): exit 2, one line on stderr, no value of the data in it, nothing written.
+"""Bad input on the command line refused alike by every command and engine:
+exit 2, one line on stderr, no value of the data in it, nothing written.
 
-1. ``kanon apply`` checks the weight its recipe's roles name, in memory and at scale.
-3. ``kanon suppress --engine duckdb|polars`` checks ``--weight`` as the in-memory engine does.
-4. An SPSS release of text cells ending in spaces is refused as a format limit, not "a fault of kanon's".
-5. k = 1 is refused wherever k is a target or a threshold; k above the file's records where the result
+* ``kanon apply`` checks the weight its recipe's roles name, in memory and at scale.
+* ``kanon suppress --engine duckdb|polars`` checks ``--weight`` as the in-memory engine does.
+* An SPSS release of text cells ending in spaces is refused as a format limit, not "a fault of kanon's".
+* k = 1 is refused wherever k is a target or a threshold; k above the file's records where the result
    would be meaningless (``risk`` keeps measuring there).
-7. ``kanon recode --merge`` with a category that does not occur says so, as ``kanon apply`` does.
+* ``kanon recode --merge`` with a category that does not occur says so, as ``kanon apply`` does.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def test_the_exact_risk_is_stable_where_sdcmicros_series_breaks_down():
     fk = np.array([12.0, 20.0, 40.0, 500.0, 3.0])
     Fk = np.array([12 / 0.95, 20 / 0.8, 40 / 0.95, 100000.0, 30.0])
     got = individual_risk(fk, Fk, "exact")
-    np.testing.assert_allclose(got[:3], [0.0794733508, 0.0403880658, 0.0237790326], rtol=1e-8)  # reviewer's sums
+    np.testing.assert_allclose(got[:3], [0.0794733508, 0.0403880658, 0.0237790326], rtol=1e-8)  # the sums of positive terms
     assert np.isfinite(got).all() and (got > 0).all() and (got <= 1 / fk).all()
     g = global_risk(got)
     assert g.n_undefined == 0

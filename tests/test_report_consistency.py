@@ -1,4 +1,4 @@
-"""The report agrees with itself and with `kanon apply`, found by a review of the data-steward report: the total
+"""The report agrees with itself and with `kanon apply`: the total
 of suppressed cells is the release's (as `kanon apply` counts it), a share is in the unit of its neighbours,
 the information-loss count says what it counts, a hidden "value suppressed most" says why, and the smallest
 category of a QI follows the threshold rule."""
@@ -26,7 +26,7 @@ OPTIONS = ReportOptions(k=3, minucs=False)
 
 
 def _case9(tmp_path):
-    """The reviewer's case 9: suppression on a, b, c, then a roles step leaves c out of the QIs (c is still
+    """Suppression on a, b, c, then a roles step leaves c out of the QIs (c is still
     released, with its suppressed cells)."""
     from kanon_core.io import load_dataset
     from kanon_core.recipe import Recipe

@@ -1,4 +1,4 @@
-"""What the report must not tell, found by a review from the steward's and the intruder's side: a merged
+"""What the report must not tell, from the steward's and the intruder's side: a merged
 category's label naming the rare category it absorbed, a rare value declared missing shown in the steps, the
 value of the few cells a suppression hid, and a claim of k-anonymity that a person's view contradicts."""
 
@@ -86,7 +86,7 @@ def test_the_value_of_fewer_than_k_suppressed_cells_is_not_shown():
     assert str(overall["most_suppressed"]) != "3" and overall["most_suppressed_n"] == "< 3"
 
 
-# -- a second review: labels holding "/", the original's small categories in a step's tables, value-labels and
+# -- labels holding "/", the original's small categories in a step's tables, value-labels and
 # hierarchy steps in the embedded recipe, the k a count is stated with, suppression to a risk threshold --------
 SLASHED = "Amer. Indian/Alaska Native"
 

@@ -43,6 +43,6 @@ def test_every_engine_writes_the_release_of_codes_matched_by_their_labels(tmp_pa
         written[engine] = out.read_bytes()
     assert levels["pandas"] == levels["duckdb"] == levels["polars"] == {"sex": 1, "age": 0}
     assert written["duckdb"] == written["pandas"] == written["polars"]
-    released = pd.read_csv(tmp_path / "pandas.csv", dtype=str)
+    released = pd.read_csv(tmp_path / "pandas.csv", dtype=str, keep_default_na=False)
     assert set(released["sex"]) == {"Male", "Not male"}
     assert len(released) == 61

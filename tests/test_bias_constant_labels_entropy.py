@@ -1,4 +1,4 @@
-"""Bias and entropy after the utility review: constant columns, number-like bin labels, entropy after suppression."""
+"""Bias and entropy: constant columns, number-like bin labels, entropy after suppression."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_unrecoded_variable_keeps_its_values_suppression_aside():
 
 # -- non-uniform entropy: a label stands for its hierarchy group over all records --------------------------------
 def test_entropy_after_suppression_counts_the_group_over_all_records():
-    """The reviewer's case: A's g1 = {a1, a2}; k = 2 suppresses the only a2 record (and b2)."""
+    """A's g1 = {a1, a2}; k = 2 suppresses the only a2 record (and b2)."""
     ds = Dataset(pd.DataFrame({"A": ["a1", "a1", "a2"], "B": ["b1", "b1", "b2"]}), roles=Roles(qis=("A", "B")))
     hs = {"A": Hierarchy((("a1", "g1", "*"), ("a2", "g1", "*")), "A"),
           "B": Hierarchy((("b1", "*"), ("b2", "*")), "B")}
