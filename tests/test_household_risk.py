@@ -41,6 +41,14 @@ def test_nan_member_makes_household_undefined():
     assert np.isnan(got[0]) and np.isnan(got[1]) and got[2] == pytest.approx(0.2)
 
 
+def test_undefined_households_are_counted_not_read_as_safe():
+    """A household with a member of undefined risk is neither above the threshold nor safe: it is counted."""
+    s = household_summary(np.array([0.9, np.nan, 0.2]), np.array([0, 0, 1]), "hid", 0.5)
+    assert (s.n_above, s.n_undefined) == (0, 2)
+    assert s.to_json()["records_risk_undefined"] == 2
+    assert s.expected_reidentifications == pytest.approx(0.2)
+
+
 def test_shape_error():
     with pytest.raises(InputError):
         household_risk(np.array([0.1]), np.array([0, 1]))

@@ -49,6 +49,10 @@ class HouseholdRisk:
     largest_household: int
     n_above: int
     threshold: float
+    n_undefined: int = 0
+    """Records whose household risk is undefined (a member's individual risk is: see
+    :attr:`kanon_core.risk.individual.GlobalRisk.n_undefined`); left out of the sum and of ``n_above``, counted
+    here so that a sum over nothing is never read as no risk."""
 
     @property
     def warning(self) -> str:
@@ -58,7 +62,7 @@ class HouseholdRisk:
         return {"variable": self.variable, "expected_reidentifications": self.expected_reidentifications,
                 "global_risk": self.global_risk, "households": self.n_households,
                 "largest_household": self.largest_household, "records_above_max_risk": self.n_above,
-                "release_unchanged": False, "warning": self.warning}
+                "records_risk_undefined": self.n_undefined, "release_unchanged": False, "warning": self.warning}
 
 
 def household_risk(risk: np.ndarray, household: np.ndarray) -> np.ndarray:
@@ -101,4 +105,4 @@ def household_summary(risk: np.ndarray, household: np.ndarray, variable: str,
         variable=variable, per_record=per, expected_reidentifications=er, global_risk=er / n if n else 0.0,
         n_households=int((counts > 0).sum()) + int((hh < 0).sum()),
         largest_household=int(counts.max()) if len(counts) else (1 if n else 0),
-        n_above=int((per > threshold).sum()), threshold=float(threshold))
+        n_above=int((per > threshold).sum()), threshold=float(threshold), n_undefined=int(np.isnan(per).sum()))
