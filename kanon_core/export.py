@@ -134,17 +134,23 @@ def suppressed_mask(original: Dataset, treated: Dataset, column: str) -> np.ndar
 def release(treated: Dataset, original: Dataset | None = None) -> Release:
     """What would be released from ``treated``; with ``original`` (version 0), suppressed cells are known."""
     frame = treated.release_frame()
-    suppressed: dict[str, np.ndarray] = {}
-    if original is not None:
-        if original.n_records != treated.n_records:
-            raise InputError("The original and treated data must have the same records to mark suppressed cells.")
-        for c in frame.columns:
-            if c in original.frame.columns:
-                m = suppressed_mask(original, treated, c)
-                if m.any():
-                    suppressed[c] = m
+    suppressed = released_suppressed(treated, original) if original is not None else {}
     meta = {c: treated.meta_of(c) for c in frame.columns}
     return Release(frame=frame, meta=meta, suppressed=suppressed, name=treated.name)
+
+
+def released_suppressed(treated: Dataset, original: Dataset) -> dict[str, np.ndarray]:
+    """Per released variable (direct identifiers left out), its suppressed cells, where it has any: the count
+    ``kanon apply`` and the report give (:attr:`Release.n_suppressed`), without copying the frame."""
+    if original.n_records != treated.n_records:
+        raise InputError("The original and treated data must have the same records to mark suppressed cells.")
+    out: dict[str, np.ndarray] = {}
+    for c in treated.frame.columns:
+        if c not in treated.roles.direct_ids and c in original.frame.columns:
+            m = suppressed_mask(original, treated, c)
+            if m.any():
+                out[c] = m
+    return out
 
 
 # -- per-format preparation ----------------------------------------------------------------------------------

@@ -963,7 +963,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     sections are gathered: its compiled kernels release the interpreter, so on a machine of two cores the
     search and the report's Python work overlap instead of adding up.
     """
-    from ..export import release
+    from ..export import released_suppressed
     from ..recipe import Recipe
     from ..utility.baseline import original_with_roles
     from ..utility.bias import suppressed_cells
@@ -1021,7 +1021,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     per_qi = _per_qi(original, treated, before, after, k)
     steps = _steps_table(history, lineage, k, version_risks, log)
     identifiers = identifier_like(raw_original, treated)
-    released_suppressed = release(treated, raw_original).n_suppressed  # kanon apply's count, the same function
+    n_released_suppressed = sum(int(m.sum()) for m in released_suppressed(treated, raw_original).values())
     minuc_section, minuc_note = (minuc_job.result() if minuc_job is not None
                                  else _minuc_section(original, treated, qis, options,
                                                      None if callable(minucs) else minucs))
@@ -1055,5 +1055,5 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
         identifiers=identifiers,
         risk_beyond=beyond,
         risk_beyond_note=beyond_note,
-        released_suppressed=released_suppressed,
+        released_suppressed=n_released_suppressed,
     )

@@ -265,12 +265,13 @@ def information_loss(
         if n_obs:
             lm_cells += lm * n_obs
             n_cells += n_obs
-    fk_o = class_sizes(original.qi_matrix(qis).codes, original.missing) if counted is None else np.asarray(counted[0])
+    codes_o = original.qi_matrix(qis).codes
+    fk_o = class_sizes(codes_o, original.missing) if counted is None else np.asarray(counted[0])
     if len(fk_o) != original.n_records:
         raise ValueError("The class sizes given are not of these records.")
     n = original.n_records
     dm_o = discernibility(np.ones(n), fk_o, np.zeros(n, dtype=bool), n)
-    avg_o = average_class_size(n, len(group_ids(original.qi_matrix(qis).codes)[1]), False)
+    avg_o = average_class_size(n, len(group_ids(codes_o)[1]), False)
     dm_t, avg_t = _release_discernibility(original, treated, qis, hierarchies or {}, levels or {},
                                           None if counted is None else np.asarray(counted[1]))
     return InformationLoss(
