@@ -283,7 +283,7 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
     """Drive this session's job ``name`` for ``key`` from a page script; the result when it is ready, else None.
 
     ``start_now`` (the page's Run button was just clicked) starts it, cancelling a job of the same name for
-    other parameters. While it runs the page shows a progress bar and a Cancel button and waits; a cancelled
+    other parameters; a job of these parameters that has finished with a result gives that result. While it runs the page shows a progress bar and a Cancel button and waits; a cancelled
     job says so, a failed one shows its message. ``store`` keeps the result (e.g. in the memo) from the
     worker thread, so it survives the page being left. ``cancelled_text`` is what a cancelled job says.
     """
@@ -295,7 +295,10 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         if start_now:
             job.cancel()
         job = None
-    if job is None or (start_now and job.done):
+    # a click finding a job of these parameters finished with a result takes that result: it may have ended
+    # after the page looked at the memo (a search started ahead, finishing as the click's run is drawn);
+    # only a cancelled or failed one is run again
+    if job is None or (start_now and job.done and job.state != "done"):
         if not start_now:
             return None
         job = start(key, label, work, store)

@@ -431,3 +431,35 @@ def test_a_job_a_page_starts_for_another_page_waits_until_that_page_shows_it(mon
         job.shown_here()
         assert job.finished.wait(10) and steps == ["first step", "computed"]
     assert job.deferral is not None and job.deferral.deferred  # shown, not asked for
+
+
+def _page_clicking_run_for_a_finished_job():
+    import streamlit as st
+
+    from kanon_app import background
+
+    calls = st.session_state["calls"]
+    st.session_state["got"] = background.run("x", "key", "X", lambda progress: calls.append(1) or "again",
+                                             start_now=True)
+
+
+def test_a_click_takes_the_result_of_a_job_of_its_parameters_that_has_just_finished():
+    """A search started ahead can finish between the click's look at the memo and its call to run: its result
+    is the click's, not a second search. A cancelled job of the same parameters is run again."""
+    from streamlit.testing.v1 import AppTest
+
+    finished = background.start("key", "X", lambda progress: "ahead")
+    assert finished.wait(30) and finished.state == "done"
+    at = AppTest.from_function(_page_clicking_run_for_a_finished_job, default_timeout=30)
+    at.session_state["calls"], at.session_state["jobs"] = [], {"x": finished}
+    at.run()
+    assert not at.exception
+    assert at.session_state["got"] == "ahead" and at.session_state["calls"] == []
+
+    cancelled = background.start("key", "X", lambda progress: "ahead")
+    cancelled.cancel()
+    assert cancelled.wait(30)
+    cancelled.state = "cancelled"  # whether it ended before or after its start: a job that gave no result
+    at.session_state["jobs"] = {"x": cancelled}
+    at.run()
+    assert at.session_state["got"] == "again" and at.session_state["calls"] == [1]
