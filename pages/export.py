@@ -122,7 +122,8 @@ with tab_report:
     st.markdown(f"A self-contained HTML file (works offline) for a data steward: data and roles, risk before and "
                 f"after at k = {k}, the steps, suppression tables, MINUCs and the utility comparison with plots. "
                 f"It holds counts and percentages only, never a record, and names no category with fewer than "
-                f"k = {k} records (threshold rule: such categories are pooled and counts below k read '< k').")
+                f"k = {k} records (threshold rule: such categories are pooled, with the smallest others where the "
+                f"total would give back a pooled count below k, and counts below k read '< k').")
     qis = tuple(ds.roles.qis)
     formula_key = f"w_report_formula_{zlib.crc32(repr(qis).encode()):08x}"  # the default follows the QIs
     state.widget_value(formula_key, "; ".join(default_formulas(ds, qis)))

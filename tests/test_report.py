@@ -434,18 +434,23 @@ def test_the_report_states_what_it_withheld(unique_report):
     m = report.masking
     assert len(m) and (m["categories_masked"] > 0).all()
     per_table = m.groupby("table")["categories_masked"].sum()
-    # city's unique value and all 13 incomes are pooled in the comparison table (one entry per category)
+    # all 13 incomes are pooled in the comparison table (one entry per category), and city's unique value with
+    # the smallest other city: alone, its count would be the records less the other cities' counts
     cats = m[m["table"] == "weighted percentages per category"].set_index("variable")["categories_masked"]
-    assert int(cats["income"]) == 13 and int(cats["city"]) == 1
+    assert int(cats["income"]) == 13 and int(cats["city"]) == 2
     assert per_table["recipe (values withheld)"] == 2  # the merge list of the hobby recode, income's bound
     assert per_table["steps (description)"] == 1  # "top-code at <the largest income>" is not shown
     page = Page(html)
     assert "withheld" in page.sections and "withheld" in page.tables
     assert "other categories with fewer than 3 records" in html
     shown = page.frame("utility-categories")
-    pooled = shown[shown["label"] == "other categories with fewer than 3 records"]
+    pooled = shown[shown["label"].str.startswith("other categories with fewer than 3 records")]
     assert set(pooled["variable"]) == {"city", "income"}
-    assert pooled.set_index("variable").loc["city", "records before"] == "< 3"  # 1 record: "< k"
+    # city: the unique value (1 record, which "< 3" would not hide: 60 less the cities named) with the
+    # smallest other city, Brill (19 records in the original)
+    assert pooled.set_index("variable").loc["city", "label"] == ("other categories with fewer than 3 records, "
+                                                                 "pooled with the smallest others")
+    assert num(pooled.set_index("variable").loc["city", "records before"]) == 20
     assert num(pooled.set_index("variable").loc["income", "records before"]) == 60  # every income record
 
 
@@ -454,10 +459,11 @@ def test_categories_with_k_records_or_more_are_still_named(unique_report):
     page = Page(html)
     labels = set(page.frame("utility-categories")["label"])
     treated = h.current.dataset.frame
-    for c in ("Avon", "Brill", "Cleeve", "f", "m"):
+    for c in ("Avon", "Cleeve", "f", "m"):
         col = "city" if c[0].isupper() else "sex"
         assert (treated[col] == c).sum() >= 3
         assert c in labels, c
+    assert "Brill" not in labels  # the smallest city, pooled with the unique one (secondary suppression)
     assert "chess" in html  # the recipe keeps the common value of the merge
 
 
@@ -487,18 +493,33 @@ def test_pooling_against_a_direct_count(rows, k):
     out = mask_categories(table, k, small, ("value",), ("n_original", "n_treated", "pct"),
                           ("n_original", "n_treated"))
     t = out.table
-    named = t[t["value"] != pooled_label(k)]
-    assert named["value"].tolist() == [f"c{i}" for i, s in enumerate(small) if not s]  # order kept
+    is_pooled = t["value"].str.startswith(pooled_label(k))
+    named = t[~is_pooled]["value"].tolist()
+    assert named == [f"c{i}" for i in range(len(rows)) if f"c{i}" in named]  # order kept
     for v in "xyz":
-        mine = [(a, b) for (w, a, b), s in zip(rows, small, strict=True) if w == v and s]
-        pooled = t[(t["variable"] == v) & (t["value"] == pooled_label(k))]
-        assert len(pooled) == (1 if mine else 0)
-        assert out.masked.get(v, 0) == len(mine)
-        if mine:
-            for col, total in (("n_original", sum(a for a, _ in mine)), ("n_treated", sum(b for _, b in mine))):
+        ours = [i for i, (w, _, _) in enumerate(rows) if w == v]
+        pool = [i for i in ours if f"c{i}" not in named]
+        assert {i for i in ours if small[i]} <= set(pool)  # every small row is pooled
+
+        def short(members, ours=ours):
+            return {side for side in (1, 2) if 0 < sum(rows[i][side] for i in members) < k}
+
+        pooled = t[(t["variable"] == v) & is_pooled]
+        assert len(pooled) == (1 if pool else 0)
+        assert out.masked.get(v, 0) == len(pool)
+        if pool:
+            for side, col in ((1, "n_original"), (2, "n_treated")):
+                total = sum(rows[i][side] for i in pool)
                 got = pooled[col].iloc[0]
                 assert got == (f"< {k}" if 0 < total < k else total), (col, got, total)
-            assert pooled["pct"].iloc[0] == pytest.approx(sum(a for a, _ in mine))
+                if 0 < total < k:  # below k only when no named row could lift it
+                    assert all(rows[i][side] == 0 for i in ours if i not in pool)
+            assert pooled["pct"].iloc[0] == pytest.approx(sum(rows[i][1] for i in pool))
+            for i in pool:
+                if not small[i]:  # joined the pool (secondary): the pool needs it
+                    assert not short([j for j in pool if j != i]) <= short(pool)
+            secondary = any(not small[i] for i in pool)
+            assert pooled["value"].iloc[0] == pooled_label(k, secondary)
 
 
 def test_small_categories_by_hand():
@@ -541,7 +562,9 @@ def test_suppression_steps_state_the_people_findable_below_k(unique_report):
 def test_no_category_under_k_is_named_on_random_files(sizes_a, sizes_b, k, seed):
     """Random category sizes on two QIs with distinctive names; after suppression to k, every name of a
     category with 1 to k - 1 records in the original or the release (counted here directly) is absent
-    from the report, and every category with k or more records in both is named."""
+    from the report; the pooled counts, before and after, are 0 or k or more unless no named category could
+    lift them (a pooled count below k would be the total less the named rows); and a category with k or more
+    records in both is left unnamed only when the pool needs it."""
     from kanon_core.report import report_html
 
     rng = np.random.default_rng(seed)
@@ -555,16 +578,27 @@ def test_no_category_under_k_is_named_on_random_files(sizes_a, sizes_b, k, seed)
     h.apply(SuppressStep(qis=("a", "b"), k=k))
     html = report_html(h, options=ReportOptions(k=k, minucs=False, created="2026-01-01"))
     body = html[html.index("</script></head>"):]
+    shown = Page(html).frame("utility-categories")
     released = h.current.dataset.frame
     for col in ("a", "b"):
         before = frame[col].value_counts().to_dict()
         after = released[col].value_counts().to_dict()
-        for name in before:
-            nb, na = before.get(name, 0), after.get(name, 0)
+        sizes = {name: (before.get(name, 0), after.get(name, 0)) for name in before}
+        for name, (nb, na) in sizes.items():
             if 0 < nb < k or 0 < na < k:
                 assert name not in body, (name, nb, na)
-            elif na >= k:
-                assert name in body, (name, nb, na)
+        # the per-category table: its pool is every category it does not name
+        pool = set(sizes) - set(shown.loc[shown["variable"] == col, "label"])
+
+        def short(names, sizes=sizes):
+            return {side for side in (0, 1) if 0 < sum(sizes[x][side] for x in names) < k}
+
+        named = set(sizes) - pool
+        for side in short(pool):
+            assert all(sizes[x][side] == 0 for x in named), (col, side, sizes, pool)  # none could lift it
+        for name, (nb, na) in sizes.items():
+            if name in pool and nb >= k and na >= k:
+                assert not short(pool - {name}) <= short(pool), (name, sizes, pool)  # the pool needs it
 
 
 # -- the first paragraph, identifiers, numbers and print -------------------------------------------------------

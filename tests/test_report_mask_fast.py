@@ -66,13 +66,46 @@ def reference_small_categories(original: Dataset, release: Dataset, variables, k
 
 def reference_mask_categories(table, k, small, name_columns, pool_columns=(), count_columns=(),
                               variable_column="variable") -> MaskedTable:
-    """The former code: the whole table as records, each pooled row gathered by a scan."""
-    small = np.asarray(small, dtype=bool)
+    """The former code: the whole table as records, each pooled row gathered by a scan; the secondary rows
+    (smallest first in the first count column below k that a named row lifts, then each needless one given
+    back) by scans too."""
+    small = np.asarray(small, dtype=bool).copy()
     if not small.any():
         return MaskedTable(table.reset_index(drop=True), {})
     has_var = variable_column in table.columns
     records = table.to_dict("records")
     group = [r[variable_column] if has_var else None for r in records]
+
+    def count(j, c):
+        x = records[j][c]
+        return float(x) if _number(x) else 0.0
+
+    def short(members):
+        return [c for c in count_columns if 0 < sum(count(j, c) for j in members) < k]
+
+    secondary = set()
+    for g in dict.fromkeys(group[j] for j in range(len(records)) if small[j]):
+        pool = [j for j in range(len(records)) if small[j] and group[j] == g]
+        named = [j for j in range(len(records)) if not small[j] and group[j] == g]
+        added = []
+        while True:
+            lift = [(c, [j for j in named if count(j, c) > 0]) for c in short(pool + added)]
+            lift = [(c, js) for c, js in lift if js]
+            if not lift:
+                break
+            c, js = lift[0]
+            j = min(js, key=lambda j: (count(j, c), named.index(j)))
+            named.remove(j)
+            added.append(j)
+        still = set(short(pool + added))
+        for j in list(added):
+            rest = [i for i in added if i != j]
+            if set(short(pool + rest)) <= still:
+                added = rest
+        for j in added:
+            small[j] = True
+        if added:
+            secondary.add(g)
     last = {g: i for i, g in enumerate(group)}
     rows: list[dict[str, Any]] = []
     masked: dict[str, int] = {}
@@ -90,7 +123,7 @@ def reference_mask_categories(table, k, small, name_columns, pool_columns=(), co
         if has_var:
             row[variable_column] = g
         for c in name_columns:
-            row[c] = pooled_label(k)
+            row[c] = pooled_label(k, g in secondary)
         for c in pool_columns:
             total = sum(float(records[j][c]) for j in pooled_idx if _number(records[j][c]))
             total = int(total) if float(total).is_integer() else total

@@ -15,7 +15,8 @@ and gathers, for a data steward who was not in the room:
 
 Only aggregates (counts, percentages, estimates) enter the report: no record, and no category with fewer
 than k records in the original or the release (:mod:`.mask`, the threshold rule): such categories are
-pooled, counts below k read "< k", the embedded recipe has their values withheld, and the report lists
+pooled (with the smallest others where the total would give back a pooled count below k), counts below
+k read "< k", the embedded recipe has their values withheld, and the report lists
 what it withheld.
 """
 
@@ -65,8 +66,9 @@ CONFIDENTIALITY_NOTE = (
     "This report contains no record-level data: no record of the file appears in it, and no category that "
     "fewer than k records have (in the original or in the release) is named. It shows aggregates over "
     "records (counts, percentages, weighted estimates and their confidence intervals), variable names and "
-    "the names of categories with at least k records; smaller categories are pooled per variable and a "
-    "count below k is shown as '< k' (the threshold rule of statistical offices). The section 'What this "
+    "the names of categories with at least k records; smaller categories are pooled per variable (with the "
+    "smallest others where a pooled count below k could be worked out from the total) and a count below k "
+    "is shown as '< k' (the threshold rule of statistical offices). The section 'What this "
     "report withholds' lists what was pooled. Treat the report as internal documentation nonetheless."
 )
 

@@ -386,8 +386,10 @@ def _risk_beyond(r: Report) -> list[str]:
 def _withheld(r: Report) -> list[str]:
     m = r.masking
     rule = (f"Threshold rule: a category with fewer than {r.k} records in the original or in the release is not "
-            f"named; its rows are pooled per variable into 'other categories with fewer than {r.k} records', and "
-            f"a pooled count below {r.k} reads '< {r.k}'. A numeric variable without value labels has all its "
+            f"named; its rows are pooled per variable into 'other categories with fewer than {r.k} records'. A "
+            f"pooled count below {r.k} would be given back by the variable's total less the rows named, so the "
+            f"smallest other categories join the pool until its counts are {r.k} or more ('pooled with the "
+            f"smallest others'); only a variable small as a whole reads '< {r.k}'. A numeric variable without value labels has all its "
             f"values pooled when one of them is rare. The recipe above has such values replaced by "
             "'(withheld)'; the recipe file keeps them (it must, to replay) and is itself confidential.")
     if not len(m):

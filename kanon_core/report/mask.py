@@ -5,7 +5,9 @@ that names categories applies the rule statistical offices use for tabular outpu
 e.g. Hundepool et al., *Statistical Disclosure Control*, 2012, ch. 5): a category with fewer than k
 records in the original or in the release (1 to k - 1; a count of 0 names nobody) is not named. Its rows
 are pooled, per variable, into one row "other categories with fewer than k records" whose counts are
-summed, and a pooled count that is itself below k is shown as "< k". A numeric variable without value
+summed. A pooled count below k would be given back by differencing (the variable's total less the named
+rows), so the smallest named categories join the pool until its counts are k or more (secondary
+suppression, as in tabular protection); only a variable small as a whole reads "< k". A numeric variable without value
 labels (an income, a birth date) is the worst case — each value is a piece of microdata — so when any of
 its values is small, none of its values is listed: all its rows are pooled.
 
@@ -30,9 +32,11 @@ from ..treat.hierarchy import value_key
 WITHHELD = "(withheld)"
 
 
-def pooled_label(k: int) -> str:
-    """The name of the pooled row of a variable's small categories."""
-    return f"other categories with fewer than {k} records"
+def pooled_label(k: int, with_others: bool = False) -> str:
+    """The name of the pooled row of a variable's small categories (``with_others``: the smallest named ones
+    joined them, :func:`_secondary_rows`)."""
+    label = f"other categories with fewer than {k} records"
+    return f"{label}, pooled with the smallest others" if with_others else label
 
 
 def below(k: int) -> str:
@@ -211,8 +215,9 @@ def mask_categories(
     """Pool the rows marked ``small`` into one row per variable (module docstring).
 
     ``name_columns`` name the category (replaced by the pooled label), ``pool_columns`` are summed (counts,
-    percentages), and those of them in ``count_columns`` read "< k" when the pooled sum is 1 to k - 1. Any
-    other column of a pooled row is left empty. Named rows keep their order; a variable's pooled row
+    percentages). A pooled sum of a column in ``count_columns`` is never 1 to k - 1 while the variable has
+    named rows: the smallest of them join the pool (:func:`_secondary_rows`); when all have, such a sum reads
+    "< k". Any other column of a pooled row is left empty. Named rows keep their order; a variable's pooled row
     follows its last row.
     """
     small = np.asarray(small, dtype=bool)
@@ -225,6 +230,19 @@ def mask_categories(
     pooled_of: dict[Any, list[int]] = {}  # per variable, its small rows in order
     for j in np.flatnonzero(small).tolist():
         pooled_of.setdefault(group[j], []).append(j)
+    counts = {c: _summable(table[c]) for c in count_columns if c in table.columns}
+    with_others: set[Any] = set()
+    if counts:
+        small = small.copy()
+        named_of: dict[Any, list[int]] = {}
+        for j in np.flatnonzero(~small).tolist():
+            named_of.setdefault(group[j], []).append(j)
+        for g, idx in pooled_of.items():
+            more = _secondary_rows(counts, idx, named_of.get(g, []), k)
+            small[more] = True
+            pooled_of[g] = sorted(idx + more)
+            if more:
+                with_others.add(g)
     # only the rows named go through records; a pooled row is made of its columns' values (a postcode of
     # 100,000 categories has most of its rows pooled)
     named = table[~small].to_dict("records")
@@ -244,7 +262,7 @@ def mask_categories(
         if has_var:
             row[variable_column] = g
         for c in name_columns:
-            row[c] = pooled_label(k)
+            row[c] = pooled_label(k, g in with_others)
         for c in pool_columns:
             total = _pooled_sum(pooled_values[c], pooled_idx)
             total = int(total) if float(total).is_integer() else total
@@ -255,6 +273,42 @@ def mask_categories(
         if c in out.columns and not out[c].map(lambda x: isinstance(x, str)).any():
             out[c] = pd.to_numeric(out[c])
     return MaskedTable(out, masked)
+
+
+def _secondary_rows(counts: Mapping[str, np.ndarray], pooled: list[int], named: list[int], k: int) -> list[int]:
+    """The named rows to pool beside a variable's small ones (secondary suppression), so that no pooled count is
+    1 to k - 1.
+
+    Why: a table gives its variable's total (the records less the missing ones, or 100 % of a percentage
+    column), so a pooled count is the total less the named rows; "< k" would hide nothing, and with one
+    category pooled that category's count is given back. A pooled count of k or more gives back only a sum
+    over its categories. The rows are taken smallest first in the first count column still below k that a
+    named row can lift (the first such row in the table's order on a tie); then any of them the pool no
+    longer needs is given back, so each row left is needed (without it some pooled count would be below k).
+    A count that no named row can lift is the variable's own (all of it small there) and reads "< k"."""
+
+    def short(rows: list[int]) -> set[str]:
+        return {c for c, v in counts.items() if is_small(_pooled_sum(v, rows), k)}
+
+    def size(values: np.ndarray, j: int) -> float:
+        x = values[j]
+        return float(x) if _number(x) and not np.isnan(float(x)) else 0.0
+
+    left, more = list(named), []
+    while True:
+        lifting = [(c, [i for i, j in enumerate(left) if size(counts[c], j) > 0]) for c in counts
+                   if c in short(pooled + more)]
+        lifting = [(c, rows) for c, rows in lifting if rows]
+        if not lifting:
+            break
+        c, rows = lifting[0]
+        more.append(left.pop(min(rows, key=lambda i: (size(counts[c], left[i]), i))))
+    still = short(pooled + more)
+    for j in list(more):  # a row taken early may be needless once a larger one joined
+        rest = [i for i in more if i != j]
+        if short(pooled + rest) <= still:
+            more = rest
+    return more
 
 
 def _number(x: Any) -> bool:
