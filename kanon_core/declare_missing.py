@@ -9,7 +9,10 @@ step, the decision is in the history, the recipe and the report, and ``kanon app
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any, ClassVar
+
+import pandas as pd
 
 from .dataset import Dataset
 from .errors import InputError
@@ -66,3 +69,19 @@ class DeclareMissingValues(Step):
 
     def describe_without_values(self) -> str:
         return "Declare missing: " + "; ".join(f"{col} ({len(codes)} value(s))" for col, codes in self.values)
+
+
+def text_codes_on_numbers(series: pd.Series, codes: Iterable[Any]) -> int:
+    """How many of ``codes`` stay text once typed to ``series`` (:func:`kanon_core.io.typed_codes`) when it is a
+    column of numbers: such a code can match no cell, so declaring it declares nothing (a typo, or a code
+    meant for another variable). 0 for a text column and for a column with no value at all (read as numbers,
+    though nothing says what it would hold).
+
+    Where the codes are given for this file (the command line's ``--missing-codes``) such a code is refused.
+    :class:`DeclareMissingValues` keeps accepting it: the step is replayed on the next wave, where a text
+    declared missing in this wave ("NA") may no longer occur and the column then reads as numbers."""
+    if not (pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)):
+        return 0
+    if not series.notna().any():
+        return 0
+    return sum(isinstance(c, str) for c in typed_codes(series, list(codes)))

@@ -10,7 +10,9 @@ it on the next wave; the cells themselves never change.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -109,6 +111,32 @@ class SetValueLabels(Step):
         if self.variable_labels:
             parts.append(f"variable labels of {len(self.variable_labels)} variable(s)")
         return "Labels: " + "; ".join(parts)
+
+
+def labels_file_beyond(data_path: str | os.PathLike, columns: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """The name of the labels file read with the data file ``data_path`` (:func:`kanon_core.io.input_sidecar`)
+    and the variables it names that ``columns`` lacks, in its order; ``("", ())`` when there is no labels file
+    or it names none beyond them.
+
+    Deliberately not an error: a labels file may describe more variables than one file holds (a codebook
+    kept for every wave of a survey, a release that left variables out), and their labels are ignored, as
+    :meth:`SetValueLabels.from_spec` ignores them and lists them for its caller to say so. A misspelt name
+    is ignored the same way, so callers should say which names were ignored (names, never codes or labels).
+    Only the names are read here: a file of the wrong shape is the readers' to refuse."""
+    import json
+
+    from .io import input_sidecar
+
+    side = input_sidecar(Path(data_path))
+    try:
+        spec = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "", ()
+    if not isinstance(spec, Mapping):
+        return "", ()
+    known = {str(c) for c in columns}
+    beyond = tuple(str(v) for v in spec if str(v) not in known)
+    return (side.name, beyond) if beyond else ("", ())
 
 
 def _code(series: pd.Series, code: Any) -> Any:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-from .common import write_json
+from .common import check_k, write_json
 from .notices import notice
 from .scale import add_engine_options
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "<name>.labels.json with the labels")
     p.add_argument("--report", help="also write the self-contained HTML report to this file")
     p.add_argument("--k", type=report_k, default=None,
-                   help="k for the report's risk figures, 1 to 1,000,000 (default: the recipe's, else 3)")
+                   help="k for the report's risk figures, 2 to 1,000,000 (default: the recipe's, else 3)")
     p.add_argument("--suppressed-code", type=int, default=None,
                    help="code for suppressed cells: SPSS user-missing value, and CSV with --csv-code (default -99)")
     p.add_argument("--csv-code", action="store_true", help="write suppressed cells in CSV as the code, not empty")
@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def report_k(text: str) -> int:
     """An argparse type: k as a recipe may record it (a whole number from 1 to 1,000,000). Below 1 no record is
-    at risk, so "0 records below k=0" would read as a safe release."""
+    at risk, so "0 records below k=0" would read as a safe release; k = 1 is refused by :func:`check_k` in
+    :func:`run`, as every command refuses it (every record is in a group of at least 1)."""
     try:
         k = int(text)
     except ValueError:
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from ..risk.timeline import version_risk
     from .apply_scale import apply_at_scale
 
+    if args.k is not None:
+        check_k(args.k)  # k = 1 protects nobody: "0 records below k=1" would read as a safe release
     if args.no_labels:
         refuse_stale_sidecar(args.output)  # in memory and at scale, before any work
     recipe = Recipe.load(args.recipe)

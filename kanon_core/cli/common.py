@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -49,9 +49,10 @@ def positive_finite(text: str) -> float:
 
 def check_k(k: int | None, option: str = "--k", hint: str = "") -> None:
     """The one rule for k wherever a command protects to it or counts the records below it (``suppress``,
-    ``minucs``, ``generalize``, ``risk``, ``recode``'s risk preview): a whole number of at least 2. Every
-    record is in a group of at least 1, so k = 1 protects nobody, and "0 records below k=1" would read as a
-    safe file. ``hint`` ends the message (e.g. " (or give --max-risk)"). Checked before any work."""
+    ``minucs``, ``generalize`` and its k criteria, ``risk``, ``recode``'s risk preview, ``apply``'s report and
+    summary): a whole number of at least 2. Every record is in a group of at least 1, so k = 1 protects
+    nobody, and "0 records below k=1" would read as a safe file. ``hint`` ends the message (e.g. " (or give
+    --max-risk)"). Checked before any work."""
     if k is not None and k >= 2:
         return
     if k is None:
@@ -60,6 +61,16 @@ def check_k(k: int | None, option: str = "--k", hint: str = "") -> None:
         raise InputError(f"{option} must be at least 2{hint}: k = 1 protects nobody (every record is in a group "
                          "of at least 1).")
     raise InputError(f"{option} must be at least 1, and at least 2 to protect anyone{hint}.")
+
+
+def check_criteria_k(criteria: Iterable[Any]) -> None:
+    """:func:`check_k` for the k of every k-anonymity criterion given as ``--criterion k=K``: the spec parser
+    accepts k = 1 (a recipe may record it), a command that protects to the criteria does not."""
+    from ..criteria import KAnonymity
+
+    for c in criteria:
+        if isinstance(c, KAnonymity):
+            check_k(c.k, "--criterion k")
 
 
 def check_k_within(k: int, n_records: int) -> None:
@@ -206,7 +217,8 @@ def match_names(args: argparse.Namespace, columns) -> None:
     the same columns. Matched lists become tuples (and name=value options pairs), which the parsers
     (:func:`split_list`, :func:`parse_missing_codes`, ``parse_importance``, ``parse_links``) return unchanged.
     Two names that match one column are refused; so is the weight among the quasi-identifiers. Calling it
-    again changes nothing."""
+    again changes nothing. Once the header is known, variables of FILE's labels file that it lacks are noted
+    (:func:`notice_labels_beyond`), on every path alike."""
     names = _Names(columns)
     for attr in NAME_OPTIONS:
         value = getattr(args, attr, None)
@@ -237,6 +249,21 @@ def match_names(args: argparse.Namespace, columns) -> None:
             args.importance = tuple((names(name, "--importance"), value) for name, _, value in parts)
     if getattr(args, "link", None):
         args.link = [_matched_link(item, names) for item in args.link]
+    if getattr(args, "file", None):
+        notice_labels_beyond(args.file, columns)
+
+
+def notice_labels_beyond(path: str, columns) -> None:
+    """One notice naming the variables the labels file of ``path`` describes that the file does not have
+    (:func:`kanon_core.value_labels.labels_file_beyond`: allowed, since a labels file may cover other files'
+    variables, but said, since a misspelt name loses its labels silently otherwise)."""
+    from ..value_labels import labels_file_beyond
+
+    side, beyond = labels_file_beyond(path, columns)
+    if beyond:
+        more = f" and {len(beyond) - 10:,} more" if len(beyond) > 10 else ""
+        notice(f"kanon: notice: the labels file {side} describes {len(beyond):,} variable(s) that the data does "
+               f"not have, whose labels are ignored: {', '.join(beyond[:10])}{more}.")
 
 
 def _missing_codes_as_written(text: str | None) -> list[tuple[str, tuple[str, ...]]]:
@@ -292,13 +319,20 @@ def read_from_args(args: argparse.Namespace) -> Dataset:
 
 def with_missing_codes(ds: Dataset, codes: Mapping[str, tuple[str, ...]]) -> Dataset:
     """``ds`` with ``codes`` (text, as given) added to its variables' declared missing codes, typed to each
-    column (:func:`kanon_core.io.typed_codes`); codes declared already are kept once."""
+    column (:func:`kanon_core.io.typed_codes`); codes declared already are kept once. A text code for a column
+    of numbers is refused (:func:`kanon_core.declare_missing.text_codes_on_numbers`)."""
     if not codes:
         return ds
+    from ..declare_missing import text_codes_on_numbers
+
     meta = dict(ds.meta)
     for col, given in codes.items():
         if col not in ds.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
+        text = text_codes_on_numbers(ds.frame[col], given)
+        if text:  # it could match no cell: refused, never a silent no-op (the code itself is not repeated)
+            raise InputError(f"--missing-codes gives {text} text code(s) for '{col}', which holds numbers: no cell "
+                             f"can match them; give its missing codes as numbers (e.g. '{col}=-9').")
         m = meta.get(col, VariableMeta())
         typed = typed_codes(ds.frame[col], given)
         meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
@@ -316,7 +350,21 @@ def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
     counts = missing_like_counts(ds)
     if counts:  # never treated as missing on a guess, but worth one line (columns and counts, no values)
         notice(f"kanon: notice: {missing_like_notice(counts)}")
+    notice_many_levels(ds)
     return ds
+
+
+def notice_many_levels(ds: Dataset) -> None:
+    """One notice naming the quasi-identifiers with very many distinct values, with their counts (the
+    dashboard's rule, :func:`kanon_core.describe.too_many_distinct`, where it asks for a confirmation): such a
+    variable makes almost every record unique, and is often an identifier picked as a QI by mistake."""
+    from ..describe import too_many_distinct
+
+    many = too_many_distinct(ds, list(ds.roles.qis))
+    if many:
+        listed = ", ".join(f"{c} ({n:,})" for c, n in many.items())
+        notice(f"kanon: notice: quasi-identifier(s) with very many distinct values, which make almost every "
+               f"record unique: {listed}; recode them first, or check that none is a record identifier.")
 
 
 def to_jsonable(obj: Any) -> Any:

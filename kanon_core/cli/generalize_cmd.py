@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..outputs import OutputBatch, check_outputs, data_inputs, folder_inputs, release_outputs
-from .common import add_input_options, check_k, load_from_args, split_list, write_json
+from .common import add_input_options, check_criteria_k, check_k, load_from_args, split_list, write_json
 from .recode_cmd import check_table_format, named_outputs, release_of
 from .scale import add_engine_options, generalize_at_scale
 
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.weight is not None and args.weight in split_list(args.qi):  # the engines would read it as both
         raise InputError("The weight cannot also be a quasi-identifier.")
     criteria = parse_criteria(args.criterion)
+    check_criteria_k(criteria)
     if args.k is None and not criteria:
         raise InputError("Give --k or at least one --criterion (for example --criterion k=5).")
     if args.k is not None and any(isinstance(c, KAnonymity) for c in criteria):

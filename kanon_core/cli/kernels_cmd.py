@@ -20,19 +20,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "after an install or an update)")
     p.add_argument("--family", default=None,
                    help=f"comma-separated families to compile (default: all): {', '.join(FAMILIES)}")
-    p.add_argument("--list", action="store_true", help="list the families and what waits for each, then stop")
+    p.add_argument("--list", action="store_true", help="list the families and what waits for each, then stop "
+                                                       "(with -o, also as JSON)")
     p.add_argument("-o", "--output", "--json", dest="json_out", default=None,
-                   help="also write each family's seconds and compiled signatures as JSON here ('-' for stdout)")
+                   help="also write each family's seconds and compiled signatures as JSON here ('-' for stdout); "
+                        "with --list, each family's name, what waits for it and its modules")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.list:
-        for fam in FAMILIES.values():
-            print(f"{fam.name}: {fam.why} ({', '.join(fam.modules)})")
-        return 0
-    names = split_list(args.family) or tuple(FAMILIES)
     check_outputs({"-o/--json": args.json_out}, ())
+    if args.list:
+        return list_families(args.json_out)
+    names = split_list(args.family) or tuple(FAMILIES)
     times = warm(names, progress=lambda name: print(f"kanon kernels: {name} ...", file=sys.stderr, flush=True))
     if args.json_out is not None:
         write_json(args.json_out, [asdict(t) for t in times])
@@ -42,4 +42,16 @@ def run(args: argparse.Namespace) -> int:
     for t in times:
         how = f"{t.compiled} signature(s) compiled" if t.compiled else "nothing to compile (in numba's cache, or loaded already)"
         print(f"{t.family.ljust(width)}  {t.seconds:6.2f} s  {how}")
+    return 0
+
+
+def list_families(json_out: str | None) -> int:
+    """``--list``: one line per family, and with ``-o`` the same as JSON (name, why, modules), as the warm-up
+    honours ``-o``; with ``-o -`` stdout holds the JSON alone."""
+    if json_out is not None:
+        write_json(json_out, [{"name": f.name, "why": f.why, "modules": list(f.modules)} for f in FAMILIES.values()])
+        if json_out == "-":
+            return 0
+    for fam in FAMILIES.values():
+        print(f"{fam.name}: {fam.why} ({', '.join(fam.modules)})")
     return 0

@@ -13,8 +13,10 @@ _notices: list[str] = []
 
 def notice(line: str) -> None:
     """A line of information for stderr (text that often means missing, a replay's notes), printed once the
-    command has succeeded: a failed command prints its error alone, on one line (:func:`kanon_core.cli.main`)."""
-    _notices.append(line)
+    command has succeeded: a failed command prints its error alone, on one line (:func:`kanon_core.cli.main`).
+    A line queued already is not queued again (a check run twice says it once)."""
+    if line not in _notices:
+        _notices.append(line)
 
 
 def take_notices() -> list[str]:
