@@ -557,28 +557,40 @@ def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col
     most of them; fewer than k such cells are shown as a count below k is everywhere ("< k"), and so is their
     share.
 
+    Nor is it named when it held every suppressed cell of the variable (a share of 100 %): the name would give
+    back each of them.
+
     The text in place of the value says why it is not named: a small category reads "a category with fewer
     than k records", a category hidden only because fewer than k of its cells were suppressed (it may be
-    large) "a category (fewer than k of its values suppressed)"."""
+    large) "a category (fewer than k of its values suppressed)", one that held them all
+    :data:`EVERY_SUPPRESSED_LABEL`."""
     out = table.copy()
     if not len(out):
         return out
     small_label = [v is not None and small.label_is_small(var, v)
                    for var, v in zip(out["variable"], out[value_col], strict=True)]
-    hide = [v is not None and (s or is_small(n, small.k))
-            for v, s, n in zip(out[value_col], small_label, out[count_col], strict=True)]
+    share_col = next((c for c in ("percent_of_variable", "most_suppressed_percent") if c in out.columns), None)
+    every = ([False] * len(out) if share_col is None else
+             [bool(p >= 100.0) for p in pd.to_numeric(out[share_col], errors="coerce").fillna(0.0)])
+    hide = [v is not None and (s or e or is_small(n, small.k))
+            for v, s, e, n in zip(out[value_col], small_label, every, out[count_col], strict=True)]
     if any(hide):
         out[value_col] = [(pooled_label(small.k).replace("other categories", "a category") if s
-                           else few_suppressed_label(small.k)) if h else v
-                          for h, s, v in zip(hide, small_label, out[value_col], strict=True)]
+                           else few_suppressed_label(small.k) if is_small(n, small.k)
+                           else EVERY_SUPPRESSED_LABEL) if h else v
+                          for h, s, v, n in zip(hide, small_label, out[value_col], out[count_col], strict=True)]
         out[count_col] = [below(small.k) if h and is_small(n, small.k) else n
                           for h, n in zip(hide, out[count_col], strict=True)]
-        share = next((c for c in ("percent_of_variable", "most_suppressed_percent") if c in out.columns), None)
-        if share is not None:
-            out[share] = [None if h and is_small(n, small.k) else p
-                          for h, n, p in zip(hide, table[count_col], out[share], strict=True)]
+        if share_col is not None:
+            out[share_col] = [None if h and is_small(n, small.k) else p
+                              for h, n, p in zip(hide, table[count_col], out[share_col], strict=True)]
         log.add(name, {str(var): 1 for var, h in zip(out["variable"], hide, strict=True) if h})
     return out
+
+
+EVERY_SUPPRESSED_LABEL = "a category (not named: it held every suppressed value of the variable)"
+"""What "value suppressed most" reads when one category held all the variable's suppressed cells: naming it
+would give back every one of them."""
 
 
 def few_suppressed_label(k: int) -> str:
@@ -772,7 +784,8 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
     """The per-category comparison with categories of 1 to k - 1 records (either side) pooled; every category
     of a measurement (:func:`.mask.numeric_without_labels`, e.g. incomes) that is still one in the release
     (not recoded into bins) is pooled when one of them is small."""
-    n_o, n_t = table["n_original"].to_numpy(), table["n_treated"].to_numpy()
+    n_o = pd.to_numeric(table["n_original"], errors="coerce").fillna(0).to_numpy()
+    n_t = pd.to_numeric(table["n_treated"], errors="coerce").fillna(0).to_numpy()
     flags = np.array([is_small(a, k) or is_small(b, k) for a, b in zip(n_o, n_t, strict=True)], dtype=bool)
     variables = table["variable"].to_numpy()
     # a merged category of k records or more whose label names a small one (SmallCategories.label_is_small)
@@ -785,6 +798,7 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
     for v in set(variables[flags].tolist()):
         if numeric_without_labels(original, v) and numeric_without_labels(treated, v):
             flags |= variables == v
+    flags |= gives_back_suppressed_values(variables, n_o, n_t, flags)
     masked = mask_categories(table, k, flags, ("value", "label"),
                              ("n_original", "n_treated", "pct_original", "pct_treated", "difference"),
                              ("n_original", "n_treated"))
@@ -793,6 +807,32 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
         if c.startswith(("pct_", "se_", "ci_")) or c in ("difference", "relative_difference"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out, dict(masked.masked)
+
+
+def gives_back_suppressed_values(variables: np.ndarray, n_original: np.ndarray, n_treated: np.ndarray,
+                                 pooled: np.ndarray) -> np.ndarray:
+    """The rows to pool so that the per-category table does not give back the value of a suppressed cell.
+
+    A table of counts before and after tells, per category, how many records left it. When no category
+    gained records (no recode moved records into it) and exactly one lost some, every record that left held
+    that category: each suppressed cell of the variable is given back ("all 5 suppressed cells of sex were
+    female"). Pooling that category with another (the smallest named one with records, when no other
+    category is pooled already) leaves at least two candidates for each suppressed cell, and the pooled
+    row's counts follow the threshold rule (:func:`.mask.mask_categories`). Returns flags for the rows to
+    pool beyond ``pooled``; rows are compared per variable, as the table lists them."""
+    more = np.zeros(len(variables), dtype=bool)
+    for v in dict.fromkeys(variables.tolist()):
+        rows = np.flatnonzero(variables == v)
+        lost = rows[n_treated[rows] < n_original[rows]]
+        if len(lost) != 1 or (n_treated[rows] > n_original[rows]).any():
+            continue
+        others = [j for j in rows.tolist() if j != lost[0] and n_original[j] > 0]
+        if not others:
+            continue  # one category with records: the variable's count before and after says as much
+        more[lost[0]] = not pooled[lost[0]]
+        if not any(pooled[j] for j in others):
+            more[min(others, key=lambda j: (n_original[j], j))] = True
+    return more
 
 
 def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, int]:

@@ -389,7 +389,9 @@ def _withheld(r: Report) -> list[str]:
             f"named; its rows are pooled per variable into 'other categories with fewer than {r.k} records'. A "
             f"pooled count below {r.k} would be given back by the variable's total less the rows named, so the "
             f"smallest other categories join the pool until its counts are {r.k} or more ('pooled with the "
-            f"smallest others'); only a variable small as a whole reads '< {r.k}'. A numeric variable without value labels has all its "
+            f"smallest others'); only a variable small as a whole reads '< {r.k}'. Nor does the report give back a suppressed "
+            f"value: when one category alone lost records, it is pooled with another, and a value that held "
+            f"every suppressed cell of its variable is not named. A numeric variable without value labels has all its "
             f"values pooled when one of them is rare. The recipe above has such values replaced by "
             "'(withheld)'; the recipe file keeps them (it must, to replay) and is itself confidential.")
     if not len(m):
