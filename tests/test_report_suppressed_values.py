@@ -70,6 +70,13 @@ def test_no_suppressed_value_is_given_back_on_random_files(k, seed):
                 n_pooled = masked[(masked["table"] == "weighted percentages per category")
                                   & (masked["variable"] == col)]["categories_masked"].sum()
                 assert n_pooled >= 2
+        # nor does a category that disappeared with as many records as its variable lost
+        for step in report.suppression_steps:
+            lost_cells = dict(zip(step.per_variable["variable"], step.per_variable["suppressed"], strict=True))
+            t = step.completely_suppressed
+            for v, var, n in zip(t["value"], t["variable"], t["records"], strict=True):
+                if var == col and str(v) in set(frame[col]):
+                    assert _num(n) != lost_cells[col], (col, v, n)
         # "value suppressed most" never names the category that held every suppressed cell
         for t in [report.suppression_overall] + [s.most_suppressed for s in report.suppression_steps]:
             value_col = "most_suppressed" if "most_suppressed" in t.columns else "value"
@@ -91,3 +98,26 @@ def test_the_label_says_why_the_value_is_not_named():
     assert out["most_suppressed"].tolist() == [EVERY_SUPPRESSED_LABEL, "north"]
     assert out["most_suppressed_n"].tolist() == [6, 4]  # the variable's suppressed total, shown beside it
     assert log.frame()["variable"].tolist() == ["sex"]
+
+
+def test_a_category_that_disappeared_with_every_suppressed_cell_is_not_named():
+    """Category Z of b (3 records, each on a value of a that is common elsewhere) is unique with a; a is
+    protected, so suppression by Wilson et al.'s record-wise model blanks b on exactly those 3 records: every
+    suppressed b held Z. The report names Z nowhere as what was suppressed: not as the value suppressed most,
+    not as the category that disappeared (3 records, the 3 cells b lost), and the per-category table pools it with another."""
+    a = [f"a{i % 3}" for i in range(30)] + ["a0", "a1", "a2"]
+    b = [f"b{i % 2}" for i in range(30)] + ["Z", "Z", "Z"]
+    frame = pd.DataFrame({"a": a, "b": b, "y": np.arange(33, dtype=float)})
+    frame = frame.sort_values(["a", "b"], kind="stable").reset_index(drop=True)
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("a", "b"), outcomes=("y",)), name="z"))
+    h.apply(SuppressStep(qis=("a", "b"), k=2, protected=("a",), model="record"))
+    released = h.current.dataset.frame
+    assert sorted(frame["b"][released["b"].isna()]) == ["Z", "Z", "Z"]  # what the file was built to give
+    report = build_report(h, options=ReportOptions(k=2, minucs=False, created="2026-01-01"))
+    step = report.suppression_steps[0]
+    assert "Z" not in set(step.most_suppressed["value"].astype(str))
+    assert "Z" not in set(step.completely_suppressed["value"].astype(str))
+    assert EVERY_SUPPRESSED_LABEL in set(step.completely_suppressed["value"])
+    assert "Z" not in set(report.suppression_overall["most_suppressed"].astype(str))
+    rows = report.utility.categories
+    assert "Z" not in set(rows.loc[rows["variable"] == "b", "label"].astype(str))

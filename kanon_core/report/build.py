@@ -655,6 +655,13 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
                                  f"suppression step {number}: value suppressed most")
     gone = cells.completely_suppressed(parent)
     flags = [small.label_is_small(v, x) for v, x in zip(gone["variable"], gone["value"], strict=True)]
+    # a category that disappeared with as many records as its variable lost held every suppressed cell
+    held_all = [not f and int(n) == counts[v] for v, n, f in zip(gone["variable"], gone["records"], flags, strict=True)]
+    if any(held_all):
+        gone = gone.assign(value=[EVERY_SUPPRESSED_LABEL if h else x for h, x in zip(held_all, gone["value"],
+                                                                                    strict=True)])
+        log.add(f"suppression step {number}: categories that disappeared",
+                {str(v): 1 for v, h in zip(gone["variable"], held_all, strict=True) if h})
     masked = mask_categories(gone, k, flags, ("value",), ("records",), ("records",))
     log.add(f"suppression step {number}: categories that disappeared", masked.masked)
     protection, findable = _protection(step, parent, qis, cells.mask, child.missing, k)
