@@ -33,6 +33,10 @@ BUILDERS = {
     "arx": "Import an ARX hierarchy file",
 }
 NUMERIC_ONLY = {"capacity", "intervals", "cuts", "quantiles", "topbottom"}
+NOT_FOR_NUMBERS = {"dates"}
+"""Builders a column of numbers is not offered: the date builder refuses numbers (20190115 is no date to it,
+:func:`kanon_core.treat.hierarchy.date_hierarchy`), so offering it showed only its refusal; years and other
+numbers group with the interval builders."""
 MAX_GROUPING_ROWS = 1000
 """Categories the grouping table takes: one editable row each. A postcode of 100,000 values is not grouped by
 hand (and its table would hold the browser): the builder says so and points to masking, which it does not
@@ -81,7 +85,7 @@ def _values(ds: Dataset, column: str) -> pd.Series:
 
 def build_widgets(ds: Dataset, column: str, is_numeric: bool) -> hz.Hierarchy | None:
     """Show the builder chosen for ``column`` and return its hierarchy (None until it can be built)."""
-    options = [k for k in BUILDERS if is_numeric or k not in NUMERIC_ONLY]
+    options = [k for k in BUILDERS if (k not in NOT_FOR_NUMBERS if is_numeric else k not in NUMERIC_ONLY)]
     kind = st.selectbox("Builder", options, format_func=BUILDERS.get, key=f"w_hb_kind_{column}")
     values = _values(ds, column)
     key = f"w_hb_{kind}_{column}"

@@ -272,3 +272,26 @@ def test_single_recode_preview_with_minucs_takes_the_minucs_pages_search(page, m
     assert not calls  # the count before is the page's search; the one after counts, carrying it over
     assert risk.loc["MINUCs", "before"] == found.total
     assert risk.loc["MINUCs", "after"] == real(after.qi_matrix(QIS), k=3, missing=ds.missing).total
+
+
+def test_the_date_builder_is_offered_for_texts_not_for_numbers(page):
+    """The date builder refuses numbers (20190115 is no date to it): a column of numbers is offered the
+    interval builders instead; a column of date texts is offered it."""
+    import pandas as pd
+
+    from kanon_core.dataset import Dataset, Roles
+
+    from .helpers import session_on
+
+    open_tab(page, "Hierarchies")
+    page.selectbox(key="w_hb_var").set_value("BYINCOME").run()
+    offered = page.selectbox(key="w_hb_kind_BYINCOME").options
+    assert "Dates to month/quarter/year" not in offered and "Fixed-width intervals" in offered
+    frame = pd.DataFrame({"visit": [f"2024-0{1 + i % 9}-1{i % 10}" for i in range(40)], "sex": ["f", "m"] * 20})
+    at = session_on(Dataset(frame=frame, roles=Roles(qis=("visit", "sex")), name="visits"))
+    at.switch_page("pages/recode.py").run()
+    open_tab(at, "Hierarchies")
+    at.selectbox(key="w_hb_var").set_value("visit").run()
+    offered = at.selectbox(key="w_hb_kind_visit").options
+    assert "Dates to month/quarter/year" in offered and "Fixed-width intervals" not in offered
+    assert not at.exception
