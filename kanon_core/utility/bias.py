@@ -258,7 +258,7 @@ def _hierarchy_bins(original: pd.Series, treated: pd.Series, have: np.ndarray, k
     released value that is no label of the row: a later recode)."""
     from ..io import cell_text
     from ..treat.recode import is_text_column
-    from .info_loss import _key
+    from .info_loss import cell_key
 
     out = np.full(len(original), np.nan)
     o_codes, o_values = pd.factorize(pd.Series(original.to_numpy(dtype=object)), use_na_sentinel=True)
@@ -266,14 +266,14 @@ def _hierarchy_bins(original: pd.Series, treated: pd.Series, have: np.ndarray, k
     rows = hierarchy.match(list(o_values), [cell_text(v) for v in o_values])
     cnt = np.bincount(o_codes[have], minlength=len(o_values)).astype(float)
     t_text = is_text_column(treated)
-    labels = [[_key(x, t_text) for x in r] for r in hierarchy.rows]
+    labels = [[cell_key(x, t_text) for x in r] for r in hierarchy.rows]
     group: list[dict[str | None, float]] = [{} for _ in range(hierarchy.height)]
     for c, r in enumerate(rows.tolist()):
         if r >= 0:
             for lv, lab in enumerate(labels[r]):
                 group[lv][lab] = group[lv].get(lab, 0.0) + cnt[c]
     t_codes, t_values = pd.factorize(pd.Series(treated.to_numpy(dtype=object)), use_na_sentinel=True)
-    t_keys = [_key(v, t_text) for v in t_values]
+    t_keys = [cell_key(v, t_text) for v in t_values]
     pairs: dict[tuple[int, int], float] = {}
     for i in np.flatnonzero(have & kept).tolist():
         c, t = int(o_codes[i]), int(t_codes[i])

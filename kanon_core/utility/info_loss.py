@@ -70,7 +70,7 @@ class InformationLoss:
 class _Pairs:
     """Distinct (original, treated) values of one variable's observed cells, with their record counts.
 
-    Values are keys in their column's type (:func:`_key`); ``treated`` is None where the cell was suppressed;
+    Values are keys in their column's type (:func:`cell_key`); ``treated`` is None where the cell was suppressed;
     ``row`` is the original value's hierarchy row (-1: none, or no hierarchy); ``treated_text`` says how the
     released values compare with hierarchy labels (as written, or by value).
     """
@@ -82,7 +82,7 @@ class _Pairs:
     treated_text: bool
 
 
-def _key(value: object, text: bool) -> str | None:
+def cell_key(value: object, text: bool) -> str | None:
     """A value's key in its column's type, as the recode step matches cells: in a text column the text as
     written ("012" and "12" are two values), in a number column :func:`value_key` (12 and 12.0 are one).
 
@@ -98,8 +98,8 @@ def _pairs(original: Dataset, treated: Dataset, q: str, h: Hierarchy | None) -> 
     qo, qt = original.qi_matrix([q]), treated.qi_matrix([q])
     co, ct = qo.codes[:, 0].astype(np.int64), qt.codes[:, 0].astype(np.int64)
     o_text, t_text = is_text_column(original.frame[q]), is_text_column(treated.frame[q])
-    ko = np.array([_key(v, o_text) for v in qo.values[0]] + [None], dtype=object)
-    kt = np.array([_key(v, t_text) for v in qt.values[0]] + [None], dtype=object)
+    ko = np.array([cell_key(v, o_text) for v in qo.values[0]] + [None], dtype=object)
+    kt = np.array([cell_key(v, t_text) for v in qt.values[0]] + [None], dtype=object)
     rows = h.match(qo.values[0], qo.labels[0]) if h is not None else np.full(len(qo.values[0]), -1)
     obs = co >= 0
     pair = co[obs] * (len(kt) + 1) + np.where(ct[obs] >= 0, ct[obs], len(kt) - 1)
@@ -122,7 +122,7 @@ def _cell_costs(p: _Pairs, h: Hierarchy | None, applied: int | None = None) -> t
     M, the original values a released value stands for, comes from the hierarchy when the released value is
     a label on the original value's row (all leaves under that label), else from the data (the distinct
     original values released with it — a lower bound, exact for recodes the data shows in full). Labels
-    compare with released values in the released column's type (:func:`_key`).
+    compare with released values in the released column's type (:func:`cell_key`).
     """
     n_obs = int(sum(p.count))
     if not n_obs:
@@ -132,7 +132,7 @@ def _cell_costs(p: _Pairs, h: Hierarchy | None, applied: int | None = None) -> t
     for b in p.treated:
         if b is not None:
             seen[b] = seen.get(b, 0) + 1  # pairs are distinct: one per original value released as b
-    labels = [[_key(x, p.treated_text) for x in r] for r in h.rows] if h is not None else []
+    labels = [[cell_key(x, p.treated_text) for x in r] for r in h.rows] if h is not None else []
     leaves: dict[tuple[int, str | None], int] = {}
     for row in labels:
         for lv, lab in enumerate(row):
@@ -171,13 +171,13 @@ def _node_codes(original: Dataset, treated: Dataset, qis: Sequence[str], hierarc
     """The release's QI codes with each suppressed record given back the values it had before suppression:
     its original value's label at the level a generalization step applied (:func:`version_levels`, with the
     step's hierarchy), its original value where no level is known (not generalized). Kept records keep their
-    released values; codes compare as :func:`_key` keys in the released column's type."""
+    released values; codes compare as :func:`cell_key` keys in the released column's type."""
     tq = treated.qi_matrix(list(qis))
     out = tq.codes.astype(np.int64).copy()
     rows_sup = np.flatnonzero(sup)
     for j, q in enumerate(qis):
         t_text = is_text_column(treated.frame[q])
-        index = {_key(v, t_text): c for c, v in enumerate(tq.values[j])}
+        index = {cell_key(v, t_text): c for c, v in enumerate(tq.values[j])}
         qo = original.qi_matrix([q])
         co = qo.codes[rows_sup, 0].astype(np.int64)
         h, lv = hierarchies.get(q), int(levels.get(q, 0))
@@ -186,7 +186,7 @@ def _node_codes(original: Dataset, treated: Dataset, qis: Sequence[str], hierarc
         for c in range(len(qo.values[0])):
             r = int(match[c]) if match is not None else -1
             value = h.rows[r][min(lv, len(h.rows[r]) - 1)] if match is not None and r >= 0 else qo.values[0][c]
-            keys.append(_key(value, t_text))
+            keys.append(cell_key(value, t_text))
         for i, c in zip(rows_sup.tolist(), co.tolist(), strict=True):
             if c < 0:
                 out[i, j] = -1
