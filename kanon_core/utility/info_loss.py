@@ -29,8 +29,9 @@ same Prec on both pages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -295,27 +296,28 @@ def version_hierarchies(
     Every other variable takes the session's hierarchy (``session``: the Recode page's, when there is a
     session), else none. The Compare page and the report both call this, so they agree.
     """
-    from ..treat.recode import GeneralizeStep
-
     out: dict[str, Hierarchy] = dict(session or {})
-    for v in history.lineage(vid):
-        if isinstance(v.step, GeneralizeStep):
-            for var, lv in v.step.levels.items():
-                if lv > 0 and var in v.step.hierarchies:
-                    out[var] = v.step.hierarchy(var)
+    out.update({var: step.hierarchy(var) for var, _, step in _generalized(history, vid)})
     return out
 
 
 def version_levels(history: History, vid: int | None = None) -> dict[str, int]:
     """The level each variable was last generalized to in version ``vid``'s lineage (default current), by the
     step whose hierarchy :func:`version_hierarchies` measures it with; variables never generalized are absent."""
+    return {var: lv for var, lv, _ in _generalized(history, vid)}
+
+
+def _generalized(history: History, vid: int | None) -> Iterator[tuple[str, int, Any]]:
+    """(variable, level, step) for each variable a generalization step of version ``vid``'s lineage set above
+    level 0 with a hierarchy of its own, in the lineage's order (a later step's entry wins in a dict): the one
+    walk :func:`version_hierarchies` and :func:`version_levels` share, so they always name the same step."""
     from ..treat.recode import GeneralizeStep
 
-    out: dict[str, int] = {}
     for v in history.lineage(vid):
         if isinstance(v.step, GeneralizeStep):
-            out.update({var: lv for var, lv in v.step.levels.items() if lv > 0 and var in v.step.hierarchies})
-    return out
+            for var, lv in v.step.levels.items():
+                if lv > 0 and var in v.step.hierarchies:
+                    yield var, int(lv), v.step
 
 
 def hierarchies_fingerprint(hierarchies: Mapping[str, Hierarchy]) -> str:
