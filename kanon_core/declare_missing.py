@@ -71,17 +71,44 @@ class DeclareMissingValues(Step):
         return "Declare missing: " + "; ".join(f"{col} ({len(codes)} value(s))" for col, codes in self.values)
 
 
-def text_codes_on_numbers(series: pd.Series, codes: Iterable[Any]) -> int:
-    """How many of ``codes`` stay text once typed to ``series`` (:func:`kanon_core.io.typed_codes`) when it is a
-    column of numbers: such a code can match no cell, so declaring it declares nothing (a typo, or a code
-    meant for another variable). 0 for a text column and for a column with no value at all (read as numbers,
-    though nothing says what it would hold).
+def holds_numbers(series: pd.Series) -> bool:
+    """Whether ``series`` is a column of numbers for :func:`text_codes_for_numbers`: a numeric type (not a
+    boolean one) and at least one value (a column with no value at all is read as numbers, though nothing
+    says what it would hold)."""
+    numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+    return bool(numeric and series.notna().any())
+
+
+def text_codes_for_numbers(numbers: bool, codes: Iterable[Any]) -> int:
+    """How many of ``codes`` stay text once typed to a column of numbers (:func:`kanon_core.io.typed_codes`),
+    when ``numbers`` says the column is one (:func:`holds_numbers`; an engine knows it from the column's typed
+    distinct values): such a code can match no cell, so declaring it declares nothing (a typo, or a code
+    meant for another variable). 0 for any other column. The one rule of
+    :func:`refuse_text_codes_on_numbers`, whichever path read the column.
 
     Where the codes are given for this file (the command line's ``--missing-codes``) such a code is refused.
     :class:`DeclareMissingValues` keeps accepting it: the step is replayed on the next wave, where a text
     declared missing in this wave ("NA") may no longer occur and the column then reads as numbers."""
-    if not (pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)):
+    if not numbers:
         return 0
-    if not series.notna().any():
-        return 0
-    return sum(isinstance(c, str) for c in typed_codes(series, list(codes)))
+    return sum(isinstance(c, str) for c in typed_codes(pd.Series([], dtype="float64"), list(codes)))
+
+
+def refuse_text_codes_on_numbers(column: str, numbers: bool, codes: Iterable[Any]) -> None:
+    """Refuse missing codes given on the command line (``--missing-codes``) for ``column`` when some are text
+    and the column holds numbers (:func:`text_codes_for_numbers`): in memory once the file is read
+    (:func:`kanon_core.cli.common.with_missing_codes`), out of core where an engine types the column
+    (:class:`GivenMissingCodes`). The codes themselves are not repeated: they can be values of the data."""
+    text = text_codes_for_numbers(numbers, codes)
+    if text:  # it could match no cell: refused, never a silent no-op
+        raise InputError(f"--missing-codes gives {text} text code(s) for '{column}', which holds numbers: no cell "
+                         f"can match them; give its missing codes as numbers (e.g. '{column}=-9').")
+
+
+class GivenMissingCodes(dict):
+    """Missing codes given for this very file (the command line's ``--missing-codes``), variable -> codes as
+    text. The engines take any mapping of codes; given this one, they refuse a text code for a column of
+    numbers where they type the column (:func:`kanon_core.engines.table.declared_meta`,
+    :func:`refuse_text_codes_on_numbers`), as the in-memory path refuses it. Codes read back from a release's
+    labels, or replayed from a recipe (:class:`DeclareMissingValues`), come as a plain mapping and are
+    matched as they are."""

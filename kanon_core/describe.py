@@ -37,12 +37,21 @@ def variable_summary(ds: Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def many_distinct_limit(n_records: int, limit: int = MANY_DISTINCT) -> int:
+    """The most distinct values a quasi-identifier of a file of ``n_records`` records may have before it is
+    said to have very many: ``limit``, or half the records (at least 50) for small files. The one rule of
+    :func:`too_many_distinct`, and of the engines' command line, which count the distinct values on the class
+    table."""
+    return min(limit, max(50, n_records // 2))
+
+
 def too_many_distinct(ds: Dataset, columns: list[str], limit: int = MANY_DISTINCT) -> dict[str, int]:
-    """QIs whose number of distinct values exceeds ``limit`` (or half the records, for small files)."""
+    """QIs whose number of distinct values (missing ones left out) exceeds :func:`many_distinct_limit`."""
+    cap = many_distinct_limit(ds.n_records, limit)
     out = {}
     for c in columns:
         n = int(ds.frame[c][~ds.missing_mask(c)].nunique())
-        if n > min(limit, max(50, ds.n_records // 2)):
+        if n > cap:
             out[c] = n
     return out
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Dataset, Roles
-from .describe import MANY_DISTINCT
+from .describe import many_distinct_limit
 from .errors import InputError
 
 QI = "quasi-identifier"
@@ -326,7 +326,7 @@ def _qi_named(p: Profile) -> tuple[str, str] | None:
         topic, source = qi_topic(p.label_tokens), "label"
     if topic is None:
         return None
-    limit = min(MANY_DISTINCT, max(50, p.n_records // 2))
+    limit = many_distinct_limit(p.n_records)
     if p.distinct > limit or (p.numeric and not p.whole and p.distinct > MAX_CATEGORIES):
         return ANALYSIS, (f"{source} suggests {topic}, but its {p.distinct:,} distinct values make it a measurement; "
                           "recode it into groups to use it as a quasi-identifier")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -320,19 +322,17 @@ def read_from_args(args: argparse.Namespace) -> Dataset:
 def with_missing_codes(ds: Dataset, codes: Mapping[str, tuple[str, ...]]) -> Dataset:
     """``ds`` with ``codes`` (text, as given) added to its variables' declared missing codes, typed to each
     column (:func:`kanon_core.io.typed_codes`); codes declared already are kept once. A text code for a column
-    of numbers is refused (:func:`kanon_core.declare_missing.text_codes_on_numbers`)."""
+    of numbers is refused (:func:`kanon_core.declare_missing.refuse_text_codes_on_numbers`, the rule the
+    engines apply where they type a column)."""
     if not codes:
         return ds
-    from ..declare_missing import text_codes_on_numbers
+    from ..declare_missing import holds_numbers, refuse_text_codes_on_numbers
 
     meta = dict(ds.meta)
     for col, given in codes.items():
         if col not in ds.frame.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
-        text = text_codes_on_numbers(ds.frame[col], given)
-        if text:  # it could match no cell: refused, never a silent no-op (the code itself is not repeated)
-            raise InputError(f"--missing-codes gives {text} text code(s) for '{col}', which holds numbers: no cell "
-                             f"can match them; give its missing codes as numbers (e.g. '{col}=-9').")
+        refuse_text_codes_on_numbers(col, holds_numbers(ds.frame[col]), given)
         m = meta.get(col, VariableMeta())
         typed = typed_codes(ds.frame[col], given)
         meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed if c not in m.missing_codes))
@@ -354,13 +354,27 @@ def load_from_args(args: argparse.Namespace, **extra_roles: Any) -> Dataset:
     return ds
 
 
+def notice_release(treated: Dataset, output: str | os.PathLike) -> None:
+    """The release's notes (:func:`kanon_core.export.release_notes`: variables renamed for SPSS or Stata, CSV
+    cells a spreadsheet may run as formulas) as notices, once its files are written to ``output``."""
+    from ..export import release_notes
+
+    for note in release_notes(treated.frame, Path(output).name):
+        notice(f"kanon: notice: {note}")
+
+
 def notice_many_levels(ds: Dataset) -> None:
     """One notice naming the quasi-identifiers with very many distinct values, with their counts (the
     dashboard's rule, :func:`kanon_core.describe.too_many_distinct`, where it asks for a confirmation): such a
     variable makes almost every record unique, and is often an identifier picked as a QI by mistake."""
     from ..describe import too_many_distinct
 
-    many = too_many_distinct(ds, list(ds.roles.qis))
+    say_many_levels(too_many_distinct(ds, list(ds.roles.qis)))
+
+
+def say_many_levels(many: Mapping[str, int]) -> None:
+    """The notice of :func:`notice_many_levels` for ``many`` (QI -> distinct values), on every path alike (the
+    engines count the distinct values on the class table, :func:`kanon_core.cli.scale.notice_table`)."""
     if many:
         listed = ", ".join(f"{c} ({n:,})" for c, n in many.items())
         notice(f"kanon: notice: quasi-identifier(s) with very many distinct values, which make almost every "

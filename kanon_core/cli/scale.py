@@ -71,12 +71,29 @@ def match_names_at_scale(args: argparse.Namespace) -> None:
 
 
 def _missing_codes(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """``--missing-codes`` for the engines, marked as given for this file: a text code for a column of numbers
+    is refused where an engine types the column, as in memory (:class:`~kanon_core.declare_missing.
+    GivenMissingCodes`)."""
+    from ..declare_missing import GivenMissingCodes
     from .common import parse_missing_codes
 
-    return parse_missing_codes(getattr(args, "missing_codes", None))
+    return GivenMissingCodes(parse_missing_codes(getattr(args, "missing_codes", None)))
 
 
-def _notice_missing_like(command: str, table) -> None:
+def notice_table(table) -> None:
+    """The in-memory path's notices about its QIs (:func:`kanon_core.cli.common.load_from_args`), from the
+    class table: text that often means missing, then QIs with very many distinct values (each QI's distinct
+    values are the table's, missing ones left out, its records the table's count:
+    :func:`kanon_core.describe.many_distinct_limit`)."""
+    from ..describe import many_distinct_limit
+    from .common import say_many_levels
+
+    _notice_missing_like(table)
+    limit = many_distinct_limit(table.n_records)
+    say_many_levels({q: len(v) for q, v in zip(table.qis, table.values, strict=True) if len(v) > limit})
+
+
+def _notice_missing_like(table) -> None:
     """The in-memory path's notice about text that often means missing, for the QIs (from the table)."""
     import numpy as np
 
@@ -139,7 +156,7 @@ def risk_at_scale(args: argparse.Namespace) -> int | None:
 def counted_file(args: argparse.Namespace, engine, command: str, settings):
     """The file of ``args`` opened and counted on its QIs by ``engine``: the source, the QIs, the class table,
     the engine's raw aggregate keys and each aggregate row's class (for ``--per-record``); the in-memory
-    path's notice about missing-like text is printed."""
+    path's notices about its QIs are printed (:func:`notice_table`)."""
     from ..engines.source import open_source
     from ..engines.table import aggregate_table
     from .common import match_names, split_list
@@ -148,7 +165,7 @@ def counted_file(args: argparse.Namespace, engine, command: str, settings):
     match_names(args, source.columns)  # the options' names as the header writes them, as in memory
     qis = list(split_list(args.qi))
     table, keys, class_of_row, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
-    _notice_missing_like(command, table)
+    notice_table(table)
     return source, qis, table, keys, class_of_row
 
 
@@ -227,7 +244,7 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
         sensitive = sorted({v for c in criteria for v in c.sensitive})
         table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
         table = with_sensitive(engine, source, table, sensitive, _missing_codes(args), settings)
-        _notice_missing_like("generalize", table)
+        notice_table(table)
         hs, tabs = level_tables(table, qis, load_hierarchies(args.hierarchies, qis))
         settings.say(f"lattice search on {table.n_classes:,} classes ({table.n_records:,} records)")
         problem = table_problem(table, hs, tabs, args.missing, alpha)

@@ -108,7 +108,7 @@ def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[...,
     from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
     from ..treat.suppress import resolve_costs
     from .common import split_list, write_json
-    from .scale import _missing_codes, _notice_missing_like, engine_settings
+    from .scale import _missing_codes, engine_settings, notice_table
     from .suppress_cmd import parse_importance
 
     check_outputs([*release_outputs(args.output), NamedPath("--json", Path(args.json_out))], data_inputs(args.file))
@@ -118,7 +118,7 @@ def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[...,
         qis = list(split_list(args.qi))
         costs, protected = resolve_costs(qis, parse_importance(args.importance), split_list(args.protect))
         found = solve(qis, costs, protected, settings)
-        _notice_missing_like("suppress", found.table)
+        notice_table(found.table)
         timings = {"aggregate": found.seconds_aggregate, "solve": found.seconds_solve}
         with OutputBatch() as batch:
             t2 = time.perf_counter()

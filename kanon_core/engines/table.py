@@ -99,7 +99,9 @@ def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
     """Labels and declared missing codes of the typed columns, as :func:`kanon_core.io.load_dataset` reads
     them: labels a Parquet file embeds, then what the ``.labels.json`` sidecar adds to them
     (:func:`kanon_core.io.with_sidecar`), then codes given on the command line (as text, matched to each
-    column's type)."""
+    column's type). Codes given as :class:`~kanon_core.declare_missing.GivenMissingCodes` (the command
+    line's ``--missing-codes``) that are text for a column of numbers are refused, by the in-memory path's
+    rule (:func:`~kanon_core.declare_missing.refuse_text_codes_on_numbers`), for each column typed here."""
     frame = pd.DataFrame({c: t.series().iloc[:1].reset_index(drop=True) if t.values else pd.Series([np.nan])
                           for c, t in typed.items()})
     meta: dict[str, VariableMeta] = {}
@@ -115,13 +117,18 @@ def declared_meta(source: Source, typed: Mapping[str, TypedColumn],
             if isinstance(spec, Mapping):
                 meta.update(labels_from_spec(spec, frame, PARQUET_LABELS_ROLE))
     meta = with_sidecar(meta, read_labels_sidecar(source.path, frame))
+    from ..declare_missing import GivenMissingCodes, holds_numbers, refuse_text_codes_on_numbers
+
     for col, codes in (missing_codes or {}).items():
         if col not in source.columns:
             raise InputError(f"Missing codes given for unknown variable '{col}'.")
         if col not in typed:
             continue
+        series = typed[col].series()
+        if isinstance(missing_codes, GivenMissingCodes):
+            refuse_text_codes_on_numbers(col, holds_numbers(series), codes)
         m = meta.get(col, VariableMeta())
-        typed_c = typed_codes(typed[col].series(), codes)
+        typed_c = typed_codes(series, codes)
         meta[col] = replace(m, missing_codes=tuple(m.missing_codes) + tuple(c for c in typed_c if c not in m.missing_codes))
     return meta
 
