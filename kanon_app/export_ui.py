@@ -89,6 +89,18 @@ def data_downloads(history: History, version: Version, options: ExportOptions,
     return out
 
 
+def release_notes_of(version: Version) -> list[str]:
+    """What the users of the version's release must be told, per format (:func:`kanon_core.export.release_notes`,
+    which ``kanon apply`` prints as notices): variables renamed for SPSS or Stata, CSV cells a spreadsheet may run
+    as formulas."""
+    from kanon_core.export import release_notes
+
+    out = []
+    for f in FORMATS.values():
+        out += [note if f.key != "csv" else f"CSV: {note}" for note in release_notes(version.dataset.frame, f.key)]
+    return out
+
+
 def failure_messages(failures: dict[str, str]) -> list[str]:
     """What the Export page says about the downloads that failed since its last run (each said once: they
     are taken out of ``failures``)."""

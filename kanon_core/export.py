@@ -282,11 +282,67 @@ def _check_spss_text(column: str, text: np.ndarray, observed: np.ndarray) -> Non
                          "as CSV, Parquet or Stata, which keep them exactly, or trim the spaces first.")
 
 
-def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
+def renamed_notes(columns: list[str], fmt: str) -> tuple[str, ...]:
+    """One sentence per variable whose name SPSS or Stata does not allow and the release changes
+    (:func:`stat_names`); none for CSV and Parquet, which keep every name."""
+    key = format_of(fmt).key
+    if key not in ("dta", "sav"):
+        return ()
+    names = stat_names(list(columns), key)
+    return tuple(f"Variable {c} is named {n} in the {FORMATS[key].title} file." for c, n in names.items() if c != n)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""The first characters with which a spreadsheet may read a cell of a CSV file as a formula (OWASP, "CSV
+injection")."""
+
+
+def formula_like_cells(frame: pd.DataFrame) -> dict[str, int]:
+    """Per text column, the cells that begin as a spreadsheet formula (:data:`FORMULA_STARTS`) and do not read as
+    a number ("-5" is a number to a spreadsheet too, and harmless). The release writes them as they are (text
+    stays text); whoever opens the CSV in a spreadsheet should import it as text, and is told so."""
+    from .io import cell_text
+
+    out: dict[str, int] = {}
+    for c in frame.columns:
+        col = frame[c]
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_datetime64_any_dtype(col.dtype):
+            continue
+        texts = col.dropna()
+        try:
+            texts = texts[texts.str.startswith(FORMULA_STARTS, na=False).to_numpy(dtype=bool)]
+        except AttributeError:  # no text in it (dates, mixed objects)
+            continue
+        if not len(texts):
+            continue
+        n = int(pd.to_numeric(texts.map(cell_text), errors="coerce").isna().sum())
+        if n:
+            out[str(c)] = n
+    return out
+
+
+def release_notes(frame: pd.DataFrame, fmt: str) -> tuple[str, ...]:
+    """What a user of a release of ``frame`` (a version's data) in ``fmt`` must be told, one sentence each,
+    without data values:
+    variables renamed for SPSS or Stata (:func:`renamed_notes`), and for CSV the text cells a spreadsheet may
+    run as formulas (:func:`formula_like_cells`). The command line prints them as notices, the Export page
+    under its downloads."""
+    key = format_of(fmt).key
+    notes = list(renamed_notes(list(frame.columns), key))
+    if key == "csv":
+        cells = formula_like_cells(frame)
+        if cells:
+            listed = ", ".join(f"{c} ({n:,})" for c, n in cells.items())
+            notes.append(f"{sum(cells.values()):,} text cell(s) begin with =, +, -, @, a tab or a carriage return "
+                         f"({listed}): a spreadsheet opening the CSV may run them as formulas. They are written "
+                         "as they are; import the file as text (or read it with a statistical package).")
+    return tuple(notes)
+
+
+def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Columns, labels and missing declarations pyreadstat needs, with suppressed cells marked."""
     code = int(options.suppressed_code)
     names = stat_names(list(rel.frame.columns), fmt)
-    notes = [f"Variable {c} is named {n} in the {FORMATS[fmt].title} file." for c, n in names.items() if c != n]
     cols: dict[str, Any] = {}
     column_labels: list[str] = []
     value_labels: dict[str, dict[Any, str]] = {}
@@ -373,7 +429,7 @@ def _stat_frame(rel: Release, fmt: str, options: ExportOptions) -> tuple[pd.Data
         kwargs["missing_ranges"] = missing_ranges
     else:
         kwargs["missing_user_values"] = missing_user
-    return frame, kwargs, notes
+    return frame, kwargs
 
 
 def _csv_frame(rel: Release, options: ExportOptions) -> tuple[pd.DataFrame, dict[str, tuple[str, str]]]:
@@ -418,16 +474,17 @@ def release_bytes(rel: Release, fmt: str, options: ExportOptions = ExportOptions
     f = format_of(fmt)
     name = f"{stem or release_stem(rel.name)}{f.ext}"
     check_options(rel, options, f.key)
+    notes = release_notes(rel.frame, f.key)
     if f.key == "csv":
         frame, _ = _csv_frame(rel, options)
         styles = {c: m.float_style for c, m in rel.meta.items()}  # numbers keep the text they were read with
-        return ExportFile(name, csv_bytes(frame, styles), f.mime)
+        return ExportFile(name, csv_bytes(frame, styles), f.mime, notes)
     if f.key == "parquet":
         spec = labels_spec(rel.meta, list(rel.frame.columns))
         meta = {LABELS_METADATA_KEY: json.dumps(spec, ensure_ascii=False, sort_keys=True)} if spec else None
-        return ExportFile(name, parquet_bytes(rel.frame, meta), f.mime)
-    frame, kwargs, notes = _stat_frame(rel, f.key, options)
-    return ExportFile(name, stat_bytes(frame, f.ext, **kwargs), f.mime, tuple(notes))
+        return ExportFile(name, parquet_bytes(rel.frame, meta), f.mime, notes)
+    frame, kwargs = _stat_frame(rel, f.key, options)
+    return ExportFile(name, stat_bytes(frame, f.ext, **kwargs), f.mime, notes)
 
 
 def export_bytes(treated: Dataset, fmt: str, original: Dataset | None = None,

@@ -77,6 +77,8 @@ with tab_data:
     for col, d in zip(cols, export_ui.data_downloads(hist, version, options, failures), strict=True):
         col.download_button(d.label, data=d.make, file_name=d.file_name, mime=d.mime, key=f"dl_{d.file_name}",
                             disabled=bool(problem), on_click="ignore")
+    for note in state.memo("release_notes", (), lambda: export_ui.release_notes_of(version)):
+        st.caption(note)
     lab = export_ui.labels_download(hist, version, options) if not problem else None
     if lab is not None:
         st.download_button(lab.label, data=lab.make(), file_name=lab.file_name, mime=lab.mime, key="dl_labels",

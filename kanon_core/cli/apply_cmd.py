@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-from .common import check_k, write_json
+from .common import check_k, notice_release, write_json
 from .notices import notice
 from .scale import add_engine_options
 
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     original, treated = history.original.dataset, history.current.dataset
     treated.weights()  # the release's weight, if a step named another one
     files = release_files(treated, args.output, original, options, sidecar=not args.no_labels)
+    notice_release(treated, args.output)
     k = int(args.k if args.k is not None else recipe.extra.get("k", 3))
     for w in replay.warnings:
         notice(f"kanon apply: note: {w}")

@@ -15,6 +15,7 @@ from .common import (
     check_k,
     check_k_within,
     load_from_args,
+    notice_release,
     split_list,
     write_json,
 )
@@ -117,4 +118,8 @@ def release_of(treated: Dataset, output: str | None, original: Dataset) -> list[
     left it an ordinary value there, and the written file was not k-anonymous."""
     from ..export import ExportOptions, release_files
 
-    return [] if output is None else release_files(treated, output, original, ExportOptions())
+    if output is None:
+        return []
+    files = release_files(treated, output, original, ExportOptions())
+    notice_release(treated, output)
+    return files

@@ -14,6 +14,7 @@ from .common import (
     check_k,
     load_from_args,
     named_parts,
+    notice_release,
     split_list,
     stderr_progress,
     write_json,
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
     res = step.run(ds, stderr_progress("kanon suppress"))
     treated = ds.with_frame(apply_mask(ds.frame, *step.release_mask(res)))
     files = release_files(treated, args.output, ds, options)
+    notice_release(treated, args.output)
     restoration = restorable_cells(ds, treated, step.qis, step.k, res.findable_below_k)
     payload = res.summary()
     payload["by"] = list(step.by)
@@ -224,6 +226,7 @@ def _run_max_risk(args: argparse.Namespace) -> int:
     res = step.run(ds, stderr_progress("kanon suppress"))
     treated = ds.with_frame(apply_mask(ds.frame, list(res.names), res.mask))
     files = release_files(treated, args.output, ds, options)
+    notice_release(treated, args.output)
     payload = res.summary()
     payload["written"] = [p.name for p, _ in files]
     with OutputBatch() as batch:

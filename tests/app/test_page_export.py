@@ -217,3 +217,23 @@ def test_report_measures_prec_with_the_session_hierarchies(page):
     assert set(shown.index) == set(QIS)
     for q in QIS:
         assert (math.isnan(got[q]) and math.isnan(shown[q])) or got[q] == pytest.approx(shown[q], abs=0.006), q
+
+
+def test_the_page_says_what_the_release_users_must_be_told():
+    """Under its downloads, the Export page says what ``kanon apply`` prints as notices: variables renamed for
+    Stata and SPSS, CSV text cells a spreadsheet may run as formulas (counts and names, never the cells)."""
+    import pandas as pd
+
+    from kanon_core.dataset import Dataset, Roles
+
+    from .helpers import session_on
+
+    frame = pd.DataFrame({"marital-status": [1, 2] * 10, "city": ["=ZQX", "town"] * 10})
+    at = session_on(Dataset(frame=frame, roles=Roles(qis=("marital-status",)), name="notes"))
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("CSV: 10 text cell(s) begin with") and "city (10)" in c for c in captions), captions
+    assert "Variable marital-status is named marital_status in the Stata file." in captions
+    assert "Variable marital-status is named marital_status in the SPSS file." in captions
+    assert not any("ZQX" in c for c in captions)
