@@ -121,3 +121,25 @@ def test_a_category_that_disappeared_with_every_suppressed_cell_is_not_named():
     assert "Z" not in set(report.suppression_overall["most_suppressed"].astype(str))
     rows = report.utility.categories
     assert "Z" not in set(rows.loc[rows["variable"] == "b", "label"].astype(str))
+
+
+def test_the_smallest_category_before_does_not_give_back_a_pool():
+    """Sex: 20 f and 20 m. Two f records are alone on (sex, age), with m records of their ages; age is
+    protected, so Wilson et al.'s record-wise model blanks their sex: every suppressed sex was f. The
+    per-category table pools f with m (40 before), and the release shows f 18, m 20. A smallest category of 20
+    before would say both had 20, so f lost both: the per-QI table reads "2 or more" there (k = 2), and its
+    count after, which the release gives anyway, stays."""
+    sex = ["f", "f"] + ["m"] * 6 + ["f"] * 18 + ["m"] * 14
+    age = ["u0", "u1"] + ["u0", "u1"] * 3 + ["a"] * 32
+    frame = pd.DataFrame({"sex": sex, "age": age, "y": np.arange(40, dtype=float)})
+    h = History.start(Dataset(frame=frame, roles=Roles(qis=("sex", "age"), outcomes=("y",)), name="pairs"))
+    h.apply(SuppressStep(qis=("sex", "age"), k=2, protected=("age",), model="record"))
+    released = h.current.dataset.frame
+    assert sorted(frame["sex"][released["sex"].isna()]) == ["f", "f"]  # what the file was built to give
+    report = build_report(h, options=ReportOptions(k=2, minucs=False, created="2026-01-01"))
+    rows = report.utility.categories
+    assert not {"f", "m"} & set(rows.loc[rows["variable"] == "sex", "label"].astype(str))
+    per_qi = report.per_qi.set_index("variable")
+    assert per_qi.loc["sex", "smallest_category_before"] == "2 or more"
+    assert per_qi.loc["sex", "smallest_category_after"] == 18
+    assert per_qi.loc["age", "smallest_category_before"] == 4  # age has no pool: its count stays (u0, u1)

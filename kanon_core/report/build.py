@@ -23,7 +23,7 @@ what it withheld.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -440,21 +440,29 @@ def _risk_tables(before: RiskSummary, after: RiskSummary, k: int) -> tuple[pd.Da
 
 
 def _per_qi(original: Dataset, treated: Dataset, before: RiskSummary, after: RiskSummary,
-            k: int) -> pd.DataFrame:
+            k: int, pooled: Collection[str] = ()) -> pd.DataFrame:
     """Per QI: categories, smallest category and missing values before and after. A smallest category of 1 to
-    k - 1 records reads "< k", as that count does everywhere else (the threshold rule)."""
+    k - 1 records reads "< k", as that count does everywhere else (the threshold rule).
+
+    For a variable with ``pooled`` categories in the per-category table, the smallest category before reads
+    "k or more" rather than its count: the release gives every category's count after, so the original's
+    smallest count, beside a pooled sum, would give the pooled categories' counts back one by one (a pool
+    of f and m with 40 records before, f 15 and m 20 in the release, and a smallest category of 20 before:
+    both had 20, and every suppressed sex was f)."""
     b = before.per_qi.set_index("variable")
     a = after.per_qi.set_index("variable")
 
-    def smallest(n: Any) -> int | str:
-        return below(k) if is_small(int(n), k) else int(n)
+    def smallest(n: Any, v: str | None = None) -> int | str:
+        if is_small(int(n), k):
+            return below(k)
+        return f"{k} or more" if v in pooled else int(n)
 
     rows = []
     for v in a.index:
         rows.append({
             "variable": v, "label": _variable_label(v, original, treated),
             "categories_before": int(b.loc[v, "distinct"]), "categories_after": int(a.loc[v, "distinct"]),
-            "smallest_category_before": smallest(b.loc[v, "smallest_category"]),
+            "smallest_category_before": smallest(b.loc[v, "smallest_category"], v),
             "smallest_category_after": smallest(a.loc[v, "smallest_category"]),
             "missing_before": int(b.loc[v, "missing"]), "missing_after": int(a.loc[v, "missing"]),
         })
@@ -1067,7 +1075,8 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     # everything that does not need the MINUCs is gathered before waiting for them (a search under way ends
     # last), so that little is left to do once it has ended
     roles = _roles_table(raw_original, treated)
-    per_qi = _per_qi(original, treated, before, after, k)
+    per_qi = _per_qi(original, treated, before, after, k,
+                     {r["variable"] for r in log.rows if r["table"] == "weighted percentages per category"})
     steps = _steps_table(history, lineage, k, version_risks, log)
     identifiers = identifier_like(raw_original, treated)
     n_released_suppressed = sum(int(m.sum()) for m in released_suppressed(treated, raw_original).values())
