@@ -301,8 +301,6 @@ def formula_like_cells(frame: pd.DataFrame) -> dict[str, int]:
     """Per text column, the cells that begin as a spreadsheet formula (:data:`FORMULA_STARTS`) and do not read as
     a number ("-5" is a number to a spreadsheet too, and harmless). The release writes them as they are (text
     stays text); whoever opens the CSV in a spreadsheet should import it as text, and is told so."""
-    from .io import cell_text
-
     out: dict[str, int] = {}
     for c in frame.columns:
         col = frame[c]
@@ -315,7 +313,7 @@ def formula_like_cells(frame: pd.DataFrame) -> dict[str, int]:
             continue
         if not len(texts):
             continue
-        n = int(pd.to_numeric(texts.map(cell_text), errors="coerce").isna().sum())
+        n = int(pd.to_numeric(texts, errors="coerce").isna().sum())
         if n:
             out[str(c)] = n
     return out

@@ -596,6 +596,10 @@ def _mask_most_suppressed(table: pd.DataFrame, small: SmallCategories, value_col
     return out
 
 
+CATEGORY_TABLE = "weighted percentages per category"
+"""The per-category comparison's name in the record of what was withheld (:class:`.mask.MaskLog`); the per-QI
+table reads its pooled variables from there."""
+
 EVERY_SUPPRESSED_LABEL = "a category (not named: it held every suppressed value of the variable)"
 """What "value suppressed most" reads when one category held all the variable's suppressed cells: naming it
 would give back every one of them."""
@@ -908,7 +912,7 @@ def _utility(original: Dataset, treated: Dataset, qis: tuple[str, ...], options:
     if comparison is not None:
         table = comparison.table
         categories, masked = _mask_comparison(table, original, treated, k)
-        log.add("weighted percentages per category", masked)
+        log.add(CATEGORY_TABLE, masked)
         if (table["status"] == "compared").any():  # relative differences only: no category is named
             figures.append(("Relative differences", relative_difference_histogram(table)))
         for v in list(qis)[: options.max_variable_plots]:
@@ -1076,7 +1080,7 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     # last), so that little is left to do once it has ended
     roles = _roles_table(raw_original, treated)
     per_qi = _per_qi(original, treated, before, after, k,
-                     {r["variable"] for r in log.rows if r["table"] == "weighted percentages per category"})
+                     {r["variable"] for r in log.rows if r["table"] == CATEGORY_TABLE})
     steps = _steps_table(history, lineage, k, version_risks, log)
     identifiers = identifier_like(raw_original, treated)
     n_released_suppressed = sum(int(m.sum()) for m in released_suppressed(treated, raw_original).values())

@@ -291,8 +291,7 @@ def _secondary_rows(counts: Mapping[str, np.ndarray], pooled: list[int], named: 
         return {c for c, v in counts.items() if is_small(_pooled_sum(v, rows), k)}
 
     def size(values: np.ndarray, j: int) -> float:
-        x = values[j]
-        return float(x) if _number(x) and not np.isnan(float(x)) else 0.0
+        return float(values[j]) if _number(values[j]) else 0.0
 
     left, more = list(named), []
     while True:
