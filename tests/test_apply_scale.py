@@ -571,3 +571,31 @@ def test_random_recipes_with_risk_suppression_at_scale_equal_in_memory(tmp_path_
     recipe = Recipe(steps=steps, roles=Roles(qis=("a", "b", "c"), weight="w" if weighted else None),
                     missing=missing, extra={"k": 2})
     assert_engines_equal_in_memory(folder, recipe, data)
+
+
+JOB_H = Hierarchy(tuple((str(v), "manual" if v < 4 else "office", "*") for v in range(1, 7)), "job")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fmt", [".csv", ".parquet"])
+@pytest.mark.parametrize("suppress_k", [0, 12])
+def test_a_generalized_variable_keeps_its_declared_code_at_scale(tmp_path, engine, fmt, suppress_k):
+    """job's -9 (declared missing in the labels file, labelled "Refused") survives job's generalization as the
+    code, declared missing, with its label, in memory and at scale alike; with classes blanked (k = 12) the
+    records written with the code are blanked with the others of their class."""
+    csv = write_data(tmp_path)
+    data = csv.with_suffix(fmt)
+    recipe = Recipe(steps=(SetRoles(qis=QIS), GeneralizeStep.build({"age": 1, "job": 1}, {"age": AGE_H, "job": JOB_H},
+                                                                   suppress_k=suppress_k, qis=QIS)),
+                    roles=Roles(), extra={"k": 3})
+    assert apply(tmp_path, recipe, data, tmp_path / f"ref{fmt}", "pandas")[0] == 0
+    code, got = apply(tmp_path, recipe, data, tmp_path / f"got{fmt}", engine)
+    assert code == 0
+    assert_same_release(tmp_path / f"ref{fmt}", tmp_path / f"got{fmt}")
+    back = load_dataset(tmp_path / f"got{fmt}")
+    assert back.meta_of("job").missing_codes == ("-9",) and back.meta_of("job").value_labels == {"-9": "Refused"}
+    jobs = set(back.frame["job"].dropna())
+    assert "-9" in jobs and jobs <= {"-9", "manual", "office"}
+    original = load_dataset(csv)
+    kept = back.frame["job"].eq("-9").to_numpy()
+    assert (original.frame["job"].to_numpy()[kept] == -9).all()

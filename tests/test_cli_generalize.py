@@ -250,17 +250,87 @@ def test_recode_writes_no_workbook(tmp_path, capsys):
     assert not (tmp_path / "r.xlsx").exists()
 
 
-def test_a_declared_missing_code_of_a_generalized_qi_is_blank_in_every_engine_s_release(tmp_path):
-    """Age generalized to its level 1: a cell holding the declared code -9 is missing, and missing after
-    generalization (blank), as in memory; the engines refused ("the recoding does not cover all of its values").
-    Every engine writes the same bytes."""
+def test_a_declared_missing_code_of_a_generalized_qi_keeps_its_code_in_every_engine_s_release(tmp_path):
+    """Age generalized to its level 1: a cell holding the declared code -9 ("refused") is missing before and
+    after, and the release keeps the code, declared missing, so a refusal still reads apart from a suppressed or
+    empty cell (it was blanked). Every engine writes the same bytes and the same labels file, and the release
+    read back has its three missing ages and k = 5 under wildcard semantics."""
     data, hier = _ages_with_a_declared_code(tmp_path)
-    written = {}
+    written, sidecars = {}, {}
     for engine in ("pandas", "duckdb", "polars"):
         out = tmp_path / f"{engine}.csv"
         rc, found = run(tmp_path, "--k", "5", "--max-suppression", "0", "--missing-codes", "age=-9", "--engine",
                         engine, "-o", str(out), qis=["age"], file=data, hierarchies=hier)
         assert rc == 0 and found["levels"] == {"age": 1}
         written[engine] = out.read_bytes()
-    assert written["pandas"].decode().splitlines()[1:4] == ["0,,m", "1,,m", "2,,m"]
+        sidecars[engine] = json.loads((tmp_path / f"{engine}.labels.json").read_text())
+        back = load_dataset(out, roles=Roles(qis=("age",)))
+        assert int(back.missing_mask("age").sum()) == 3
+    assert written["pandas"].decode().splitlines()[1:4] == ["0,-9,m", "1,-9,m", "2,-9,m"]
     assert written["duckdb"] == written["pandas"] == written["polars"]
+    assert sidecars["pandas"]["age"]["missing_codes"] == ["-9"]
+    assert sidecars["duckdb"] == sidecars["pandas"] == sidecars["polars"]
+
+
+def _codes_in_small_classes(folder: Path, sidecar: bool) -> tuple[Path, Path, list[str]]:
+    """Ages and sexes where the declared code -9 (on both) makes classes of its own under category semantics:
+    records h and i (age -9) and j (sex -9) are each alone at every level, so a 2-anonymous release blanks them.
+    The codes are given on the command line, or declared with a label in the file's labels sidecar."""
+    data = folder / "d.csv"
+    rows = [("20", "1", "a"), ("21", "1", "b"), ("22", "1", "c"), ("23", "2", "d"), ("30", "2", "e"),
+            ("31", "2", "f"), ("32", "2", "g"), ("-9", "1", "h"), ("-9", "2", "i"), ("35", "-9", "j")]
+    data.write_text("age,sex,x\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    if sidecar:
+        (folder / "d.labels.json").write_text(json.dumps({"age": {"label": "Age", "value_labels": {"-9": "Refused"},
+                                                                  "missing_codes": ["-9"]},
+                                                          "sex": {"missing_codes": ["-9"]}}), encoding="utf-8")
+    hier = folder / "h"
+    hier.mkdir()
+    (hier / "age.csv").write_text("".join(f"{a};{a[0]}0-{a[0]}9;*\n" for a, _, _ in rows if a != "-9"),
+                                  encoding="utf-8")
+    (hier / "sex.csv").write_text("1;*\n2;*\n", encoding="utf-8")
+    return data, hier, ([] if sidecar else ["--missing-codes", "age=-9,sex=-9"])
+
+
+@pytest.mark.parametrize("sidecar", [False, True])
+def test_the_engines_blank_a_small_class_written_with_a_declared_code(tmp_path, sidecar):
+    """The engines keyed the classes to blank on their values with missing as empty, so a record whose missing
+    value is a declared code escaped its blanking: record j (35, sex -9), alone in its class, was released as
+    it was (k = 1), where the in-memory release blanks it. With the codes declared in the labels sidecar instead
+    of on the command line the engines refused the release ("the recoding of 'age' does not cover all of its
+    values"). Every engine now writes the in-memory release's bytes and labels, and the release read back is
+    2-anonymous."""
+    data, hier, codes = _codes_in_small_classes(tmp_path, sidecar)
+    written, sidecars = {}, {}
+    for engine in ("pandas", "duckdb", "polars"):
+        out = tmp_path / f"{engine}.csv"
+        rc, found = run(tmp_path, "--k", "2", "--max-suppression", "0.5", "--missing", "category", *codes,
+                        "--engine", engine, "-o", str(out), qis=["age", "sex"], file=data, hierarchies=hier)
+        assert rc == 0 and found["levels"] == {"age": 1, "sex": 0}
+        written[engine] = out.read_bytes()
+        sidecars[engine] = json.loads((tmp_path / f"{engine}.labels.json").read_text())
+        back = load_dataset(out, roles=Roles(qis=("age", "sex")))
+        from kanon_core.risk.classes import class_sizes
+
+        assert class_sizes(back.qi_matrix(["age", "sex"]).codes, "category").min() >= 2
+    lines = written["pandas"].decode().splitlines()
+    assert lines[8:] == [",,h", ",,i", ",,j"] and lines[1] == "20-29,1,a"
+    assert written["duckdb"] == written["pandas"] == written["polars"]
+    assert sidecars["duckdb"] == sidecars["pandas"] == sidecars["polars"]
+    if sidecar:
+        assert sidecars["pandas"]["age"] == {"label": "Age", "value_labels": {"-9": "Refused"}, "missing_codes": ["-9"]}
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb", "polars"])
+def test_a_hierarchy_label_written_as_a_declared_code_is_refused_by_every_engine(tmp_path, engine, capsys):
+    """Ages 20-23 generalized to the label "-9", the declared code of age: the release would declare their
+    records missing. Refused in one line naming the variable, with no release written."""
+    data, hier, codes = _codes_in_small_classes(tmp_path, False)
+    (hier / "age.csv").write_text((hier / "age.csv").read_text().replace("20-29", "-9"), encoding="utf-8")
+    out = tmp_path / "r.csv"
+    rc, _ = run(tmp_path, "--k", "2", "--max-suppression", "0.5", "--missing", "category", *codes,
+                "--engine", engine, "-o", str(out), qis=["age", "sex"], file=data, hierarchies=hier)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == ["kanon generalize: error: A label of the hierarchy of 'age' is written as one of its "
+                               "declared missing codes: its records would read as missing. Rename the label."]
+    assert not out.exists() and not (tmp_path / "r.labels.json").exists()

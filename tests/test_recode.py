@@ -65,6 +65,49 @@ def test_generalize_step_applies_levels_and_keeps_other_columns(ds):
     assert set(step.hierarchies) == {"age", "edu"}
 
 
+def _coded(values, dtype, codes, labels=None, style="repr"):
+    frame = pd.DataFrame({"age": pd.Series(values, dtype=dtype), "sex": [1, 2] * (len(values) // 2)})
+    meta = {"age": VariableMeta(label="Age", value_labels=labels or {}, missing_codes=codes, float_style=style)}
+    return Dataset(frame, meta=meta, roles=Roles(qis=("age", "sex")))
+
+
+def test_generalize_keeps_declared_missing_codes_as_text_with_their_labels():
+    """-9 (refused) and -8 (don't know) are declared missing: generalized, each keeps its code, written as the
+    release writes it and declared as that text with its label; an empty cell stays empty; the other values'
+    labels go with the values. Risk reads exactly the same cells as missing before and after."""
+    ds = _coded([20, -9, 31, None, -8, 25], "Int64", (-9, -8, -7), {-9: "Refused", 20: "twenty", -7: "Skipped"})
+    out = GeneralizeStep.build({"age": 1}, {"age": AGE_H}).apply(ds)
+    assert out.frame["age"].tolist() == ["20-29", "-9", "30-39", None, "-8", "20-29"]
+    assert out.meta_of("age") == VariableMeta(label="Age", value_labels={"-9": "Refused", "-7": "Skipped"},
+                                              missing_codes=("-9", "-8", "-7"))
+    assert out.missing_mask("age").tolist() == ds.missing_mask("age").tolist()
+    # the kept codes replay: generalizing again (level 2 of the same hierarchy) keeps them once more
+    again = GeneralizeStep.build({"age": 2}, {"age": AGE_H}).apply(ds)
+    assert again.frame["age"].tolist() == ["*", "-9", "*", None, "-8", "*"]
+
+
+def test_generalize_writes_a_float_code_in_the_variable_s_style():
+    """A code of a column of decimals is kept as the text its release writes: "-9" in a column read from "plain"
+    text (as R or Stata write whole numbers), "-9.0" in Python's form."""
+    for style, text in (("plain", "-9"), ("repr", "-9.0")):
+        ds = _coded([20.0, -9.0], "float64", (-9.0,), style=style)
+        out = GeneralizeStep.build({"age": 1}, {"age": AGE_H}).apply(ds)
+        assert out.frame["age"].tolist() == ["20-29", text] and out.meta_of("age").missing_codes == (text,)
+
+
+def test_generalize_refuses_a_label_written_as_a_declared_code():
+    """A hierarchy label equal to a declared code's text would make its records read as missing in the release
+    (wildcards to every count): refused, naming the variable, not the label."""
+    ds = _coded([20, -9, 31, 38], "Int64", (-9,))
+    h = Hierarchy((("20", "-9", "*"), ("31", "30-39", "*"), ("38", "30-39", "*")), "age")
+    with pytest.raises(InputError, match="declared missing codes") as err:
+        GeneralizeStep.build({"age": 1}, {"age": h}).apply(ds)
+    assert "-9" not in str(err.value)
+    # the release declares the code missing even where no record holds it: refused too
+    with pytest.raises(InputError, match="declared missing codes"):
+        GeneralizeStep.build({"age": 1}, {"age": h}).apply(_coded([20, 31], "Int64", (-9,)))
+
+
 def test_generalize_step_suppresses_small_classes(ds):
     # at (age 1, edu 1), under wildcard semantics: r0, r1 (20-29, low) match r0, r1, r5 (age missing) and
     # r6 (edu missing) -> 4; r5 (missing, low) matches r0, r1, r4, r5, r6 -> 5; r6 (20-29, missing) -> 4

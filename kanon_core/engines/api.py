@@ -21,7 +21,8 @@ import pyarrow as pa
 from ..classtable import ClassTable
 from ..dataset import Roles, VariableMeta
 from ..errors import InputError
-from ..io import cell_text, labels_json, labels_spec, typed_codes
+from ..io import cell_text, labels_json, labels_spec
+from ..treat.recode import generalized_meta, missing_code_text, refuse_labels_written_as_codes
 from .base import ENGINES, EngineSettings, RankedSuppression, ReleasePlan, choose_engine, get_engine, register
 from .source import Source, open_source
 from .table import class_table as _class_table
@@ -98,7 +99,8 @@ class OutOfCore:
         """Write the records of ``path`` to ``out`` (.csv or .parquet) with recodes and suppressions.
 
         ``recodes[c]`` maps every observed value of column c (typed as kanon reads it) to its new value
-        (None or no entry: the column is released as read);
+        (None or no entry: the column is released as read); a declared missing code it does not map keeps its
+        code, as text, as a generalization in memory keeps it;
         ``suppress`` has one row per class to treat: the QIs' values (after recodes; None = missing) and
         a boolean column ``suppress_<qi>`` per QI; ``ranked`` blanks cells of some records of a class
         only (keyed by the values after recodes: a recoded QI's key is its new value, any other QI's the
@@ -121,16 +123,21 @@ class OutOfCore:
                 raise InputError(f"Column '{c}' has too many distinct values to recode.")
             t = type_distinct(source, c, raw, True)
             typed[c] = t
-            # the column's declared missing codes typed as its values, as in memory (io.typed_codes)
-            declared = set(typed_codes(pd.Series(list(t.values)), (missing_codes or {}).get(c, ())))
+            # the column's declared missing codes (given, or in its labels) typed as its values, as in memory
+            m = declared_meta(source, {c: t}, {c: codes for c, codes in (missing_codes or {}).items()
+                                               if c in recodes}).get(c, VariableMeta())
+            declared = set(m.missing_codes)
+            style = VariableMeta(float_style=t.float_style)
             new = []
             for v in t.values:
                 if v in mapping:
                     new.append(mapping[v])
-                elif v in declared:  # a declared missing code is missing: blank, as in memory
-                    new.append(None)
+                elif v in declared:  # a declared missing code keeps its code, as text, as in memory
+                    new.append(missing_code_text(v, style))
                 else:
                     raise InputError(f"The recoding of '{c}' does not cover all of its values.")
+            refuse_labels_written_as_codes(c, [mapping[v] for v in t.values if v in mapping and v not in declared],
+                                           generalized_meta(m).missing_codes)
             plan_recodes[c] = pa.table({"key": raw, "value": _arrow_values(new, source.format == "csv")})
         sup_table = None
         if suppress is not None and len(suppress):
@@ -166,7 +173,8 @@ class OutOfCore:
                        settings: EngineSettings | None = None,
                        extra: Mapping[str, tuple[str, str]] | None = None) -> bytes | None:
         """The labels sidecar of a release (the input's labels and declared missing codes of the columns
-        kept and not recoded), or None when there is nothing to declare; callers that write the release
+        kept; of a recoded column, its label and its codes as text, :func:`~kanon_core.treat.recode.
+        generalized_meta`), or None when there is nothing to declare; callers that write the release
         to a temporary name write it themselves. Declared codes are matched to values typed as the
         in-memory reader types them, so the columns the labels name are typed first (their distinct
         values, one query each). ``extra[c]`` = (code, label) declares one more missing code of column c, with
@@ -174,14 +182,16 @@ class OutOfCore:
         (:func:`kanon_core.export.sidecar_spec`)."""
         typed = dict(typed or {})
         for c in labelled_columns(source, missing_codes):
-            if c in typed or c in drop or c in recoded:
+            if c in typed or c in drop:
                 continue
             raw = self.distinct(source, c, 10_000_000, settings or EngineSettings())  # type: ignore[attr-defined]
             if raw is not None:
                 typed[c] = type_distinct(source, c, raw, True)
         meta = declared_meta(source, typed, missing_codes)
         keep = [c for c in source.columns if c not in drop]
-        spec = labels_spec({c: m for c, m in meta.items() if c not in recoded}, keep, dict(extra or {}))
+        # a recoded (generalized) column keeps its label and its declared missing codes, as text, as in memory
+        spec = labels_spec({c: generalized_meta(m) if c in recoded else m for c, m in meta.items()}, keep,
+                           dict(extra or {}))
         return labels_json(spec) if spec else None
 
 

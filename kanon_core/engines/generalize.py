@@ -92,7 +92,8 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
     from .local_suppression import write_release_labels
     from .source import open_source
 
-    recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing)
+    recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing,
+                                             lambda: _raw_ways(engine, source, qis, missing_codes, settings))
     with OutputBatch() if batch is None else nullcontext(batch) as b:
         target = b.temp_path(out) if engine.name != "spark" else out
         engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
@@ -109,47 +110,93 @@ def release_recodes(table, qis: list[str], found: OptimalAtScale) -> dict[str, d
     return recodes
 
 
-def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing):
+@dataclass(frozen=True)
+class RawWays:
+    """Every way the file writes its classes: per row of the engine's raw aggregate (the QIs' values as read,
+    before declared missing codes are merged), the class codes of the row (``codes``, -1 missing), the raw
+    values (``raw[j]``, None when empty) and the QIs' metadata (their declared codes' style)."""
+
+    codes: Any
+    raw: list
+    meta: dict
+
+
+def _raw_ways(engine, source, qis: list[str], missing_codes: dict, settings: EngineSettings) -> RawWays:
+    """The file's classes as written (one more GROUP BY): needed only when a class to blank holds a missing
+    value, which a declared code writes as itself and an empty cell as nothing."""
+    from .source import open_source
+    from .table import aggregate_table
+
+    table, keys, class_of_row, meta = aggregate_table(engine, open_source(source), qis, None, missing_codes,
+                                                      settings)
+    raw = [keys.column(f"k{j}").to_pylist() for j in range(len(qis))]
+    return RawWays(table.codes[class_of_row], raw, meta)
+
+
+def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing, ways=None):
     """Mapping tables (value -> value at the chosen level) and the classes to blank (smaller than k).
 
     Each value's label is read from the level tables the search used (``tabs[j]``, made by :func:`level_tables`
     from the class table's values and their value labels), not matched against the hierarchy a second time:
     a rematch of the bare values, without their labels, refused a coded variable whose hierarchy is written
-    with the labels (1 labelled "Male" against the row "Male"), after a search that had accepted it."""
+    with the labels (1 labelled "Male" against the row "Male"), after a search that had accepted it.
+
+    The classes to blank are keyed on the values the release writes, which the engine joins on. A class with
+    a missing value is written in as many ways as the file writes that value (empty, or each declared missing
+    code, which the release keeps: :func:`~kanon_core.treat.recode.kept_missing_codes`), so such classes are
+    listed once per way the file has (``ways()``, :class:`RawWays`); keyed on empty alone, a record holding
+    a code escaped its blanking."""
     import numpy as np
     import pandas as pd
 
     if isinstance(levels, dict):
         levels = [int(levels[q]) for q in qis]
     recodes: dict[str, dict] = {}
-    cols = {}
+    looked_up = []
     for j, q in enumerate(qis):
         vals = list(table.values[j])
         if levels[j] > 0 and vals:
             labels = tabs[j].labels[levels[j]]
             new = [labels[g] for g in np.asarray(tabs[j].table[levels[j]]).tolist()]
             recodes[q] = dict(zip(vals, new, strict=True))
-            looked = np.array([*new, None], dtype=object)
+            looked_up.append(np.array([*new, None], dtype=object))
         else:
-            looked = np.array([*vals, None], dtype=object)
-        cols[q] = looked[table.codes[:, j]]  # code -1 takes the appended None
+            looked_up.append(np.array([*vals, None], dtype=object))
     if not k or k <= 1:
         return recodes, None
     lookups = [t.table[lv] for t, lv in zip(tabs, levels, strict=True)]
     gen = table.generalize(lookups)
     fk = gen.class_sizes(missing).fk
-    # the generalized class of each class of the input table
     from ..risk.keys import group_ids
 
-    mapped = np.column_stack([np.where(table.codes[:, j] >= 0, lookups[j][np.maximum(table.codes[:, j], 0)], -1)
-                              for j in range(len(qis))]).astype(np.int32)
-    gid, _ = group_ids(np.vstack([gen.codes, mapped]))
-    of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
-    of_gid[gid[: gen.n_classes]] = np.arange(gen.n_classes)
-    small_class = fk[of_gid[gid[gen.n_classes:]]] < k
+    def small(codes: np.ndarray) -> np.ndarray:
+        """Whether each row of class codes falls in a generalized class smaller than k."""
+        mapped = np.column_stack([np.where(codes[:, j] >= 0, lookups[j][np.maximum(codes[:, j], 0)], -1)
+                                  for j in range(len(qis))]).astype(np.int32)
+        gid, _ = group_ids(np.vstack([gen.codes, mapped]))
+        of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
+        of_gid[gid[: gen.n_classes]] = np.arange(gen.n_classes)
+        return fk[of_gid[gid[gen.n_classes:]]] < k
+
+    small_class = small(table.codes)
     if not small_class.any():
         return recodes, None
-    frame = pd.DataFrame({q: cols[q][small_class] for q in qis}).drop_duplicates()
+    if ways is not None and (table.codes[small_class] < 0).any():
+        from ..dataset import VariableMeta
+        from ..treat.recode import missing_code_text
+
+        w = ways()
+        rows = small(w.codes)
+        cols = {}
+        for j, q in enumerate(qis):
+            code, raw = w.codes[rows, j], [v for v, r in zip(w.raw[j], rows, strict=True) if r]
+            m = w.meta.get(q, VariableMeta())
+            cols[q] = [looked_up[j][c] if c >= 0 else None if v is None else
+                       missing_code_text(v, m) if levels[j] > 0 else v for c, v in zip(code.tolist(), raw, strict=True)]
+        frame = pd.DataFrame(cols, dtype=object)
+    else:
+        frame = pd.DataFrame({q: looked_up[j][table.codes[small_class, j]] for j, q in enumerate(qis)})
+    frame = frame.drop_duplicates()
     for q in qis:
         frame[f"suppress_{q}"] = True
     return recodes, frame.reset_index(drop=True)

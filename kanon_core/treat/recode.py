@@ -29,7 +29,8 @@ from .hierarchy import Hierarchy, format_number, value_key
 
 # -- generalization -------------------------------------------------------------------------------------------
 def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: int) -> pd.Series:
-    """The column with every value replaced by its label at ``level`` (missing stays missing).
+    """The column with every value replaced by its label at ``level``; an empty cell stays empty and a
+    declared missing code keeps its code (:func:`kept_missing_codes`).
 
     Values are matched to hierarchy rows robustly (see :meth:`Hierarchy.match`); a value without a row
     is an :class:`InputError` naming only the count.
@@ -45,7 +46,61 @@ def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: in
     gen = np.full(len(codes), len(tabs.labels[level]), dtype=np.int64)  # missing (and an all-missing column)
     seen = codes >= 0
     gen[seen] = table[codes[seen]]
-    return pd.Series(labels[gen], index=ds.frame.index, name=column, dtype=object)
+    out = labels[gen]
+    kept = kept_missing_codes(ds, column)
+    refuse_labels_written_as_codes(column, tabs.labels[level], kept.texts)
+    out[kept.cells] = kept.written
+    return pd.Series(out, index=ds.frame.index, name=column, dtype=object)
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptMissingCodes:
+    """A generalized variable's declared missing codes as its release keeps them: ``cells`` marks the records
+    holding one, ``written`` their text there (as a release writes the code), ``texts`` every declared code's
+    text (:func:`missing_code_text`)."""
+
+    cells: np.ndarray
+    written: np.ndarray
+    texts: tuple[str, ...]
+
+
+def missing_code_text(code: Any, meta: VariableMeta) -> str:
+    """A declared missing code as a generalized variable keeps it: the text a release writes for it, in the
+    variable's own way of writing numbers."""
+    return cell_text(code, meta.float_style)
+
+
+def generalized_meta(meta: VariableMeta) -> VariableMeta:
+    """A generalized variable's metadata: its label, and its declared missing codes as text with their value
+    labels (the other values' labels belonged to the values the hierarchy replaced). One rule for the
+    in-memory step and the engines' releases."""
+    texts = tuple(dict.fromkeys(missing_code_text(c, meta) for c in meta.missing_codes))
+    labels = {missing_code_text(c, meta): str(lab) for c, lab in meta.value_labels.items()
+              if any(c == d for d in meta.missing_codes)}
+    return VariableMeta(label=meta.label, value_labels=labels, missing_codes=texts)
+
+
+def refuse_labels_written_as_codes(column: str, labels: Sequence[Any], texts: Sequence[str]) -> None:
+    """Refuse a generalization whose new label is written as one of the variable's declared missing codes
+    (:func:`generalized_meta`): the release declares every code missing, even one no record holds, so the
+    label's records would read as missing, wildcards to every count. Names the variable, never the label."""
+    if set(texts) & {str(lab) for lab in labels if lab is not None}:
+        raise InputError(f"A label of the hierarchy of '{column}' is written as one of its declared missing codes: "
+                         "its records would read as missing. Rename the label.")
+
+
+def kept_missing_codes(ds: Dataset, column: str) -> KeptMissingCodes:
+    """Why a generalization keeps declared missing codes: a code such as -9 "refused" is a fact about the
+    interview, not a value of the quasi-identifier, and every risk count already reads it as missing. A
+    release that blanked it could no longer tell a refusal from a suppressed or empty cell, and its labels
+    would lose the code. The column becomes one of labels (text), so each code is kept as the text a release
+    writes for it and declared as that text (:func:`generalized_meta`)."""
+    m = ds.meta_of(column)
+    series = ds.frame[column]
+    cells = (ds.missing_mask(column) & series.notna().to_numpy(dtype=bool) if m.missing_codes
+             else np.zeros(len(series), dtype=bool))
+    written = np.array([missing_code_text(v, m) for v in series[cells].tolist()], dtype=object)
+    return KeptMissingCodes(cells, written, generalized_meta(m).missing_codes)
 
 
 def suppress_small_classes(ds: Dataset, qis: Sequence[str], k: int) -> tuple[Dataset, int]:
@@ -157,8 +212,8 @@ class GeneralizeStep(Step):
             if lv > h.max_level:
                 raise InputError(f"Variable '{v}' has hierarchy levels 0 to {h.max_level}; level {lv} does not exist.")
             frame[v] = generalized_column(ds, v, h, lv)
-            # The old codes are gone: their value labels and missing codes no longer apply.
-            meta[v] = VariableMeta(label=ds.meta_of(v).label)
+            # the values' labels are gone with them; the declared missing codes are kept, as text
+            meta[v] = generalized_meta(ds.meta_of(v))
         out = ds.with_frame(frame, meta)
         if self.criteria:
             from ..criteria.apply import suppress_failing
