@@ -10,7 +10,7 @@ those codes with numpy, labels are only used for display.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -167,18 +167,44 @@ def missing_mask(series: pd.Series, missing_codes: Sequence[Any] = ()) -> np.nda
 def encode_column(
     series: pd.Series, missing_codes: Sequence[Any] = (), value_labels: Mapping[Any, str] | None = None
 ) -> tuple[np.ndarray, tuple[Any, ...], tuple[str, ...]]:
-    """Encode one variable to int32 codes (missing -> -1), returning codes, values and labels."""
+    """Encode one variable to int32 codes (missing -> -1), returning codes, values and labels.
+
+    One hash pass (``pd.factorize``, which groups values by Python equality as ``pd.unique`` and a dict do:
+    1, 1.0 and True are one value) gives each cell its distinct value; the distinct values are then sorted
+    and each cell's code is its value's rank. A dict lookup per cell gave the same codes several times
+    slower, and every risk count, comparison and report encodes its variables this way."""
     miss = missing_mask(series, missing_codes)
-    observed = series[~miss]
-    uniques = pd.unique(observed.to_numpy(dtype=object))
-    values = tuple(sorted(uniques.tolist(), key=_sort_key))
-    lookup = {v: i for i, v in enumerate(values)}
+    numbers = _plain_numbers(series[~miss])
+    if numbers is not None:  # ints or floats: hashed and sorted as numbers, the order _sort_key gives them
+        first_codes, uniques = pd.factorize(numbers)
+        order = np.argsort(uniques, kind="stable")
+        values = tuple(uniques[order].tolist())
+    else:
+        first_codes, uniques = pd.factorize(series[~miss].to_numpy(dtype=object))
+        order = sorted(range(len(uniques)), key=lambda i: _sort_key(uniques[i]))
+        values = tuple(uniques[i] for i in order)
+    rank = np.empty(len(uniques), dtype=np.int32)
+    rank[order] = np.arange(len(uniques), dtype=np.int32)
     codes = np.full(len(series), MISSING_CODE, dtype=np.int32)
     if len(values):
-        codes[~miss] = pd.Series(observed.to_numpy(dtype=object)).map(lookup).to_numpy(dtype=np.int32)
+        codes[~miss] = rank[first_codes]
     labels_map = value_labels or {}
     labels = tuple(_label_for(v, labels_map) for v in values)
     return codes, values, labels
+
+
+def _plain_numbers(observed: pd.Series) -> np.ndarray | None:
+    """The observed cells of a column of integers or floats (numpy's or pandas' nullable types, missing cells
+    already left out) as a numpy array, else None. Their ``tolist()`` gives the Python ints and floats the
+    object path gives, and sorting them as numbers is :func:`_sort_key`'s order (no NaN is left)."""
+    dtype = observed.dtype
+    if isinstance(dtype, np.dtype):
+        return observed.to_numpy() if dtype.kind in "iuf" else None
+    if isinstance(dtype, (pd.Int64Dtype, pd.Int32Dtype, pd.Int16Dtype, pd.Int8Dtype)):
+        return observed.to_numpy(dtype=np.int64)
+    if isinstance(dtype, (pd.Float64Dtype, pd.Float32Dtype)):
+        return observed.to_numpy(dtype=np.float64)
+    return None
 
 
 def _label_for(value: Any, value_labels: Mapping[Any, str]) -> str:
@@ -256,6 +282,14 @@ class Dataset:
         if key not in self._cache:
             m = self.meta_of(column)
             self._cache[key] = encode_column(self.frame[column], m.missing_codes, m.value_labels)
+        return self._cache[key]
+
+    def encoded_value(self, name: str, column: str, compute: Callable[[], Any]) -> Any:
+        """A value made from one column's encoding alone (its cells and metadata, which never change), computed
+        once per dataset and kept with the encodings (so a change of roles keeps it too)."""
+        key = ("encoded", name, column)
+        if key not in self._cache:
+            self._cache[key] = compute()
         return self._cache[key]
 
     def weights(self) -> np.ndarray | None:

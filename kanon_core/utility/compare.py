@@ -223,7 +223,7 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
     labels_o = dict(meta_o.value_labels)
     if recoded and mapping is not None:
         # unmapped original values (never seen unsuppressed) keep their own value
-        col_o = col_o.map(lambda x: mapping.get(x, x) if pd.notna(x) else x).astype(object)
+        col_o = _mapped(col_o, mapping)
         col_o[miss_o] = np.nan
         labels_o = {**labels_o, **dict(meta_t.value_labels)}
     # original values (on the compared coding) that some record still shows after treatment
@@ -238,6 +238,16 @@ def _compare_variable(original: Dataset, treated: Dataset, v: str, design_o: Sur
         est_t = proportions(col_t.where(~miss_t), design_t, (), dict(meta_t.value_labels), ci=ci, level=level,
                             name=v).table
     return comparison_frame(v, meta_o.label or v, est_o, est_t, recoded, kept_keys)
+
+
+def _mapped(column: pd.Series, mapping: dict[Any, Any]) -> pd.Series:
+    """``column`` with each value replaced by ``mapping``'s (a value it lacks kept), missing cells NaN: the
+    mapping looked up once per distinct value (``pd.factorize`` groups values as the dict does), not per cell."""
+    codes, uniques = pd.factorize(column.to_numpy(dtype=object))
+    new = np.full(len(uniques) + 1, np.nan, dtype=object)  # the last one for code -1, a missing cell
+    for i, u in enumerate(uniques):  # one by one: a value is never split into an array
+        new[i] = mapping.get(u, u)
+    return pd.Series(new[codes], index=column.index, name=column.name, dtype=object)
 
 
 def _recoding(col_o: pd.Series, col_t: pd.Series, miss_o: np.ndarray, miss_t: np.ndarray
