@@ -45,6 +45,7 @@ from kanon_core.engines.generalize import (
 )
 from kanon_core.engines.risk import TableRisk, headline_of_table, per_qi_of, risk_of_table
 from kanon_core.errors import Cancelled, InputError, KanonError
+from kanon_core.export import formula_like_in_csv, formula_note
 from kanon_core.outputs import check_outputs, data_inputs
 from kanon_core.progress import Progress
 from kanon_core.risk.classes import ClassSizes
@@ -554,9 +555,23 @@ def release_section(current: dict[str, Any], result_of: Hashable, workflow_key: 
     asked = st.session_state.get(workflow_key)
     if asked is None or asked[0] != result_of:
         return
-    written = drive(job, asked, "Writing the release", work(Path(asked[1])), current["engine"])
+    written = drive(job, asked, "Writing the release", _with_notes(work(Path(asked[1])), Path(asked[1])),
+                    current["engine"])
     if written is not None:
-        st.success(f"Release written: {written}")
+        names, notes = written
+        st.success(f"Release written: {names}")
+        for note in notes:
+            st.info(note)
+
+
+def _with_notes(work: Callable[[Progress], str], target: Path) -> Callable[[Progress], tuple[str, tuple[str, ...]]]:
+    """The release job, then what its users must be told: the formula-like cells of a CSV release, counted in
+    the written file (:func:`kanon_core.export.formula_like_in_csv`), as the command line says them."""
+    def run(progress: Progress) -> tuple[str, tuple[str, ...]]:
+        names = work(progress)
+        note = formula_note(formula_like_in_csv(target)) if target.suffix.lower() == ".csv" else None
+        return names, (note,) if note else ()
+    return run
 
 
 def release_work(current: dict[str, Any], table: ClassTable, found: OptimalAtScale, k: int, missing: str,

@@ -319,6 +319,48 @@ def formula_like_cells(frame: pd.DataFrame) -> dict[str, int]:
     return out
 
 
+FORMULA_PATTERN = r"^[=+\-@\t\r]"
+"""A cell beginning with one of :data:`FORMULA_STARTS`, as a regular expression."""
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+"""The spaces a number's text may have around it and still read as a number (``pd.to_numeric``'s)."""
+
+
+def formula_like_in_csv(path: str | Path) -> dict[str, int]:
+    """:func:`formula_like_cells` of a CSV release an engine wrote, read back as text: the engines write the file
+    while streaming it, so its cells are counted in it, once more streamed (polars, every cell as text; a cell
+    that reads as a number, as ``pd.to_numeric`` reads it, is not counted, nor an empty one). Only a file a
+    release writer wrote is read here (comma-separated, UTF-8, quoted where needed)."""
+    import polars as pl
+
+    from .errors import InputError
+
+    lf = pl.scan_csv(Path(path), infer_schema=False)
+    try:
+        names = lf.collect_schema().names()
+        if not names:
+            return {}
+        exprs = []
+        for i, name in enumerate(names):
+            col = pl.col(name)
+            number = col.str.strip_chars(ASCII_SPACE).cast(pl.Float64, strict=False)
+            formula = col.str.contains(FORMULA_PATTERN) & (number.is_null() | number.is_nan())
+            exprs.append(formula.sum().alias(f"c{i}"))
+        counts = lf.select(exprs).collect(engine="streaming").row(0)
+    except pl.exceptions.PolarsError:
+        raise InputError("The written CSV release could not be read back to look for formula-like cells.") from None
+    return {name: int(n) for name, n in zip(names, counts, strict=True) if n}
+
+
+def formula_note(cells: Mapping[str, int]) -> str | None:
+    """The note on text cells a spreadsheet may run as formulas (per variable, their counts), or None."""
+    if not cells:
+        return None
+    listed = ", ".join(f"{c} ({n:,})" for c, n in cells.items())
+    return (f"{sum(cells.values()):,} text cell(s) begin with =, +, -, @, a tab or a carriage return ({listed}): a "
+            "spreadsheet opening the CSV may run them as formulas. They are written as they are; import the file "
+            "as text (or read it with a statistical package).")
+
+
 def release_notes(frame: pd.DataFrame, fmt: str) -> tuple[str, ...]:
     """What a user of a release of ``frame`` (a version's data) in ``fmt`` must be told, one sentence each,
     without data values:
@@ -327,13 +369,8 @@ def release_notes(frame: pd.DataFrame, fmt: str) -> tuple[str, ...]:
     under its downloads."""
     key = format_of(fmt).key
     notes = list(renamed_notes(list(frame.columns), key))
-    if key == "csv":
-        cells = formula_like_cells(frame)
-        if cells:
-            listed = ", ".join(f"{c} ({n:,})" for c, n in cells.items())
-            notes.append(f"{sum(cells.values()):,} text cell(s) begin with =, +, -, @, a tab or a carriage return "
-                         f"({listed}): a spreadsheet opening the CSV may run them as formulas. They are written "
-                         "as they are; import the file as text (or read it with a statistical package).")
+    if key == "csv" and (note := formula_note(formula_like_cells(frame))):
+        notes.append(note)
     return tuple(notes)
 
 

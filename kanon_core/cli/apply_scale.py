@@ -988,7 +988,7 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
     from ..engines.source import open_source
     from ..io import labels_json, labels_spec, sidecar_path
     from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
-    from .common import write_json
+    from .common import notice_engine_release, write_json
     from .scale import engine_settings
 
     check_outputs([*release_outputs(args.output, sidecar=not args.no_labels),
@@ -1050,6 +1050,7 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
                 summary["local_suppression"] = local_summary(state.local)
             if args.json_out:
                 write_json(args.json_out, summary, batch)
+        notice_engine_release(out)
     finally:
         settings.close()
     below = "" if got is None else f"; {got.records_below_k:,} records below k={k}"

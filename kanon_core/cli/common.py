@@ -363,6 +363,17 @@ def notice_release(treated: Dataset, output: str | os.PathLike) -> None:
         notice(f"kanon: notice: {note}")
 
 
+def notice_engine_release(output: str | os.PathLike) -> None:
+    """The note on formula-like cells of a CSV release an engine wrote (:func:`kanon_core.export.
+    formula_like_in_csv`, read back from the file, which no frame holds), as :func:`notice_release` says it for a
+    release written in memory. Variables are not renamed in a CSV or Parquet release, so that is the only note."""
+    from ..export import formula_like_in_csv, formula_note
+
+    path = Path(output)
+    if path.suffix.lower() == ".csv" and path.is_file() and (note := formula_note(formula_like_in_csv(path))):
+        notice(f"kanon: notice: {note}")
+
+
 def notice_many_levels(ds: Dataset) -> None:
     """One notice naming the quasi-identifiers with very many distinct values, with their counts (the
     dashboard's rule, :func:`kanon_core.describe.too_many_distinct`, where it asks for a confirmation): such a

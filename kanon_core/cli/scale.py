@@ -227,7 +227,7 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     from ..engines.table import aggregate_table, with_sensitive
     from ..outputs import OutputBatch
     from ..treat.hierarchy import load_hierarchies
-    from .common import match_names, split_list, write_json
+    from .common import match_names, notice_engine_release, split_list, write_json
     from .generalize_cmd import search_and_summary
 
     source = open_source(args.file)
@@ -258,6 +258,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
                                           args.missing, _missing_codes(args), args.output, settings, batch)
             payload["seconds"] = round(time.perf_counter() - t0, 4)
             write_json(args.json_out, payload, batch)
+        if args.output:
+            notice_engine_release(args.output)
     finally:
         settings.close()
     return 0

@@ -107,7 +107,7 @@ def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[...,
     from ..engines.local_suppression import write_suppressed_release
     from ..outputs import NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
     from ..treat.suppress import resolve_costs
-    from .common import split_list, write_json
+    from .common import notice_engine_release, split_list, write_json
     from .scale import _missing_codes, engine_settings, notice_table
     from .suppress_cmd import parse_importance
 
@@ -129,6 +129,7 @@ def _solve_and_write(args: argparse.Namespace, engine: Any, solve: Callable[...,
                                  timings)
             payload["written"] = written
             write_json(args.json_out, payload, batch)
+        notice_engine_release(args.output)
     finally:
         settings.close()
     return found, payload

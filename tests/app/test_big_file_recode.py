@@ -276,3 +276,26 @@ def test_minucs_page_of_a_large_file_says_when_its_estimate_stopped(parquet, mon
     assert said.startswith("The estimate stopped at its time limit") and "sampled classes" in said
     at.button(key="btn_big_minucs").click().run()
     assert not at.exception and not at.error and metric(at, "MINUCs")
+
+
+def test_a_csv_release_says_its_formula_like_cells(tmp_path):
+    """A text column no step reads holds cells a spreadsheet may run ("=ZQX..."): the CSV release written by the
+    engine is read back for them and the page says the note the command line prints, counts and names only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _write(tmp_path / "census.parquet")
+    table = pq.read_table(path)
+    notes = ["=ZQX(1)" if i % 100 == 0 else "fine" for i in range(table.num_rows)]
+    pq.write_table(table.append_column("note", pa.array(notes)), path)
+    at = _recode_page(path, 5, 1.0)
+    at.button(key="btn_big_optimal").click().run()
+    for suffix, said in ((".csv", True), (".parquet", False)):
+        at.text_input(key="w_big_release_path").set_value(str(tmp_path / f"release{suffix}")).run()
+        at.button(key="btn_big_release").click().run()
+        assert not at.exception and any("Release written" in s.value for s in at.success)
+        shown = [i.value for i in at.info if "formulas" in i.value]
+        assert bool(shown) == said
+        if said:
+            assert shown[0].startswith(f"{sum(n.startswith('=') for n in notes):,} text cell(s)")
+            assert "note (" in shown[0] and "ZQX" not in shown[0]
