@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from kanon_core.cli import main
-from kanon_core.export import formula_like_cells, release_notes
+from kanon_core.export import formula_like_cells, formula_like_in_csv, release_notes
+from kanon_core.io import csv_bytes
 from tests.stderr_lines import without_progress
 
 FORMULA = "=HYPERLINK(ZQX)"  # a value no message may repeat
@@ -109,3 +112,21 @@ def test_apply_at_scale_says_the_formula_note(tmp_path: Path, capsys):
         assert main(["apply", str(recipe), str(src), "-o", str(tmp_path / f"a_{engine}.csv"), "--engine", engine]) == 0
         said[engine] = _notes(capsys.readouterr().err)
     assert said["duckdb"] == said["polars"] == said["pandas"] and len(said["pandas"]) == 1
+
+
+TEXTS = st.one_of(st.none(), st.sampled_from(["=1", "+x", "-5", "-5 ", " -5", "-nan", "-inf", "+.5e2", "@a", "\tq",
+                                              "\r5", "-", "a,b", 'say "hi"', "-1,5", "=a\nb", "plain", "-5\xa0"]),
+                  st.text(alphabet="=+-@ \t0123456789.eanif,\"x", max_size=5))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(TEXTS, TEXTS), min_size=1, max_size=12))
+def test_the_written_csv_is_counted_as_the_frame_is(tmp_path_factory, rows):
+    """:func:`formula_like_in_csv` on the file the release writer writes from a frame gives the frame's
+    :func:`formula_like_cells`: quoted cells, line breaks, signs, spaces, NaN and infinity read alike."""
+    frame = pd.DataFrame(rows, columns=["a", "b"], dtype=object)
+    frame = frame[[c for c in frame.columns if frame[c].notna().any()]]  # an all-empty column is not text
+    assume(len(frame.columns))  # a release has variables
+    path = tmp_path_factory.mktemp("csv") / "r.csv"
+    path.write_bytes(csv_bytes(frame))
+    assert formula_like_in_csv(path) == formula_like_cells(frame)
