@@ -89,11 +89,15 @@ def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, l
     from contextlib import nullcontext
 
     from ..outputs import OutputBatch
+    from .api import labelled_columns
     from .local_suppression import write_release_labels
     from .source import open_source
 
+    # a QI can hold declared missing codes only when the labels or the command line name it
+    named = set(labelled_columns(open_source(source), missing_codes)) & set(qis)
     recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing,
-                                             lambda: _raw_ways(engine, source, qis, missing_codes, settings))
+                                             (lambda: _raw_ways(engine, source, qis, missing_codes, settings))
+                                             if named else None)
     with OutputBatch() if batch is None else nullcontext(batch) as b:
         target = b.temp_path(out) if engine.name != "spark" else out
         engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
