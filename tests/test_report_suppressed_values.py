@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from kanon_core.dataset import Dataset, Roles
 from kanon_core.history import History
 from kanon_core.report import ReportOptions, build_report
-from kanon_core.report.build import EVERY_SUPPRESSED_LABEL, gives_back_suppressed_values
-from kanon_core.report.mask import pooled_label
+from kanon_core.report.build import EVERY_SUPPRESSED_LABEL
+from kanon_core.report.mask import gives_back_suppressed_values, pooled_label
 from kanon_core.treat.suppress import SuppressStep
 
 

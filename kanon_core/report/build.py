@@ -43,6 +43,7 @@ from .mask import (
     MaskLog,
     SmallCategories,
     below,
+    gives_back_suppressed_values,
     is_small,
     mask_categories,
     numeric_without_labels,
@@ -826,32 +827,6 @@ def _mask_comparison(table: pd.DataFrame, original: Dataset, treated: Dataset,
         if c.startswith(("pct_", "se_", "ci_")) or c in ("difference", "relative_difference"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out, dict(masked.masked)
-
-
-def gives_back_suppressed_values(variables: np.ndarray, n_original: np.ndarray, n_treated: np.ndarray,
-                                 pooled: np.ndarray) -> np.ndarray:
-    """The rows to pool so that the per-category table does not give back the value of a suppressed cell.
-
-    A table of counts before and after tells, per category, how many records left it. When no category
-    gained records (no recode moved records into it) and exactly one lost some, every record that left held
-    that category: each suppressed cell of the variable is given back ("all 5 suppressed cells of sex were
-    female"). Pooling that category with another (the smallest named one with records, when no other
-    category is pooled already) leaves at least two candidates for each suppressed cell, and the pooled
-    row's counts follow the threshold rule (:func:`.mask.mask_categories`). Returns flags for the rows to
-    pool beyond ``pooled``; rows are compared per variable, as the table lists them."""
-    more = np.zeros(len(variables), dtype=bool)
-    for v in dict.fromkeys(variables.tolist()):
-        rows = np.flatnonzero(variables == v)
-        lost = rows[n_treated[rows] < n_original[rows]]
-        if len(lost) != 1 or (n_treated[rows] > n_original[rows]).any():
-            continue
-        others = [j for j in rows.tolist() if j != lost[0] and n_original[j] > 0]
-        if not others:
-            continue  # one category with records: the variable's count before and after says as much
-        more[lost[0]] = not pooled[lost[0]]
-        if not any(pooled[j] for j in others):
-            more[min(others, key=lambda j: (n_original[j], j))] = True
-    return more
 
 
 def _shown_coefficients(mc: Any, small: SmallCategories) -> tuple[pd.DataFrame, int]:
