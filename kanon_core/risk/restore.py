@@ -10,9 +10,10 @@ restored release then shows what the suppression really protects.
 The attack counted here: a released variable v (any other column of the release, QI or not) determines QI
 q in the release -- no value of v is shown with two values of q -- and a suppressed cell of q is on a record
 showing v, where other records with the same value of v show q; the cell is *restorable* when that value
-is the one suppressed. One variable at a
-time and one pass: an intruder combining variables, or restoring in rounds, may restore more, so the
-count is a lower bound on what the release gives away. Cells missing in the input are not suppressed cells
+is the one suppressed. In rounds: a cell written back shows its value to the next round (a school gives back
+a region, and the region then gives back what it determines), until a round restores nothing. One variable at
+a time: an intruder combining variables may restore more, so the count is a lower bound on what the release
+gives away. Cells missing in the input are not suppressed cells
 and are left as they are.
 """
 
@@ -81,22 +82,31 @@ def restorable_cells(parent: Dataset, child: Dataset, qis: Sequence[str], k: int
     by_variable: dict[str, int] = {}
     via: dict[str, str] = {}
     if n_suppressed:
-        observed_codes = {c: _released_column(child, c, qis, released) for c in child.release_frame().columns}
-        for j, q in enumerate(qis):
-            if not blanked[:, j].any():
-                continue
-            best: tuple[int, str] | None = None
-            for v, vcode in observed_codes.items():
-                if v == q:
+        columns = list(child.release_frame().columns)
+        others = {c: _released_column(child, c, qis, released) for c in columns if c not in qis}
+        hits: dict[tuple[str, str], int] = {}  # (QI, variable): cells restored through it, over the rounds
+        while True:  # rounds: a cell written back shows its QI to the next round, as it does to the intruder
+            shown = np.where(restored, codes, released)
+            observed = {c: others[c] if c in others else _released_column(child, c, qis, shown) for c in columns}
+            found = False
+            for j, q in enumerate(qis):
+                left = blanked[:, j] & ~restored[:, j]
+                if not left.any():
                     continue
-                hit = _restored_by(vcode, released[:, j], codes[:, j], blanked[:, j])
-                if hit.any():
-                    restored[:, j] |= hit
-                    if best is None or int(hit.sum()) > best[0]:
-                        best = (int(hit.sum()), v)
-            if best is not None:
+                for v, vcode in observed.items():
+                    if v == q:
+                        continue
+                    hit = _restored_by(vcode, shown[:, j], codes[:, j], left)  # of the cells left this round
+                    if hit.any():
+                        restored[:, j] |= hit
+                        hits[q, v] = hits.get((q, v), 0) + int(hit.sum())
+                        found = True
+            if not found:
+                break
+        for j, q in enumerate(qis):
+            if restored[:, j].any():
                 by_variable[q] = int(restored[:, j].sum())
-                via[q] = best[1]
+                via[q] = max((v for qq, v in hits if qq == q), key=lambda v: (hits[q, v], -columns.index(v)))
     missing = parent.missing
     if findable_before is not None:
         before = int(findable_before)
