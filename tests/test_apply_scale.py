@@ -297,11 +297,12 @@ def cases(draw):
 C_H = Hierarchy(tuple((str(v), "low" if v < 3 else "high", "*") for v in range(1, 6)), "c")
 
 
-def write_random(folder: Path, n: int, seed: int) -> Path:
-    """A random CSV file of the cases' three variables (codes, text, the generalized c), with empty cells."""
+def write_random(folder: Path, n: int, seed: int, coded: bool = False) -> Path:
+    """A random CSV file of the cases' three variables (codes, text, the generalized c), with empty cells; with
+    ``coded``, c also holds -9, which the caller's labels file declares missing."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"a": rng.choice([*CATS, ""], n), "b": rng.choice([*TEXTS, ""], n),
-                       "c": rng.choice(["1", "2", "3", "4", "5", ""], n)})
+                       "c": rng.choice(["1", "2", "3", "4", "5", *(["-9"] if coded else []), ""], n)})
     data = folder / "d.csv"
     df.to_csv(data, index=False)
     return data
@@ -312,8 +313,10 @@ def write_random(folder: Path, n: int, seed: int) -> Path:
 def test_random_recodes_at_scale_equal_in_memory(tmp_path_factory, case):
     n, seed, steps, missing = case
     folder = tmp_path_factory.mktemp("h")
-    data = write_random(folder, n, seed)
+    data = write_random(folder, n, seed, coded=True)
     (folder / "d.labels.json").write_text(json.dumps({"a": {"value_labels": {"1": "one", "2": "two"},
+                                                            "missing_codes": ["-9"]},
+                                                      "c": {"value_labels": {"-9": "Refused", "1": "one"},
                                                             "missing_codes": ["-9"]}}), encoding="utf-8")
     recipe = Recipe(steps=steps, roles=Roles(qis=("a", "b", "c")), missing=missing, extra={"k": 2})
     assert_engines_equal_in_memory(folder, recipe, data)
