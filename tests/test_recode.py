@@ -351,3 +351,30 @@ def test_a_date_variable_is_not_merged_or_top_coded():
     for step in (RecodeStep(column="dob", merge=tuple(frame["dob"][:2])), RecodeStep(column="dob", top=1.0)):
         with pytest.raises(InputError, match="'dob' holds dates: generalize it with a date hierarchy"):
             step.apply(ds)
+
+
+def test_a_step_recorded_before_codes_were_kept_replays_as_recorded():
+    """A recipe (or project) written before generalization kept declared missing codes has no
+    ``keep_missing_codes`` field: it replays as it was recorded (the codes blank), so the results it recorded
+    still verify, and it is written back in its own form. A step made now keeps the codes and says so."""
+    from kanon_core.history import History
+    from kanon_core.recipe import Recipe
+    from kanon_core.steps import step_from_dict
+
+    ds = _coded([20, -9, 31, None, -8, 25], "Int64", (-9, -8), {-9: "Refused"})
+    new = GeneralizeStep.build({"age": 1}, {"age": AGE_H})
+    old_form = {k: v for k, v in json.loads(json.dumps(new.to_dict())).items() if k != "keep_missing_codes"}
+    old = step_from_dict(old_form)
+    assert new.keep_missing_codes and not old.keep_missing_codes
+    assert "keep_missing_codes" not in old.to_dict() and new.to_dict()["keep_missing_codes"] is True
+    assert old.apply(ds).frame["age"].tolist() == ["20-29", None, "30-39", None, None, "20-29"]
+    assert old.apply(ds).meta_of("age") == VariableMeta(label="Age")
+    assert new.apply(ds).frame["age"].tolist() == ["20-29", "-9", "30-39", None, "-8", "20-29"]
+    # recorded with the old step, saved, loaded and replayed: every recorded result verifies
+    history = History.start(ds)
+    history.apply(old)
+    text = Recipe.from_history(history).to_json()
+    assert "keep_missing_codes" not in text
+    replay = Recipe.from_json(text).replay_checked(ds)
+    assert replay.verified_steps == 1 and replay.history.current.dataset.frame["age"].tolist() == [
+        "20-29", None, "30-39", None, None, "20-29"]

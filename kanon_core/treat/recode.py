@@ -28,9 +28,11 @@ from .hierarchy import Hierarchy, format_number, value_key
 
 
 # -- generalization -------------------------------------------------------------------------------------------
-def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: int) -> pd.Series:
+def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: int,
+                       keep_missing_codes: bool = True) -> pd.Series:
     """The column with every value replaced by its label at ``level``; an empty cell stays empty and a
-    declared missing code keeps its code (:func:`kept_missing_codes`).
+    declared missing code keeps its code (:func:`kept_missing_codes`; blank without ``keep_missing_codes``, as
+    steps recorded before codes were kept replay).
 
     Values are matched to hierarchy rows robustly (see :meth:`Hierarchy.match`); a value without a row
     is an :class:`InputError` naming only the count.
@@ -47,9 +49,10 @@ def generalized_column(ds: Dataset, column: str, hierarchy: Hierarchy, level: in
     seen = codes >= 0
     gen[seen] = table[codes[seen]]
     out = labels[gen]
-    kept = kept_missing_codes(ds, column)
-    refuse_labels_written_as_codes(column, tabs.labels[level], kept.texts)
-    out[kept.cells] = kept.written
+    if keep_missing_codes:
+        kept = kept_missing_codes(ds, column)
+        refuse_labels_written_as_codes(column, tabs.labels[level], kept.texts)
+        out[kept.cells] = kept.written
     return pd.Series(out, index=ds.frame.index, name=column, dtype=object)
 
 
@@ -146,6 +149,10 @@ class GeneralizeStep(Step):
     search with a suppression limit replays as this one step. With ``criteria`` (specs such as
     ``l=3:occupation``, :mod:`kanon_core.criteria`) the records of classes failing any of them are blanked
     instead; recipes written before criteria existed have none and replay as before.
+
+    ``keep_missing_codes``: a generalized variable keeps its declared missing codes (:func:`kept_missing_codes`),
+    as every step made now does (:meth:`build`). Recipes and projects written before codes were kept have no
+    such field and replay as they were recorded, the codes blank, so their recorded results still verify.
     """
 
     kind: ClassVar[str] = "generalize"
@@ -154,6 +161,7 @@ class GeneralizeStep(Step):
     suppress_k: int = 0
     qis: tuple[str, ...] = ()
     criteria: tuple[str, ...] = ()
+    keep_missing_codes: bool = False
 
     def __post_init__(self) -> None:
         if self.criteria:
@@ -182,18 +190,21 @@ class GeneralizeStep(Step):
         suppress_k: int = 0,
         qis: Sequence[str] = (),
         criteria: Sequence[str] = (),
+        keep_missing_codes: bool = True,
     ) -> GeneralizeStep:
         """Embed the hierarchies of the variables generalized above level 0."""
         missing = [v for v, lv in levels.items() if lv > 0 and v not in hierarchies]
         if missing:
             raise InputError(f"No hierarchy given for {', '.join(missing)}.")
         rows = {v: hierarchies[v].rows for v, lv in levels.items() if lv > 0}
-        return cls(dict(levels), rows, int(suppress_k), tuple(qis), tuple(criteria))
+        return cls(dict(levels), rows, int(suppress_k), tuple(qis), tuple(criteria), bool(keep_missing_codes))
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         if not self.criteria:  # the form recipes had before criteria existed
             d.pop("criteria", None)
+        if not self.keep_missing_codes:  # the form recipes had before declared codes were kept
+            d.pop("keep_missing_codes", None)
         return d
 
     def hierarchy(self, column: str) -> Hierarchy:
@@ -211,9 +222,11 @@ class GeneralizeStep(Step):
             h = self.hierarchy(v)
             if lv > h.max_level:
                 raise InputError(f"Variable '{v}' has hierarchy levels 0 to {h.max_level}; level {lv} does not exist.")
-            frame[v] = generalized_column(ds, v, h, lv)
-            # the values' labels are gone with them; the declared missing codes are kept, as text
-            meta[v] = generalized_meta(ds.meta_of(v))
+            frame[v] = generalized_column(ds, v, h, lv, self.keep_missing_codes)
+            # the values' labels are gone with them; the declared missing codes are kept, as text (or, in a
+            # step recorded before they were kept, blank with the variable's label alone)
+            meta[v] = (generalized_meta(ds.meta_of(v)) if self.keep_missing_codes
+                       else VariableMeta(label=ds.meta_of(v).label))
         out = ds.with_frame(frame, meta)
         if self.criteria:
             from ..criteria.apply import suppress_failing
