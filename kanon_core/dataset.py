@@ -174,13 +174,14 @@ def encode_column(
     and each cell's code is its value's rank. A dict lookup per cell gave the same codes several times
     slower, and every risk count, comparison and report encodes its variables this way."""
     miss = missing_mask(series, missing_codes)
-    numbers = _plain_numbers(series[~miss])
+    observed = series[~miss]
+    numbers = _plain_numbers(observed)
     if numbers is not None:  # ints or floats: hashed and sorted as numbers, the order _sort_key gives them
         first_codes, uniques = pd.factorize(numbers)
         order = np.argsort(uniques, kind="stable")
         values = tuple(uniques[order].tolist())
     else:
-        first_codes, uniques = pd.factorize(series[~miss].to_numpy(dtype=object))
+        first_codes, uniques = pd.factorize(observed.to_numpy(dtype=object))
         order = sorted(range(len(uniques)), key=lambda i: _sort_key(uniques[i]))
         values = tuple(uniques[i] for i in order)
     rank = np.empty(len(uniques), dtype=np.int32)

@@ -242,7 +242,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
     settings = engine_settings(args, "generalize")
     try:
         sensitive = sorted({v for c in criteria for v in c.sensitive})
-        table, _, _, _ = aggregate_table(engine, source, qis, args.weight, _missing_codes(args), settings)
+        table, keys, class_of_row, meta = aggregate_table(engine, source, qis, args.weight, _missing_codes(args),
+                                                          settings)
         table = with_sensitive(engine, source, table, sensitive, _missing_codes(args), settings)
         notice_table(table)
         hs, tabs = level_tables(table, qis, load_hierarchies(args.hierarchies, qis))
@@ -255,7 +256,8 @@ def generalize_at_scale(args: argparse.Namespace, criteria: list, alpha: float) 
                 batch.write_text(args.step, json.dumps(result.step().to_dict(), indent=2, ensure_ascii=False) + "\n")
             if args.output:
                 write_generalized_release(engine, args.file, table, qis, hs, tabs, result.levels, args.k,
-                                          args.missing, _missing_codes(args), args.output, settings, batch)
+                                          args.missing, _missing_codes(args), args.output, settings, batch,
+                                          (keys, class_of_row, meta))
             payload["seconds"] = round(time.perf_counter() - t0, 4)
             write_json(args.json_out, payload, batch)
         if args.output:

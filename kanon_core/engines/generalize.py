@@ -79,25 +79,32 @@ def optimal_at_scale(table, qis: list[str], k: int, max_suppression: float, miss
 
 
 def write_generalized_release(engine, source, table, qis: list[str], hs, tabs, levels, k: int | None, missing: str,
-                              missing_codes: dict, out, settings: EngineSettings, batch=None) -> None:
+                              missing_codes: dict, out, settings: EngineSettings, batch=None,
+                              aggregate: tuple | None = None) -> None:
     """The release of a generalization found on the class table, written by the engine: each QI recoded
     through its hierarchy at the chosen level, the records of classes still smaller than k blanked on every
     QI, with the labels sidecar of the input's labels and declared missing codes (a declared code the search
     counted as missing must read as missing in the release too, or the written file is not k-anonymous), as
     the in-memory writer does. Within ``batch`` (an :class:`~kanon_core.outputs.OutputBatch`) or in a batch of
-    its own."""
+    its own. ``aggregate``: what :func:`~kanon_core.engines.table.aggregate_table` gave for ``table`` (its raw
+    keys, each key row's class, the metadata), when the caller has it; else the raw keys are aggregated again
+    if they are needed (:class:`RawWays`)."""
     from contextlib import nullcontext
 
     from ..outputs import OutputBatch
     from .api import labelled_columns
     from .local_suppression import write_release_labels
     from .source import open_source
+    from .table import aggregate_table
 
     # a QI can hold declared missing codes only when the labels or the command line name it
     named = set(labelled_columns(open_source(source), missing_codes)) & set(qis)
+    def ways() -> RawWays:
+        found = aggregate or aggregate_table(engine, open_source(source), qis, None, missing_codes, settings)[1:]
+        return RawWays.of(table, *found)
+
     recodes, suppress = _generalized_release(table, qis, list(hs), list(tabs), levels, k, missing,
-                                             (lambda: _raw_ways(engine, source, qis, missing_codes, settings))
-                                             if named else None)
+                                             ways if named else None)
     with OutputBatch() if batch is None else nullcontext(batch) as b:
         target = b.temp_path(out) if engine.name != "spark" else out
         engine.release(source, target, qis=qis, recodes=recodes, suppress=suppress, missing_codes=missing_codes,
@@ -124,17 +131,12 @@ class RawWays:
     raw: list
     meta: dict
 
-
-def _raw_ways(engine, source, qis: list[str], missing_codes: dict, settings: EngineSettings) -> RawWays:
-    """The file's classes as written (one more GROUP BY): needed only when a class to blank holds a missing
-    value, which a declared code writes as itself and an empty cell as nothing."""
-    from .source import open_source
-    from .table import aggregate_table
-
-    table, keys, class_of_row, meta = aggregate_table(engine, open_source(source), qis, None, missing_codes,
-                                                      settings)
-    raw = [keys.column(f"k{j}").to_pylist() for j in range(len(qis))]
-    return RawWays(table.codes[class_of_row], raw, meta)
+    @classmethod
+    def of(cls, table, keys, class_of_row, meta: dict) -> RawWays:
+        """From :func:`~kanon_core.engines.table.aggregate_table`'s raw keys and each key row's class in
+        ``table`` (its class table, or one with the same values: the codes are the values' ranks)."""
+        return cls(table.codes[class_of_row], [keys.column(f"k{j}").to_pylist() for j in range(keys.num_columns)],
+                   meta)
 
 
 def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing, ways=None):
