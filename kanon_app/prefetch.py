@@ -276,6 +276,12 @@ def minucs_ahead(params: Hashable, shown_here: bool = False) -> bool:
     return True
 
 
+def minucs_held_back(params: Hashable, version: Any) -> bool:
+    """Whether version ``version``'s MINUCs page search for ``params`` was started ahead and not asked for yet
+    (the sidebar does not show it, as the MINUCs page does not before its click)."""
+    return state.memo_key(MINUCS, params, version) in _session_set(AHEAD)
+
+
 def ask_minucs(params: Hashable) -> None:
     """The officer clicked "Find MINUCs" for ``params``: a search started ahead is theirs now (it no longer
     waits for pages being drawn)."""

@@ -63,29 +63,40 @@ def render_timeline(defer: bool = False) -> Callable[[], None]:
         v = hist.versions[vid]
         slot = st.sidebar.empty()
         if defer and state.memo_peek("version_risk", memo_key, version=v) is None:
-            _entry(slot, hist, vid, None, k_text, final=False)
+            _entry(slot, hist, vid, None, k, k_text, final=False)
             pending.append((slot, vid))
         else:
-            _entry(slot, hist, vid, risk_of(v), k_text)
+            _entry(slot, hist, vid, risk_of(v), k, k_text)
 
     def finish() -> None:
         while pending:
             slot, vid = pending.pop(0)
-            _entry(slot, hist, vid, risk_of(hist.versions[vid]), k_text)
+            _entry(slot, hist, vid, risk_of(hist.versions[vid]), k, k_text)
 
     return finish
 
 
-def _entry(slot: Any, hist: History, vid: int, r: Any, k_text: str, final: bool = True) -> None:
+def minucs_shown(v: Version, k: int) -> Any:
+    """The MINUC search of version ``v`` the timeline shows: the latest made on its roles' QIs at the session's
+    ``k`` that the officer asked for, or None. A line reads at one k throughout (a search at another k is not
+    shown beside the count below this one), and a search started ahead of the MINUCs page's click stays
+    hidden here as it does on that page until the click (a search can take seconds, so none is made here)."""
+    from .prefetch import minucs_held_back
+
+    runs = [res for p, res in state.memo_found("minucs", v)
+            if p[0] == v.dataset.roles.qis and p[1] == k and not minucs_held_back(p, v)]
+    return runs[-1] if runs else None
+
+
+def _entry(slot: Any, hist: History, vid: int, r: Any, k: int, k_text: str, final: bool = True) -> None:
     """One version's line in ``slot``: the current one in bold, the others as buttons that check them out.
     A line that is not ``final`` (its risk still to come) is plain text: its button is drawn once, complete."""
     v = hist.versions[vid]
     risk = "" if r is None else f" · {r.n_violating:,} < {k_text}" + (
         f" · {r.suppressed_cells:,} suppressed" if r.suppressed_cells else "")
-    runs = [(p, res) for p, res in state.memo_found("minucs", v) if p[0] == v.dataset.roles.qis]
-    if runs:  # MINUCs are only shown once computed on the MINUCs page (a search can take seconds)
-        params, res = runs[-1]
-        risk += f" · {res.total:,} MINUCs (k={params[1]})"
+    found = minucs_shown(v, k)
+    if found is not None:
+        risk += f" · {found.total:,} MINUCs (k={k})"
     marker = CURRENT_MARK if vid == hist.current_id else ""
     depth = len(hist.lineage(vid)) - 1
     indent = "\u2003" * depth  # em spaces: visible indentation, outside any markdown emphasis

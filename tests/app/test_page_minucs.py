@@ -97,6 +97,35 @@ def test_sidebar_timeline_shows_minucs_once_computed():
     assert any(f"{total} MINUCs (k=3)" in m.value for m in fresh.sidebar.markdown)  # the session's k
 
 
+def test_sidebar_timeline_shows_minucs_at_the_sessions_k_once_asked_for():
+    """The CI run that found this: the Risk page's search ahead (k = 3) finished, the officer set k = 2, and
+    the line read "15,149 < k=2 · 15,296,239 MINUCs (k=3)": a search nobody asked for, at another k."""
+    from kanon_app import prefetch
+    from kanon_core.steps import SetRoles
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    hist = at.session_state["history"]
+    r = hist.current.dataset.roles
+    hist.apply(SetRoles(tuple(QIS), r.weight, r.strata, r.psu, r.outcomes, r.direct_ids))
+    at.switch_page("pages/minucs.py").run()
+    at.button(key="btn_find_minucs").click().run()
+    total = metric(at, "MINUCs")
+    (searched,) = [key for key in at.session_state["memo"] if key[2] == "minucs" and key[3][:2] == (tuple(QIS), 3)]
+
+    def sidebar_after(settings: dict, ahead: set) -> list[str]:
+        fresh = AppTest.from_file(APP, default_timeout=120)
+        for key in ("history", "source", "memo"):
+            fresh.session_state[key] = at.session_state[key]
+        fresh.session_state["settings"] = settings
+        fresh.session_state[prefetch.AHEAD] = ahead
+        fresh.run()
+        return [m.value for m in fresh.sidebar.markdown]
+
+    assert any(f"{total} MINUCs (k=3)" in line for line in sidebar_after({"k": 3}, set()))
+    assert not any("MINUCs (k=" in line for line in sidebar_after({"k": 2}, set()))  # found at k = 3 only
+    assert not any("MINUCs (k=" in line for line in sidebar_after({"k": 3}, {searched}))  # not asked for yet
+
+
 def test_variable_chart_names_all_19_quasi_identifiers():
     import json
 
