@@ -150,9 +150,7 @@ class ClassTable:
         for j, table in enumerate(lookups):
             col = self.codes[:, j]
             if table is not None:
-                table = np.asarray(table)
-                mapped = np.where(col >= 0, table[np.maximum(col, 0)], MISSING_CODE)
-                col = mapped.astype(np.int32)
+                col = through_lookup(col, table)
             cols.append(col)
         mapped_codes = np.column_stack(cols) if cols else np.empty((self.n_classes, 0), np.int32)
         gid, _ = group_ids(mapped_codes)
@@ -293,6 +291,16 @@ class ClassTable:
         if int(gid.max(initial=-1)) + 1 == raw.n_classes:
             return raw
         return raw._merge(gid, raw.codes)
+
+
+def through_lookup(codes: np.ndarray, lookup: np.ndarray) -> np.ndarray:
+    """``codes`` recoded through ``lookup`` (``lookup[c]`` the new code of code c) as int32, missing codes
+    (< 0) kept missing. Only observed codes are looked up: a QI missing in every record has an empty lookup."""
+    codes = np.asarray(codes)
+    observed = codes >= 0
+    out = np.full(codes.shape, MISSING_CODE, dtype=np.int32)
+    out[observed] = np.asarray(lookup)[codes[observed]]
+    return out
 
 
 def _ordered_numbers(values: tuple[Any, ...], value_labels: Mapping[Any, str] | None) -> np.ndarray | None:

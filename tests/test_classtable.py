@@ -68,17 +68,25 @@ def test_class_sizes_of_the_table_broadcast_to_brute_force_fk(f, missing):
     np.testing.assert_allclose(t.per_record(sizes.Fk), Fk)
 
 
+def test_generalize_keeps_a_qi_missing_in_every_record_missing():
+    """Its lookup is empty (no observed code): the recode looks nothing up (it raised IndexError)."""
+    codes = np.array([[-1, 0], [-1, 1], [-1, 0]], dtype=np.int32)
+    t = ClassTable.from_codes(codes).generalize([np.array([], dtype=np.int64), np.array([5, 5])])
+    assert _rows(t.codes) == [(-1, 5)] and t.count.tolist() == [3]
+
+
 @given(files(), st.data())
 @settings(max_examples=60, deadline=None)
 def test_generalize_equals_aggregating_the_recoded_records(f, data):
     codes, weights, sens = f
     q = codes.shape[1]
     lookups = []
-    for _ in range(q):
+    for j in range(q):
         if data.draw(st.booleans()):
             lookups.append(None)
-        else:
-            lookups.append(np.array(data.draw(st.lists(st.integers(0, 2), min_size=4, max_size=4))))
+        else:  # one entry per observed code: empty for a QI missing in every record
+            size = int(codes[:, j].max()) + 1
+            lookups.append(np.array(data.draw(st.lists(st.integers(0, 2), min_size=size, max_size=size)), dtype=np.int64))
     recoded = codes.copy()
     for j, lk in enumerate(lookups):
         if lk is not None:

@@ -173,12 +173,12 @@ def _generalized_release(table, qis, hierarchies, tabs, levels, k, missing, ways
     lookups = [t.table[lv] for t, lv in zip(tabs, levels, strict=True)]
     gen = table.generalize(lookups)
     fk = gen.class_sizes(missing).fk
+    from ..classtable import through_lookup
     from ..risk.keys import group_ids
 
     def small(codes: np.ndarray) -> np.ndarray:
         """Whether each row of class codes falls in a generalized class smaller than k."""
-        mapped = np.column_stack([np.where(codes[:, j] >= 0, lookups[j][np.maximum(codes[:, j], 0)], -1)
-                                  for j in range(len(qis))]).astype(np.int32)
+        mapped = np.column_stack([through_lookup(codes[:, j], lookups[j]) for j in range(len(qis))])
         gid, _ = group_ids(np.vstack([gen.codes, mapped]))
         of_gid = np.full(int(gid.max()) + 1, -1, np.int64)
         of_gid[gid[: gen.n_classes]] = np.arange(gen.n_classes)
