@@ -285,13 +285,14 @@ def _tab_search() -> None:
     extra = st.text_input(
         "More privacy criteria (optional, all must hold with k)", key="w_gen_criteria",
         placeholder="l=3:occupation; t=0.2:income; risk=0.05",
-        help="Separated by ';'. l=L:S distinct l-diversity of S (l=entropy:L:S, l=recursive:C,L:S), t=T:S "
+        help="Separated by ';'. A variable whose name holds ':' or ';' is written in double quotes. l=L:S distinct l-diversity of S (l=entropy:L:S, l=recursive:C,L:S), t=T:S "
              "t-closeness of S, risk=R the highest individual risk (Benedetti & Franconi). Records of classes "
              "failing any of them count against the suppression limit (Machanavajjhala et al.; Li et al.).")
     try:
         from kanon_core.criteria import parse_criteria
+        from kanon_core.criteria.base import split_criteria
 
-        criteria = parse_criteria([c for c in extra.split(";") if c.strip()])
+        criteria = parse_criteria(split_criteria(extra))
         sensitive = sorted({v for c in criteria for v in c.sensitive})
         weighted = any(getattr(c, "weighted", False) for c in criteria)
         if sensitive or weighted:

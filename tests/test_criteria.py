@@ -59,6 +59,38 @@ def test_bad_specs_are_one_line_input_errors(bad):
     assert "\n" not in str(exc.value)
 
 
+NAME_TEXT = st.text(st.sampled_from(list('ab :;",= ')), min_size=1, max_size=8).filter(lambda t: t.strip())
+
+
+@given(NAME_TEXT, st.sampled_from(["l=3:{}", "l=entropy:2:{}", "l=recursive:3,2:{}", "t=0.2:{}", "t=0.2:{}:equal"]))
+@settings(max_examples=200)
+def test_a_spec_names_exactly_its_variable_whatever_the_name_holds(name, form):
+    """A name holding ':' or ';' (or a quote, or spaces around it) is written quoted and read back exactly, and
+    the field of several criteria splits only between criteria: a recipe storing the spec replays."""
+    from kanon_core.criteria.base import quote_name, split_criteria
+
+    criterion = parse_criterion(form.format(quote_name(name)))
+    assert criterion.sensitive == (name,)
+    assert parse_criterion(criterion.spec) == criterion
+    field = f"k=2; {criterion.spec} ;risk=0.05"
+    assert [c.spec for c in parse_criteria(split_criteria(field))] == ["k=2", criterion.spec, "risk=0.05"]
+
+
+def test_quoted_names_as_written():
+    assert parse_criterion('l=3:"Q1: occupation"').sensitive == ("Q1: occupation",)
+    assert parse_criterion('t=0.2:"say ""no"""').sensitive == ('say "no"',)
+    assert parse_criterion('l=3:"a"""').sensitive == ('a"',)
+    assert parse_criterion('l=3:" padded "').spec == 'l=3:" padded "'
+    assert parse_criterion("l=3: occupation ").spec == "l=3:occupation"  # unquoted: spaces are not the name's
+
+
+@pytest.mark.parametrize("bad", ['l=3:"open', 'l=3:a"b', 'l=3:"a"b', 't=0.2:"a"":equal', 'l=3:"a""', 'l=3:""""b'])
+def test_a_badly_quoted_name_is_a_one_line_input_error(bad):
+    with pytest.raises(InputError) as exc:
+        parse_criterion(bad)
+    assert "\n" not in str(exc.value)
+
+
 # -- random small problems with a sensitive variable and weights --------------------------------------------------
 @st.composite
 def problems(draw, max_nodes: int = 48):

@@ -22,6 +22,9 @@ matching it, which grows but does not merge whole classes.
 Criteria are written on the command line as ``prefix=arguments`` (``k=5``, ``l=3:occupation``,
 ``risk=0.05``); each criterion type registers its prefix once (:func:`register_criterion`) and
 :func:`parse_criterion` turns the text back into the object (``spec`` is that text, canonical).
+A variable's name is written in double quotes when it holds ``:``, ``;`` or ``"`` or begins or ends with
+a space (``l=3:"Q1: occupation"``; a quote inside is doubled, as in CSV): a spec then still names exactly
+the variable, and a recipe that stores it replays (:func:`quote_name`, :func:`split_arguments`).
 """
 
 from __future__ import annotations
@@ -132,6 +135,59 @@ def parse_criteria(texts: Iterable[str]) -> list[Criterion]:
             seen.add(c.spec)
             out.append(c)
     return out
+
+
+QUOTE = '"'
+NEEDS_QUOTES = (":", ";", QUOTE)
+"""Characters that make a variable's name be written in quotes in a spec (the separators and the quote)."""
+
+
+def quote_name(name: str) -> str:
+    """``name`` as a spec writes it: as it is, or in double quotes (a quote inside doubled) when it holds a
+    separator or a quote or begins or ends with a space, which an unquoted argument loses when stripped."""
+    if name and name == name.strip() and not any(ch in name for ch in NEEDS_QUOTES):
+        return name
+    return QUOTE + name.replace(QUOTE, QUOTE * 2) + QUOTE
+
+
+def split_outside_quotes(text: str, sep: str) -> list[str]:
+    """``text`` split at every ``sep`` that is not inside double quotes, the pieces as written (quotes kept):
+    ``l=3:"a;b"; k=5`` splits at ``;`` into two criteria, ``3:"a:b"`` at ``:`` into two arguments."""
+    pieces, start, quoted = [], 0, False
+    for i, ch in enumerate(text):
+        if ch == QUOTE:
+            quoted = not quoted  # a doubled quote inside a quoted name closes and reopens it: still inside
+        elif ch == sep and not quoted:
+            pieces.append(text[start:i])
+            start = i + 1
+    if quoted:
+        raise InputError("A quoted name in a criterion is not closed: end it with a double quote.")
+    pieces.append(text[start:])
+    return pieces
+
+
+def unquote(piece: str) -> str:
+    """One argument as written: a quoted one without its quotes (a doubled quote read as one), taken exactly;
+    an unquoted one stripped of spaces."""
+    text = piece.strip()
+    if not text.startswith(QUOTE):
+        if QUOTE in text:
+            raise InputError("In a criterion, quote a whole name: \"name\".")
+        return text
+    inner = text[1:-1] if len(text) >= 2 and text.endswith(QUOTE) else None
+    if inner is None or QUOTE in inner.replace(QUOTE * 2, ""):
+        raise InputError("In a criterion, quote a whole name: \"name\" (a quote inside written twice).")
+    return inner.replace(QUOTE * 2, QUOTE)
+
+
+def split_arguments(text: str) -> list[str]:
+    """The ``:``-separated arguments of a criterion, each read by :func:`unquote`."""
+    return [unquote(p) for p in split_outside_quotes(text, ":")]
+
+
+def split_criteria(text: str) -> list[str]:
+    """Several criteria written in one field, separated by ``;`` outside quotes (blank ones dropped)."""
+    return [p for p in split_outside_quotes(text, ";") if p.strip()]
 
 
 def parse_number(text: str, what: str, integer: bool = False, low: float | None = None,

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..dataset import MissingSemantics
 from ..errors import InputError
-from .base import Evaluation, parse_number, register_criterion
+from .base import Evaluation, parse_number, quote_name, register_criterion, split_arguments
 
 KINDS = ("distinct", "entropy", "recursive")
 
@@ -68,11 +68,12 @@ class LDiversity:
 
     @property
     def spec(self) -> str:
+        var = quote_name(self.sensitive_var)
         if self.kind == "distinct":
-            return f"l={self.l:g}:{self.sensitive_var}"
+            return f"l={self.l:g}:{var}"
         if self.kind == "entropy":
-            return f"l=entropy:{self.l:g}:{self.sensitive_var}"
-        return f"l=recursive:{self.c:g},{self.l:g}:{self.sensitive_var}"
+            return f"l=entropy:{self.l:g}:{var}"
+        return f"l=recursive:{self.c:g},{self.l:g}:{var}"
 
     @property
     def sensitive(self) -> tuple[str, ...]:
@@ -99,14 +100,14 @@ class LDiversity:
 
 @register_criterion("l", "l=L:S (distinct), l=entropy:L:S, l=recursive:C,L:S (l-diversity of variable S)")
 def parse_l(text: str) -> LDiversity:
-    parts = text.split(":")
+    parts = split_arguments(text)
     if len(parts) == 2:
         kind, (num, var) = "distinct", parts
-    elif len(parts) == 3 and parts[0].strip().lower() in KINDS:
-        kind, num, var = parts[0].strip().lower(), parts[1], parts[2]
+    elif len(parts) == 3 and parts[0].lower() in KINDS:
+        kind, num, var = parts[0].lower(), parts[1], parts[2]
     else:
-        raise InputError("Write l-diversity as l=3:S, l=entropy:3:S or l=recursive:C,L:S (S the sensitive variable).")
-    var = var.strip()
+        raise InputError("Write l-diversity as l=3:S, l=entropy:3:S or l=recursive:C,L:S (S the sensitive variable, "
+                         'in double quotes when its name holds ":").')
     if kind == "recursive":
         c_text, sep, l_text = num.partition(",")
         if not sep:

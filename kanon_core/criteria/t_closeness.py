@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dataset import MissingSemantics
 from ..errors import InputError
-from .base import Evaluation, parse_number, register_criterion
+from .base import Evaluation, parse_number, quote_name, register_criterion, split_arguments
 
 DISTANCES = ("auto", "equal", "ordered")
 TOLERANCE = 1e-12
@@ -55,7 +55,7 @@ class TCloseness:
     @property
     def spec(self) -> str:
         tail = "" if self.distance == "auto" else f":{self.distance}"
-        return f"t={self.t:g}:{self.sensitive_var}{tail}"
+        return f"t={self.t:g}:{quote_name(self.sensitive_var)}{tail}"
 
     @property
     def sensitive(self) -> tuple[str, ...]:
@@ -72,8 +72,9 @@ class TCloseness:
 
 @register_criterion("t", "t=T:S[:equal|ordered] (t-closeness of variable S)")
 def parse_t(text: str) -> TCloseness:
-    parts = [p.strip() for p in text.split(":")]
+    parts = split_arguments(text)
     if len(parts) not in (2, 3) or not parts[1]:
-        raise InputError("Write t-closeness as t=0.2:S or t=0.2:S:equal (S the sensitive variable).")
+        raise InputError("Write t-closeness as t=0.2:S or t=0.2:S:equal (S the sensitive variable, in double quotes "
+                         'when its name holds ":").')
     distance = parts[2].lower() if len(parts) == 3 else "auto"
     return TCloseness(parse_number(parts[0], "t", low=0.0, high=1.0), parts[1], distance)
