@@ -19,3 +19,10 @@ class InfeasibleError(KanonError):
 
 class Cancelled(KanonError):
     """A long computation was cancelled by the user."""
+
+
+def fewer_records_than_k(n_records: int, k: int) -> str:
+    """The one message for a k above the file's record count, where no record can be in a group of k
+    (suppression, MINUCs and the commands that refuse such a k all say it in these words)."""
+    noun = "record" if n_records == 1 else "records"
+    return f"The file has {n_records:,} {noun}, so no record can be in a group of k={k:,}."

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..dataset import MISSING_SEMANTICS, Dataset, Roles, VariableMeta
-from ..errors import InputError
+from ..errors import InputError, fewer_records_than_k
 from ..io import load_dataset, missing_like_counts, missing_like_notice, typed_codes
 from ..outputs import OutputBatch, atomic_write_bytes
 from .notices import notice
@@ -81,7 +81,7 @@ def check_k_within(k: int, n_records: int) -> None:
     risk``, whose measurement at such a k is well defined (every record is below it) and pinned as the
     engines' common result."""
     if k > n_records:
-        raise InputError(f"The file has {n_records:,} records, so no record can be in a group of k={k:,}.")
+        raise InputError(fewer_records_than_k(n_records, k))
 
 
 def open_fraction(text: str) -> float:

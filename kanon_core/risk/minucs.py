@@ -53,7 +53,7 @@ import pandas as pd
 
 from .. import threads
 from ..dataset import MissingSemantics, QIMatrix, check_semantics
-from ..errors import InputError
+from ..errors import InputError, fewer_records_than_k
 from ..progress import Progress, report
 from .keys import group_ids
 
@@ -423,7 +423,7 @@ def _check(codes: np.ndarray, k: int, missing: str, max_size: int | None,
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise InputError("k must be a whole number of at least 2.")
     if n < k:
-        raise InputError(f"The file has {n} record(s): no combination can occur k={k} times.")
+        raise InputError(fewer_records_than_k(n, k))
     if max_size is not None and (not isinstance(max_size, (int, np.integer)) or max_size < 1):
         raise InputError("The maximum MINUC size must be a whole number of at least 1.")
     check_semantics(missing)

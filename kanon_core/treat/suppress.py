@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..dataset import Dataset, MissingSemantics, QIMatrix, check_semantics
-from ..errors import InfeasibleError, InputError
+from ..errors import InfeasibleError, InputError, fewer_records_than_k
 from ..progress import Progress, report
 from ..risk.classes import check_alpha, class_sizes
 from ..risk.intruder import findable_below_k, released_codes
@@ -158,7 +158,7 @@ def check_feasible(p: Problem, fk: np.ndarray) -> None:
     if not unsafe.any():
         return
     if p.k > n:
-        raise InfeasibleError(f"The file has {n} records, so no record can be in a group of k={p.k}.")
+        raise InfeasibleError(fewer_records_than_k(n, p.k))
     if p.protected.all():
         raise InfeasibleError(
             f"{int(unsafe.sum())} record(s) are below k={p.k} and every quasi-identifier is protected: "

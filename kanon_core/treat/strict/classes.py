@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ...dataset import MissingSemantics, check_semantics
-from ...errors import InfeasibleError
+from ...errors import InfeasibleError, fewer_records_than_k
 from ...progress import Progress, report
 from ...risk.intruder import SUPPRESSED, findable_below_k
 from ...risk.keys import group_ids
@@ -109,7 +109,7 @@ def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndar
     unsafe = fk0 < k
     if unsafe.any():
         if k > n:
-            raise InfeasibleError(f"The file has {n} records, so no record can be in a group of k={k}.")
+            raise InfeasibleError(fewer_records_than_k(n, k))
         if protected.all():
             raise InfeasibleError(f"{int(mult[unsafe].sum())} record(s) are below k={k} and every "
                                   "quasi-identifier is protected: unprotect at least one variable.")
