@@ -15,6 +15,8 @@ from kanon_core.utility import compare_distributions
 from kanon_core.utility.baseline import original_with_roles
 from kanon_core.utility.bias import bias_of_correlations, bias_of_means, entropy_table, suppressed_cells
 from kanon_core.utility.info_loss import (
+    WHY_NO_LOSS_METRIC,
+    WHY_NO_PREC,
     hierarchies_fingerprint,
     information_loss,
     version_hierarchies,
@@ -209,7 +211,8 @@ def _tab_loss() -> None:
             st.error(str(exc))
         else:
             st.markdown("**Information loss on the quasi-identifiers** — Prec (Sweeney 2002; over the cells "
-                        "observed in the original, with the hierarchy each generalization step used, else the "
+                        "observed in the original and not declared missing by a step, with the hierarchy each "
+                        "generalization step used, else the "
                         "Recode page's), the loss metric LM (Iyengar; share of a variable's values a released "
                         "value stands for, suppressed = 1) and discernibility (sum of squared class sizes, each "
                         "suppressed record charged the number of records, as on the Recode page).")
@@ -217,7 +220,8 @@ def _tab_loss() -> None:
             c1.dataframe(readable_table(loss.summary(), digits=4, why={
                 "treated": "a variable was recoded without a hierarchy", "original": "no hierarchy"}),
                 hide_index=True, width="stretch")
-            c2.dataframe(readable_table(loss.table, digits=4, why={"prec": "recoded without a hierarchy"}),
+            c2.dataframe(readable_table(loss.table, digits=4, why={"prec": WHY_NO_PREC,
+                                                                   "loss_metric": WHY_NO_LOSS_METRIC}),
                          hide_index=True, width="stretch")
     if variables:
         try:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kanon_core.dataset import Dataset, Roles
-from kanon_core.errors import InputError
+from kanon_core.errors import InfeasibleError, InputError
 from kanon_core.treat.hierarchy import Hierarchy
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep
 from kanon_core.utility.info_loss import information_loss
@@ -176,3 +176,80 @@ def test_summary_labels_say_what_the_numbers_are():
     measures = information_loss(orig, _treated(orig), ["age", "sex"], {"age": AGE}).summary()["measure"].tolist()
     assert "Discernibility (sum of squared class sizes)" in measures
     assert "Records per class" in measures and not any("LeFevre" in m for m in measures)
+
+
+def test_a_code_a_step_declared_missing_is_not_charged_and_prec_equals_the_lattice_s():
+    """-9 observed in the original, declared missing by a step, then age generalized to level 1 (the code kept
+    as "-9"): the search after the declaration reads -9 as missing from the start and charges the other cells
+    level 1 (Prec 0.5). The Compare page charged the two -9 cells as suppressed (Prec 1/3 here, LM 1 each);
+    they took no information and are now left out, so both pages give 0.5 and no value reads suppressed."""
+    from kanon_core.history import History
+    from kanon_core.steps import DeclareMissingCodes
+    from kanon_core.treat.lattice import build_problem, evaluate_node
+    from kanon_core.utility.info_loss import version_hierarchies, version_levels
+    from kanon_core.utility.suppressed import suppressed_mask
+
+    ds = Dataset(pd.DataFrame({"age": [20, 25, 30, 35, -9, -9]}), roles=Roles(qis=("age",)))
+    hist = History.start(ds)
+    hist.apply(DeclareMissingCodes("age", (-9,)))
+    declared = hist.current.dataset
+    lattice = 1 - evaluate_node(build_problem(declared, {"age": AGE}), (1,), 1, max_suppression=1.0,
+                                metric="prec").loss
+    hist.apply(GeneralizeStep.build({"age": 1}, {"age": AGE}))
+    release = hist.current.dataset
+    assert release.frame["age"].tolist()[-2:] == ["-9", "-9"]  # kept, declared missing
+    loss = information_loss(ds, release, ["age"], version_hierarchies(hist), levels=version_levels(hist))
+    row = loss.table.set_index("variable").loc["age"]
+    assert row["cells"] == 4 and row["suppressed"] == 0 == suppressed_mask(ds, release, ["age"]).total
+    assert loss.prec == pytest.approx(lattice) == pytest.approx(0.5)
+    assert row["loss_metric"] == pytest.approx(0.2)  # each 20-29 / 30-39 stands for 2 of the 6 values
+
+
+def test_a_value_recoded_into_a_declared_code_is_charged_as_suppressed():
+    """x written as -9, the code the release declares missing: that value is gone (a suppression in effect),
+    unlike a -9 the original held."""
+    from kanon_core.steps import DeclareMissingCodes
+    from kanon_core.utility.suppressed import suppressed_mask
+
+    ds = Dataset(pd.DataFrame({"age": [20, 25, 30, -9]}), roles=Roles(qis=("age",)))
+    frame = ds.frame.copy()
+    frame.loc[0, "age"] = -9
+    after = DeclareMissingCodes("age", (-9,)).apply(ds.with_frame(frame))
+    loss = information_loss(ds, after, ["age"])
+    row = loss.table.set_index("variable").loc["age"]
+    assert row["cells"] == 3 and row["suppressed"] == 1 == suppressed_mask(ds, after, ["age"]).total
+    assert row["loss_metric"] == pytest.approx(1 / 3)
+
+
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 3, -9, None]), st.sampled_from([1, 2, -9, None]),
+                          st.sampled_from([1, 2, 3])), min_size=3, max_size=25),
+       st.lists(st.booleans(), min_size=2, max_size=2), st.sampled_from(["category", "wildcard"]))
+@settings(max_examples=60, deadline=None)
+def test_the_information_loss_suppressed_count_is_the_one_definition(rows, declare, missing):
+    """On random files where a step declares -9 missing in some QIs, then local suppression to k = 2: the
+    information-loss table's suppressed values per variable are suppressed_mask's, and its cells are the cells
+    observed in the original less those a step declared missing."""
+    from kanon_core.history import History
+    from kanon_core.steps import DeclareMissingCodes
+    from kanon_core.treat.suppress import SuppressStep
+    from kanon_core.utility.suppressed import suppressed_mask
+
+    qis = ("a", "b", "c")
+    frame = pd.DataFrame(rows, columns=list(qis)).astype("Int64")
+    ds = Dataset(frame, roles=Roles(qis=qis), missing=missing)
+    hist = History.start(ds)
+    for q, yes in zip(("a", "b"), declare, strict=True):
+        if yes:
+            hist.apply(DeclareMissingCodes(q, (-9,)))
+    try:
+        hist.apply(SuppressStep(qis=qis, k=2))
+    except InfeasibleError:  # a file no suppression can bring to k: nothing to compare
+        return
+    release = hist.current.dataset
+    loss = information_loss(ds, release, list(qis)).table.set_index("variable")
+    sup = suppressed_mask(ds, release, list(qis)).per_variable()
+    for q in qis:
+        assert int(loss.loc[q, "suppressed"]) == sup[q]
+        declared = ds.frame[q].eq(-9).fillna(False).to_numpy() & release.missing_mask(q) if q in ("a", "b") and \
+            declare[("a", "b").index(q)] else np.zeros(len(frame), dtype=bool)
+        assert int(loss.loc[q, "cells"]) == int((~ds.missing_mask(q) & ~declared).sum())

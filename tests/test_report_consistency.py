@@ -126,10 +126,10 @@ def test_the_share_of_the_value_suppressed_most_is_in_percent_as_in_the_step_tab
     assert compared  # some share is shown
 
 
-def test_the_information_loss_count_says_it_includes_declared_missing_codes():
-    """A QI whose codes 7, 8 a step declares missing: 0 values suppressed in the suppression section, 120 in the
-    information-loss table under the same header. The information-loss column now says what it counts, and the
-    variable whose two counts differ is named with both."""
+def test_the_information_loss_table_counts_the_suppressed_values_of_the_suppression_section():
+    """A QI whose codes 7, 8 a step declares missing: 0 values suppressed in the suppression section, and 120
+    "missing after" in the information-loss table, which charged every declared cell as suppressed (LM 1). Those
+    cells took no information: they are now left out of Prec and LM, and both tables count the same cells."""
     rng = np.random.default_rng(6)
     n = 120
     frame = pd.DataFrame({"gone": rng.choice([7, 8], n), "sex": rng.choice([1, 2], n),
@@ -141,12 +141,12 @@ def test_the_information_loss_count_says_it_includes_declared_missing_codes():
     html = render_html(report)
     tables = Page(html)
     loss = tables.frame("info-loss-variables").set_index("variable")
-    header = "missing after (declared codes included)"
-    assert header in loss.columns and "values suppressed" not in loss.columns
-    assert loss.loc["gone", header] == "120"
-    assert tables.frame("suppression-overall").set_index("variable").loc["gone", "values suppressed"] == "0"
-    assert "codes a step declared missing included" in html
-    assert "gone: 120 missing after, 0 suppressed" in html
+    overall = tables.frame("suppression-overall").set_index("variable")
+    assert loss.loc["gone", "values suppressed"] == overall.loc["gone", "values suppressed"] == "0"
+    assert loss.loc["gone", "cells"] == "0"  # every cell of it declared missing: none measured
+    for v in ("sex", "age"):
+        assert loss.loc[v, "values suppressed"] == overall.loc[v, "values suppressed"]
+    assert "declared codes included" not in html
 
 
 def test_the_smallest_category_of_a_qi_below_k_reads_below_k():

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fmt
+from ..utility.info_loss import WHY_NO_LOSS_METRIC, WHY_NO_PREC
 from .build import (
     CONFIDENTIALITY_NOTE,
     Report,
@@ -256,37 +257,6 @@ def _minucs(r: Report) -> list[str]:
             table(m.contributions, "minucs-by-variable")]
 
 
-INFO_LOSS_MISSING = "missing after (declared codes included)"
-"""Header of the information-loss table's ``suppressed`` column (:func:`_info_loss_notes`)."""
-
-
-def _info_loss_notes(r: Report) -> list[str]:
-    """What the information-loss table's count is, and where it differs from the suppression section's.
-
-    The two tables measure different things by design: information loss
-    (:func:`kanon_core.utility.info_loss.information_loss`) charges every cell observed in the original and
-    missing in the release, a code a step declared missing (-9, "refused") included, while "values suppressed"
-    (:mod:`kanon_core.utility.suppressed`) leaves declared missing codes out (declaring them takes no
-    information). The report keeps both and says so: the column reads :data:`INFO_LOSS_MISSING`, a note
-    states the rule, and the variables whose two counts differ are named with both counts (names and counts
-    only)."""
-    loss = r.utility.info_loss if r.utility is not None else None
-    if loss is None:
-        return []
-    notes = [f"'{INFO_LOSS_MISSING}' counts every cell observed in the original and missing in the release, "
-             "codes a step declared missing included (charged as suppressed: loss metric 1, fully generalized); "
-             "'values suppressed' in the suppression section leaves declared missing codes out."]
-    sup = (r.suppression_overall.set_index("variable")["n_suppressed"] if len(r.suppression_overall)
-           else pd.Series(dtype=int))
-    differ = [(str(v), int(m), int(sup[v])) for v, m in zip(loss.table["variable"], loss.table["suppressed"],
-                                                              strict=True)
-              if v in sup.index and int(sup[v]) != int(m)]
-    if differ:
-        notes.append("Missing after without being suppressed (codes declared missing by a step): "
-                     + "; ".join(f"{v}: {m:,} missing after, {n:,} suppressed" for v, m, n in differ) + ".")
-    return notes
-
-
 def _utility(r: Report) -> list[str]:
     u = r.utility
     if u is None:
@@ -337,12 +307,13 @@ def _utility(r: Report) -> list[str]:
                         "(suppressed = fully; undefined for variables recoded without a hierarchy). Loss metric "
                         "(Iyengar): the average share of a variable's values a released value stands for "
                         "(suppressed = 1). Discernibility: the sum over records of their class size, a suppressed record "
-                        "charged the number of records (Bayardo & Agrawal).", "small"))
+                        "charged the number of records (Bayardo & Agrawal). Cells missing in the original, or holding a code a "
+                        "step declared missing (-9 \"refused\"), are not measured; the suppressed values are those of "
+                        "the suppression section.", "small"))
         parts.append(table(u.info_loss.summary(), "info-loss-summary"))
         parts.append(table(u.info_loss.table, "info-loss-variables",
-                           {"loss_metric": "loss metric", "prec": "Prec", "suppressed": INFO_LOSS_MISSING},
-                           why={"prec": "recoded without a hierarchy"}))
-        parts += [_p(n, "small") for n in _info_loss_notes(r)]
+                           {"loss_metric": "loss metric", "prec": "Prec", "suppressed": "values suppressed"},
+                           why={"prec": WHY_NO_PREC, "loss_metric": WHY_NO_LOSS_METRIC}))
     for j, mc in enumerate(u.models):
         formula = next(iter(mc.results.values())).formula
         parts.append(f"<h3>Regression: {html.escape(formula)}</h3>")

@@ -21,7 +21,11 @@ Three views of how much detail a treatment took, per quasi-identifier and overal
   the level the generalization step applied). **Records per class** is ``n / classes``, the suppressed
   records forming one class (:func:`kanon_core.treat.metrics.average_class_size`, the lattice's ``aecs``).
 
-Cells missing in the original carry no information and are left out of Prec and LM. Prec is computed by
+Cells missing in the original carry no information and are left out of Prec and LM, and so are cells whose
+value a step declared a missing code (-9 "refused": :func:`kanon_core.utility.suppressed.declared_later`),
+which the release still holds and a search run after that step reads as missing from the start. The cells
+charged as suppressed are therefore the suppressed cells of :func:`~kanon_core.utility.suppressed.suppressed_mask`,
+the one count of them every table shows. Prec is computed by
 :func:`kanon_core.treat.metrics.precision_loss`, the function the Recode page's lattice search uses, each
 cell charged the level its generalization step applied (:func:`version_levels`), so a generalization has the
 same Prec on both pages.
@@ -42,6 +46,12 @@ from ..history import History
 from ..io import cell_text
 from ..treat.hierarchy import Hierarchy, value_key
 from ..treat.recode import is_text_column
+from .suppressed import declared_later
+
+WHY_NO_PREC = "recoded without a hierarchy, or no cell measured"
+"""Why a variable's Prec is undefined, as every table that shows it says (its ``cells`` column tells which)."""
+WHY_NO_LOSS_METRIC = "no cell measured"
+"""Why a variable's loss metric is undefined: every cell missing in the original or declared missing."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,7 @@ def _pairs(original: Dataset, treated: Dataset, q: str, h: Hierarchy | None) -> 
     ko = np.array([cell_key(v, o_text) for v in qo.values[0]] + [None], dtype=object)
     kt = np.array([cell_key(v, t_text) for v in qt.values[0]] + [None], dtype=object)
     rows = h.match(qo.values[0], qo.labels[0]) if h is not None else np.full(len(qo.values[0]), -1)
-    obs = co >= 0
+    obs = (co >= 0) & ~declared_later(original, treated, q)  # a code a step declared missing took nothing
     pair = co[obs] * (len(kt) + 1) + np.where(ct[obs] >= 0, ct[obs], len(kt) - 1)
     uniq, counts = np.unique(pair, return_counts=True)
     first = uniq // (len(kt) + 1)

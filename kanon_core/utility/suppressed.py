@@ -2,7 +2,8 @@
 
 A cell is *suppressed* by a treatment when it is observed in the earlier version and missing in the later
 one (same records, same variable). Cells missing already before are not suppressed: nothing was taken; nor
-is a value that the later version declares a missing code (declaring -9 missing takes no information).
+is a value that the later version declares a missing code (declaring -9 missing takes no information:
+:func:`declared_later`, which the information-loss measures leave out too).
 The sidebar timeline (:func:`kanon_core.risk.timeline.version_risk`), the Compare page and the report
 (:func:`kanon_core.utility.bias.suppressed_cells`, Wilson et al.'s tables 2 and 3) and the exported files'
 suppressed-cell codes (:func:`kanon_core.export.release`) all count through :func:`suppressed_mask`, so they
@@ -93,9 +94,22 @@ def suppressed_mask(before: Dataset, after: Dataset, variables: Sequence[str] | 
     return SuppressedCells(variables, mask)
 
 
-def _suppressed_column(before: Dataset, after: Dataset, v: str) -> np.ndarray:
-    observed = ~before.missing_mask(v)
+def declared_later(before: Dataset, after: Dataset, v: str) -> np.ndarray:
+    """Cells of ``v`` observed in ``before``, missing in ``after``, whose value ``after`` declares a missing
+    code (-9 "refused" declared by a step): no information was taken, so they are neither suppressed nor
+    charged as lost (:mod:`kanon_core.utility.info_loss` leaves them out, as cells missing from the start).
+    A cell recoded *into* a code (x written as -9) is not: its value is gone."""
+    from ..treat.hierarchy import value_key
+
     codes = after.meta_of(v).missing_codes
-    if len(codes):  # a code declared missing later (e.g. -9) was never an observed value: not suppressed
-        observed &= ~before.frame[v].isin(list(codes)).to_numpy()
-    return after.missing_mask(v) & observed
+    if not len(codes):
+        return np.zeros(before.n_records, dtype=bool)
+    # by value (value_key): a generalized variable keeps -9 as the text "-9", declared as that text
+    keys = {value_key(c) for c in codes}
+    found, uniques = pd.factorize(before.frame[v].to_numpy(dtype=object), use_na_sentinel=True)
+    is_code = np.array([value_key(u) in keys for u in uniques] + [False], dtype=bool)
+    return ~before.missing_mask(v) & after.missing_mask(v) & is_code[found]
+
+
+def _suppressed_column(before: Dataset, after: Dataset, v: str) -> np.ndarray:
+    return after.missing_mask(v) & ~before.missing_mask(v) & ~declared_later(before, after, v)
