@@ -16,7 +16,7 @@ import streamlit as st
 from kanon_core.dataset import Dataset
 from kanon_core.errors import InputError
 from kanon_core.treat import hierarchy as hz
-from kanon_core.treat.default_hierarchy import SCALES, default_hierarchy, scale_of
+from kanon_core.treat.default_hierarchy import SCALES, default_hierarchy, scale_of, without_observed_values
 
 from . import state
 
@@ -225,12 +225,17 @@ def effective_hierarchies(ds: Dataset, columns: Sequence[str]) -> tuple[dict[str
     """The officer's hierarchy per column where it still covers the data, else the default one.
 
     Returns the hierarchies and the columns whose stored hierarchy no longer fits (e.g. after a recode
-    merged values), so the page can say so.
+    merged values), so the page can say so. A column with no observed value gets none
+    (:func:`~kanon_core.treat.default_hierarchy.without_observed_values`: it needs none); the information-loss
+    measures then read it without one, and the Recode page leaves it out and says so.
     """
     stored = state.hierarchies()
     out, stale = {}, []
     folder = state.hierarchy_folder()
+    empty = set(without_observed_values(ds, columns))
     for c in columns:
+        if c in empty:
+            continue
         h = stored.get(c)
         if h is not None:
             qm = ds.qi_matrix([c])

@@ -22,6 +22,7 @@ from kanon_core.io import cell_text, typed_codes
 from kanon_core.risk.minucs import find_minucs
 from kanon_core.steps import DropVariables
 from kanon_core.treat import lattice
+from kanon_core.treat.default_hierarchy import without_observed_values
 from kanon_core.treat.explain import effects_table, search_summary
 from kanon_core.treat.metrics import precision_from_loss
 from kanon_core.treat.recode import GeneralizeStep, RecodeStep, level_counts, preview_step
@@ -59,6 +60,13 @@ if not qis:
     st.info("Choose at least one quasi-identifier.")
     st.stop()
 st.caption(f"Missing values count as **{ds.missing}**. Version v{state.current().id}: {ds.n_records:,} records.")
+empty = state.memo("without_observed_values", tuple(qis), lambda: without_observed_values(ds, qis))
+if empty:  # nothing to recode in them, and they split no class: the page works on the others
+    st.info(f"{markdown_literal(', '.join(empty))}: no observed value, so nothing to recode; left out here "
+            "(they split no class, so the risk and the search are the same without them).")
+    qis = [q for q in qis if q not in empty]
+    if not qis:
+        st.stop()
 
 
 def _stored_key() -> tuple:

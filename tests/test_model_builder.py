@@ -42,3 +42,17 @@ def test_small_file_lists_and_measurements():
     assert spec.formula == "y ~ C(grp)"
     empty = Dataset(frame=pd.DataFrame({"t": ["a", "b", "c"]}), roles=Roles())
     assert default_model(empty) is None
+
+
+def test_a_variable_with_no_observed_value_is_no_covariate():
+    """A QI missing in every record (a question not asked in this wave) made the default model's every record
+    incomplete: "No record has all the variables of the formula". It is offered neither as a covariate nor in
+    the default model; one declared missing throughout (-9 everywhere) neither."""
+    rng = np.random.default_rng(1)
+    n = 40
+    frame = pd.DataFrame({"y": rng.normal(size=n), "sex": rng.integers(1, 3, n), "unasked": [np.nan] * n,
+                          "refused": [-9] * n})
+    ds = Dataset(frame=frame, roles=Roles(qis=("sex", "unasked", "refused")),
+                 meta={"refused": VariableMeta(missing_codes=(-9,))})
+    assert covariate_candidates(ds, "y") == ["sex"]
+    assert default_model(ds).formula == "y ~ C(sex)"

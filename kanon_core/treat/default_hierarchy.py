@@ -490,6 +490,13 @@ def _one_row_per_text(texts: list[str], shown: list[str], counts: np.ndarray) ->
     return [texts[i] for i in keep], [shown[i] for i in keep], merged.tolist()
 
 
+def without_observed_values(ds: Dataset, columns: Sequence[str]) -> list[str]:
+    """The columns of ``columns`` with no observed value (a question not asked in this wave). They need no
+    hierarchy and nothing can be recoded in them; they split no class either (every record shares their
+    missing value, or matches any value as a wildcard), so a search or a risk count without them is the same."""
+    return [c for c in columns if not (ds.qi_matrix([c]).codes[:, 0] >= 0).any()]
+
+
 def default_hierarchies(
     ds: Dataset, columns: Sequence[str], directory: str | os.PathLike | None = None
 ) -> dict[str, Hierarchy]:

@@ -69,9 +69,10 @@ def outcome_candidates(ds: Dataset) -> list[str]:
 
 
 def covariate_candidates(ds: Dataset, outcome: str) -> list[str]:
-    """Every variable but the outcome, the design variables and direct identifiers."""
+    """Every variable but the outcome, the design variables, direct identifiers and variables with no observed
+    value (a model on one would have no complete record)."""
     skip = _design_columns(ds) | {outcome}
-    return [c for c in ds.columns if c not in skip]
+    return [c for c in ds.columns if c not in skip and not ds.missing_mask(c).all()]
 
 
 def is_categorical_default(ds: Dataset, column: str) -> bool:
@@ -90,7 +91,7 @@ def default_model(ds: Dataset, variables: Sequence[str] = ()) -> ModelSpec | Non
     outcomes = outcome_candidates(ds)
     if not outcomes:
         return None
-    qis = [q for q in ds.roles.qis if q in ds.frame.columns]
+    qis = [q for q in ds.roles.qis if q in ds.frame.columns and not ds.missing_mask(q).all()]
     preferred = [v for v in variables if v in qis] or qis
     outcome = next((o for o in outcomes if o not in preferred), outcomes[0])
     covariates = [c for c in preferred if c != outcome][:MAX_COVARIATES]

@@ -30,7 +30,7 @@ def _survey(n: int, seed: int = 5, **extra) -> pd.DataFrame:
 
 def test_the_report_is_built_when_a_quasi_identifier_has_no_observed_value():
     """A QI whose every cell is missing has no hierarchy; the report measures its information loss without one
-    (as Compare does) instead of failing, and says why."""
+    (as Compare does) instead of failing: no cell of it is measured, which its row says."""
     frame = _survey(300, unasked=pd.Series([np.nan] * 300))
     ds = Dataset(frame, roles=Roles(qis=("sex", "region", "unasked"), weight="wgt", outcomes=("score",)),
                  name="survey")
@@ -39,14 +39,32 @@ def test_the_report_is_built_when_a_quasi_identifier_has_no_observed_value():
     at.checkbox(key="w_report_minucs").uncheck().run()
     at.button(key="btn_build_report").click().run()
     assert not at.exception and not at.error
-    assert [w.value for w in at.warning] == [
-        "Variable 'unasked' has no observed values; it needs no hierarchy. The report measures its information "
-        "loss without a hierarchy for it."]
+    assert not at.warning  # nothing is wrong: a variable with no value needs no hierarchy
     labels = [b.proto.label for b in at.get("download_button")]
     assert any(lab.startswith("Download the report") for lab in labels)
     assert "Download the project file" in labels  # the rest of the page is drawn
     built = [v for key, v in at.session_state["memo"].items() if key[2] == "report_html"]
     assert built and built[0].decode("utf-8").startswith("<!DOCTYPE html>")
+    assert "undefined: no cell measured" in built[0].decode("utf-8")  # its loss metric, and why
+
+
+def test_recode_and_compare_work_on_the_other_quasi_identifiers_when_one_has_no_observed_value():
+    """The Recode page stopped on "Variable 'unasked' has no observed values; it needs no hierarchy." on every
+    tab, and Compare's information loss said the same instead of its table. Recode now says the variable is
+    left out (it splits no class) and searches on the others; Compare measures it as no cell."""
+    frame = _survey(300, unasked=pd.Series([np.nan] * 300))
+    ds = Dataset(frame, roles=Roles(qis=("sex", "region", "unasked"), weight="wgt", outcomes=("score",)),
+                 name="survey")
+    at = _open("recode.py", ds, w_recode_section="Optimal generalization")
+    assert not at.exception and not at.error
+    assert any(i.value.startswith("unasked: no observed value, so nothing to recode") for i in at.info)
+    at.button(key="btn_gen_search").click().run()
+    assert not at.exception and not at.error
+    assert any(m.label == "Records suppressed" for m in at.metric)
+    at = _open("compare.py", ds, w_cmp_tab="Bias and information loss")
+    assert not at.exception and not at.error
+    loss = next(df.value for df in at.dataframe if "loss metric (LM)" in df.value.columns).set_index("variable")
+    assert loss.loc["unasked", "cells"] == 0 and loss.loc["sex", "cells"] == 300
 
 
 def test_the_minucs_page_with_40_quasi_identifiers_says_its_estimate_stopped():
