@@ -178,6 +178,28 @@ def test_a_programme_too_large_to_attempt_reports_a_positive_gap(monkeypatch):
     assert capped.gap > 0 and not capped.optimal and "unproven" in capped.stats
 
 
+def test_a_programme_stopped_by_its_time_limit_gives_what_was_found_before_it(monkeypatch):
+    """A node limit does not bound HiGHS's time (600 records of Adult, 8 QIs, k = 5: no end after five
+    minutes, the dashboard's page waiting on it). Each programme now stops at a time limit and then gives
+    nothing: the release and the bound are those found before the programme, exactly those of a run that
+    does not attempt it, so they do not depend on where the clock stopped it."""
+    import kanon_core.treat.strict.solve as strict_solve
+
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=(150, 4)).astype(np.int32)
+    assert "mip_variables" in suppress(codes, 3).stats  # this file's programme is run
+    monkeypatch.setattr(strict_solve, "MIP_SECONDS", 1e-9)
+    stopped = suppress(codes, 3)
+    assert "time limit" in stopped.stats["unproven"] and stopped.stats["first_timed_out"] == 1e-9
+    assert stopped.violations_after == 0 and stopped.findable_below_k == 0 and not stopped.optimal
+    monkeypatch.setattr(strict_solve, "MIP_SECONDS", 20.0)
+    monkeypatch.setattr(strict_solve, "MIP_MAX_VARIABLES", 0)
+    monkeypatch.setattr(strict_solve, "FIRST_MAX_VARIABLES", 0)
+    skipped = suppress(codes, 3)
+    assert np.array_equal(stopped.mask, skipped.mask)
+    assert stopped.cost == skipped.cost and stopped.lower_bound == skipped.lower_bound
+
+
 def test_within_groups_and_linked_variables():
     """--by: no released class mixes groups and the group is never blanked; --link: a linked variable is
     blanked exactly where its key is suppressed."""

@@ -66,6 +66,10 @@ FIRST_MAX_VARIABLES = 80_000
 MIP_MAX_VARIABLES = 80_000
 """Programmes with more variables are not attempted (HiGHS's root alone can take minutes on them); the
 best solution found so far is returned with its proven gap."""
+MIP_SECONDS = 20.0
+"""Time limit of each programme (the first one and the full one). A programme still running then gives
+nothing and the solution found before it is kept, with its gap (:mod:`.mip`): every run on every machine
+gives the same release unless a programme ends within a moment of its limit."""
 
 
 @dataclass(frozen=True)
@@ -355,6 +359,8 @@ def _search(uniq: np.ndarray, row_codes: np.ndarray, mult: np.ndarray, unsafe: n
         stats["first_variables"] = first.n_variables
         if first.assignment is not None and first.objective < ub - EPS:
             best_sol, ub = way.from_assignment(first.assignment), first.objective
+        if first.timed_out:
+            stats["first_timed_out"] = MIP_SECONDS
     stats["first_cost"] = ub
     stats["seconds_first"] = round(time.perf_counter() - t0, 3)
     proven_list = complete_list
@@ -392,11 +398,14 @@ def _search(uniq: np.ndarray, row_codes: np.ndarray, mult: np.ndarray, unsafe: n
     elif lower < ub - EPS and proven_list:
         report(progress, 0.6, f"Integer programme over {len(pairs):,} candidate classes")
         res = solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k, node_limit,
-                            MIP_MAX_VARIABLES)
+                            MIP_MAX_VARIABLES, MIP_SECONDS)
         stats.update({"mip_variables": res.n_variables, "mip_constraints": res.n_constraints,
                       "mip_nodes": res.nodes})
         if res.nodes < 0:
             stats["unproven"] = f"programme of {res.n_variables:,} variables not attempted: gap reported"
+        elif res.timed_out:
+            stats["unproven"] = (f"programme of {res.n_variables:,} variables stopped at its time limit of "
+                                 f"{MIP_SECONDS:g} s: the solution found before it is kept, gap reported")
         if res.assignment is not None and res.objective < best - EPS:
             best_sol, best = way.from_assignment(res.assignment), res.objective
         lower = max(lower, min(best, res.dual_bound))
@@ -469,7 +478,7 @@ def _first_solution(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs,
     widest[list(best_width.values())] = True
     keep = (rank < FIRST_CANDIDATES) | widest
     return solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs.take(keep), k,
-                         FIRST_NODE_LIMIT, FIRST_MAX_VARIABLES)
+                         FIRST_NODE_LIMIT, FIRST_MAX_VARIABLES, MIP_SECONDS)
 
 
 def _to_mask(assign: Assignment, inv: np.ndarray, n: int, q: int) -> np.ndarray:
