@@ -47,6 +47,14 @@ def _click(at: AppTest, key: str) -> bool:
     return True
 
 
+def _open_tab(at: AppTest, key: str, tab: str, trail: list[str]) -> str:
+    """Open the page's tab ``tab`` (its section key ``key``, bound to no widget) and say so in the trail."""
+    at.session_state[key] = tab
+    at.run()
+    trail.append(f"tab {tab}")
+    return tab
+
+
 def _on_page(at: AppTest, page: str, rng: random.Random, trail: list[str]) -> None:
     """One random action on ``page`` (already open)."""
     if page == "risk.py":
@@ -87,10 +95,7 @@ def _on_page(at: AppTest, page: str, rng: random.Random, trail: list[str]) -> No
             if rng.random() < 0.6 and _click(at, "btn_apply_suppress"):
                 trail.append("apply suppression")
     elif page == "recode.py":
-        tab = rng.choice(RECODE_TABS)
-        at.session_state["w_recode_section"] = tab
-        at.run()
-        trail.append(f"recode: {tab}")
+        tab = _open_tab(at, "w_recode_section", rng.choice(RECODE_TABS), trail)
         if tab == "Levels":
             sliders = [s for s in at.select_slider if (s.key or "").startswith("w_lvl_")]
             for slider in rng.sample(sliders, min(2, len(sliders))):
@@ -114,11 +119,7 @@ def _on_page(at: AppTest, page: str, rng: random.Random, trail: list[str]) -> No
         elif tab == "Suggestions from MINUCs" and rng.random() < 0.5:
             _click(at, "btn_sug_minucs")
     elif page == "compare.py":
-        tab = rng.choice(COMPARE_TABS)
-        at.session_state["w_cmp_tab"] = tab
-        at.run()
-        trail.append(f"compare: {tab}")
-        if tab == "Regression":
+        if _open_tab(at, "w_cmp_tab", rng.choice(COMPARE_TABS), trail) == "Regression":
             _click(at, "btn_cmp_fit")
     elif page == "export.py":
         minucs = _widget(at, "checkbox", "w_report_minucs")
