@@ -78,13 +78,14 @@ def render_timeline(defer: bool = False) -> Callable[[], None]:
 
 def minucs_shown(v: Version, k: int) -> Any:
     """The MINUC search of version ``v`` the timeline shows: the latest made on its roles' QIs at the session's
-    ``k`` that the officer asked for, or None. A line reads at one k throughout (a search at another k is not
-    shown beside the count below this one), and a search started ahead of the MINUCs page's click stays
-    hidden here as it does on that page until the click (a search can take seconds, so none is made here)."""
+    ``k``, of every size, that the officer asked for, or None. A line reads at one k throughout (a search at
+    another k is not shown beside the count below this one), a search limited to small sizes counts only some
+    MINUCs, and a search started ahead of the MINUCs page's click stays hidden here as it does on that page
+    until the click (a search can take seconds, so none is made here)."""
     from .prefetch import minucs_held_back
 
-    runs = [res for p, res in state.memo_found("minucs", v)
-            if p[0] == v.dataset.roles.qis and p[1] == k and not minucs_held_back(p, v)]
+    runs = [res for p, res in state.memo_found("minucs", v)  # p: (QIs, k, largest size or None, semantics)
+            if p[0] == v.dataset.roles.qis and p[1] == k and p[2] is None and not minucs_held_back(p, v)]
     return runs[-1] if runs else None
 
 

@@ -124,6 +124,11 @@ def test_sidebar_timeline_shows_minucs_at_the_sessions_k_once_asked_for():
     assert any(f"{total} MINUCs (k=3)" in line for line in sidebar_after({"k": 3}, set()))
     assert not any("MINUCs (k=" in line for line in sidebar_after({"k": 2}, set()))  # found at k = 3 only
     assert not any("MINUCs (k=" in line for line in sidebar_after({"k": 3}, {searched}))  # not asked for yet
+    # a search limited to MINUCs of up to 2 variables counts some only: not shown as the version's MINUCs
+    memo = at.session_state["memo"]
+    memo.put(searched[:3] + ((searched[3][0], 3, 2, searched[3][3]),), memo.get(searched))
+    memo.store.discard_where(lambda key: key == (memo.token, searched))
+    assert not any("MINUCs (k=" in line for line in sidebar_after({"k": 3}, set()))
 
 
 def test_variable_chart_names_all_19_quasi_identifiers():
