@@ -99,17 +99,24 @@ def declared_later(before: Dataset, after: Dataset, v: str) -> np.ndarray:
     code (-9 "refused" declared by a step): no information was taken, so they are neither suppressed nor
     charged as lost (:mod:`kanon_core.utility.info_loss` leaves them out, as cells missing from the start).
     A cell recoded *into* a code (x written as -9) is not: its value is gone."""
+    return ~before.missing_mask(v) & after.missing_mask(v) & _holds_a_declared_code(before, after, v)
+
+
+def _holds_a_declared_code(before: Dataset, after: Dataset, v: str) -> np.ndarray:
+    """Cells whose value in ``before`` is one of the missing codes ``after`` declares for ``v``, matched by
+    value (:func:`~kanon_core.treat.hierarchy.value_key`): a generalized variable keeps -9 as the text "-9",
+    declared as that text."""
     from ..treat.hierarchy import value_key
 
     codes = after.meta_of(v).missing_codes
     if not len(codes):
         return np.zeros(before.n_records, dtype=bool)
-    # by value (value_key): a generalized variable keeps -9 as the text "-9", declared as that text
     keys = {value_key(c) for c in codes}
     found, uniques = pd.factorize(before.frame[v].to_numpy(dtype=object), use_na_sentinel=True)
     is_code = np.array([value_key(u) in keys for u in uniques] + [False], dtype=bool)
-    return ~before.missing_mask(v) & after.missing_mask(v) & is_code[found]
+    return is_code[found]
 
 
 def _suppressed_column(before: Dataset, after: Dataset, v: str) -> np.ndarray:
-    return after.missing_mask(v) & ~before.missing_mask(v) & ~declared_later(before, after, v)
+    """Observed before and missing after, and not a code declared later (:func:`declared_later`)."""
+    return after.missing_mask(v) & ~before.missing_mask(v) & ~_holds_a_declared_code(before, after, v)
