@@ -29,6 +29,7 @@ from kanon_core.errors import KanonError
 from kanon_core.progress import Progress
 from kanon_core.risk.describe_record import chance_in_words
 from kanon_core.risk.individual import DEFAULT_MAX_RISK
+from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
 from kanon_core.treat.protection import DEFAULT_MODEL, MODELS
 
 from . import big_file, risk_suppress_ui, state
@@ -89,6 +90,8 @@ def _show(found: SuppressedAtScale) -> None:
                  hide_index=True)
     st.caption(f"{found.table.n_classes:,} classes; counted in {found.seconds_aggregate:.1f} s, solved in "
                f"{found.seconds_solve:.1f} s.")
+    if res.n_suppressed:
+        st.warning(NOT_COUNTED_AT_SCALE)
 
 
 class Target:

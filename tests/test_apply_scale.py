@@ -21,6 +21,7 @@ from kanon_core.dataset import Dataset, Roles
 from kanon_core.declare_missing import DeclareMissingValues
 from kanon_core.io import load_dataset
 from kanon_core.recipe import Recipe
+from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
 from kanon_core.steps import (
     STEP_TYPES,
     DeclareMissingCodes,
@@ -110,7 +111,7 @@ SUMMARY_KEYS = ("records", "variables_released", "suppressed_cells", "k", "recor
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", [".csv", ".parquet"])
 @pytest.mark.parametrize("suppress_k", [0, 3, 12])
-def test_release_at_scale_equals_the_in_memory_release(tmp_path, engine, fmt, suppress_k):
+def test_release_at_scale_equals_the_in_memory_release(tmp_path, engine, fmt, suppress_k, capsys):
     csv = write_data(tmp_path)
     data = csv.with_suffix(fmt)
     recipe = full_recipe(suppress_k)
@@ -123,6 +124,7 @@ def test_release_at_scale_equals_the_in_memory_release(tmp_path, engine, fmt, su
         assert got[key] == ref[key], key
     assert got["engine"] == engine and got["steps_verified"] == 0
     assert set(got) == set(ref) | {"engine"}
+    assert NOT_COUNTED_AT_SCALE not in capsys.readouterr().err  # no cell-suppression step: nothing to count
     if suppress_k == 12:
         assert got["suppressed_cells"] > 0
     if suppress_k == 0:
@@ -461,7 +463,7 @@ def assert_equivalent_suppression(folder: Path, recipe: Recipe, data: Path, ref:
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", [".csv", ".parquet"])
 @pytest.mark.parametrize("missing", ["wildcard", "category"])
-def test_local_suppression_at_scale_equals_the_in_memory_release(tmp_path, engine, fmt, missing):
+def test_local_suppression_at_scale_equals_the_in_memory_release(tmp_path, engine, fmt, missing, capsys):
     # missing as a category: a missing cell is a value that a suppressed cell does not match, so a record with
     # a missing pattern fewer than k records share cannot reach k; there the file's only missing cells are the
     # declared codes and text (job -9, region NA), which many records share
@@ -469,8 +471,12 @@ def test_local_suppression_at_scale_equals_the_in_memory_release(tmp_path, engin
     recipe = local_recipe(missing, importance=(("age", 2.0),), protected=("sex",))
     code, ref = apply(tmp_path, recipe, data, tmp_path / f"ref{fmt}", "pandas")
     assert code == 0
+    capsys.readouterr()
     code, got = apply(tmp_path, recipe, data, tmp_path / f"got{fmt}", engine)
     assert code == 0
+    # the cells other released variables give back are counted on records only: at scale a notice says so
+    assert got["restorable"] is None
+    assert capsys.readouterr().err.count(f"kanon apply: notice: {NOT_COUNTED_AT_SCALE}") == 1
     assert_equivalent_suppression(tmp_path, recipe, data, tmp_path / f"ref{fmt}", tmp_path / f"got{fmt}", QIS, 3,
                                   got, {"age": 2.0})
     for key in ("records", "variables_released", "k", "records_below_k", "steps"):

@@ -32,6 +32,7 @@ from kanon_core.errors import InfeasibleError
 from kanon_core.io import load_dataset
 from kanon_core.risk.intruder import findable_below_k, released_codes
 from kanon_core.risk.keys import group_ids
+from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
 from kanon_core.treat.strict import solve_strict
 from kanon_core.treat.strict.classes import check_release, rank_ranges, suppress_classes
 from kanon_core.treat.strict.mip import Assignment
@@ -335,6 +336,9 @@ def test_cli_at_scale_reports_the_in_memory_keys_and_a_valid_release(survey, tmp
         assert got["cost"] == pytest.approx(ref["cost"])
     err = capsys.readouterr().err
     assert f"kanon suppress: {engine}: counting classes" not in err  # progress only on a terminal, as in memory
+    # the cells other released variables give back are counted in memory only: at scale the command says so
+    assert got["restorable"] is None and got["n_suppressed"] > 0
+    assert err.count(f"kanon suppress: notice: {NOT_COUNTED_AT_SCALE}") == 1
 
 
 @pytest.mark.parametrize("extra", [["--model", "record"], ["--model", "release"],

@@ -45,7 +45,7 @@ import pandas as pd
 
 from ..dataset import Dataset, Roles, VariableMeta
 from ..errors import InputError, KanonError
-from ..steps import DropVariables, Step
+from ..steps import CELL_SUPPRESSION_KINDS, DropVariables, Step
 from .notices import notice
 
 if TYPE_CHECKING:
@@ -988,6 +988,7 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
     from ..engines.source import open_source
     from ..io import labels_json, labels_spec, sidecar_path
     from ..outputs import STDOUT, NamedPath, OutputBatch, check_outputs, data_inputs, release_outputs
+    from ..risk.restore import NOT_COUNTED_AT_SCALE
     from .common import notice_engine_release, write_json
     from .scale import engine_settings
 
@@ -1053,6 +1054,8 @@ def _run_at_scale(args: argparse.Namespace, recipe: Recipe, data_path: Path, eng
         notice_engine_release(out)
     finally:
         settings.close()
+    if n_sup and any(step.kind in CELL_SUPPRESSION_KINDS for step in recipe.steps):
+        notice(f"kanon apply: notice: {NOT_COUNTED_AT_SCALE}")
     below = "" if got is None else f"; {got.records_below_k:,} records below k={k}"
     print(f"kanon apply: {len(recipe.steps)} step(s) replayed at scale ({engine.name}); {int(state.count.sum()):,} "
           f"records, {len(plan.columns)} variables, {n_sup:,} suppressed cells{below}; wrote "

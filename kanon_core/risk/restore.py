@@ -28,6 +28,15 @@ from ..dataset import Dataset
 from ..history import History
 from .intruder import findable_below_k, released_codes
 
+NOT_COUNTED_AT_SCALE = (
+    "Suppressed cells that another released variable gives back (a school code gives back its region) are "
+    "counted on the records in memory only, and were not counted here: before releasing, check that no released "
+    "variable determines a suppressed quasi-identifier (recode such a variable or leave it out), or run the "
+    "suppression in memory, where they are counted.")
+"""What an out-of-core suppression says instead of :meth:`Restoration.sentence`: the attack is counted on the
+records (:func:`restorable_cells`), which an out-of-core engine does not hold, and a release whose suppression
+was not checked for it must not read as checked."""
+
 
 @dataclass(frozen=True)
 class Restoration:
@@ -173,4 +182,4 @@ def _restored_by(vcode: np.ndarray, qcode: np.ndarray, truth: np.ndarray, blanke
     return blanked & (guess >= 0) & (guess == truth)
 
 
-__all__ = ["Restoration", "restorable_by_step", "restorable_cells"]
+__all__ = ["NOT_COUNTED_AT_SCALE", "Restoration", "restorable_by_step", "restorable_cells"]

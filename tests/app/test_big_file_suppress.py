@@ -18,6 +18,7 @@ from kanon_core.engines import get_engine
 from kanon_core.engines.local_suppression import solve_at_scale
 from kanon_core.io import load_dataset
 from kanon_core.risk.intruder import SUPPRESSED, findable_below_k
+from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
 from tests.app.helpers import CENSUS_QIS, blocking_work, frame_with, metric, write_census_parquet
 from tests.app.test_big_file_recode import _opened, click_and_cancel
 
@@ -50,6 +51,8 @@ def test_the_figures_shown_are_the_core_solution_on_the_class_table(parquet, mis
     assert metric(at, "Records touched") == f"{ref.result.records_touched:,}"
     assert metric(at, "Records below k = 3 (recounted)") == "0"
     assert metric(at, "Findable among fewer than 3") == "0"
+    # the attack by other released variables is counted on records only: the page says it was not counted
+    assert [w.value for w in at.warning] == [NOT_COUNTED_AT_SCALE]
     shown = frame_with(at, "cells suppressed")
     assert list(shown["variable"]) == QIS
     assert [int(v) for v in shown["cells suppressed"]] == list(ref.per_variable().values())
