@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kanon_core.cli import main
 from kanon_core.dataset import Roles
+from kanon_core.errors import fewer_records_than_k
 from kanon_core.io import load_dataset
 from kanon_core.steps import step_from_dict
 from kanon_core.treat.hierarchy import load_hierarchies
@@ -138,10 +139,13 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     (partial / "adult_hierarchy_race.csv").write_text("White;*\nBlack;*\n")
     msg = fails("--k", "5", qis=["sex", "race"], hierarchies=partial)
     assert "3 value(s)" in msg and "Eskimo" not in msg
-    # infeasible: 4 records cannot be 5-anonymous without suppression
+    # infeasible: 4 records cannot be 5-anonymous at any level or suppression limit, which is said in the words
+    # every command uses (not "allow more suppression": the suppressed records would be a group of 4 too)
     tiny = tmp_path / "tiny.csv"
     pd.read_csv(ADULT / "adult.csv", sep=";").head(4).to_csv(tiny, index=False, sep=";")
-    assert "Even" in fails("--k", "5", file=tiny)
+    for extra in ([], ["--max-suppression", "0.9"], ["--algorithm", "datafly"]):
+        assert fails("--k", "5", *extra, file=tiny).endswith(fewer_records_than_k(4, 5))
+    assert "Even" in fails("--k", "4", "--criterion", "l=2:salary-class", file=tiny)  # k fits; l=2 cannot
     assert "not found" in fails("--k", "5", file=tmp_path / "missing.csv")
 
 

@@ -329,8 +329,13 @@ def test_search_reports_progress_and_infeasibility():
     stop.cancel()
     with pytest.raises(Cancelled):
         search_optimal(problem, 2, 0.0, "prec", progress=stop)
-    with pytest.raises(InfeasibleError, match="Even"):
-        search_optimal(problem, 4, 0.0)
+    with pytest.raises(InfeasibleError, match="^The file has 3 records, so no record can be in a group of k=4.$"):
+        search_optimal(problem, 4, 0.9)  # at any level and limit (the suppressed records form a group too)
+    with pytest.raises(InfeasibleError, match="^The file has 3 records"):
+        datafly(problem, 4)
+    same = build_problem(Dataset(frame.assign(s=1), roles=Roles(qis=("a", "b"))), hs, sensitive=("s",))
+    with pytest.raises(InfeasibleError, match="Even"):  # k fits the file; one sensitive value cannot be 2-diverse
+        search_optimal(same, 3, 0.0, criteria=["l=2:s"])
     with pytest.raises(InputError, match="fraction"):
         search_optimal(problem, 2, 5.0)
     with pytest.raises(InputError, match="No hierarchy for b"):

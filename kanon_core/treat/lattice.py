@@ -107,7 +107,7 @@ from ..criteria.apply import blanked_group_fails
 from ..criteria.base import Criterion, Evaluation, failing_records
 from ..criteria.k_anonymity import KAnonymity
 from ..dataset import Dataset, MissingSemantics, check_semantics
-from ..errors import InfeasibleError, InputError
+from ..errors import InfeasibleError, InputError, fewer_records_than_k
 from ..progress import Progress, report, scaled_progress
 from ..risk.classes import alpha_count
 from ..risk.keys import group_ids
@@ -334,6 +334,15 @@ def resolve_criteria(problem: LatticeProblem, k: int | None, criteria: Sequence[
 def _k_of(criteria: Sequence[Criterion]) -> int:
     ks = [c.k for c in criteria if isinstance(c, KAnonymity)]
     return max(ks) if ks else 1
+
+
+def _refuse_k_above_records(criteria: Sequence[Criterion], n_records: int) -> None:
+    """A search for a k above the file's records has no answer at any node or suppression limit (the records
+    suppressed form one group of fewer than k too): it says so in the words every command uses, where the
+    search would end advising more suppression."""
+    k = _k_of(criteria)
+    if k > n_records:
+        raise InfeasibleError(fewer_records_than_k(n_records, k))
 
 
 # -- evaluating nodes ------------------------------------------------------------------------------------------
@@ -1219,6 +1228,7 @@ def search_optimal(
     metric_name = check_metric(metric)
     crit = resolve_criteria(problem, k, criteria)
     n = problem.n_records
+    _refuse_k_above_records(crit, n)
     limit = suppression_limit(n, max_suppression)
     lat = _Lattice(problem.heights)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
@@ -1923,6 +1933,7 @@ def datafly(
     crit = resolve_criteria(problem, k, criteria)
     k = _k_of(crit)
     n = problem.n_records
+    _refuse_k_above_records(crit, n)
     limit = k if max_suppression is None else suppression_limit(n, max_suppression)
     ev = NodeEvaluator(problem, crit, limit, need_fk=metric_name == "dm")
     ctx = problem.metric_context()
