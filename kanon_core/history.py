@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 from .dataset import Dataset
 from .errors import InputError
@@ -24,6 +25,9 @@ class Version:
     parent: int | None
     step: Step | None
     dataset: Dataset
+    outcome: Any = None
+    """What the step's run proved beyond its data, when it says (a suppression's
+    :class:`~kanon_core.treat.suppress_result.Optimality`), for the report; None otherwise."""
 
     @property
     def label(self) -> str:
@@ -58,13 +62,14 @@ class History:
 
     def apply(self, step: Step, progress: Progress | None = None) -> Version:
         """Apply ``step`` to the current version; the result becomes current (redo is cleared)."""
-        new_ds = step.apply(self.current.dataset, progress)
-        return self.add(step, new_ds)
+        new_ds, outcome = step.apply_with_outcome(self.current.dataset, progress)
+        return self.add(step, new_ds, outcome)
 
-    def add(self, step: Step, dataset: Dataset) -> Version:
-        """Record a version computed elsewhere (e.g. a suppression run with progress in the UI)."""
+    def add(self, step: Step, dataset: Dataset, outcome: Any = None) -> Version:
+        """Record a version computed elsewhere (e.g. a suppression run with progress in the UI), with what its
+        run proved (:attr:`Version.outcome`)."""
         vid = self._next_id()
-        version = Version(vid, self.current_id, step, dataset)
+        version = Version(vid, self.current_id, step, dataset, outcome)
         self.versions[vid] = version
         self.current_id = vid
         self.redo_stack.clear()

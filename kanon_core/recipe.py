@@ -438,7 +438,7 @@ def graft(history: History, replay: Replay | History, base: int = 0) -> list[Ver
         cur = history.current.dataset
         added.append(history.add(SetMissing(start.missing), cur.with_missing(start.missing)))
     for v in replayed.lineage()[1:]:
-        added.append(history.add(v.step, v.dataset))  # type: ignore[arg-type]
+        added.append(history.add(v.step, v.dataset, v.outcome))  # type: ignore[arg-type]
     return added
 
 

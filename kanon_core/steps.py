@@ -51,6 +51,11 @@ class Step:
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
         raise NotImplementedError
 
+    def apply_with_outcome(self, ds: Dataset, progress: Progress | None = None) -> tuple[Dataset, Any]:
+        """:meth:`apply`, with what the run proved beyond its data (:attr:`kanon_core.history.Version.outcome`;
+        None for a step that proves nothing more, as here)."""
+        return self.apply(ds, progress), None
+
     def describe(self) -> str:
         """One line for the history timeline and the report."""
         return self.kind

@@ -13,7 +13,7 @@ from kanon_core.errors import KanonError
 from kanon_core.fmt import readable_table
 from kanon_core.risk.restore import restorable_cells
 from kanon_core.treat.protection import MODEL_NAMES, MODELS
-from kanon_core.treat.suppress import NODE_LIMIT, SuppressStep, apply_mask
+from kanon_core.treat.suppress import NODE_LIMIT, SuppressStep
 from kanon_core.utility.plots import inert_frame, label_every_category, wrap_title
 
 ensure_app_navigation()
@@ -113,9 +113,8 @@ m[4].metric("Findable below k", f"{result.findable_below_k:,}",
             help="People of the input with fewer than k consistent released records: an intruder who knows "
                  "their quasi-identifiers narrows them down to fewer than k records. Counted independently.")
 m[5].metric("Seconds", f"{result.seconds:,.2f}")
-st.caption(f"{result.model.capitalize()} model, {result.method}: cost {result.cost:,.1f}, lower bound "
-           f"{result.lower_bound:,.1f} (gap {100 * result.gap:.2f} %). Records below k after, recounted "
-           f"independently: {result.violations_after:,}.")
+st.caption(f"{result.model.capitalize()} model, {result.method}. {result.optimality().sentence()} Records below k "
+           f"after, recounted independently: {result.violations_after:,}.")
 share = result.n_suppressed / max(1, int((qm.codes >= 0).sum()))
 if share > 0.3:
     st.warning(f"This blanks {100 * share:.0f} % of the quasi-identifier values: with {len(qis)} quasi-identifiers "
@@ -126,7 +125,7 @@ if result.findable_below_k:
                f"under the {result.model} model. The strict model leaves none.")
 # the intruder's side again: suppressed cells that another released variable (a school code, a stratum) gives back
 restoration = state.memo("suppression_restorable", params, lambda: restorable_cells(
-    ds, ds.with_frame(apply_mask(ds.frame, *step.release_mask(result))), qis, k, result.findable_below_k))
+    ds, step.release_of(ds, result), qis, k, result.findable_below_k))
 if restoration.n_restorable:
     st.warning(restoration.sentence())
 
@@ -152,8 +151,7 @@ with right:
 
 def _make_current() -> None:
     try:
-        new = ds.with_frame(apply_mask(ds.frame, *step.release_mask(result)))
-        state.history().add(step, new)
+        state.history().add(step, step.release_of(ds, result), result.optimality())
     except KanonError as exc:
         state.flash(str(exc), "error")
     else:

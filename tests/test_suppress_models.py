@@ -16,6 +16,12 @@ from hypothesis.extra.numpy import arrays
 from kanon_core.errors import InfeasibleError, InputError
 from kanon_core.risk.intruder import findable_below_k, released_codes
 from kanon_core.treat.protection import MODELS
+from kanon_core.treat.strict.solve import (
+    BOUND_CLASSES,
+    BOUND_RECORD_WISE,
+    BOUND_RECORDS_BELOW_K,
+    UNPROVEN_WILDCARD,
+)
 from kanon_core.treat.suppress import SuppressStep, suppress
 from tests.reference.protection import COUNTS, brute_force_optimum, findable
 
@@ -152,13 +158,18 @@ def test_strict_on_wildcard_missing_values_reports_an_honest_bound():
     not hold; the bound is the better of two that do (each record below k loses a value; Wilson et al.'s
     record-wise optimum) and the gap is reported."""
     rng = np.random.default_rng(5)
-    codes = rng.integers(0, 3, size=(200, 4)).astype(np.int32)
+    codes = rng.integers(0, 4, size=(120, 5)).astype(np.int32)
     codes[rng.random(codes.shape) < 0.1] = -1
     res = suppress(codes, 3)
     unsafe = int((MODELS["strict"].counts(codes, np.zeros_like(codes, dtype=bool), "wildcard") < 3).sum())
+    assert unsafe > 0  # (a file with every record safe would make the test say nothing)
     record_wise = suppress(codes, 3, model="record").cost  # Wilson et al.'s optimum bounds strict too
     assert res.lower_bound == pytest.approx(max(unsafe, record_wise)) and res.findable_below_k == 0
     assert not res.optimal or res.cost == pytest.approx(unsafe)
+    # the officer is told which bound holds and why the optimum is not proven
+    said = res.optimality()
+    assert said.bound == (BOUND_RECORD_WISE if record_wise > unsafe else BOUND_RECORDS_BELOW_K)
+    assert said.why_not_proven == ("" if res.optimal else UNPROVEN_WILDCARD)
 
 
 def test_a_programme_too_large_to_attempt_reports_a_positive_gap(monkeypatch):
@@ -176,6 +187,8 @@ def test_a_programme_too_large_to_attempt_reports_a_positive_gap(monkeypatch):
     assert capped.violations_after == 0 and capped.findable_below_k == 0
     assert capped.lower_bound <= full.cost <= capped.cost
     assert capped.gap > 0 and not capped.optimal and "unproven" in capped.stats
+    assert "too large to attempt" in capped.optimality().sentence()
+    assert full.optimality().sentence().startswith("Proven optimal") and full.optimality().bound == BOUND_CLASSES
 
 
 def test_a_programme_stopped_by_its_time_limit_gives_what_was_found_before_it(monkeypatch):

@@ -338,6 +338,8 @@ def test_cli_at_scale_reports_the_in_memory_keys_and_a_valid_release(survey, tmp
     assert f"kanon suppress: {engine}: counting classes" not in err  # progress only on a terminal, as in memory
     # the cells other released variables give back are counted in memory only: at scale the command says so
     assert got["restorable"] is None and got["n_suppressed"] > 0
+    for summary in (ref, got):  # what is proven of the cost, in both: how the bound was found, and why not optimal
+        assert summary["bound"] and (summary["why_not_proven"] == "") == summary["optimal"]
     assert err.count(f"kanon suppress: notice: {NOT_COUNTED_AT_SCALE}") == 1
 
 

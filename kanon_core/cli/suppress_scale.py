@@ -165,6 +165,8 @@ def _progress(settings) -> Any:
 def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,
             engine: str, seconds: float, timings: dict[str, float]) -> dict[str, Any]:
     """The in-memory command's JSON keys that apply at scale (no data values), with ``engine``."""
+    from ..treat.suppress_result import optimality_of, proof_keys
+
     res, table = found.result, found.table
     n = table.n_records
     per_var = res.per_variable(len(qis))
@@ -186,6 +188,7 @@ def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray
         "lower_bound": res.lower_bound,
         "optimal": res.optimal,
         "gap": 0.0 if cost <= 0 else max(0.0, (cost - res.lower_bound) / cost),
+        **proof_keys(optimality_of(cost, res.lower_bound, res.optimal, "exact", res.stats)),
         "findable_below_k": res.check.findable_below_k,
         "per_variable": {q: {"suppressed": int(c), "percent": round(100.0 * int(c) / n, 2) if n else 0.0}
                          for q, c in zip(qis, per_var.tolist(), strict=True)},

@@ -123,6 +123,9 @@ class SuppressionStepTables:
     """That finding in words (variable names and counts), when some cell is restorable."""
     findable_restored: int | None = None
     """People findable among fewer than k released records once the restorable cells are written back."""
+    optimality: str = ""
+    """What the step's run proved of its cost (:meth:`kanon_core.treat.suppress_result.Optimality.sentence`),
+    when the version keeps it (a step applied or replayed in this session)."""
 
 
 @dataclass(frozen=True)
@@ -643,8 +646,9 @@ def _protection(step: Any, parent: Dataset, qis: tuple[str, ...], mask: np.ndarr
 
 
 def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k: int,
-                      log: MaskLog, original: Dataset) -> SuppressionStepTables | None:
+                      log: MaskLog, original: Dataset, outcome: Any = None) -> SuppressionStepTables | None:
     from ..treat.suppress import resolve_costs
+    from ..treat.suppress_result import Optimality
 
     qis = tuple(q for q in (getattr(step, "qis", ()) or parent.roles.qis)
                 if q in child.frame.columns and q in parent.frame.columns)
@@ -690,7 +694,8 @@ def _step_suppression(number: int, parent: Dataset, child: Dataset, step: Any, k
                                  restorable=restoration.n_restorable if restoration else 0,
                                  restoration=restoration.sentence() if restoration and restoration.n_restorable
                                  else "",
-                                 findable_restored=restoration.findable_after if restoration else None)
+                                 findable_restored=restoration.findable_after if restoration else None,
+                                 optimality=outcome.sentence() if isinstance(outcome, Optimality) else "")
 
 
 def report_minuc_searches(original: Dataset, treated: Dataset, qis: tuple[str, ...],
@@ -1037,7 +1042,8 @@ def build_report(history: History, vid: int | None = None, recipe_json: str | No
     sup_steps = []
     for i, v in enumerate(lineage[1:], start=1):
         if v.step is not None and v.step.kind in CELL_SUPPRESSION_KINDS and v.parent is not None:
-            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step, k, log, original)
+            t = _step_suppression(i, history.versions[v.parent].dataset, v.dataset, v.step, k, log, original,
+                                  v.outcome)
             if t is not None:
                 sup_steps.append(t)
     overall = _mask_most_suppressed(suppressed_cells(original, treated, list(qis)),

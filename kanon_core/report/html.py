@@ -226,6 +226,8 @@ def _suppression(r: Report) -> list[str]:
         # the protection model (when the step names one) and the people findable below k, intruder's view
         if s.protection:
             parts.append(_p(s.protection[0].upper() + s.protection[1:] + "."))
+        if s.optimality:  # what the run proved of its cost: optimal, or a bound, the gap and why
+            parts.append(_p(s.optimality))
         if s.restoration:  # cells the other released variables give back (names and counts only)
             parts.append(_p(s.restoration))
         parts.append(table(s.per_variable, f"suppression-step-{s.number}"))

@@ -44,13 +44,14 @@ from ..steps import Step, register_step
 from ..threads import run_parallel
 from .protection import DEFAULT_MODEL, get_model
 from .strict import infeasible, missing_as_value, solve_strict, strict_infeasible_rows
+from .strict.solve import BOUND_CLASSES, BOUND_RECORD_WISE, BOUND_RECORDS_BELOW_K, UNPROVEN_WILDCARD
 from .suppress_bits import MAX_QIS, masks_to_bool
 from .suppress_category import category_suppress
 from .suppress_direct import EXACT, HARD, INFEASIBLE, RowSolutions, code_columns, row_candidates, solve_rows
 from .suppress_greedy import greedy
 from .suppress_hitting import solve_hitting
 from .suppress_ilp import SOLVERS, Block, solve_blocks
-from .suppress_result import SuppressionResult
+from .suppress_result import Optimality, SuppressionResult
 
 Method = Literal["exact", "greedy"]
 Engine = Literal["auto", "direct", "minucs"]
@@ -412,10 +413,11 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
         # missing cells as wildcards: the class programme read them as values, so its bound does not
         # hold; what holds is that every record below k loses a value
         lower = g_lower
-        stats["bound"] = "records below k x cheapest cell (missing values read as wildcards)"
+        stats["bound"] = BOUND_RECORDS_BELOW_K
+        stats["unproven"] = UNPROVEN_WILDCARD  # whatever stopped the class search: its bound is not this model's
     else:
         lower = sol.lower_bound
-        stats["bound"] = "charge bound and class programme"
+        stats["bound"] = BOUND_CLASSES
     distinct = stats["distinct_rows"] if "distinct_rows" in stats else len(unique_rows(p.codes))
     if lower < cost - 1e-9 and distinct <= RECORD_WISE_BOUND_MAX_ROWS:
         # Wilson et al.'s record-wise optimum bounds the strict one too: a record's strict class is
@@ -427,7 +429,7 @@ def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: i
         stats["record_wise_bound"] = rw
         if rw > lower:
             lower = rw
-            stats["bound"] = "record-wise optimum (Wilson et al.)"
+            stats["bound"] = BOUND_RECORD_WISE
     return mask, lower, "classes", stats
 
 
@@ -608,11 +610,18 @@ class SuppressStep(Step):
                         solver=self.solver, node_limit=self.node_limit, progress=progress)
 
     def apply(self, ds: Dataset, progress: Progress | None = None) -> Dataset:
+        return self.apply_with_outcome(ds, progress)[0]
+
+    def apply_with_outcome(self, ds: Dataset, progress: Progress | None = None) -> tuple[Dataset, Optimality]:
+        """The release and what is proven of its cost (the report states it per suppression step)."""
         res = self.run(ds, progress)
+        return self.release_of(ds, res), res.optimality()
+
+    def release_of(self, ds: Dataset, res: SuppressionResult) -> Dataset:
+        """``ds`` with the cells of ``res`` blanked (:meth:`release_mask`); a copy when none is."""
         if res.n_suppressed == 0:
             return ds.with_frame(ds.frame.copy())
-        names, mask = self.release_mask(res)
-        return ds.with_frame(apply_mask(ds.frame, names, mask))
+        return ds.with_frame(apply_mask(ds.frame, *self.release_mask(res)))
 
     def release_mask(self, res: SuppressionResult) -> tuple[list[str], np.ndarray]:
         """The cells to blank in the release: the suppressed QI cells, and the variables linked to a QI

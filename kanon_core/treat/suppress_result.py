@@ -16,6 +16,66 @@ import pandas as pd
 
 from ..dataset import QIMatrix
 
+GREEDY_NOT_PROVEN = "the greedy method does not search for the optimum"
+NO_PROOF_WITHIN_LIMITS = "the search stopped at its limits before the bound met the cost"
+
+
+@dataclass(frozen=True)
+class Optimality:
+    """What is known of a suppression's cost for its protection model: proven optimal, or a proven lower bound
+    with the gap and the reason the optimum is not proven.
+
+    Why: "not proven optimal, gap 83 %" alone does not tell an officer whether the release is poor or the bound
+    weak. Under the wildcard reading of missing cells, for example, the strict model's class programme cannot
+    prove its bound, and the bound left is Wilson et al.'s record-wise optimum, which can lie far below the
+    strict optimum: the gap then measures the bound as much as the release. Kept with the version a step made,
+    so the report can state it for every suppression step."""
+
+    cost: float
+    lower_bound: float
+    optimal: bool
+    bound: str = ""
+    """How the lower bound was proven ("" when the method does not say)."""
+    why_not_proven: str = ""
+    """Why the optimum is not proven ("" when it is)."""
+
+    @property
+    def gap(self) -> float:
+        """(cost - lower bound) / cost, 0 when proven optimal or nothing was suppressed."""
+        return 0.0 if self.optimal or self.cost <= 0 else max(0.0, (self.cost - self.lower_bound) / self.cost)
+
+    def sentence(self) -> str:
+        """The finding in words (figures and method names, never a value)."""
+        if self.optimal:
+            return f"Proven optimal for its protection model: the cost, {self.cost:,g}, equals a proven lower bound."
+        how = f" ({self.bound})" if self.bound else ""
+        return (f"Not proven optimal: cost {self.cost:,g}, proven lower bound {self.lower_bound:,g}{how}, gap "
+                f"{100 * self.gap:.1f} %; {self.why_not_proven}.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cost": self.cost, "lower_bound": self.lower_bound, "optimal": self.optimal, "gap": self.gap,
+                "bound": self.bound, "why_not_proven": self.why_not_proven}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Optimality:
+        return cls(float(raw["cost"]), float(raw["lower_bound"]), bool(raw["optimal"]), str(raw.get("bound", "")),
+                   str(raw.get("why_not_proven", "")))
+
+
+def optimality_of(cost: float, lower_bound: float, optimal: bool, method: str, stats: dict[str, Any]
+                  ) -> Optimality:
+    """:class:`Optimality` from a run's figures and the statistics its solver recorded (``bound``: how the bound
+    was found; ``unproven``: why the optimum was not proven), in memory or on a class table."""
+    why = ""
+    if not optimal:
+        why = str(stats.get("unproven") or (GREEDY_NOT_PROVEN if method == "greedy" else NO_PROOF_WITHIN_LIMITS))
+    return Optimality(float(cost), float(lower_bound), bool(optimal), str(stats.get("bound", "")), why)
+
+
+def proof_keys(said: Optimality) -> dict[str, str]:
+    """The JSON keys a suppression summary adds to its cost, bound and gap, in memory and at scale."""
+    return {"bound": said.bound, "why_not_proven": said.why_not_proven}
+
 
 @dataclass(frozen=True, eq=False)
 class SuppressionResult:
@@ -72,6 +132,10 @@ class SuppressionResult:
         if self.cost <= 0:
             return 0.0
         return max(0.0, (self.cost - self.lower_bound) / self.cost)
+
+    def optimality(self) -> Optimality:
+        """What is proven of this result's cost (:class:`Optimality`)."""
+        return optimality_of(self.cost, self.lower_bound, self.optimal, self.method, self.stats)
 
     def suppressed_codes(self) -> np.ndarray:
         """The QI codes after suppression (-1 where suppressed)."""
@@ -161,6 +225,7 @@ class SuppressionResult:
             "lower_bound": self.lower_bound,
             "optimal": self.optimal,
             "gap": self.gap,
+            **proof_keys(self.optimality()),
             "findable_below_k": self.findable_below_k,
             "per_variable": {r.variable: {"suppressed": int(r.suppressed), "percent": float(r.percent)}
                              for r in pv.itertuples()},

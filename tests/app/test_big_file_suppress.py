@@ -19,6 +19,7 @@ from kanon_core.engines.local_suppression import solve_at_scale
 from kanon_core.io import load_dataset
 from kanon_core.risk.intruder import SUPPRESSED, findable_below_k
 from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
+from kanon_core.treat.suppress_result import optimality_of
 from tests.app.helpers import CENSUS_QIS, blocking_work, frame_with, metric, write_census_parquet
 from tests.app.test_big_file_recode import _opened, click_and_cancel
 
@@ -53,6 +54,8 @@ def test_the_figures_shown_are_the_core_solution_on_the_class_table(parquet, mis
     assert metric(at, "Findable among fewer than 3") == "0"
     # the attack by other released variables is counted on records only: the page says it was not counted
     assert [w.value for w in at.warning] == [NOT_COUNTED_AT_SCALE]
+    said = optimality_of(ref.result.cost, ref.result.lower_bound, ref.result.optimal, "exact", ref.result.stats)
+    assert sum(c.value.startswith(said.sentence()) for c in at.caption) == 1
     shown = frame_with(at, "cells suppressed")
     assert list(shown["variable"]) == QIS
     assert [int(v) for v in shown["cells suppressed"]] == list(ref.per_variable().values())

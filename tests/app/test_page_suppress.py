@@ -37,6 +37,8 @@ def test_exact_run_shows_the_core_result(page):
     assert metric(page, "Findable below k") == "0"  # the strict model, the default
     assert ref.model == "strict" and ref.violations_after == 0
     assert ref.per_variable_counts[QIS.index("BYSEX")] == 0
+    # what is proven of the cost, in the core's words: proven, or the bound, the gap and why not
+    assert sum(ref.optimality().sentence() in c.value for c in page.caption) == 1
 
 
 def test_model_comparison_and_new_version(page):
@@ -59,6 +61,8 @@ def test_model_comparison_and_new_version(page):
     before = original.frame.copy()
     page.button(key="btn_apply_suppress").click().run()
     assert hist.current.id == 1 and hist.current.step.kind == "local_suppression"
+    # the version keeps what the run proved, for the report
+    assert hist.current.outcome == suppress(load_sample("els"), 3, qis=QIS).optimality()
     treated = hist.current.dataset
     assert original.frame.equals(before)  # the original is never mutated
     sup = np.column_stack([treated.frame[q].isna().to_numpy() & original.frame[q].notna().to_numpy() for q in QIS])

@@ -40,7 +40,15 @@ from ...progress import Progress, report
 from ...risk.intruder import SUPPRESSED, findable_below_k
 from ...risk.keys import group_ids
 from .mip import Assignment
-from .solve import StrictClasses, missing_as_value, solve_strict_classes, strict_infeasible_rows
+from .solve import (
+    BOUND_CLASSES,
+    BOUND_RECORDS_BELOW_K,
+    UNPROVEN_WILDCARD,
+    StrictClasses,
+    missing_as_value,
+    solve_strict_classes,
+    strict_infeasible_rows,
+)
 
 WILDCARD_ROUNDS = 4
 """Rounds of the wildcard search before every class below k (missing read as a value) is forced."""
@@ -131,10 +139,11 @@ def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndar
         free = ~protected
         cheapest = float(costs[free].min()) if free.any() else 0.0
         lower = min(sol.cost, float(mult[unsafe].sum()) * cheapest)
-        stats["bound"] = "records below k x cheapest cell (missing values read as wildcards)"
+        stats["bound"] = BOUND_RECORDS_BELOW_K
+        stats.setdefault("unproven", UNPROVEN_WILDCARD)
         stats["wildcard_rounds"] = rounds
     else:
-        stats["bound"] = "charge bound and class programme"
+        stats["bound"] = BOUND_CLASSES
     report(progress, 1.0, "Done")
     return ClassSuppression(sol.assignment, sol.cost, float(lower), bool(lower >= sol.cost - 1e-9), check,
                             int(mult[unsafe].sum()), stats)

@@ -72,6 +72,15 @@ nothing and the solution found before it is kept, with its gap (:mod:`.mip`): ev
 gives the same release unless a programme ends within a moment of its limit."""
 
 
+BOUND_CLASSES = "the charge bound and the class programme"
+BOUND_RECORDS_BELOW_K = ("every record below k loses at least one value: the records below k times the cheapest "
+                         "value")
+BOUND_RECORD_WISE = "Wilson et al.'s record-wise optimum, which the strict optimum cannot be below"
+"""How a strict suppression's lower bound was proven (the statistics' ``bound``, shown with its gap)."""
+UNPROVEN_WILDCARD = ("values missing in the file are read as wildcards, where the class programme, which reads "
+                     "them as values, would not give a valid bound, so it is not run")
+
+
 @dataclass(frozen=True)
 class StrictSolution:
     """Suppressed cells (mask over the input's cells), their cost, a lower bound and the proof flag."""
@@ -394,7 +403,7 @@ def _search(uniq: np.ndarray, row_codes: np.ndarray, mult: np.ndarray, unsafe: n
     stats.update({"patterns": len(patterns), "candidates": len(pairs), "charge_bound": lower})
     best = ub
     if lower < ub - EPS and proven_list and missing_matches:
-        stats["unproven"] = "missing values read as wildcards: the full class programme is not run (its bound would not hold)"
+        stats["unproven"] = UNPROVEN_WILDCARD
     elif lower < ub - EPS and proven_list:
         report(progress, 0.6, f"Integer programme over {len(pairs):,} candidate classes")
         res = solve_classes(uniq, able_cells, cell_costs, mult, unsafe, patterns, pairs, k, node_limit,
@@ -402,15 +411,15 @@ def _search(uniq: np.ndarray, row_codes: np.ndarray, mult: np.ndarray, unsafe: n
         stats.update({"mip_variables": res.n_variables, "mip_constraints": res.n_constraints,
                       "mip_nodes": res.nodes})
         if res.nodes < 0:
-            stats["unproven"] = f"programme of {res.n_variables:,} variables not attempted: gap reported"
+            stats["unproven"] = f"the class programme, of {res.n_variables:,} variables, was too large to attempt"
         elif res.timed_out:
-            stats["unproven"] = (f"programme of {res.n_variables:,} variables stopped at its time limit of "
-                                 f"{MIP_SECONDS:g} s: the solution found before it is kept, gap reported")
+            stats["unproven"] = (f"the class programme, of {res.n_variables:,} variables, stopped at its time limit "
+                                 f"of {MIP_SECONDS:g} s, and the solution found before it is kept")
         if res.assignment is not None and res.objective < best - EPS:
             best_sol, best = way.from_assignment(res.assignment), res.objective
         lower = max(lower, min(best, res.dual_bound))
     elif lower < ub - EPS:
-        stats["unproven"] = "too many candidate patterns to list"
+        stats["unproven"] = "there were too many candidate patterns to list them all"
     if _integral(costs):
         lower = float(np.ceil(lower - 1e-6))
     lower = min(lower, best)
