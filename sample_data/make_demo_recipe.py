@@ -41,8 +41,8 @@ NOTES = (
     "professionals and teachers); family income from 13 to 4 bands ($25,000 or less; $25,001-$50,000; "
     "$50,001-$100,000; more than $100,000); grandparents' education from 8 to 3 levels; year of birth top- "
     "and bottom-coded to 1985 or earlier, 1986, 1987 or later; the smallest race groups merged (the two "
-    "Hispanic categories; American Indian with more than one race). Then optimal local suppression to "
-    "k = 3 on the 8 quasi-identifiers, with sex (cost 4) and race (cost 2) kept where possible and the region "
+    "Hispanic categories; American Indian with more than one race). Then local suppression to k = 3 (strict "
+    "model, exact method) on the 8 quasi-identifiers, with sex (cost 4) and race (cost 2) kept where possible and the region "
     "never suppressed: the school and stratum codes the survey design needs give it away (each school lies in "
     "one region). The student ID is a direct identifier and is not released."
 )
