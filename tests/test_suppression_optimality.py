@@ -80,3 +80,16 @@ def test_a_version_added_without_it_reports_no_claim():
     history.add(step, step.release_of(ds, step.run(ds)))  # as a caller that kept no outcome
     report = build_report(history, options=ReportOptions(k=3, minucs=False, utility=False))
     assert [t.optimality for t in report.suppression_steps] == [""]
+
+
+@pytest.mark.parametrize(("model", "method"), [("strict", "exact"), ("strict", "greedy"), ("record", "exact"),
+                                               ("release", "greedy")])
+def test_every_model_and_method_says_how_its_bound_was_proven(model, method):
+    from kanon_core.treat.suppress import suppress
+
+    res = suppress(_survey(True), 3, model=model, method=method)
+    said = res.optimality()
+    assert res.n_suppressed > 0 and said.bound  # a bound is always named once something was suppressed
+    assert said.lower_bound <= said.cost and said.optimal == res.optimal
+    assert (said.why_not_proven == GREEDY_NOT_PROVEN) == (method == "greedy" and not res.optimal)
+    assert res.summary()["bound"] == said.bound and res.summary()["why_not_proven"] == said.why_not_proven

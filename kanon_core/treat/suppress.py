@@ -383,7 +383,7 @@ def _strict_greedy(p: Problem, unsafe: np.ndarray, alpha: float = 1.0, greedy: A
         return (out < 0) & observed
 
     mask = _strict_solve(p, unsafe, alpha, solve)
-    return mask, float(unsafe.sum()) * _min_free_cost(p), "greedy", {}
+    return mask, float(unsafe.sum()) * _min_free_cost(p), "greedy", {"bound": BOUND_RECORDS_BELOW_K}
 
 
 def _strict_exact(p: Problem, unsafe: np.ndarray, *, alpha: float, node_limit: int, progress: Progress | None,
@@ -445,7 +445,7 @@ def _record_exact(p: Problem, unsafe: np.ndarray, *, engine: str, minucs: Any, m
     else:
         masks, lower, _proven, st = _exact_direct(p, solver, None, node_limit, progress)
     mask = masks_to_bool(masks, p.codes.shape[1]) & (p.codes >= 0)
-    return mask, lower, "minucs" if use_minucs else "direct", st
+    return mask, lower, "minucs" if use_minucs else "direct", {"bound": BOUND_PER_RECORD, **st}
 
 
 def _release_greedy(p: Problem, unsafe: np.ndarray, *, alpha: float, **_: Any
@@ -453,8 +453,12 @@ def _release_greedy(p: Problem, unsafe: np.ndarray, *, alpha: float, **_: Any
     """sdcMicro-style greedy; its only valid bound is one cell (others' blanks can make a record safe)."""
     fk0 = class_sizes(p.codes, "wildcard", alpha=alpha)
     out = greedy(p.codes, fk0, p.costs, p.protected, p.k, alpha)
-    return (out < 0) & (p.codes >= 0), _min_free_cost(p), "greedy", {}
+    return (out < 0) & (p.codes >= 0), _min_free_cost(p), "greedy", {"bound": BOUND_ONE_VALUE}
 
+
+BOUND_ONE_VALUE = "some value must be suppressed: the cheapest one (others' blanks can make the rest safe)"
+BOUND_PER_RECORD = "the sum of each record's own optimum or the bound its programme proved"
+"""How the release greedy and the record-wise programmes bound their cost (the statistics' ``bound``)."""
 
 _SOLVERS = {("strict", "exact"): _strict_exact, ("strict", "greedy"): _strict_greedy,
             ("record", "exact"): _record_exact, ("release", "greedy"): _release_greedy}
