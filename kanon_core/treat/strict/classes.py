@@ -140,7 +140,7 @@ def suppress_classes(codes: np.ndarray, mult: np.ndarray, k: int, costs: np.ndar
         cheapest = float(costs[free].min()) if free.any() else 0.0
         lower = min(sol.cost, float(mult[unsafe].sum()) * cheapest)
         stats["bound"] = BOUND_RECORDS_BELOW_K
-        stats.setdefault("unproven", UNPROVEN_WILDCARD)
+        stats["unproven"] = UNPROVEN_WILDCARD  # whatever stopped the class search: its bound is not this model's
         stats["wildcard_rounds"] = rounds
     else:
         stats["bound"] = BOUND_CLASSES
