@@ -304,9 +304,11 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
         job = start(key, label, work, store)
         jobs[name] = job
     if not job.done:
-        bar = st.progress(job.fraction, text=_text(job))
-        st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
-                  icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
+        holder = st.empty()  # the bar and its Cancel button: both gone once the job ends within this run
+        with holder.container():
+            bar = st.progress(job.fraction, text=_text(job))
+            st.button("Cancel", key=f"btn_cancel_{name}", help="Stop this computation; nothing is changed",
+                      icon=":material/cancel:", on_click=job.cancel, disabled=job.progress.cancelled)
         shown = (round(job.fraction, 2), _text(job))
         phase, drawn = _phase(job), time.monotonic()
         while not job.wait(POLL_SECONDS):
@@ -317,7 +319,7 @@ def run(name: str, key: Hashable, label: str, work: Callable[[Progress], T], *, 
             if now != shown and (_phase(job) != phase or time.monotonic() - drawn >= REDRAW_SECONDS):
                 bar.progress(now[0], text=now[1])
                 shown, phase, drawn = now, _phase(job), time.monotonic()
-        bar.empty()
+        holder.empty()
     if jobs.get(name) is job:
         del jobs[name]
     if job.state == "cancelled":

@@ -232,9 +232,11 @@ def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
     from kanon_core.errors import Cancelled, KanonError
     from kanon_core.progress import Progress
 
-    bar = st.progress(0.0, text=label)
-    st.button("Cancel", key=f"btn_cancel_{label}", help="Stop this computation", icon=":material/cancel:",
-              on_click=_say_cancelled, args=(label,))
+    holder = st.empty()  # the bar and its Cancel button, both gone once the work ends (in this same run)
+    with holder.container():
+        bar = st.progress(0.0, text=label)
+        st.button("Cancel", key=f"btn_cancel_{label}", help="Stop this computation", icon=":material/cancel:",
+                  on_click=_say_cancelled, args=(label,))
 
     def update(fraction: float, message: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label}: {message}" if message else label)
@@ -242,14 +244,14 @@ def run_with_progress(label: str, work: Callable[[Any], T]) -> T | None:
     try:
         result = work(Progress(update))
     except Cancelled:
-        bar.empty()
+        holder.empty()
         st.info(cancelled_message(label))
         return None
     except KanonError as exc:
-        bar.empty()
+        holder.empty()
         st.error(str(exc))
         return None
-    bar.empty()
+    holder.empty()
     return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -289,8 +290,15 @@ def _fake_page(monkeypatch) -> list[tuple[float, float, str]]:
         def empty(self) -> None:
             pass
 
+    class Holder:  # st.empty(): the bar and its Cancel button are drawn in it, and it is emptied at the end
+        def container(self) -> contextlib.nullcontext:
+            return contextlib.nullcontext()
+
+        def empty(self) -> None:
+            pass
+
     fake = types.SimpleNamespace(session_state={}, progress=lambda value, text="": Bar(),
-                                 button=lambda *a, **k: False, info=lambda *a, **k: None)
+                                 button=lambda *a, **k: False, info=lambda *a, **k: None, empty=Holder)
     monkeypatch.setitem(sys.modules, "streamlit", fake)
     monkeypatch.setattr(background, "POLL_SECONDS", 0.01)
     monkeypatch.setattr(background, "REDRAW_SECONDS", 0.3)

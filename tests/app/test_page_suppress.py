@@ -29,6 +29,8 @@ def test_exact_run_shows_the_core_result(page):
     assert not page.metric
     page.button(key="btn_run_suppress").click().run()
     assert not page.exception
+    # the run waited for its job and drew the result: its progress bar and Cancel button are gone with it
+    assert not [b for b in page.button if b.label == "Cancel"] and not page.get("progress")
     ref = suppress(load_sample("els"), 3, qis=QIS, protected=["BYSEX"], importance={"BYINCOME": 2.0})
     assert metric(page, "Cells suppressed") == f"{ref.n_suppressed:,}"
     assert metric(page, "Records touched") == f"{ref.records_touched:,}"

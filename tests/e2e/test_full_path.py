@@ -211,6 +211,9 @@ def _walk(page, app_url, tmp_path):
     page.get_by_text("Cells suppressed").first.wait_for()
     assert page.get_by_text("Strict model, exact").count() > 0  # the default protection model
     assert page.get_by_text("Records below k after, recounted independently: 0.").count() > 0
+    assert page.get_by_text(re.compile(r"(Proven optimal|Not proven optimal)")).count() > 0  # what was proven
+    # the run's progress bar and Cancel button went with the finished work
+    assert page.get_by_role("button", name="Cancel").count() == 0
     assert metric_value(page, "Findable below k") == "0"
     page.get_by_role("button", name="Make this the new current version").click()
     wait_idle(page)
