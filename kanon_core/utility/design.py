@@ -212,16 +212,16 @@ class SurveyDesign:
         return int((self.n_psu_per_stratum == 1).sum())
 
     def describe(self) -> str:
-        parts = [f"{self.n_records} records"]
+        parts = [f"{self.n_records:,} records"]
         parts.append(f"weight {self.weight_name}" if self.weight_name else "equal weights")
         if self.strata_name:
-            parts.append(f"{self.n_strata} strata ({self.strata_name})")
+            parts.append(f"{self.n_strata:,} strata ({self.strata_name})")
         if self.psu_name:
-            parts.append(f"{self.n_psus} PSUs ({self.psu_name})")
+            parts.append(f"{self.n_psus:,} PSUs ({self.psu_name})")
         if self.fpc_name:
             parts.append(f"finite population correction ({self.fpc_name})")
         if self.n_lonely_strata:
-            parts.append(f"{self.n_lonely_strata} single-PSU strata handled by '{self.lonely_psu}'")
+            parts.append(f"{self.n_lonely_strata:,} single-PSU strata handled by '{self.lonely_psu}'")
         return ", ".join(parts)
 
     def with_weights(self, weights: np.ndarray) -> SurveyDesign:
