@@ -398,7 +398,8 @@ def check_step(step: Step, ds: Dataset) -> tuple[list[str], list[str]]:
         if len(gone) == len(merge):
             problems.append(f"none of the {len(merge)} categories to merge occur in {column}.")
         elif gone:  # counted, not listed: a category is a value of the data (an earlier wave's, or this file's)
-            warnings.append(f"{len(gone)} of the {len(merge)} categories to merge do not occur in {column}; the "
+            verb = "does" if len(gone) == 1 else "do"
+            warnings.append(f"{len(gone)} of the {len(merge)} categories to merge {verb} not occur in {column}; the "
                             "others are merged.")
     return problems, warnings
 

@@ -212,7 +212,7 @@ def test_recode_notes_a_category_to_merge_that_does_not_occur(tmp_path, capsys):
     assert main(["recode", str(path), "--qi", "sex,age,region", "--column", "region",
                  "--merge", f"{MARK}n,{MARK}absent", "-o", str(tmp_path / "out.csv")]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "note" in line]
-    assert err == ["kanon recode: note: 1 of the 2 categories to merge do not occur in region; the others are "
+    assert err == ["kanon recode: note: 1 of the 2 categories to merge does not occur in region; the others are "
                    "merged."]
 
 

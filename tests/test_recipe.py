@@ -158,7 +158,7 @@ def test_messages_never_contain_cell_values():
         assert "SECRET1" not in str(exc.value)
     # nor a category the recipe lists (a value of the file it was made on), nor the one merged into
     assert check_step(RecodeStep("a", merge=("x", "q")), ds)[1] == [
-        "1 of the 2 categories to merge do not occur in a; the others are merged."]
+        "1 of the 2 categories to merge does not occur in a; the others are merged."]
     merged = _recipe(RecodeStep("a", merge=("x", "SECRET2"), into="x"), roles=Roles())
     with pytest.raises(InputError) as exc:
         merged.replay_checked(ds, strict=True)

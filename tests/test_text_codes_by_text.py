@@ -52,7 +52,7 @@ def test_check_step_warns_of_the_text_code_that_is_absent():
     ds = _text(["012", "13", "14"])
     problems, warnings = check_step(RecodeStep("code", merge=("12", "13")), ds)
     assert problems == []
-    assert warnings == ["1 of the 2 categories to merge do not occur in code; the others are merged."]
+    assert warnings == ["1 of the 2 categories to merge does not occur in code; the others are merged."]
     assert _absent_categories(ds, "code", ("12", "13")) == ["12"]
     problems, warnings = check_step(RecodeStep("code", merge=("1.0", "13")), _text(["1", "13"]))
     assert problems == [] and len(warnings) == 1
