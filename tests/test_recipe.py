@@ -136,7 +136,7 @@ def test_recode_categories_absent_warn_or_fail():
     replay = r.replay_checked(wave2)
     assert replay.warnings[0].startswith("The input file differs")
     assert replay.warnings[1] == ("Step 1 (Recode job: merge 3 categories): 1 of the 3 categories to merge "
-                                  "do not occur in job; the others are merged.")
+                                  "does not occur in job; the others are merged.")
     assert not replay.release.dataset.frame["job"].isin([7, 8]).any()
     with pytest.raises(InputError, match=r"^Step 1 \(Recode job.*\): 1 of the 3 categories .*\(strict replay\)$"):
         r.replay_checked(wave2, strict=True)
