@@ -10,6 +10,7 @@ import pytest
 
 from kanon_core.cli import main
 from kanon_core.io import load_dataset
+from kanon_core.treat.suppress_result import GREEDY_NOT_PROVEN, Optimality
 from tests.reference.protection import COUNTS, findable
 
 
@@ -31,7 +32,7 @@ def small_csv(tmp_path):
 
 @pytest.mark.parametrize(("model", "method"), [("strict", "exact"), ("strict", "greedy"), ("record", "exact"),
                                                ("release", "greedy")])
-def test_output_meets_its_model_and_summary_matches(small_csv, tmp_path, model, method):
+def test_output_meets_its_model_and_summary_matches(small_csv, tmp_path, model, method, capsys):
     path, frame = small_csv
     out, js = tmp_path / "out.csv", tmp_path / "s.json"
     qis = ["sex", "age", "région", "edu"]
@@ -39,6 +40,12 @@ def test_output_meets_its_model_and_summary_matches(small_csv, tmp_path, model, 
                "--protect", "sex", "--model", model, "--method", method, "-o", str(out), "--json", str(js)])
     assert rc == 0
     summary = json.loads(js.read_text())
+    # a result not proven optimal says how its bound was proven and why, as the JSON does
+    said = Optimality(summary["cost"], summary["lower_bound"], summary["optimal"], summary["bound"],
+                      summary["why_not_proven"])
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("kanon suppress: note: ")]
+    assert notes == ([] if said.optimal else [f"kanon suppress: note: {said.sentence()}"])
+    assert summary["optimal"] or (method == "greedy") == (summary["why_not_proven"] == GREEDY_NOT_PROVEN)
     assert summary["model"] == model and summary["method"] == method
     treated = load_dataset(out)
     original = load_dataset(path).qi_matrix(qis).codes

@@ -167,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
           f"records, cost {res.cost:g}, {'proven optimal' if res.optimal else 'not proven optimal'}{gap}; "
           f"{res.violations_after} records below k={res.k} (recounted); {res.findable_below_k:,} people "
           f"findable among fewer than {res.k} released records", file=sys.stderr)
+    if not res.optimal:  # how the bound was proven and why the optimum is not: the gap alone does not say
+        print(f"kanon suppress: note: {res.optimality().sentence()}", file=sys.stderr)
     if restoration.n_restorable:
         print(f"kanon suppress: warning: {restoration.sentence()}", file=sys.stderr)
     return 0

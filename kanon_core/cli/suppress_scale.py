@@ -72,6 +72,7 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     with ``--max-risk R`` whole classes blanked until no class's individual risk exceeds R."""
     from ..engines.local_suppression import solve_at_scale, solve_risk_at_scale
     from ..risk.restore import NOT_COUNTED_AT_SCALE
+    from ..treat.suppress_result import optimality_of
     from .notices import notice
     from .scale import _missing_codes, out_of_core_engine
     from .suppress_cmd import check_max_risk_options, say_risk_result
@@ -98,6 +99,9 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
           f"{'proven optimal' if res.optimal else 'not proven optimal'}{gap}; {res.check.violations} records "
           f"below k={args.k} (recounted); {res.check.findable_below_k:,} people findable among fewer than "
           f"{args.k} released records", file=sys.stderr)
+    if not res.optimal:  # as in memory: how the bound was proven and why the optimum is not
+        said = optimality_of(res.cost, res.lower_bound, res.optimal, "exact", res.stats)
+        print(f"kanon suppress: note: {said.sentence()}", file=sys.stderr)
     if res.n_suppressed:
         notice(f"kanon suppress: notice: {NOT_COUNTED_AT_SCALE}")
     return 0
