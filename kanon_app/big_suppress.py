@@ -31,7 +31,6 @@ from kanon_core.risk.describe_record import chance_in_words
 from kanon_core.risk.individual import DEFAULT_MAX_RISK
 from kanon_core.risk.restore import NOT_COUNTED_AT_SCALE
 from kanon_core.treat.protection import DEFAULT_MODEL, MODELS
-from kanon_core.treat.suppress_result import optimality_of
 
 from . import big_file, risk_suppress_ui, state
 
@@ -89,7 +88,7 @@ def _show(found: SuppressedAtScale) -> None:
     st.dataframe({"variable": list(per), "cells suppressed": list(per.values()),
                   "% of records": [round(100.0 * c / n, 2) if n else 0.0 for c in per.values()]},
                  hide_index=True)
-    st.caption(f"{optimality_of(res.cost, res.lower_bound, res.optimal, 'exact', res.stats).sentence()} "
+    st.caption(f"{res.optimality().sentence()} "
                f"{found.table.n_classes:,} classes; counted in {found.seconds_aggregate:.1f} s, solved in "
                f"{found.seconds_solve:.1f} s.")
     if res.n_suppressed:

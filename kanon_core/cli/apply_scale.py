@@ -940,10 +940,9 @@ def local_summary(local: LocalAtScale) -> dict[str, Any]:
     """The local suppression's figures (no data values): its QIs, the cells, the cost and its lower bound,
     whether the optimum is proven, and the independent check (records below k, people findable)."""
     res = local.result
-    cost = float(res.cost)
     return {"qis": list(local.qis), "k": local.k, "cells": local.cells, "records_touched": res.records_touched,
-            "cost": cost, "lower_bound": res.lower_bound, "optimal": res.optimal,
-            "gap": 0.0 if cost <= 0 else max(0.0, (cost - res.lower_bound) / cost),
+            "cost": float(res.cost), "lower_bound": res.lower_bound, "optimal": res.optimal,
+            "gap": res.optimality().gap,
             "violations_after": res.check.violations, "findable_below_k": res.check.findable_below_k}
 
 

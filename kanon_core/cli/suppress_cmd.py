@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from ..export import DEFAULT_SUPPRESSED_CODE, ExportOptions, format_of, release_files
     from ..risk.restore import restorable_cells
     from ..treat.protection import get_model
-    from ..treat.suppress import MAX_NODE_LIMIT, SuppressStep, apply_mask
+    from ..treat.suppress import MAX_NODE_LIMIT, SuppressStep
     from .suppress_scale import suppress_at_scale
 
     if args.weight is not None and args.weight in split_list(args.qi):  # out of core it would be blanked
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                         model=model.name, method=method, alpha=args.alpha, solver=args.solver or "highs",
                         **({} if args.node_limit is None else {"node_limit": args.node_limit}))
     res = step.run(ds, stderr_progress("kanon suppress"))
-    treated = ds.with_frame(apply_mask(ds.frame, *step.release_mask(res)))
+    treated = step.release_of(ds, res)
     files = release_files(treated, args.output, ds, options)
     notice_release(treated, args.output)
     restoration = restorable_cells(ds, treated, step.qis, step.k, res.findable_below_k)

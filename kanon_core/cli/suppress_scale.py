@@ -72,7 +72,6 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
     with ``--max-risk R`` whole classes blanked until no class's individual risk exceeds R."""
     from ..engines.local_suppression import solve_at_scale, solve_risk_at_scale
     from ..risk.restore import NOT_COUNTED_AT_SCALE
-    from ..treat.suppress_result import optimality_of
     from .notices import notice
     from .scale import _missing_codes, out_of_core_engine
     from .suppress_cmd import check_max_risk_options, say_risk_result
@@ -100,8 +99,7 @@ def suppress_at_scale(args: argparse.Namespace) -> int | None:
           f"below k={args.k} (recounted); {res.check.findable_below_k:,} people findable among fewer than "
           f"{args.k} released records", file=sys.stderr)
     if not res.optimal:  # as in memory: how the bound was proven and why the optimum is not
-        said = optimality_of(res.cost, res.lower_bound, res.optimal, "exact", res.stats)
-        print(f"kanon suppress: note: {said.sentence()}", file=sys.stderr)
+        print(f"kanon suppress: note: {res.optimality().sentence()}", file=sys.stderr)
     if res.n_suppressed:
         notice(f"kanon suppress: notice: {NOT_COUNTED_AT_SCALE}")
     return 0
@@ -169,7 +167,7 @@ def _progress(settings) -> Any:
 def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray, args: argparse.Namespace,
             engine: str, seconds: float, timings: dict[str, float]) -> dict[str, Any]:
     """The in-memory command's JSON keys that apply at scale (no data values), with ``engine``."""
-    from ..treat.suppress_result import optimality_of, proof_keys
+    from ..treat.suppress_result import proof_keys
 
     res, table = found.result, found.table
     n = table.n_records
@@ -191,8 +189,8 @@ def summary(found: Any, qis: list[str], costs: np.ndarray, protected: np.ndarray
         "records_touched": res.records_touched,
         "lower_bound": res.lower_bound,
         "optimal": res.optimal,
-        "gap": 0.0 if cost <= 0 else max(0.0, (cost - res.lower_bound) / cost),
-        **proof_keys(optimality_of(cost, res.lower_bound, res.optimal, "exact", res.stats)),
+        "gap": res.optimality().gap,
+        **proof_keys(res.optimality()),
         "findable_below_k": res.check.findable_below_k,
         "per_variable": {q: {"suppressed": int(c), "percent": round(100.0 * int(c) / n, 2) if n else 0.0}
                          for q, c in zip(qis, per_var.tolist(), strict=True)},

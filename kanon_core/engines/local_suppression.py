@@ -52,8 +52,7 @@ class SuppressedAtScale:
     @property
     def gap(self) -> float:
         """The relative gap between the cost and its lower bound (0 when proven optimal)."""
-        cost = float(self.result.cost)
-        return 0.0 if cost <= 0 else max(0.0, (cost - float(self.result.lower_bound)) / cost)
+        return self.result.optimality().gap
 
     def per_variable(self) -> dict[str, int]:
         """Suppressed cells per quasi-identifier."""

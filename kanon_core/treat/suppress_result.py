@@ -128,10 +128,8 @@ class SuppressionResult:
 
     @property
     def gap(self) -> float:
-        """Relative gap (cost - lower bound) / cost, 0 when proven optimal."""
-        if self.cost <= 0:
-            return 0.0
-        return max(0.0, (self.cost - self.lower_bound) / self.cost)
+        """Relative gap (cost - lower bound) / cost, 0 when proven optimal (:attr:`Optimality.gap`)."""
+        return self.optimality().gap
 
     def optimality(self) -> Optimality:
         """What is proven of this result's cost (:class:`Optimality`)."""

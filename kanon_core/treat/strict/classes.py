@@ -39,6 +39,7 @@ from ...errors import InfeasibleError, fewer_records_than_k
 from ...progress import Progress, report
 from ...risk.intruder import SUPPRESSED, findable_below_k
 from ...risk.keys import group_ids
+from ..suppress_result import Optimality, optimality_of
 from .mip import Assignment
 from .solve import (
     BOUND_CLASSES,
@@ -84,6 +85,10 @@ class ClassSuppression:
     @property
     def records_touched(self) -> int:
         return int(self.assignment.copies[self.assignment.pattern != 0].sum())
+
+    def optimality(self) -> Optimality:
+        """What is proven of this result's cost (the exact method's :class:`Optimality`)."""
+        return optimality_of(self.cost, self.lower_bound, self.optimal, "exact", self.stats)
 
     def per_variable(self, q: int) -> np.ndarray:
         """Suppressed cells per QI."""
